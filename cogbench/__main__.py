@@ -1,0 +1,3 @@
+from cogbench.cli import main
+
+raise SystemExit(main())

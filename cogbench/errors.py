@@ -1,0 +1,39 @@
+"""Errors the command line turns into a one-line message and an exit code."""
+
+from __future__ import annotations
+
+
+class CogbenchError(Exception):
+    """An expected failure: shown to the user as ``error: <message>``, no traceback."""
+
+    exit_code = 1
+
+
+class UsageError(CogbenchError):
+    """The command was called wrongly (a missing file, a bad option value)."""
+
+    exit_code = 2
+
+
+class RawDataError(CogbenchError):
+    """Raw annotations that cannot be built; says where, so the author can fix it.
+
+    ``problems`` holds every problem found, not just the first, each already
+    formatted as ``file: record <id>: field <name>: message``.
+    """
+
+    def __init__(self, problems: list[str]):
+        self.problems = list(problems)
+        shown = "\n  ".join(self.problems[:50])
+        more = f"\n  ... and {len(self.problems) - 50} more" if len(self.problems) > 50 else ""
+        super().__init__(f"{len(self.problems)} problem(s) in the raw data:\n  {shown}{more}")
+
+
+def locate(file: str, record: str | None = None, field: str | None = None) -> str:
+    """Format a location the way every error and finding in the project does."""
+    parts = [str(file)]
+    if record is not None:
+        parts.append(f"record {record}")
+    if field is not None:
+        parts.append(f"field {field}")
+    return ": ".join(parts)

@@ -1,0 +1,39 @@
+"""Loading a built release the way users do: through ``datasets.load_dataset``."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from cogbench.dataset_builders.features import CONFIGS, SPLIT
+from cogbench.errors import UsageError
+
+
+def load_config(dataset: str, config: str, revision: str | None = None):
+    """Load one config's test split from a built folder or a Hub repo id.
+
+    A local folder is read offline; a repo id goes to the Hub (or its cache),
+    pinned to ``revision`` when given.
+    """
+    import datasets
+
+    if config not in CONFIGS:
+        raise UsageError(f"unknown config {config!r}; choose one of {', '.join(CONFIGS)}")
+    local = Path(dataset)
+    if local.exists():
+        if not (local / "README.md").exists():
+            raise UsageError(f"{local} is not a built dataset folder (no README.md); run `cogbench build` first")
+        if revision is not None:
+            raise UsageError("--revision applies to Hub repos, not to local folders")
+    return datasets.load_dataset(str(dataset), config, split=SPLIT, revision=revision)
+
+
+def dataset_revision(dataset: str, revision: str | None = None) -> str:
+    """A string that pins what was scored: the manifest's version for a folder, else the revision."""
+    manifest = Path(dataset) / "manifest.json"
+    if manifest.exists():
+        digest = hashlib.sha256(manifest.read_bytes()).hexdigest()[:12]
+        version = json.loads(manifest.read_text(encoding="utf-8")).get("dataset_version", "unknown")
+        return f"{version}+manifest.{digest}"
+    return revision or "main"

@@ -1,0 +1,149 @@
+"""The project's predictions file: where running a model and scoring it meet.
+
+One JSON object per line, one line per query:
+
+    {"task": "codis", "item_id": "000", "query": 1, "model": "hf:Qwen/Qwen2-VL-7B-Instruct",
+     "prompt_id": "codis-cot-v1", "prompt_sha256": "...", "generation": {...},
+     "output": "...", "seconds": 0.84}
+
+``item_id`` is the row id of the config (``image_id`` for description,
+``question_id`` for vqa, ``id`` for codis). ``query`` tells the two queries of a
+CODIS pair apart (1 = context_1, 2 = context_2) and is ``null`` elsewhere.
+
+Files are appended to and flushed line by line, so a run killed at any moment
+leaves at worst one torn last line, which ``open_for_append`` cuts off before
+resuming. Reading rejects duplicate keys instead of picking one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from cogbench.errors import CogbenchError, locate
+
+TASKS = ("description", "vqa", "codis")
+
+
+@dataclass(frozen=True)
+class Prediction:
+    task: str
+    item_id: str
+    output: str
+    query: int | None = None
+    model: str = ""
+    prompt_id: str = ""
+    prompt_sha256: str = ""
+    generation: dict[str, Any] = field(default_factory=dict)
+    seconds: float | None = None
+
+    @property
+    def key(self) -> tuple[str, int | None]:
+        return (self.item_id, self.query)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), ensure_ascii=False, sort_keys=True)
+
+
+def _parse(line: str, path: Path, line_number: int) -> Prediction:
+    where = locate(str(path), f"line {line_number}")
+    try:
+        raw = json.loads(line)
+    except json.JSONDecodeError as error:
+        raise CogbenchError(f"{where}: not valid JSON ({error.msg})") from None
+    if not isinstance(raw, dict):
+        raise CogbenchError(f"{where}: expected a JSON object")
+    for name, kind in (("task", str), ("item_id", str), ("output", str)):
+        if not isinstance(raw.get(name), kind):
+            raise CogbenchError(f"{where}: field {name}: missing or not a {kind.__name__}")
+    if raw["task"] not in TASKS:
+        raise CogbenchError(f"{where}: field task: {raw['task']!r} is not one of {', '.join(TASKS)}")
+    known = Prediction.__dataclass_fields__
+    return Prediction(**{k: v for k, v in raw.items() if k in known})
+
+
+def read_predictions(path: str | os.PathLike) -> list[Prediction]:
+    """Read a whole predictions file; every line must parse, keys must be unique."""
+    path = Path(path)
+    predictions: list[Prediction] = []
+    seen: dict[tuple[str, int | None], int] = {}
+    with path.open(encoding="utf-8") as handle:
+        for line_number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            prediction = _parse(line, path, line_number)
+            if prediction.key in seen:
+                raise CogbenchError(
+                    f"{locate(str(path), f'line {line_number}')}: duplicate prediction for item "
+                    f"{prediction.item_id!r} query {prediction.query} (first on line {seen[prediction.key]})"
+                )
+            seen[prediction.key] = line_number
+            predictions.append(prediction)
+    return predictions
+
+
+def _cut_torn_tail(path: Path) -> None:
+    """Drop a last line that a killed writer left without its newline."""
+    with path.open("rb+") as handle:
+        handle.seek(0, os.SEEK_END)
+        size = handle.tell()
+        if size == 0:
+            return
+        handle.seek(size - 1)
+        if handle.read(1) == b"\n":
+            return
+        block = 1 << 16
+        position = size
+        while position > 0:
+            start = max(0, position - block)
+            handle.seek(start)
+            chunk = handle.read(position - start)
+            newline = chunk.rfind(b"\n")
+            if newline >= 0:
+                handle.truncate(start + newline + 1)
+                return
+            position = start
+        handle.truncate(0)
+
+
+class PredictionWriter:
+    """Appends predictions durably; use as a context manager.
+
+    ``done`` holds the keys already in the file when it was opened, so a
+    resumed run can skip them.
+    """
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.path.exists():
+            _cut_torn_tail(self.path)
+            self.done = {p.key for p in read_predictions(self.path)}
+        else:
+            self.done = set()
+        self._handle = self.path.open("a", encoding="utf-8")
+
+    def write(self, predictions: Iterable[Prediction]) -> None:
+        """Append a batch and make it durable before returning."""
+        lines = []
+        for prediction in predictions:
+            if prediction.key in self.done:
+                raise CogbenchError(f"{self.path}: prediction for {prediction.key} written twice")
+            self.done.add(prediction.key)
+            lines.append(prediction.to_json() + "\n")
+        self._handle.write("".join(lines))
+        self._handle.flush()
+        os.fsync(self._handle.fileno())
+
+    def close(self) -> None:
+        self._handle.close()
+
+    def __enter__(self) -> "PredictionWriter":
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
