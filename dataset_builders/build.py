@@ -14,7 +14,6 @@ complete, so a failed build leaves no partial output behind.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -33,7 +32,7 @@ from cogbench.dataset_builders.features import (
     ID_COLUMN,
     SPLIT,
 )
-from cogbench.dataset_builders.raw import RawSources, find_sources, relative_name
+from cogbench.dataset_builders.raw import RawSources, find_sources, relative_name, sha256_file
 from cogbench.dataset_builders.records import read_codis, read_description, read_vqa
 from cogbench.errors import CogbenchError, UsageError
 
@@ -52,14 +51,6 @@ SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
 class BuildResult:
     out: Path
     manifest: dict[str, Any]
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def read_records(sources: RawSources) -> dict[str, list]:

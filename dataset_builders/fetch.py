@@ -21,6 +21,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from cogbench.dataset_builders.raw import sha256_file
 from cogbench.errors import CogbenchError, UsageError
 
 DEFAULT_BASE_URL = "https://raw.githubusercontent.com"
@@ -44,14 +45,6 @@ class FetchReport:
 def pinned_files() -> dict[str, Any]:
     text = resources.files("cogbench.dataset_builders").joinpath("raw_files.json").read_text(encoding="utf-8")
     return json.loads(text)
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _download(url: str, target: Path, expected_sha256: str, progress) -> None:
@@ -91,7 +84,7 @@ def fetch_source(source: str, dest: str | os.PathLike, base_url: str = DEFAULT_B
     todo, kept = [], 0
     for name, entry in sorted(pin["files"].items()):
         target = folder / name
-        if target.is_file() and target.stat().st_size == entry["bytes"] and _sha256(target) == entry["sha256"]:
+        if target.is_file() and target.stat().st_size == entry["bytes"] and sha256_file(target) == entry["sha256"]:
             kept += 1
         else:
             todo.append((name, entry))
