@@ -12,6 +12,7 @@ from cogbench.dataset_builders.features import CONFIGS
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     add_score_parser(subparsers)
+    add_eval_parser(subparsers)
 
 
 def add_score_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -61,3 +62,96 @@ def run_score(args: argparse.Namespace) -> int:
     from cogbench.reference_eval.scoring import score_from_args
 
     return score_from_args(args)
+
+
+# --- eval: run a model, then score it ---------------------------------------
+
+
+def add_eval_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "eval",
+        help="run a model on a config (hf:MODEL or openai:MODEL), write predictions, then score them",
+        description=(
+            "Run a vision-language model on one config of a built dataset or Hub repo, write "
+            "RUN_DIR/predictions.jsonl (resumable: re-run the same command after a crash) and the "
+            "official-format export, then score with `cogbench score`'s code."
+        ),
+    )
+    parser.add_argument("--task", required=True, choices=CONFIGS)
+    parser.add_argument(
+        "--model", required=True,
+        help="hf:MODEL_ID_OR_PATH (transformers, local GPU/CPU) or openai:MODEL (OpenAI-compatible API, see --base-url)",
+    )
+    parser.add_argument("--dataset", required=True, help="built dataset folder or Hugging Face repo id")
+    parser.add_argument("--revision", help="Hub revision (tag, branch or commit) of --dataset")
+    parser.add_argument(
+        "--mode", choices=("spontaneous", "directed"), default="spontaneous",
+        help="description prompt: Spontaneous Description or Directed Reasoning (CogBench Section 3.2.1)",
+    )
+    parser.add_argument("--out", help="run folder (default: runs/eval-TASK-MODEL); re-use it to resume")
+    parser.add_argument("--limit", type=_positive_int, help="only the first N rows of the config")
+    parser.add_argument("--batch-size", type=_positive_int, default=16, help="queries per generate() call (hf)")
+    parser.add_argument("--max-new-tokens", type=_positive_int, default=512)
+    parser.add_argument("--device", help="torch device for hf models (default: this rank's GPU, else CPU)")
+    parser.add_argument("--num-workers", type=int, default=2, help="image preprocessing processes (hf)")
+    parser.add_argument(
+        "--trust-remote-code", action="store_true",
+        help="allow the model repo's own Python code to run (hf; only for models that need it)",
+    )
+    parser.add_argument("--base-url", help="OpenAI-compatible API base URL, e.g. http://host:8000/v1 for vLLM")
+    parser.add_argument("--concurrency", type=_positive_int, default=8, help="API requests in flight (openai)")
+    parser.add_argument("--max-attempts", type=_positive_int, default=6, help="tries per API request (openai)")
+    parser.add_argument("--request-timeout", type=float, default=120.0, help="seconds per API request (openai)")
+    scoring = parser.add_argument_group("scoring (passed to `cogbench score`)")
+    scoring.add_argument("--no-score", action="store_true", help="only generate and export")
+    scoring.add_argument("--judge", help="as in `cogbench score --judge`")
+    scoring.add_argument("--judge-base-url", help="as in `cogbench score --judge-base-url`")
+    scoring.add_argument("--spacy-model", help="as in `cogbench score --spacy-model`")
+    scoring.add_argument("--embedder", help="as in `cogbench score --embedder`")
+    parser.set_defaults(func=run_eval_command)
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not a positive integer")
+    return value
+
+
+def run_eval_command(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from cogbench.reference_eval.runner import EvalSettings, default_run_dir, distributed_rank, run_eval
+
+    out = Path(args.out) if args.out else default_run_dir(args.task, args.model, args.mode)
+    settings = EvalSettings(
+        task=args.task, model=args.model, dataset=args.dataset, out=out, revision=args.revision,
+        mode=args.mode, limit=args.limit, batch_size=args.batch_size, max_new_tokens=args.max_new_tokens,
+        device=args.device, num_workers=args.num_workers, trust_remote_code=args.trust_remote_code,
+        base_url=args.base_url, concurrency=args.concurrency, max_attempts=args.max_attempts,
+        timeout_seconds=args.request_timeout,
+    )
+    summary = run_eval(settings)
+    if distributed_rank()[0] != 0:
+        return 0
+    print("\n".join(summary.lines()))
+    if args.no_score:
+        return 0
+    options = []
+    for flag, value in (
+        ("--judge", args.judge), ("--judge-base-url", args.judge_base_url),
+        ("--spacy-model", args.spacy_model), ("--embedder", args.embedder),
+    ):
+        if value is not None:
+            options += [flag, value]
+    return score_run_folder(args.task, summary.predictions_path, args.dataset, args.revision, out / "score", options)
+
+
+def score_run_folder(task, predictions_path, dataset, revision, out, options: list[str]) -> int:
+    """The one place where `eval` hands over to the scoring code: `score`'s own parser and entry point."""
+    parser = argparse.ArgumentParser(prog="cogbench")
+    add_score_parser(parser.add_subparsers(dest="command"))
+    argv = ["score", "--task", task, "--predictions", str(predictions_path), "--dataset", str(dataset), "--out", str(out)]
+    if revision:
+        argv += ["--revision", revision]
+    return run_score(parser.parse_args(argv + options))

@@ -194,3 +194,81 @@ def read_any_predictions(path: str | os.PathLike, task: str, ids: OfficialIds) -
             f"{locate(str(path), wrong[0].item_id, 'task')}: {wrong[0].task!r} prediction in a {task} scoring run"
         )
     return predictions
+
+
+# --- Writers: the project's predictions out to the official formats ---------
+#
+# Each writer takes the dataset rows (without images) and the predictions, and
+# writes the file in dataset order, atomically (a temporary file renamed into
+# place), so that a killed export never leaves half a file behind.
+
+
+def _write_atomically(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, path)
+    return path
+
+
+def _by_key(predictions: Iterable[Prediction]) -> dict[tuple[str, int | None], Prediction]:
+    return {prediction.key: prediction for prediction in predictions}
+
+
+def _json_line(record: dict[str, Any]) -> str:
+    return json.dumps(record, ensure_ascii=False) + "\n"
+
+
+def write_cogbench_description(path: Path, rows: Iterable[dict[str, Any]], predictions: Iterable[Prediction]) -> Path:
+    """CogBench description JSONL: ``{"filename", "model_output"}`` per image that has a prediction."""
+    found = _by_key(predictions)
+    lines = [
+        _json_line({"filename": row["image_file"], "model_output": found[(row["image_id"], None)].output})
+        for row in rows
+        if (row["image_id"], None) in found
+    ]
+    return _write_atomically(path, "".join(lines))
+
+
+def write_cogbench_vqa(path: Path, rows: Iterable[dict[str, Any]], predictions: Iterable[Prediction]) -> Path:
+    """CogBench VQA JSONL: the question's fields as the authors' file spells them, plus ``response``."""
+    from cogbench.dataset_builders.features import ANSWER_LETTERS, COGBENCH_CATEGORIES, RAW_VQA_CATEGORY
+
+    raw_category = {short: raw for raw, short in RAW_VQA_CATEGORY.items()}
+    found = _by_key(predictions)
+    lines = []
+    for row in rows:
+        prediction = found.get((row["question_id"], None))
+        if prediction is None:
+            continue
+        record = {"question": row["question"], **{name: row[name] for name in CHOICE_COLUMNS}}
+        record["answer"] = ANSWER_LETTERS[row["answer"]]
+        record["img_id"] = row["image_id"]
+        record["category"] = raw_category[COGBENCH_CATEGORIES[row["category"]]]
+        record["response"] = prediction.output
+        lines.append(_json_line(record))
+    return _write_atomically(path, "".join(lines))
+
+
+def write_codis_output(path: Path, rows: Iterable[dict[str, Any]], predictions: Iterable[Prediction]) -> Path:
+    """CODIS output JSON: ``[{"id", "output": {"output_1", "output_2"}}]`` for pairs with both answers."""
+    found = _by_key(predictions)
+    records = [
+        {"id": row["id"], "output": {f"output_{q}": found[(row["id"], q)].output for q in (1, 2)}}
+        for row in rows
+        if (row["id"], 1) in found and (row["id"], 2) in found
+    ]
+    return _write_atomically(path, json.dumps(records, ensure_ascii=False, indent=4) + "\n")
+
+
+OFFICIAL_FILE_NAME = {
+    "description": "official_cogbench_description.jsonl",
+    "vqa": "official_cogbench_vqa.jsonl",
+    "codis": "official_codis_output.json",
+}
+WRITERS = {"description": write_cogbench_description, "vqa": write_cogbench_vqa, "codis": write_codis_output}
+
+
+def write_official(task: str, out_dir: Path, rows: Iterable[dict[str, Any]], predictions: Iterable[Prediction]) -> Path:
+    """Export ``predictions`` of ``task`` to its official format under ``out_dir``."""
+    return WRITERS[task](Path(out_dir) / OFFICIAL_FILE_NAME[task], rows, predictions)

@@ -65,13 +65,19 @@ def _parse(line: str, path: Path, line_number: int) -> Prediction:
     return Prediction(**{k: v for k, v in raw.items() if k in known})
 
 
-def read_predictions(path: str | os.PathLike) -> list[Prediction]:
-    """Read a whole predictions file; every line must parse, keys must be unique."""
+def read_predictions(path: str | os.PathLike, skip_torn_tail: bool = False) -> list[Prediction]:
+    """Read a whole predictions file; every line must parse, keys must be unique.
+
+    ``skip_torn_tail`` ignores a last line without its newline: what a killed
+    writer leaves, for reading a file that another process may be appending to.
+    """
     path = Path(path)
     predictions: list[Prediction] = []
     seen: dict[tuple[str, int | None], int] = {}
     with path.open(encoding="utf-8") as handle:
         for line_number, line in enumerate(handle, start=1):
+            if skip_torn_tail and not line.endswith("\n"):
+                break
             if not line.strip():
                 continue
             prediction = _parse(line, path, line_number)

@@ -1,0 +1,211 @@
+"""The ``hf:`` model backend: any transformers image-text-to-text model, batched.
+
+How a batch is made, and why:
+
+- the model's own processor and chat template build every prompt (one image,
+  then the text), so each model sees its native input format;
+- queries are sorted by estimated prompt length (text tokens + image tokens)
+  and cut into batches of neighbours, so little compute goes to padding;
+- padding is on the left with an attention mask, and decoding is greedy, so a
+  query's answer does not depend on what else is in its batch;
+- image decoding and preprocessing run in ``DataLoader`` worker processes, one
+  batch ahead of the GPU;
+- on CUDA: bfloat16 weights, SDPA attention, ``torch.inference_mode``.
+  On CPU: float32 (slow, but that is how the tests run).
+
+Imported only by ``cogbench eval`` (torch and transformers load here).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+import torch
+
+from cogbench.reference_eval.tasks import Answer, Query, image_size, open_image
+
+
+@dataclass(frozen=True)
+class HFSettings:
+    model: str  # Hub id or local folder
+    batch_size: int = 16
+    max_new_tokens: int = 512
+    ignore_eos: bool = False  # always generate max_new_tokens (benchmarks only)
+    device: str | None = None  # None: this rank's CUDA device if any, else CPU
+    trust_remote_code: bool = False
+    num_workers: int = 2  # image decoding/preprocessing processes
+
+
+@dataclass
+class LoadedModel:
+    processor: Any
+    model: Any
+    device: torch.device
+    dtype: torch.dtype
+
+
+def pick_device(requested: str | None) -> torch.device:
+    if requested:
+        return torch.device(requested)
+    if torch.cuda.is_available():
+        return torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
+    return torch.device("cpu")
+
+
+def load_model(settings: HFSettings) -> LoadedModel:
+    """Processor and model from a Hub id or folder, ready for batched greedy decoding."""
+    from transformers import AutoModelForImageTextToText, AutoProcessor
+
+    device = pick_device(settings.device)
+    dtype = torch.bfloat16 if device.type == "cuda" else torch.float32
+    processor = AutoProcessor.from_pretrained(settings.model, trust_remote_code=settings.trust_remote_code)
+    tokenizer = processor.tokenizer
+    tokenizer.padding_side = "left"
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    if not getattr(processor, "chat_template", None):
+        raise ValueError(f"{settings.model}: the processor has no chat template; cannot build prompts")
+    model = AutoModelForImageTextToText.from_pretrained(
+        settings.model,
+        dtype=dtype,
+        attn_implementation="sdpa",
+        trust_remote_code=settings.trust_remote_code,
+    )
+    model.to(device).eval()
+    return LoadedModel(processor, model, device, dtype)
+
+
+def chat_prompt(processor, prompt: str) -> str:
+    """One user turn (the image, then the prompt) through the model's chat template."""
+    messages = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": prompt}]}]
+    return processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+
+
+def _image_tokens(processor, width: int, height: int) -> int:
+    """Image tokens the processor will insert for this size (0 when it cannot say)."""
+    counter = getattr(processor, "_get_num_multimodal_tokens", None)
+    if counter is None:
+        return 0
+    try:
+        return int(counter(image_sizes=[(height, width)]).num_image_tokens[0])
+    except Exception:  # processors differ in what they support; the estimate is only for sorting
+        return 0
+
+
+def length_sorted_batches(queries: list[Query], images, processor, batch_size: int) -> list[list[Query]]:
+    """Batches of queries with similar prompt lengths, longest first (memory errors show early)."""
+    tokenizer = processor.tokenizer
+    lengths = {}
+    for query in queries:
+        width, height = image_size(images[query.row]["image"])
+        text_tokens = len(tokenizer(chat_prompt(processor, query.prompt), add_special_tokens=False)["input_ids"])
+        lengths[query.key] = text_tokens + _image_tokens(processor, width, height)
+    ordered = sorted(queries, key=lambda q: -lengths[q.key])
+    return [ordered[start : start + batch_size] for start in range(0, len(ordered), batch_size)]
+
+
+class PreparedBatches(torch.utils.data.Dataset):
+    """Batch ``i`` as model inputs: images decoded and processed (runs in a worker)."""
+
+    def __init__(self, batches: list[list[Query]], images, processor):
+        self.batches = batches
+        self.images = images
+        self.processor = processor
+
+    def __len__(self) -> int:
+        return len(self.batches)
+
+    def __getitem__(self, index: int):
+        batch = self.batches[index]
+        pictures = [open_image(self.images[query.row]["image"]) for query in batch]
+        texts = [chat_prompt(self.processor, query.prompt) for query in batch]
+        inputs = self.processor(text=texts, images=pictures, return_tensors="pt", padding=True)
+        return index, inputs
+
+
+def generation_config(loaded: LoadedModel, settings: HFSettings):
+    """Greedy decoding; the model's own EOS ids, its sampling defaults dropped."""
+    from transformers import GenerationConfig
+
+    own = loaded.model.generation_config
+    tokenizer = loaded.processor.tokenizer
+    config = GenerationConfig(
+        do_sample=False,
+        num_beams=1,
+        max_new_tokens=settings.max_new_tokens,
+        eos_token_id=own.eos_token_id if own.eos_token_id is not None else tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=own.bos_token_id,
+    )
+    if settings.ignore_eos:
+        config.min_new_tokens = settings.max_new_tokens
+    return config
+
+
+def recorded_settings(settings: HFSettings, loaded: LoadedModel) -> dict[str, Any]:
+    """What goes into every prediction's ``generation`` field (batch size excluded: it must not matter)."""
+    return {
+        "backend": "hf",
+        "decoding": "greedy",
+        "max_new_tokens": settings.max_new_tokens,
+        "ignore_eos": settings.ignore_eos,
+        "dtype": str(loaded.dtype).removeprefix("torch."),
+        "attention": "sdpa",
+    }
+
+
+def _eos_ids(config) -> set[int]:
+    eos = config.eos_token_id
+    return set(eos) if isinstance(eos, (list, tuple)) else ({eos} if eos is not None else set())
+
+
+def _generated_counts(new_tokens: torch.Tensor, eos_ids: set[int], pad_id: int | None) -> list[int]:
+    """Tokens each row really generated: up to and including its first EOS."""
+    counts = []
+    for row in new_tokens.tolist():
+        count = len(row)
+        for position, token in enumerate(row):
+            if token in eos_ids:
+                count = position + 1
+                break
+        counts.append(count)
+    return counts
+
+
+def answer_queries(
+    loaded: LoadedModel, settings: HFSettings, queries: list[Query], images
+) -> Iterator[list[Answer]]:
+    """Generate for ``queries`` batch by batch; ``images`` is the undecoded image column."""
+    if not queries:
+        return
+    batches = length_sorted_batches(queries, images, loaded.processor, settings.batch_size)
+    loader = torch.utils.data.DataLoader(
+        PreparedBatches(batches, images, loaded.processor),
+        batch_size=None,  # items are whole batches already
+        shuffle=False,
+        num_workers=settings.num_workers,
+        pin_memory=loaded.device.type == "cuda",
+        prefetch_factor=2 if settings.num_workers > 0 else None,
+        persistent_workers=False,
+    )
+    config = generation_config(loaded, settings)
+    eos_ids = _eos_ids(config)
+    tokenizer = loaded.processor.tokenizer
+    with torch.inference_mode():
+        for index, inputs in loader:
+            started = time.perf_counter()
+            inputs = inputs.to(loaded.device, non_blocking=True)
+            if "pixel_values" in inputs:
+                inputs["pixel_values"] = inputs["pixel_values"].to(loaded.dtype)
+            output_ids = loaded.model.generate(**inputs, generation_config=config)
+            new_tokens = output_ids[:, inputs["input_ids"].shape[1] :].cpu()
+            texts = tokenizer.batch_decode(new_tokens, skip_special_tokens=True)
+            counts = _generated_counts(new_tokens, eos_ids, config.pad_token_id)
+            seconds = (time.perf_counter() - started) / len(texts)
+            yield [
+                Answer(query, text.strip(), seconds, count)
+                for query, text, count in zip(batches[index], texts, counts)
+            ]

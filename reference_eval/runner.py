@@ -1,0 +1,276 @@
+"""Running a model on a config: queries in, a complete predictions file out.
+
+A run folder holds:
+
+- ``run.json``: what the run is (task, model, prompt, generation settings,
+  dataset revision); a resumed run must match it, so one file never mixes
+  two setups;
+- ``shards/rank-N.jsonl``: what rank N generated, appended and fsynced after
+  every batch; a killed run (SIGKILL included) loses at most the batch in
+  flight, and a re-run skips every key already in any shard;
+- ``predictions.jsonl``: all shards merged once at the end, in dataset order,
+  so an interrupted-and-resumed run ends with the same lines as one that ran
+  straight through (timings aside);
+- the official-format export (``official_*``) for the authors' tools.
+
+Data parallelism: under ``torchrun`` / ``accelerate launch`` each rank takes
+every WORLD_SIZE-th query, writes its own shard, and rank 0 merges after a
+barrier. Nothing here imports torch unless a run needs it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import time
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from cogbench.dataset_builders.load import dataset_revision, load_config
+from cogbench.errors import CogbenchError, UsageError, locate
+from cogbench.reference_eval.official_formats import write_official
+from cogbench.reference_eval.predictions import Prediction, PredictionWriter, read_predictions
+from cogbench.reference_eval.tasks import DESCRIPTION_MODES, Answer, Query, build_queries, undecoded_images
+
+BACKENDS = ("hf", "openai")
+
+
+@dataclass(frozen=True)
+class EvalSettings:
+    task: str
+    model: str  # "hf:MODEL_ID_OR_PATH" or "openai:MODEL"
+    dataset: str
+    out: Path
+    revision: str | None = None
+    mode: str = "spontaneous"  # description only
+    limit: int | None = None  # first N rows of the config
+    batch_size: int = 16
+    max_new_tokens: int = 512
+    ignore_eos: bool = False
+    device: str | None = None
+    num_workers: int = 2
+    trust_remote_code: bool = False
+    base_url: str | None = None
+    concurrency: int = 8
+    max_attempts: int = 6
+    timeout_seconds: float = 120.0
+
+
+@dataclass
+class RunSummary:
+    run_dir: Path
+    total_queries: int
+    resumed: int  # already done when the run started
+    generated: int  # answered by this run (this rank)
+    seconds: float
+    generated_tokens: int = 0
+    predictions_path: Path | None = None  # set on rank 0 once merged
+    official_path: Path | None = None
+    failures: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        rate = self.generated / self.seconds if self.seconds > 0 else 0.0
+        token_rate = self.generated_tokens / self.seconds if self.seconds > 0 else 0.0
+        lines = [
+            f"queries: {self.total_queries} total, {self.resumed} already done, {self.generated} generated now",
+            f"time: {self.seconds:.1f} s, {rate:.2f} queries/s, {token_rate:.1f} generated tokens/s",
+        ]
+        if self.predictions_path:
+            lines.append(f"predictions: {self.predictions_path}")
+        if self.official_path:
+            lines.append(f"official format: {self.official_path}")
+        return lines
+
+
+def parse_model_spec(spec: str) -> tuple[str, str]:
+    backend, _, name = spec.partition(":")
+    if backend not in BACKENDS or not name:
+        raise UsageError(f"--model {spec!r}: expected hf:MODEL_ID_OR_PATH or openai:MODEL")
+    return backend, name
+
+
+def default_run_dir(task: str, model: str, mode: str) -> Path:
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", model.split(":", 1)[1]).strip("_")[-80:]
+    suffix = f"-{mode}" if task == "description" else ""
+    return Path("runs") / f"eval-{task}{suffix}-{slug}"
+
+
+def distributed_rank() -> tuple[int, int]:
+    """(rank, world size) as torchrun and accelerate launch set them; (0, 1) otherwise."""
+    return int(os.environ.get("RANK", "0")), int(os.environ.get("WORLD_SIZE", "1"))
+
+
+def _join_process_group(world: int) -> None:
+    if world > 1:
+        import torch.distributed as dist
+
+        if not dist.is_initialized():
+            # gloo: the barrier needs no GPU memory, and a long timeout lets a
+            # rank wait for slower ranks for as long as generation takes.
+            dist.init_process_group("gloo", timeout=timedelta(days=2))
+
+
+def _barrier(world: int) -> None:
+    if world > 1:
+        import torch.distributed as dist
+
+        dist.barrier()
+
+
+def check_run_record(run_dir: Path, record: dict[str, Any]) -> None:
+    """Write ``run.json``, or check that a resumed run is the same run."""
+    path = run_dir / "run.json"
+    if path.exists():
+        try:
+            existing = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as error:
+            raise CogbenchError(f"{path}: not valid JSON ({error.msg}); remove it or use another --out") from None
+        for name, value in record.items():
+            if existing.get(name) != value:
+                raise CogbenchError(
+                    f"{locate(str(path), None, name)}: this run has {value!r} but the folder holds a run with "
+                    f"{existing.get(name)!r}; use another --out to keep both"
+                )
+        return
+    run_dir.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f"run.json.{os.getpid()}.tmp")
+    temporary.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(temporary, path)
+
+
+def shard_paths(run_dir: Path) -> list[Path]:
+    return sorted((run_dir / "shards").glob("rank-*.jsonl"))
+
+
+def done_keys(run_dir: Path) -> set[tuple[str, int | None]]:
+    """Keys answered in any shard, whichever run or rank wrote them."""
+    keys: set[tuple[str, int | None]] = set()
+    for path in shard_paths(run_dir):
+        keys.update(p.key for p in read_predictions(path, skip_torn_tail=True))
+    return keys
+
+
+def merge_shards(run_dir: Path, queries: list[Query]) -> Path:
+    """Write ``predictions.jsonl``: every query's prediction once, in dataset order."""
+    found: dict[tuple[str, int | None], Prediction] = {}
+    for path in shard_paths(run_dir):
+        for prediction in read_predictions(path, skip_torn_tail=True):
+            found.setdefault(prediction.key, prediction)
+    missing = [q.key for q in queries if q.key not in found]
+    if missing:
+        raise CogbenchError(
+            f"{run_dir}: {len(missing)} queries have no prediction yet (first: item {missing[0][0]!r} "
+            f"query {missing[0][1]}); run the same command again to finish them"
+        )
+    path = run_dir / "predictions.jsonl"
+    temporary = path.with_name("predictions.jsonl.tmp")
+    with temporary.open("w", encoding="utf-8") as handle:
+        handle.writelines(found[q.key].to_json() + "\n" for q in queries)
+    os.replace(temporary, path)
+    return path
+
+
+def _answers(settings: EvalSettings, backend: str, name: str, queries: list[Query], images, failures: list[str]):
+    """Load the backend; return what every prediction records and an iterator of answer batches."""
+    if backend == "hf":
+        from cogbench.reference_eval import hf_backend
+
+        hf = hf_backend.HFSettings(
+            model=name, batch_size=settings.batch_size, max_new_tokens=settings.max_new_tokens,
+            ignore_eos=settings.ignore_eos, device=settings.device,
+            trust_remote_code=settings.trust_remote_code, num_workers=settings.num_workers,
+        )
+        loaded = hf_backend.load_model(hf)
+        return hf_backend.recorded_settings(hf, loaded), lambda: hf_backend.answer_queries(loaded, hf, queries, images)
+    from cogbench.reference_eval import openai_backend
+
+    api = openai_backend.OpenAISettings(
+        model=name, base_url=settings.base_url, max_new_tokens=settings.max_new_tokens,
+        concurrency=settings.concurrency, max_attempts=settings.max_attempts,
+        timeout_seconds=settings.timeout_seconds,
+    )
+    return openai_backend.recorded_settings(api), lambda: openai_backend.answer_queries(api, queries, images, failures)
+
+
+def run_eval(settings: EvalSettings) -> RunSummary:
+    """Generate every missing prediction of the run, then merge and export (rank 0)."""
+    from tqdm.auto import tqdm
+
+    backend, name = parse_model_spec(settings.model)
+    if settings.mode not in DESCRIPTION_MODES:
+        raise UsageError(f"--mode {settings.mode!r}: choose one of {', '.join(DESCRIPTION_MODES)}")
+    rank, world = distributed_rank()
+    _join_process_group(world)
+
+    dataset = load_config(settings.dataset, settings.task, settings.revision)
+    if settings.limit is not None:
+        dataset = dataset.select(range(min(settings.limit, len(dataset))))
+    template, queries = build_queries(settings.task, dataset, settings.mode)
+    run_dir = Path(settings.out)
+    all_done = done_keys(run_dir)
+    mine = [q for index, q in enumerate(queries) if index % world == rank and q.key not in all_done]
+
+    failures: list[str] = []
+    generation, answers = _answers(settings, backend, name, mine, undecoded_images(dataset), failures)
+    check_run_record(
+        run_dir,
+        {
+            "task": settings.task,
+            "mode": settings.mode if settings.task == "description" else None,
+            "model": settings.model,
+            "prompt_id": template.id,
+            "prompt_sha256": template.sha256,
+            "generation": generation,
+            "dataset": str(settings.dataset),
+            "dataset_revision": dataset_revision(settings.dataset, settings.revision),
+        },
+    )
+
+    resumed = sum(1 for q in queries if q.key in all_done)
+    summary = RunSummary(run_dir, total_queries=len(queries), resumed=resumed, generated=0, seconds=0.0)
+    started = time.perf_counter()
+    with PredictionWriter(run_dir / "shards" / f"rank-{rank}.jsonl") as writer:
+        progress = tqdm(
+            total=len(mine), unit="query", desc=f"{settings.task} (rank {rank})" if world > 1 else settings.task,
+            position=rank, dynamic_ncols=True, file=sys.stderr,
+        )
+        with progress:
+            for batch in answers():
+                writer.write(_prediction(settings, template, generation, answer) for answer in batch)
+                summary.generated += len(batch)
+                summary.generated_tokens += sum(a.generated_tokens or 0 for a in batch)
+                progress.update(len(batch))
+    summary.seconds = time.perf_counter() - started
+    summary.failures = failures
+    _barrier(world)
+    if failures:
+        shown = "\n  ".join(failures[:10])
+        raise CogbenchError(
+            f"{len(failures)} queries failed after their retries; the others are saved in {run_dir}. "
+            f"Run the same command again to retry them:\n  {shown}"
+        )
+    if rank == 0:
+        summary.predictions_path = merge_shards(run_dir, queries)
+        rows = dataset.select_columns([c for c in dataset.column_names if c != "image"])
+        summary.official_path = write_official(
+            settings.task, run_dir, rows, read_predictions(summary.predictions_path)
+        )
+    return summary
+
+
+def _prediction(settings: EvalSettings, template, generation: dict[str, Any], answer: Answer) -> Prediction:
+    return Prediction(
+        task=settings.task,
+        item_id=answer.query.item_id,
+        query=answer.query.query,
+        output=answer.output,
+        model=settings.model,
+        prompt_id=template.id,
+        prompt_sha256=template.sha256,
+        generation=generation,
+        seconds=round(answer.seconds, 4),
+    )

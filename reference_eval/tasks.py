@@ -1,0 +1,89 @@
+"""Tasks: turn the rows of a loaded config into the queries a model answers.
+
+This is the "task" of the task / model / metric split: it knows the dataset's
+columns and the prompts, and nothing about models. Queries carry the row index
+rather than the image, so that images are decoded later, in the data-loading
+workers, next to the model.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+
+from cogbench.dataset_builders.features import ID_COLUMN
+from cogbench.reference_eval.prompts import PromptTemplate, template_for
+
+DESCRIPTION_MODES = ("spontaneous", "directed")
+
+
+@dataclass(frozen=True)
+class Query:
+    """One request to a model: a prompt about one image."""
+
+    item_id: str
+    query: int | None  # 1 or 2 for the two contexts of a CODIS pair, else None
+    row: int  # index of the dataset row that holds the image
+    prompt: str
+
+    @property
+    def key(self) -> tuple[str, int | None]:
+        return (self.item_id, self.query)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A model's reply to one query, with what it cost."""
+
+    query: Query
+    output: str
+    seconds: float  # wall time of its batch divided by the batch's size
+    generated_tokens: int | None  # None when the backend cannot tell
+
+
+def build_queries(task: str, dataset, mode: str = "spontaneous") -> tuple[PromptTemplate, list[Query]]:
+    """All queries of a config in dataset order, and the template they use."""
+    template = template_for(task, mode)
+    text_columns = [name for name in dataset.column_names if name != "image"]
+    rows = dataset.select_columns(text_columns)
+    id_column = ID_COLUMN[task]
+    queries: list[Query] = []
+    for index, row in enumerate(rows):
+        item_id = str(row[id_column])
+        if task == "description":
+            queries.append(Query(item_id, None, index, template.render()))
+        elif task == "vqa":
+            fields = {name: row[name] for name in ("question", "choice_a", "choice_b", "choice_c", "choice_d")}
+            queries.append(Query(item_id, None, index, template.render(**fields)))
+        else:  # codis: one query per context
+            for number in (1, 2):
+                prompt = template.render(context=row[f"context_{number}"], question=row["question"])
+                queries.append(Query(item_id, number, index, prompt))
+    return template, queries
+
+
+def undecoded_images(dataset):
+    """The image column as raw bytes/paths, so that decoding can happen in workers."""
+    import datasets
+
+    return dataset.select_columns(["image"]).cast_column("image", datasets.Image(decode=False))
+
+
+def open_image(value: dict):
+    """Decode one undecoded ``datasets.Image`` value into an RGB PIL image."""
+    from PIL import Image
+
+    if value.get("bytes") is not None:
+        image = Image.open(io.BytesIO(value["bytes"]))
+    else:
+        image = Image.open(value["path"])
+    return image.convert("RGB")
+
+
+def image_size(value: dict) -> tuple[int, int]:
+    """Width and height from the image header alone (no pixel decoding)."""
+    from PIL import Image
+
+    source = io.BytesIO(value["bytes"]) if value.get("bytes") is not None else value["path"]
+    with Image.open(source) as image:
+        return image.size

@@ -1,0 +1,69 @@
+"""Small vision-language models built in the tests: real architectures, random weights.
+
+Nothing is downloaded. The tiny LLaVA uses the CLIP image processor's PIL
+backend (no torchvision) and the real Qwen2.5-VL tokenizer and chat template
+from ``/work/shared/models``, so prompts go through the same processor, chat
+template and ``generate`` code as a released model's.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+QWEN_PROCESSOR_DIR = Path("/work/shared/models/qwen2.5-vl-7b-instruct-processor")
+IMAGE_TOKEN = "<|image_pad|>"
+
+
+def build_tiny_llava(out_dir: Path, seed: int = 0) -> Path:
+    """Write a random-weight LLaVA (CLIP vision tower + Qwen2 text model) and its processor."""
+    import torch
+    from transformers import (
+        AutoTokenizer,
+        CLIPVisionConfig,
+        LlavaConfig,
+        LlavaForConditionalGeneration,
+        LlavaProcessor,
+        Qwen2Config,
+    )
+    from transformers.models.clip.image_processing_pil_clip import CLIPImageProcessorPil
+
+    tokenizer = AutoTokenizer.from_pretrained(QWEN_PROCESSOR_DIR)
+    chat_template = json.loads((QWEN_PROCESSOR_DIR / "chat_template.json").read_text())["chat_template"]
+    image_processor = CLIPImageProcessorPil(size={"shortest_edge": 56}, crop_size={"height": 56, "width": 56})
+    processor = LlavaProcessor(
+        image_processor=image_processor,
+        tokenizer=tokenizer,
+        patch_size=14,
+        vision_feature_select_strategy="default",
+        image_token=IMAGE_TOKEN,
+        num_additional_image_tokens=1,  # CLIP's CLS token
+        chat_template=chat_template,
+    )
+    vision = CLIPVisionConfig(
+        hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+        image_size=56, patch_size=14, projection_dim=32,
+    )
+    text = Qwen2Config(
+        vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=4096,
+        bos_token_id=tokenizer.convert_tokens_to_ids("<|endoftext|>"),
+        eos_token_id=tokenizer.convert_tokens_to_ids("<|im_end|>"),
+        pad_token_id=tokenizer.convert_tokens_to_ids("<|endoftext|>"),
+        tie_word_embeddings=True,
+    )
+    config = LlavaConfig(
+        vision_config=vision,
+        text_config=text,
+        image_token_index=tokenizer.convert_tokens_to_ids(IMAGE_TOKEN),
+        vision_feature_select_strategy="default",
+        vision_feature_layer=-1,
+    )
+    torch.manual_seed(seed)
+    model = LlavaForConditionalGeneration(config).eval()
+    model.generation_config.eos_token_id = text.eos_token_id
+    model.generation_config.pad_token_id = text.pad_token_id
+    out_dir = Path(out_dir)
+    model.save_pretrained(out_dir)
+    processor.save_pretrained(out_dir)
+    return out_dir
