@@ -1,13 +1,72 @@
-"""Shared fixtures. The OpenAI-compatible test server lives in ``openai_server.py``."""
+"""Shared test fixtures.
+
+Tests read the real raw data from ``../shared/data`` (or ``$COGBENCH_RAW_DIR``)
+when it is there, and otherwise a small synthetic raw folder in the authors'
+formats, generated here. Nothing in the test run may reach the network.
+"""
+
+from __future__ import annotations
 
 import os
+import tempfile
+from pathlib import Path
 
 import pytest
 
-from openai_server import openai_server_fixture
+# Set before any Hugging Face library is imported by a test module.
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["HF_DATASETS_OFFLINE"] = "1"
+os.environ.setdefault("HF_HOME", tempfile.mkdtemp(prefix="cogbench-hf-home-"))
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+from openai_server import openai_server_fixture  # noqa: E402
+from synthetic_raw import write_synthetic_raw  # noqa: E402
 
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SHARED = REPO_ROOT.parent / "shared"
+
+
+def _real_raw_dir() -> Path | None:
+    candidate = Path(os.environ.get("COGBENCH_RAW_DIR") or SHARED / "data")
+    if (candidate / "codis" / "data.json").is_file() and (candidate / "cogbench-samples" / "cogbench_vqa.json").is_file():
+        return candidate.resolve()
+    return None
+
+
+REAL_RAW_DIR = _real_raw_dir()
+needs_real_data = pytest.mark.skipif(REAL_RAW_DIR is None, reason="the real raw data (../shared/data) is not present")
+
+
+@pytest.fixture(scope="session")
+def real_raw_dir() -> Path:
+    if REAL_RAW_DIR is None:
+        pytest.skip("the real raw data (../shared/data) is not present")
+    return REAL_RAW_DIR
+
+
+@pytest.fixture(scope="session")
+def raw_dir(tmp_path_factory) -> Path:
+    """The real raw data when present, else a synthetic folder in the same layout."""
+    if REAL_RAW_DIR is not None:
+        return REAL_RAW_DIR
+    return write_synthetic_raw(tmp_path_factory.mktemp("synthetic-raw"))
+
+
+@pytest.fixture
+def synthetic_raw(tmp_path) -> Path:
+    """A small, writable raw folder in the authors' layouts, for mutation tests."""
+    return write_synthetic_raw(tmp_path / "raw")
+
+
+@pytest.fixture(scope="session")
+def built_release(raw_dir, tmp_path_factory) -> Path:
+    """``raw_dir`` built once per test session; treat it as read-only."""
+    from cogbench.dataset_builders.build import build_release
+
+    out = tmp_path_factory.mktemp("release") / "cogbench"
+    build_release(raw_dir, out)
+    return out
+
+
+# A real local HTTP server speaking the OpenAI chat-completions API (see openai_server.py).
 openai_server = pytest.fixture(openai_server_fixture, name="openai_server")

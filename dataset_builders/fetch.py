@@ -1,0 +1,98 @@
+"""Download the authors' public raw files, pinned to a commit and checked by sha256.
+
+The pinned file list (``raw_files.json``) names every file, where it lives in
+the authors' repository and its sha256, so a download is verified file by file
+and an interrupted one resumes: files already present with the right hash are
+kept, others are fetched to a temporary name and renamed only once verified.
+
+The full CogBench release is not public: it is given out under the authors'
+data use agreement, so it cannot be fetched here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from cogbench.dataset_builders.raw import sha256_file
+from cogbench.errors import CogbenchError, UsageError
+
+DEFAULT_BASE_URL = "https://raw.githubusercontent.com"
+PUBLIC_SOURCES = ("codis", "cogbench-samples")
+FULL_COGBENCH_NOTICE = (
+    "the full CogBench release (251 images, 2577 questions) is not public: it is distributed by its "
+    "authors under the CogBench data use agreement (see https://github.com/xiujiesong/CogBench). "
+    "Once you have it, put its cogbench_description.json, cogbench_vqa.json and images/ in RAW_DIR/cogbench/ "
+    "and run `cogbench build --raw-dir RAW_DIR`; `fetch-raw cogbench-samples` gets the public samples."
+)
+
+
+@dataclass(frozen=True)
+class FetchReport:
+    source: str
+    folder: Path
+    downloaded: int
+    kept: int
+
+
+def pinned_files() -> dict[str, Any]:
+    text = resources.files("cogbench.dataset_builders").joinpath("raw_files.json").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+def _download(url: str, target: Path, expected_sha256: str, progress) -> None:
+    partial = target.with_name(target.name + ".part")
+    digest = hashlib.sha256()
+    try:
+        with urllib.request.urlopen(url, timeout=60) as response, partial.open("wb") as handle:
+            for block in iter(lambda: response.read(1 << 16), b""):
+                handle.write(block)
+                digest.update(block)
+                progress.update(len(block))
+    except urllib.error.HTTPError as error:
+        partial.unlink(missing_ok=True)
+        raise CogbenchError(f"download of {url} failed: HTTP {error.code} {error.reason}") from None
+    except (urllib.error.URLError, OSError) as error:
+        partial.unlink(missing_ok=True)
+        reason = getattr(error, "reason", error)
+        raise CogbenchError(
+            f"cannot download {url}: {reason}. Are you offline? Re-run the same command when the network is back; "
+            "files already verified are kept."
+        ) from None
+    if digest.hexdigest() != expected_sha256:
+        partial.unlink(missing_ok=True)
+        raise CogbenchError(f"{url}: sha256 {digest.hexdigest()} does not match the pinned {expected_sha256}; file not kept")
+    os.replace(partial, target)
+
+
+def fetch_source(source: str, dest: str | os.PathLike, base_url: str = DEFAULT_BASE_URL, show_progress: bool = True) -> FetchReport:
+    """Make ``dest/<source>/`` hold exactly the pinned files of one public source."""
+    from tqdm.auto import tqdm
+
+    pins = pinned_files()
+    if source not in pins:
+        raise UsageError(f"unknown source {source!r}; choose one of {', '.join(PUBLIC_SOURCES)}")
+    pin = pins[source]
+    folder = Path(dest) / source
+    todo, kept = [], 0
+    for name, entry in sorted(pin["files"].items()):
+        target = folder / name
+        if target.is_file() and target.stat().st_size == entry["bytes"] and sha256_file(target) == entry["sha256"]:
+            kept += 1
+        else:
+            todo.append((name, entry))
+    total = sum(entry["bytes"] for _, entry in todo)
+    with tqdm(total=total, unit="B", unit_scale=True, desc=source, disable=not show_progress or not todo) as progress:
+        for name, entry in todo:
+            target = folder / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            url = f"{base_url.rstrip('/')}/{pin['repository']}/{pin['commit']}/{entry['source']}"
+            _download(url, target, entry["sha256"], progress)
+    return FetchReport(source=source, folder=folder, downloaded=len(todo), kept=kept)
