@@ -27,7 +27,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from cogbench.errors import UsageError
 
@@ -200,19 +200,27 @@ class ChatClient:
         )
 
     def complete_many(
-        self, conversations: Iterable[Messages], accept: Callable[[str], bool] | None = None
+        self,
+        conversations: Iterable[Messages],
+        accept: Callable[[str], bool] | None = None,
+        accept_each: Sequence[Callable[[str], bool] | None] | None = None,
     ) -> Iterator[tuple[int, ChatResult]]:
         """Yield ``(index, result)`` as replies arrive, at most ``concurrency`` in flight.
 
-        Results come in completion order so the caller can store each at once
-        (a killed run then keeps everything already answered).
+        ``accept`` applies to every reply; ``accept_each`` gives one check per
+        conversation instead. Results come in completion order so the caller
+        can store each at once (a killed run keeps everything already answered).
         """
         conversations = list(conversations)
         if not conversations:
             return
+        checks = list(accept_each) if accept_each is not None else [accept] * len(conversations)
         workers = max(1, min(self.settings.concurrency, len(conversations)))
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="chat") as pool:
-            futures = {pool.submit(self.complete, messages, accept): index for index, messages in enumerate(conversations)}
+            futures = {
+                pool.submit(self.complete, messages, check): index
+                for index, (messages, check) in enumerate(zip(conversations, checks))
+            }
             for future in as_completed(futures):
                 yield futures[future], future.result()
 

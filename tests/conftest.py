@@ -69,4 +69,5 @@ def built_release(raw_dir, tmp_path_factory) -> Path:
     return out
 
 
+# A real local HTTP server speaking the OpenAI chat-completions API (see openai_server.py).
 openai_server = pytest.fixture(openai_server_fixture, name="openai_server")
