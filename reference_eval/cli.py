@@ -137,21 +137,26 @@ def run_eval_command(args: argparse.Namespace) -> int:
     print("\n".join(summary.lines()))
     if args.no_score:
         return 0
-    options = []
-    for flag, value in (
-        ("--judge", args.judge), ("--judge-base-url", args.judge_base_url),
-        ("--spacy-model", args.spacy_model), ("--embedder", args.embedder),
-    ):
-        if value is not None:
-            options += [flag, value]
-    return score_run_folder(args.task, summary.predictions_path, args.dataset, args.revision, out / "score", options)
+    return score_run_folder(args, summary.predictions_path, out / "score")
 
 
-def score_run_folder(task, predictions_path, dataset, revision, out, options: list[str]) -> int:
-    """The one place where `eval` hands over to the scoring code: `score`'s own parser and entry point."""
-    parser = argparse.ArgumentParser(prog="cogbench")
-    add_score_parser(parser.add_subparsers(dest="command"))
-    argv = ["score", "--task", task, "--predictions", str(predictions_path), "--dataset", str(dataset), "--out", str(out)]
-    if revision:
-        argv += ["--revision", revision]
-    return run_score(parser.parse_args(argv + options))
+def score_run_folder(args: argparse.Namespace, predictions_path, out) -> int:
+    """The one place where `eval` hands over to the scoring code (``scoring.run_scoring``)."""
+    import json
+
+    from cogbench.reference_eval.scoring import ScoreOptions, run_scoring
+
+    options = ScoreOptions(
+        task=args.task, dataset=args.dataset, predictions=str(predictions_path), revision=args.revision,
+        judge=args.judge, judge_base_url=args.judge_base_url, out=str(out),
+        # With --limit only the first rows were run: score those, report the rest as missing.
+        allow_partial=args.limit is not None,
+    )
+    for name in ("spacy_model", "embedder"):
+        if getattr(args, name) is not None:
+            setattr(options, name, getattr(args, name))
+    scores = run_scoring(options)
+    overall = {name: value["overall"] for name, value in scores["metrics"].items()}
+    print(f"scores: {json.dumps(overall)}")
+    print(f"score report: {out / 'report.md'}")
+    return 0

@@ -51,6 +51,7 @@ def build_tiny_llava(out_dir: Path, seed: int = 0) -> Path:
         eos_token_id=tokenizer.convert_tokens_to_ids("<|im_end|>"),
         pad_token_id=tokenizer.convert_tokens_to_ids("<|endoftext|>"),
         tie_word_embeddings=True,
+        initializer_range=0.5,  # large random weights: varied, non-degenerate greedy text
     )
     config = LlavaConfig(
         vision_config=vision,
