@@ -71,3 +71,13 @@ def built_release(raw_dir, tmp_path_factory) -> Path:
 
 # A real local HTTP server speaking the OpenAI chat-completions API (see openai_server.py).
 openai_server = pytest.fixture(openai_server_fixture, name="openai_server")
+
+
+@pytest.fixture(scope="session")
+def tiny_llava(tmp_path_factory) -> Path:
+    """A random-weight LLaVA with the real Qwen2.5-VL tokenizer and chat template (see tiny_models.py)."""
+    from tiny_models import QWEN_PROCESSOR_DIR, build_tiny_llava
+
+    if not QWEN_PROCESSOR_DIR.is_dir():
+        pytest.skip(f"{QWEN_PROCESSOR_DIR} (Qwen2.5-VL tokenizer files) is not present")
+    return build_tiny_llava(tmp_path_factory.mktemp("tiny-llava"))

@@ -68,3 +68,42 @@ def build_tiny_llava(out_dir: Path, seed: int = 0) -> Path:
     model.save_pretrained(out_dir)
     processor.save_pretrained(out_dir)
     return out_dir
+
+
+def build_tiny_qwen2_5_vl(out_dir: Path, seed: int = 0) -> Path:
+    """A random-weight Qwen2.5-VL with the real Qwen2.5-VL processor files (needs torchvision to load)."""
+    import shutil
+
+    import torch
+    from transformers import Qwen2_5_VLConfig, Qwen2_5_VLForConditionalGeneration
+
+    real = json.loads((QWEN_PROCESSOR_DIR / "config.json").read_text())
+    config = Qwen2_5_VLConfig(
+        text_config={
+            "vocab_size": real["vocab_size"], "hidden_size": 64, "intermediate_size": 128,
+            "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+            "initializer_range": 0.5,
+            # head_dim 16: the three mrope sections cover its 8 frequency pairs.
+            "rope_parameters": {"rope_type": "default", "mrope_section": [2, 3, 3], "rope_theta": 1000000.0},
+            "bos_token_id": real["bos_token_id"], "eos_token_id": real["eos_token_id"], "pad_token_id": 151643,
+        },
+        vision_config={
+            "depth": 2, "hidden_size": 32, "intermediate_size": 64, "num_heads": 2, "out_hidden_size": 64,
+            "fullatt_block_indexes": [1], "window_size": 112,
+        },
+        image_token_id=real["image_token_id"], video_token_id=real["video_token_id"],
+        vision_start_token_id=real["vision_start_token_id"], vision_end_token_id=real["vision_end_token_id"],
+    )
+    torch.manual_seed(seed)
+    model = Qwen2_5_VLForConditionalGeneration(config).eval()
+    model.generation_config.eos_token_id = real["eos_token_id"]
+    model.generation_config.pad_token_id = 151643
+    out_dir = Path(out_dir)
+    model.save_pretrained(out_dir)
+    for name in ("chat_template.json", "preprocessor_config.json", "tokenizer_config.json", "vocab.json", "merges.txt"):
+        shutil.copy(QWEN_PROCESSOR_DIR / name, out_dir / name)
+    # Small images keep the CPU test quick: at most 16 x 16 patches of 14 px.
+    preprocessor = json.loads((out_dir / "preprocessor_config.json").read_text())
+    preprocessor["max_pixels"] = 224 * 224
+    (out_dir / "preprocessor_config.json").write_text(json.dumps(preprocessor))
+    return out_dir

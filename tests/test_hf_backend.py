@@ -1,0 +1,85 @@
+"""The hf backend through the real processor, chat template and generate(), on CPU in float32."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from cogbench.dataset_builders.load import load_config
+from cogbench.reference_eval import hf_backend
+from cogbench.reference_eval.tasks import build_queries, undecoded_images
+
+needs_torchvision = pytest.mark.skipif(
+    importlib.util.find_spec("torchvision") is None,
+    reason="the Qwen2-VL/Qwen2.5-VL and LLaVA-OneVision processors need torchvision, which cannot be "
+    "installed beside the CPU torch here (it runs on the GPU machine)",
+)
+
+
+def _answers(model_dir, dataset, task, batch_size, max_new_tokens=16, num_workers=0):
+    settings = hf_backend.HFSettings(
+        model=str(model_dir), batch_size=batch_size, max_new_tokens=max_new_tokens, num_workers=num_workers
+    )
+    loaded = hf_backend.load_model(settings)
+    _, queries = build_queries(task, dataset)
+    batches = list(hf_backend.answer_queries(loaded, settings, queries, undecoded_images(dataset)))
+    return loaded, queries, batches
+
+
+def _texts(batches):
+    return {answer.query.key: answer.output for batch in batches for answer in batch}
+
+
+def test_prompt_goes_through_the_models_chat_template_with_its_image_tokens(tiny_llava, built_release):
+    dataset = load_config(str(built_release), "vqa").select(range(1))
+    loaded, queries, _ = _answers(tiny_llava, dataset, "vqa", batch_size=1, max_new_tokens=1)
+    text = hf_backend.chat_prompt(loaded.processor, queries[0].prompt)
+    assert text.startswith("<|im_start|>system\n")
+    assert f"<|im_start|>user\n<|vision_start|><|image_pad|><|vision_end|>{queries[0].prompt}<|im_end|>\n" in text
+    assert text.endswith("<|im_start|>assistant\n")
+    batch = hf_backend.PreparedBatches([queries], undecoded_images(dataset), loaded.processor)[0][1]
+    image_token = loaded.model.config.image_token_index
+    assert int((batch["input_ids"] == image_token).sum()) == 16  # 4 x 4 CLIP patches of a 56 px crop
+
+
+def test_batched_greedy_text_equals_one_at_a_time(tiny_llava, built_release):
+    """Left padding + attention masks: a query's answer must not depend on its batch mates."""
+    dataset = load_config(str(built_release), "vqa").select(range(7))
+    loaded, queries, single = _answers(tiny_llava, dataset, "vqa", batch_size=1)
+    _, _, batched = _answers(tiny_llava, dataset, "vqa", batch_size=4, num_workers=1)
+    assert [len(b) for b in batched] == [4, 3]
+    # The batches really were padded: their prompts have different lengths.
+    tokenizer = loaded.processor.tokenizer
+    lengths = [len(tokenizer(hf_backend.chat_prompt(loaded.processor, a.query.prompt))["input_ids"]) for a in batched[0]]
+    assert len(set(lengths)) > 1
+    assert _texts(batched) == _texts(single)
+    assert len(set(_texts(single).values())) > 1  # the model says different things to different queries
+
+
+def test_the_image_reaches_the_model(tiny_llava, built_release):
+    """Same prompt, different pictures: the random model's answers differ."""
+    from datasets import concatenate_datasets
+
+    codis = load_config(str(built_release), "codis")
+    first = codis.select([0])
+    other = next(i for i, image_id in enumerate(codis["image_id"]) if image_id != first[0]["image_id"])
+    same_text = codis.select([other]).map(
+        lambda row: {k: first[0][k] for k in ("id", "question", "context_1", "context_2")} | {"id": "copy"}
+    )
+    dataset = concatenate_datasets([first, same_text])
+    _, queries, batches = _answers(tiny_llava, dataset, "codis", batch_size=4)
+    assert queries[0].prompt == queries[2].prompt
+    texts = _texts(batches)
+    assert texts[(first[0]["id"], 1)] != texts[("copy", 1)]
+
+
+@needs_torchvision
+def test_qwen2_5_vl_batched_equals_one_at_a_time(tmp_path, built_release):
+    from tiny_models import build_tiny_qwen2_5_vl
+
+    model_dir = build_tiny_qwen2_5_vl(tmp_path / "qwen")
+    dataset = load_config(str(built_release), "vqa").select(range(5))
+    _, _, single = _answers(model_dir, dataset, "vqa", batch_size=1)
+    _, _, batched = _answers(model_dir, dataset, "vqa", batch_size=5)
+    assert _texts(batched) == _texts(single)
