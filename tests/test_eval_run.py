@@ -1,0 +1,106 @@
+"""`cogbench eval` end to end: real configs, the tiny LLaVA, resume after SIGKILL, then `score`."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from cogbench.cli import main
+from cogbench.reference_eval.official_formats import OfficialIds, read_any_predictions
+from cogbench.reference_eval.predictions import read_predictions
+from cogbench.reference_eval.prompts import CODIS_DI_COT, VQA_MULTIPLE_CHOICE
+
+
+def _eval_argv(task, model_dir, dataset, out, *extra):
+    return [
+        "eval", "--task", task, "--model", f"hf:{model_dir}", "--dataset", str(dataset), "--out", str(out),
+        "--max-new-tokens", "12", "--num-workers", "0", *extra,
+    ]
+
+
+def _lines_without_timing(path: Path) -> list[dict]:
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    for record in records:
+        assert isinstance(record.pop("seconds"), float)
+    return records
+
+
+@pytest.mark.parametrize("task, template, per_item", [("codis", CODIS_DI_COT, 2), ("vqa", VQA_MULTIPLE_CHOICE, 1)])
+def test_eval_then_score_on_the_real_config(task, template, per_item, tiny_llava, built_release, tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main(_eval_argv(task, tiny_llava, built_release, out, "--limit", "5", "--batch-size", "3")) == 0
+    stdout = capsys.readouterr().out
+    assert "queries: 10 total" in stdout if task == "codis" else "queries: 5 total" in stdout
+
+    predictions = read_predictions(out / "predictions.jsonl")
+    assert len(predictions) == 5 * per_item
+    first = predictions[0]
+    assert (first.model, first.prompt_id, first.prompt_sha256) == (f"hf:{tiny_llava}", template.id, template.sha256)
+    assert first.generation == {
+        "backend": "hf", "decoding": "greedy", "max_new_tokens": 12, "ignore_eos": False,
+        "dtype": "float32", "attention": "sdpa",
+    }
+
+    # The official export carries the same outputs back through the official reader.
+    official = next(out.glob("official_*"))
+    from cogbench.dataset_builders.load import load_config
+
+    rows = load_config(str(built_release), task).remove_columns("image").to_list()
+    exported = read_any_predictions(official, task, OfficialIds.from_rows(task, rows))
+    assert {(p.item_id, p.query): p.output for p in exported} == {(p.item_id, p.query): p.output for p in predictions}
+
+    scores = json.loads((out / "score" / "scores.json").read_text())
+    assert scores["task"] == task and scores["model"] == f"hf:{tiny_llava}"
+    assert scores["counts"]["dataset_items"] == len(rows)
+    assert len(scores["counts"]["missing_predictions"]) == (len(rows) - 5) * per_item  # --limit 5
+    assert (out / "score" / "report.md").is_file()
+
+
+def test_a_run_killed_with_sigkill_resumes_to_the_same_lines(tiny_llava, built_release, tmp_path):
+    argv = _eval_argv("codis", tiny_llava, built_release, "OUT", "--limit", "24", "--batch-size", "2", "--no-score")
+
+    def command(out: Path) -> list[str]:
+        return [sys.executable, "-m", "cogbench", *[str(out) if a == "OUT" else a for a in argv]]
+
+    straight = tmp_path / "straight"
+    subprocess.run(command(straight), check=True, capture_output=True, env=os.environ)
+
+    killed = tmp_path / "killed"
+    shard = killed / "shards" / "rank-0.jsonl"
+    process = subprocess.Popen(command(killed), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=os.environ)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and process.poll() is None:
+        if shard.exists() and shard.read_bytes().count(b"\n") >= 6:
+            break
+        time.sleep(0.02)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    saved = shard.read_bytes().count(b"\n")
+    assert 6 <= saved < 48, "the kill must land mid-run"
+    assert not (killed / "predictions.jsonl").exists()
+    with shard.open("a", encoding="utf-8") as handle:  # what a kill inside write() leaves
+        handle.write('{"task": "codis", "item_id": "0')
+
+    resumed = subprocess.run(command(killed), check=True, capture_output=True, text=True, env=os.environ)
+    assert f"{saved} already done, {48 - saved} generated now" in resumed.stdout
+    assert _lines_without_timing(killed / "predictions.jsonl") == _lines_without_timing(straight / "predictions.jsonl")
+    assert len(read_predictions(shard)) == 48
+
+
+def test_resuming_with_other_settings_is_refused(tiny_llava, built_release, tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main(_eval_argv("vqa", tiny_llava, built_release, out, "--limit", "1", "--no-score")) == 0
+    before = (out / "predictions.jsonl").read_text()
+    changed = _eval_argv("vqa", tiny_llava, built_release, out, "--limit", "2", "--no-score")
+    changed[changed.index("--max-new-tokens") + 1] = "20"
+    assert main(changed) == 1
+    error = capsys.readouterr().err
+    assert f"{out / 'run.json'}: field generation:" in error and "use another --out" in error
+    assert (out / "predictions.jsonl").read_text() == before
