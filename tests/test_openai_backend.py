@@ -1,0 +1,102 @@
+"""The openai backend against a real local OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import base64
+import io
+import threading
+
+from PIL import Image
+
+from cogbench.cli import main
+from cogbench.dataset_builders.load import load_config
+from cogbench.reference_eval.predictions import read_predictions
+from openai_server import Reply
+
+SECRET = "sk-test-do-not-leak-1234567890"
+
+
+def _eval_argv(server, dataset, out, *extra):
+    return [
+        "eval", "--task", "codis", "--model", "openai:served-model", "--base-url", server.base_url,
+        "--dataset", str(dataset), "--out", str(out), "--limit", "3", "--concurrency", "4",
+        "--max-new-tokens", "64", "--no-score", *extra,
+    ]
+
+
+def test_images_arrive_inline_and_retries_recover(openai_server, built_release, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    failed_once: set[str] = set()
+    lock = threading.Lock()
+
+    def responder(request):
+        text = request.messages[0]["content"][1]["text"]
+        with lock:  # every query's first request fails: 500 or 429
+            if text not in failed_once:
+                failed_once.add(text)
+                return Reply(status=500 if len(failed_once) % 2 else 429)
+        return Reply(text=f"reasoning\nanswer to: {text[-40:]}", completion_tokens=7)
+
+    server = openai_server(responder)
+    out = tmp_path / "run"
+    assert main(_eval_argv(server, built_release, out, "--max-attempts", "3")) == 0
+
+    dataset = load_config(str(built_release), "codis").select(range(3))
+    predictions = read_predictions(out / "predictions.jsonl")
+    assert [(p.item_id, p.query) for p in predictions] == [(i, q) for i in dataset["id"] for q in (1, 2)]
+    assert all(p.output.startswith("reasoning\nanswer to: ") for p in predictions)
+    assert predictions[0].generation["backend"] == "openai"
+
+    requests = server.chat_requests
+    assert len(requests) == 12  # six queries, each failed once then answered
+    assert {r.headers["authorization"] for r in requests} == {f"Bearer {SECRET}"}
+    assert {r.body["model"] for r in requests} == {"served-model"}
+    assert {r.body["max_tokens"] for r in requests} == {64} and {r.body["temperature"] for r in requests} == {0.0}
+    sizes = {row_id: image.size for row_id, image in zip(dataset["id"], dataset["image"])}
+    for request in requests:
+        image_part, text_part = request.messages[0]["content"]
+        header, encoded = image_part["image_url"]["url"].split(",", 1)
+        assert header == "data:image/jpeg;base64"
+        picture = Image.open(io.BytesIO(base64.b64decode(encoded)))
+        assert picture.size in sizes.values()
+        assert text_part["text"].startswith("I'll give you an image and some additional context")
+
+    # The key goes to the server only: not to the output, not to any file of the run.
+    captured = capsys.readouterr()
+    assert SECRET not in captured.out + captured.err
+    for path in out.rglob("*"):
+        if path.is_file():
+            assert SECRET not in path.read_text(encoding="utf-8", errors="replace")
+
+
+def test_a_query_that_keeps_failing_is_kept_for_the_next_run(openai_server, built_release, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    broken = {"on": True}
+
+    def responder(request):
+        text = request.messages[0]["content"][1]["text"]
+        if broken["on"] and "Context: My hand is moving downwards." in text:
+            return Reply(status=503)
+        return Reply(text="fine")
+
+    server = openai_server(responder)
+    out = tmp_path / "run"
+    assert main(_eval_argv(server, built_release, out, "--max-attempts", "2")) == 1
+    error = capsys.readouterr().err
+    assert "1 queries failed after their retries" in error and "item 000 query 2: HTTP 503 after 2 attempts" in error
+    assert len(read_predictions(out / "shards" / "rank-0.jsonl")) == 5
+    assert not (out / "predictions.jsonl").exists()
+
+    broken["on"] = False
+    before = len(server.chat_requests)
+    assert main(_eval_argv(server, built_release, out, "--max-attempts", "2")) == 0
+    assert len(server.chat_requests) == before + 1  # only the missing query is asked again
+    assert len(read_predictions(out / "predictions.jsonl")) == 6
+
+
+def test_no_key_is_a_usage_error(openai_server, built_release, tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    server = openai_server(lambda request: Reply(text="x"))
+    assert main(_eval_argv(server, built_release, tmp_path / "run")) == 2
+    assert "OPENAI_API_KEY" in capsys.readouterr().err
+    assert server.chat_requests == []
