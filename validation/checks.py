@@ -170,7 +170,7 @@ def check_identity(config: str, shown: str, records: list) -> list[Finding]:
     for position, record in enumerate(records):
         record_id = getattr(record, id_column)
         if record_id in seen_ids:
-            found.append(finding("identity.duplicate_id", shown, record_id, id_column, f"id also used by record number {seen_ids[record_id]}"))
+            found.append(finding("identity.duplicate_id", shown, record_id, id_column, f"id already used by the record at position {seen_ids[record_id]}"))
         else:
             seen_ids[record_id] = position
     if config == "description":
