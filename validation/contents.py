@@ -296,13 +296,15 @@ def read_built(folder: Path) -> Contents:
     for config in _built_configs(folder):
         contents.shown[config] = config
         try:
-            dataset = load_config(str(folder), config).cast_column("image", datasets.Image(decode=False))
+            # Streaming reads the Parquet files on disk now, never a stale Arrow cache.
+            dataset = load_config(str(folder), config, streaming=True).cast_column("image", datasets.Image(decode=False))
+            rows = list(dataset)
         except Exception as error:  # any loading failure is what users would hit
             contents.findings.append(finding("schema.unloadable", config, None, None, f"{type(error).__name__}: {error}"))
             continue
         id_column = ID_COLUMN[config]
         records = []
-        for position, row in enumerate(dataset):
+        for position, row in enumerate(rows):
             record = row.get(id_column) or f"row {position}"
             violations = list(iter_violations(row, BUILT_SCHEMAS[config]))
             for violation in violations:
