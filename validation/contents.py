@@ -150,30 +150,35 @@ def _read_raw_description(folder: Path, root: Path, contents: Contents, seen_ima
     return records
 
 
-def _read_raw_vqa(folder: Path, root: Path, contents: Contents, descriptions: list[DescriptionRecord] | None, seen_images: set) -> None:
-    path = folder / COGBENCH_FILES[1]
+def _checked_list(path: Path, root: Path, config: str, schema_key: str, item_id: Callable[[dict], str], contents: Contents):
+    """Load a raw JSON list and schema-check it: (name shown, items that passed)."""
     shown = relative_name(path, root)
-    contents.shown["vqa"] = shown
+    contents.shown[config] = shown
     document = _load_document(path, shown, contents)
     if document is None:
-        return
+        return shown, []
 
     def label(position):
-        item = document[position] if isinstance(position, int) and position < len(document) else None
-        if isinstance(item, dict) and isinstance(item.get("img_id"), str) and isinstance(item.get("question"), str):
-            return question_id(item["img_id"], item["question"])
-        return f"item {position}"
+        item = document[position] if isinstance(document, list) and isinstance(position, int) and position < len(document) else None
+        try:
+            return item_id(item)
+        except (TypeError, KeyError):
+            return f"item {position}"
 
-    problems, bad = _schema_findings(document, "cogbench_vqa", shown, label)
+    problems, bad = _schema_findings(document, schema_key, shown, label)
     contents.findings += problems
     if not isinstance(document, list):
-        return
+        return shown, []
+    return shown, [raw for position, raw in enumerate(document) if position not in bad]
+
+
+def _read_raw_vqa(folder: Path, root: Path, contents: Contents, descriptions: list[DescriptionRecord] | None, seen_images: set) -> None:
+    item_id = lambda raw: question_id(raw["img_id"], raw["question"])  # noqa: E731
+    shown, items = _checked_list(folder / COGBENCH_FILES[1], root, "vqa", "cogbench_vqa", item_id, contents)
     image_of = {record.image_id: record.image_path for record in descriptions or []}
     records = []
-    for position, raw in enumerate(document):
-        if position in bad:
-            continue
-        record_id = question_id(raw["img_id"], raw["question"])
+    for raw in items:
+        record_id = item_id(raw)
         if descriptions is not None:
             image_path = image_of.get(raw["img_id"])  # an unknown id is reported by the options check
         else:
@@ -185,25 +190,9 @@ def _read_raw_vqa(folder: Path, root: Path, contents: Contents, descriptions: li
 
 
 def _read_raw_codis(folder: Path, root: Path, contents: Contents, seen_images: set) -> None:
-    path = folder / CODIS_FILE
-    shown = relative_name(path, root)
-    contents.shown["codis"] = shown
-    document = _load_document(path, shown, contents)
-    if document is None:
-        return
-
-    def label(position):
-        item = document[position] if isinstance(position, int) and position < len(document) else None
-        return item["id"] if isinstance(item, dict) and isinstance(item.get("id"), str) else f"item {position}"
-
-    problems, bad = _schema_findings(document, "codis", shown, label)
-    contents.findings += problems
-    if not isinstance(document, list):
-        return
+    shown, items = _checked_list(folder / CODIS_FILE, root, "codis", "codis", lambda raw: raw["id"], contents)
     records = []
-    for position, raw in enumerate(document):
-        if position in bad:
-            continue
+    for raw in items:
         image_path = _resolve(contents, shown, raw["id"], "image_id", folder / IMAGES_DIR, raw["image_id"], False)
         _add_image(contents, seen_images, shown, raw["id"], "image_id", image_path)
         context, answer = raw["context"], raw["answer"]
