@@ -212,6 +212,11 @@ def build_release(
     _check_replaceable(out)
     sources = find_sources(raw_dir)
     records = read_records(sources)
+    from cogbench.validation import require_valid, validate, validate_sources
+
+    # The release gate (issue 3): the same validators on the input and on the
+    # staged output, before anything is moved into place.
+    require_valid(validate_sources(sources, expected=None), "the raw data")
     if render_card is None:
         from cogbench.dataset_builders.card import render_card
 
@@ -224,6 +229,7 @@ def build_release(
         manifest = make_manifest(version, sources, records, written)
         write_json(staging / MANIFEST_FILE, manifest)
         (staging / CARD_FILE).write_text(render_card(manifest), encoding="utf-8")
+        require_valid(validate(staging, expected=None), f"the built release {out}")
         _move_into_place(staging, out)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
