@@ -13,7 +13,9 @@ Judges:
 - the paper's GPT-4 judge (Appendix G, Table 12), sent through ``LLMJudge``;
 - ``rule``, offline: extract the final answer of the output and call it right
   when, by rapidfuzz, it is nearer to its own ground truth than to the pair's
-  other one (ties are wrong: the output does not tell the contexts apart).
+  other one (ties are wrong: the output does not tell the contexts apart), and
+  near enough to it at all (token-set ratio >= ``RULE_MIN_SIMILARITY``), so that
+  an answer unrelated to both is not right by noise.
 """
 
 from __future__ import annotations
@@ -38,6 +40,9 @@ JUDGE_PROMPT = (
     "Here is the groundtruth: [GROUNDTRUTH HERE]\n"
     "Here is the output: [OUTPUT HERE]"
 )
+
+
+RULE_MIN_SIMILARITY = 60.0
 
 
 def judge_prompt(question: str, groundtruth: str, output: str) -> str:
@@ -80,7 +85,8 @@ def rule_verdict(output: str, own_answer: str, other_answer: str) -> bool:
         truth = normalize_answer(truth)
         return (fuzz.token_set_ratio(answer, truth), fuzz.ratio(answer, truth))
 
-    return nearness(own_answer) > nearness(other_answer)
+    own = nearness(own_answer)
+    return own[0] >= RULE_MIN_SIMILARITY and own > nearness(other_answer)
 
 
 def outputs_differ(output_1: str, output_2: str) -> bool:

@@ -24,7 +24,7 @@ from typing import Any, Iterable
 
 from cogbench.dataset_builders.features import CHOICE_COLUMNS
 from cogbench.errors import CogbenchError, locate
-from cogbench.reference_eval.predictions import Prediction, read_predictions
+from cogbench.reference_eval.predictions import Prediction, parse_json_object, read_predictions
 
 FORMATS = ("project", "cogbench-description", "cogbench-vqa", "codis-output")
 TASK_OF_FORMAT = {"cogbench-description": "description", "cogbench-vqa": "vqa", "codis-output": "codis"}
@@ -64,14 +64,7 @@ def _json_lines(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
         for line_number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
-            where = locate(str(path), f"line {line_number}")
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise CogbenchError(f"{where}: not valid JSON ({error.msg})") from None
-            if not isinstance(record, dict):
-                raise CogbenchError(f"{where}: expected a JSON object")
-            yield line_number, record
+            yield line_number, parse_json_object(line, locate(str(path), f"line {line_number}"))
 
 
 def _text_field(record: dict[str, Any], name: str, where: str) -> str:
