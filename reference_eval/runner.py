@@ -67,6 +67,8 @@ class RunSummary:
     resumed: int  # already done when the run started
     generated: int  # answered by this run (this rank)
     seconds: float
+    rank: int = 0
+    world: int = 1
     generated_tokens: int = 0
     predictions_path: Path | None = None  # set on rank 0 once merged
     official_path: Path | None = None
@@ -75,8 +77,9 @@ class RunSummary:
     def lines(self) -> list[str]:
         rate = self.generated / self.seconds if self.seconds > 0 else 0.0
         token_rate = self.generated_tokens / self.seconds if self.seconds > 0 else 0.0
+        by = f" by rank {self.rank} of {self.world}" if self.world > 1 else ""
         lines = [
-            f"queries: {self.total_queries} total, {self.resumed} already done, {self.generated} generated now",
+            f"queries: {self.total_queries} total, {self.resumed} already done, {self.generated} generated now{by}",
             f"time: {self.seconds:.1f} s, {rate:.2f} queries/s, {token_rate:.1f} generated tokens/s",
         ]
         if self.predictions_path:
@@ -119,6 +122,14 @@ def _barrier(world: int) -> None:
         import torch.distributed as dist
 
         dist.barrier()
+
+
+def _leave_process_group(world: int) -> None:
+    if world > 1:
+        import torch.distributed as dist
+
+        if dist.is_initialized():
+            dist.destroy_process_group()
 
 
 def check_run_record(run_dir: Path, record: dict[str, Any]) -> None:
@@ -231,7 +242,9 @@ def run_eval(settings: EvalSettings) -> RunSummary:
     )
 
     resumed = sum(1 for q in queries if q.key in all_done)
-    summary = RunSummary(run_dir, total_queries=len(queries), resumed=resumed, generated=0, seconds=0.0)
+    summary = RunSummary(
+        run_dir, total_queries=len(queries), resumed=resumed, generated=0, seconds=0.0, rank=rank, world=world
+    )
     started = time.perf_counter()
     with PredictionWriter(run_dir / "shards" / f"rank-{rank}.jsonl") as writer:
         progress = tqdm(
@@ -247,6 +260,7 @@ def run_eval(settings: EvalSettings) -> RunSummary:
     summary.seconds = time.perf_counter() - started
     summary.failures = failures
     _barrier(world)
+    _leave_process_group(world)
     if failures:
         shown = "\n  ".join(failures[:10])
         raise CogbenchError(

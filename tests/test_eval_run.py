@@ -104,3 +104,21 @@ def test_resuming_with_other_settings_is_refused(tiny_llava, built_release, tmp_
     error = capsys.readouterr().err
     assert f"{out / 'run.json'}: field generation:" in error and "use another --out" in error
     assert (out / "predictions.jsonl").read_text() == before
+
+
+def test_torchrun_data_parallel_shards_merge_into_the_single_process_result(tiny_llava, built_release, tmp_path):
+    """Two CPU ranks under torchrun: each writes its shard, rank 0 merges once; same lines as one process."""
+    single = tmp_path / "single"
+    assert main(_eval_argv("codis", tiny_llava, built_release, single, "--limit", "5", "--no-score")) == 0
+    parallel = tmp_path / "parallel"
+    command = [
+        sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+        "-m", "cogbench", *_eval_argv("codis", tiny_llava, built_release, parallel, "--limit", "5", "--no-score"),
+    ]
+    finished = subprocess.run(command, capture_output=True, text=True, env=os.environ, timeout=120)
+    assert finished.returncode == 0, finished.stderr[-2000:]
+    assert "generated now by rank 0 of 2" in finished.stdout
+    shards = [read_predictions(parallel / "shards" / f"rank-{rank}.jsonl") for rank in (0, 1)]
+    assert [len(shard) for shard in shards] == [5, 5]
+    assert not {p.key for p in shards[0]} & {p.key for p in shards[1]}
+    assert _lines_without_timing(parallel / "predictions.jsonl") == _lines_without_timing(single / "predictions.jsonl")
