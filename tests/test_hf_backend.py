@@ -75,11 +75,13 @@ def test_the_image_reaches_the_model(tiny_llava, built_release):
 
 
 @needs_torchvision
-def test_qwen2_5_vl_batched_equals_one_at_a_time(tmp_path, built_release):
-    from tiny_models import build_tiny_qwen2_5_vl
+@pytest.mark.parametrize("builder", ["build_tiny_qwen2_5_vl", "build_tiny_llava_onevision"])
+def test_qwen2_5_vl_and_llava_onevision_batched_equals_one_at_a_time(builder, tmp_path, built_release):
+    import tiny_models
 
-    model_dir = build_tiny_qwen2_5_vl(tmp_path / "qwen")
+    model_dir = getattr(tiny_models, builder)(tmp_path / builder)
     dataset = load_config(str(built_release), "vqa").select(range(5))
     _, _, single = _answers(model_dir, dataset, "vqa", batch_size=1)
     _, _, batched = _answers(model_dir, dataset, "vqa", batch_size=5)
     assert _texts(batched) == _texts(single)
+    assert len(set(_texts(single).values())) > 1

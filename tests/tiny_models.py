@@ -107,3 +107,58 @@ def build_tiny_qwen2_5_vl(out_dir: Path, seed: int = 0) -> Path:
     preprocessor["max_pixels"] = 224 * 224
     (out_dir / "preprocessor_config.json").write_text(json.dumps(preprocessor))
     return out_dir
+
+
+def build_tiny_llava_onevision(out_dir: Path, seed: int = 0) -> Path:
+    """A random-weight LLaVA-OneVision (SigLIP + Qwen2, anyres tiling) at 28 px tiles (needs torchvision)."""
+    import torch
+    from transformers import (
+        AutoTokenizer,
+        LlavaOnevisionConfig,
+        LlavaOnevisionForConditionalGeneration,
+        LlavaOnevisionProcessor,
+        Qwen2Config,
+        SiglipVisionConfig,
+    )
+    from transformers.models.llava_onevision.image_processing_llava_onevision import LlavaOnevisionImageProcessor
+    from transformers.models.llava_onevision.video_processing_llava_onevision import LlavaOnevisionVideoProcessor
+
+    tokenizer = AutoTokenizer.from_pretrained(QWEN_PROCESSOR_DIR)
+    chat_template = json.loads((QWEN_PROCESSOR_DIR / "chat_template.json").read_text())["chat_template"]
+    tile, patch = 28, 14
+    pinpoints = [[tile, tile], [tile, 2 * tile], [2 * tile, tile], [2 * tile, 2 * tile]]
+    processor = LlavaOnevisionProcessor(
+        image_processor=LlavaOnevisionImageProcessor(size={"height": tile, "width": tile}, image_grid_pinpoints=pinpoints),
+        tokenizer=tokenizer,
+        video_processor=LlavaOnevisionVideoProcessor(size={"height": tile, "width": tile}),
+        num_image_tokens=(tile // patch) ** 2,
+        vision_feature_select_strategy="full",
+        image_token=IMAGE_TOKEN,
+        video_token="<|video_pad|>",
+        chat_template=chat_template,
+    )
+    config = LlavaOnevisionConfig(
+        vision_config=SiglipVisionConfig(
+            hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+            image_size=tile, patch_size=patch,
+        ),
+        text_config=Qwen2Config(
+            vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+            num_attention_heads=4, num_key_value_heads=2, initializer_range=0.5,
+            eos_token_id=tokenizer.convert_tokens_to_ids("<|im_end|>"),
+            pad_token_id=tokenizer.convert_tokens_to_ids("<|endoftext|>"),
+        ),
+        image_token_index=tokenizer.convert_tokens_to_ids(IMAGE_TOKEN),
+        video_token_index=tokenizer.convert_tokens_to_ids("<|video_pad|>"),
+        vision_feature_select_strategy="full",
+        image_grid_pinpoints=pinpoints,
+        vision_aspect_ratio="anyres_max_9",
+    )
+    torch.manual_seed(seed)
+    model = LlavaOnevisionForConditionalGeneration(config).eval()
+    model.generation_config.eos_token_id = config.text_config.eos_token_id
+    model.generation_config.pad_token_id = config.text_config.pad_token_id
+    out_dir = Path(out_dir)
+    model.save_pretrained(out_dir)
+    processor.save_pretrained(out_dir)
+    return out_dir
