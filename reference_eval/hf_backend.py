@@ -162,7 +162,7 @@ def _eos_ids(config) -> set[int]:
     return set(eos) if isinstance(eos, (list, tuple)) else ({eos} if eos is not None else set())
 
 
-def _generated_counts(new_tokens: torch.Tensor, eos_ids: set[int], pad_id: int | None) -> list[int]:
+def _generated_counts(new_tokens: torch.Tensor, eos_ids: set[int]) -> list[int]:
     """Tokens each row really generated: up to and including its first EOS."""
     counts = []
     for row in new_tokens.tolist():
@@ -203,7 +203,7 @@ def answer_queries(
             output_ids = loaded.model.generate(**inputs, generation_config=config)
             new_tokens = output_ids[:, inputs["input_ids"].shape[1] :].cpu()
             texts = tokenizer.batch_decode(new_tokens, skip_special_tokens=True)
-            counts = _generated_counts(new_tokens, eos_ids, config.pad_token_id)
+            counts = _generated_counts(new_tokens, eos_ids)
             seconds = (time.perf_counter() - started) / len(texts)
             yield [
                 Answer(query, text.strip(), seconds, count)

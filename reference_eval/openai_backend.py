@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import io
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -19,18 +18,12 @@ from cogbench.reference_eval.openai_api import ChatClient, ChatSettings, image_p
 from cogbench.reference_eval.tasks import Answer, Query
 
 
-@dataclass(frozen=True)
-class OpenAISettings:
-    model: str
-    base_url: str | None = None
-    max_new_tokens: int = 512
-    concurrency: int = 8
-    max_attempts: int = 6
-    timeout_seconds: float = 120.0
-
-
-def recorded_settings(settings: OpenAISettings) -> dict[str, Any]:
-    return {"backend": "openai", "decoding": "greedy", "temperature": 0.0, "max_new_tokens": settings.max_new_tokens}
+def recorded_settings(settings: ChatSettings) -> dict[str, Any]:
+    """What goes into every prediction's ``generation`` field."""
+    return {
+        "backend": "openai", "decoding": "greedy", "temperature": settings.temperature,
+        "max_new_tokens": settings.max_tokens,
+    }
 
 
 def _image_bytes_and_type(value: dict) -> tuple[bytes, str]:
@@ -48,20 +41,11 @@ def conversation(query: Query, images) -> list[dict[str, Any]]:
     return [{"role": "user", "content": [image_part(data, mime_type), {"type": "text", "text": query.prompt}]}]
 
 
-def answer_queries(settings: OpenAISettings, queries: list[Query], images, failures: list[str]) -> Iterator[list[Answer]]:
+def answer_queries(settings: ChatSettings, queries: list[Query], images, failures: list[str]) -> Iterator[list[Answer]]:
     """Yield each answer as it arrives; append one line per query that failed to ``failures``."""
     if not queries:
         return
-    chat = ChatSettings(
-        model=settings.model,
-        base_url=settings.base_url,
-        temperature=0.0,
-        max_tokens=settings.max_new_tokens,
-        concurrency=settings.concurrency,
-        max_attempts=settings.max_attempts,
-        timeout_seconds=settings.timeout_seconds,
-    )
-    with ChatClient(chat) as client:
+    with ChatClient(settings) as client:
         started = time.perf_counter()
         completed = 0
         conversations = (conversation(query, images) for query in queries)

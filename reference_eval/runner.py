@@ -198,11 +198,11 @@ def _answers(settings: EvalSettings, backend: str, name: str, queries: list[Quer
         loaded = hf_backend.load_model(hf)
         return hf_backend.recorded_settings(hf, loaded), lambda: hf_backend.answer_queries(loaded, hf, queries, images)
     from cogbench.reference_eval import openai_backend
+    from cogbench.reference_eval.openai_api import ChatSettings
 
-    api = openai_backend.OpenAISettings(
-        model=name, base_url=settings.base_url, max_new_tokens=settings.max_new_tokens,
-        concurrency=settings.concurrency, max_attempts=settings.max_attempts,
-        timeout_seconds=settings.timeout_seconds,
+    api = ChatSettings(
+        model=name, base_url=settings.base_url, temperature=0.0, max_tokens=settings.max_new_tokens,
+        concurrency=settings.concurrency, max_attempts=settings.max_attempts, timeout_seconds=settings.timeout_seconds,
     )
     return openai_backend.recorded_settings(api), lambda: openai_backend.answer_queries(api, queries, images, failures)
 

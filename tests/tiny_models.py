@@ -15,11 +15,18 @@ QWEN_PROCESSOR_DIR = Path("/work/shared/models/qwen2.5-vl-7b-instruct-processor"
 IMAGE_TOKEN = "<|image_pad|>"
 
 
+def qwen_tokenizer_and_chat_template():
+    """The real Qwen2.5-VL tokenizer and chat template, for the tiny models that reuse them."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(QWEN_PROCESSOR_DIR)
+    return tokenizer, json.loads((QWEN_PROCESSOR_DIR / "chat_template.json").read_text())["chat_template"]
+
+
 def build_tiny_llava(out_dir: Path, seed: int = 0) -> Path:
     """Write a random-weight LLaVA (CLIP vision tower + Qwen2 text model) and its processor."""
     import torch
     from transformers import (
-        AutoTokenizer,
         CLIPVisionConfig,
         LlavaConfig,
         LlavaForConditionalGeneration,
@@ -28,8 +35,7 @@ def build_tiny_llava(out_dir: Path, seed: int = 0) -> Path:
     )
     from transformers.models.clip.image_processing_pil_clip import CLIPImageProcessorPil
 
-    tokenizer = AutoTokenizer.from_pretrained(QWEN_PROCESSOR_DIR)
-    chat_template = json.loads((QWEN_PROCESSOR_DIR / "chat_template.json").read_text())["chat_template"]
+    tokenizer, chat_template = qwen_tokenizer_and_chat_template()
     image_processor = CLIPImageProcessorPil(size={"shortest_edge": 56}, crop_size={"height": 56, "width": 56})
     processor = LlavaProcessor(
         image_processor=image_processor,
@@ -113,7 +119,6 @@ def build_tiny_llava_onevision(out_dir: Path, seed: int = 0) -> Path:
     """A random-weight LLaVA-OneVision (SigLIP + Qwen2, anyres tiling) at 28 px tiles (needs torchvision)."""
     import torch
     from transformers import (
-        AutoTokenizer,
         LlavaOnevisionConfig,
         LlavaOnevisionForConditionalGeneration,
         LlavaOnevisionProcessor,
@@ -123,8 +128,7 @@ def build_tiny_llava_onevision(out_dir: Path, seed: int = 0) -> Path:
     from transformers.models.llava_onevision.image_processing_llava_onevision import LlavaOnevisionImageProcessor
     from transformers.models.llava_onevision.video_processing_llava_onevision import LlavaOnevisionVideoProcessor
 
-    tokenizer = AutoTokenizer.from_pretrained(QWEN_PROCESSOR_DIR)
-    chat_template = json.loads((QWEN_PROCESSOR_DIR / "chat_template.json").read_text())["chat_template"]
+    tokenizer, chat_template = qwen_tokenizer_and_chat_template()
     tile, patch = 28, 14
     pinpoints = [[tile, tile], [tile, 2 * tile], [2 * tile, tile], [2 * tile, 2 * tile]]
     processor = LlavaOnevisionProcessor(
