@@ -122,3 +122,11 @@ def test_torchrun_data_parallel_shards_merge_into_the_single_process_result(tiny
     assert [len(shard) for shard in shards] == [5, 5]
     assert not {p.key for p in shards[0]} & {p.key for p in shards[1]}
     assert _lines_without_timing(parallel / "predictions.jsonl") == _lines_without_timing(single / "predictions.jsonl")
+
+
+@pytest.mark.parametrize("spec", ["Qwen/Qwen2-VL-7B-Instruct", "vllm:Qwen", "hf:"])
+def test_a_model_spec_without_a_known_backend_is_a_usage_error(spec, built_release, tmp_path, capsys):
+    argv = ["eval", "--task", "vqa", "--model", spec, "--dataset", str(built_release), "--out", str(tmp_path / "run")]
+    assert main(argv) == 2
+    assert "expected hf:MODEL_ID_OR_PATH or openai:MODEL" in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()

@@ -85,3 +85,15 @@ def test_qwen2_5_vl_and_llava_onevision_batched_equals_one_at_a_time(builder, tm
     _, _, batched = _answers(model_dir, dataset, "vqa", batch_size=5)
     assert _texts(batched) == _texts(single)
     assert len(set(_texts(single).values())) > 1
+
+
+def test_batches_hold_neighbours_in_prompt_length_longest_first(tiny_llava, built_release):
+    dataset = load_config(str(built_release), "vqa").select(range(12))
+    loaded = hf_backend.load_model(hf_backend.HFSettings(model=str(tiny_llava)))
+    _, queries = build_queries("vqa", dataset)
+    batches = hf_backend.length_sorted_batches(queries, undecoded_images(dataset), loaded.processor, batch_size=5)
+    assert [len(b) for b in batches] == [5, 5, 2]
+    assert sorted(q.key for b in batches for q in b) == sorted(q.key for q in queries)
+    tokenizer = loaded.processor.tokenizer
+    lengths = [len(tokenizer(hf_backend.chat_prompt(loaded.processor, q.prompt))["input_ids"]) for b in batches for q in b]
+    assert lengths == sorted(lengths, reverse=True) and lengths[0] > lengths[-1]
