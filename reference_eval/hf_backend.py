@@ -55,12 +55,16 @@ def pick_device(requested: str | None) -> torch.device:
     return torch.device("cpu")
 
 
+def pick_dtype(device: torch.device) -> torch.dtype:
+    return torch.bfloat16 if device.type == "cuda" else torch.float32
+
+
 def load_model(settings: HFSettings) -> LoadedModel:
     """Processor and model from a Hub id or folder, ready for batched greedy decoding."""
     from transformers import AutoModelForImageTextToText, AutoProcessor
 
     device = pick_device(settings.device)
-    dtype = torch.bfloat16 if device.type == "cuda" else torch.float32
+    dtype = pick_dtype(device)
     processor = AutoProcessor.from_pretrained(settings.model, trust_remote_code=settings.trust_remote_code)
     tokenizer = processor.tokenizer
     tokenizer.padding_side = "left"
@@ -145,14 +149,14 @@ def generation_config(loaded: LoadedModel, settings: HFSettings):
     return config
 
 
-def recorded_settings(settings: HFSettings, loaded: LoadedModel) -> dict[str, Any]:
+def recorded_settings(settings: HFSettings) -> dict[str, Any]:
     """What goes into every prediction's ``generation`` field (batch size excluded: it must not matter)."""
     return {
         "backend": "hf",
         "decoding": "greedy",
         "max_new_tokens": settings.max_new_tokens,
         "ignore_eos": settings.ignore_eos,
-        "dtype": str(loaded.dtype).removeprefix("torch."),
+        "dtype": str(pick_dtype(pick_device(settings.device))).removeprefix("torch."),
         "attention": "sdpa",
     }
 

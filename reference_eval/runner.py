@@ -186,7 +186,11 @@ def merge_shards(run_dir: Path, queries: list[Query]) -> Path:
 
 
 def _answers(settings: EvalSettings, backend: str, name: str, queries: list[Query], images, failures: list[str]):
-    """Load the backend; return what every prediction records and an iterator of answer batches."""
+    """What every prediction records, and a function that yields answer batches.
+
+    The model is loaded only when that function is called, and only if there
+    are queries left, so a finished or mismatched run fails or ends at once.
+    """
     if backend == "hf":
         from cogbench.reference_eval import hf_backend
 
@@ -195,8 +199,12 @@ def _answers(settings: EvalSettings, backend: str, name: str, queries: list[Quer
             ignore_eos=settings.ignore_eos, device=settings.device,
             trust_remote_code=settings.trust_remote_code, num_workers=settings.num_workers,
         )
-        loaded = hf_backend.load_model(hf)
-        return hf_backend.recorded_settings(hf, loaded), lambda: hf_backend.answer_queries(loaded, hf, queries, images)
+
+        def generate():
+            if queries:
+                yield from hf_backend.answer_queries(hf_backend.load_model(hf), hf, queries, images)
+
+        return hf_backend.recorded_settings(hf), generate
     from cogbench.reference_eval import openai_backend
     from cogbench.reference_eval.openai_api import ChatSettings
 

@@ -130,3 +130,17 @@ def test_a_model_spec_without_a_known_backend_is_a_usage_error(spec, built_relea
     assert main(argv) == 2
     assert "expected hf:MODEL_ID_OR_PATH or openai:MODEL" in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
+
+
+def test_a_finished_run_re_merges_without_loading_the_model(tiny_llava, built_release, tmp_path, capsys):
+    import shutil
+
+    model_dir = shutil.copytree(tiny_llava, tmp_path / "model")
+    out = tmp_path / "run"
+    assert main(_eval_argv("vqa", model_dir, built_release, out, "--limit", "2", "--no-score")) == 0
+    first = (out / "predictions.jsonl").read_text()
+    (out / "predictions.jsonl").unlink()
+    shutil.rmtree(model_dir)  # loading it now would fail
+    assert main(_eval_argv("vqa", model_dir, built_release, out, "--limit", "2", "--no-score")) == 0
+    assert "2 already done, 0 generated now" in capsys.readouterr().out
+    assert (out / "predictions.jsonl").read_text() == first
