@@ -18,6 +18,7 @@ from cogbench.errors import CogbenchError
 COMMAND_MODULES = (
     "cogbench.dataset_builders.cli",
     "cogbench.validation.cli",
+    "cogbench.reference_eval.cli",
 )
 
 

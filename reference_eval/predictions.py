@@ -48,14 +48,20 @@ class Prediction:
         return json.dumps(asdict(self), ensure_ascii=False, sort_keys=True)
 
 
-def _parse(line: str, path: Path, line_number: int) -> Prediction:
-    where = locate(str(path), f"line {line_number}")
+def parse_json_object(line: str, where: str) -> dict[str, Any]:
+    """One JSONL line that must hold an object; errors say where (``locate`` output)."""
     try:
         raw = json.loads(line)
     except json.JSONDecodeError as error:
         raise CogbenchError(f"{where}: not valid JSON ({error.msg})") from None
     if not isinstance(raw, dict):
         raise CogbenchError(f"{where}: expected a JSON object")
+    return raw
+
+
+def _parse(line: str, path: Path, line_number: int) -> Prediction:
+    where = locate(str(path), f"line {line_number}")
+    raw = parse_json_object(line, where)
     for name, kind in (("task", str), ("item_id", str), ("output", str)):
         if not isinstance(raw.get(name), kind):
             raise CogbenchError(f"{where}: field {name}: missing or not a {kind.__name__}")

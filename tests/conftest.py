@@ -19,6 +19,7 @@ os.environ["HF_DATASETS_OFFLINE"] = "1"
 os.environ.setdefault("HF_HOME", tempfile.mkdtemp(prefix="cogbench-hf-home-"))
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+from openai_server import openai_server_fixture  # noqa: E402
 from synthetic_raw import write_synthetic_raw  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -65,3 +66,7 @@ def built_release(raw_dir, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("release") / "cogbench"
     build_release(raw_dir, out)
     return out
+
+
+# A real local HTTP server speaking the OpenAI chat-completions API (see openai_server.py).
+openai_server = pytest.fixture(openai_server_fixture, name="openai_server")

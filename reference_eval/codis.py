@@ -1,0 +1,94 @@
+"""CODIS metrics: Acc_p, Acc_q, context awareness, and the two judges.
+
+Definitions (CODIS paper): Acc_p and Acc_q, Section 3.3 -- Acc_p is the share
+of pairs whose two queries are both right, Acc_q the share of single queries
+right. Context awareness, Section 4.2 -- the share of pairs whose two outputs
+differ; the paper judges "differ" by hand on the semantic level, this package
+compares the two extracted final answers after normalisation (case, spaces,
+punctuation), which is stricter about wording. Judge agreement, Section 5.3 --
+the share of queries on which two judges give the same verdict.
+
+Judges:
+
+- the paper's GPT-4 judge (Appendix G, Table 12), sent through ``LLMJudge``;
+- ``rule``, offline: extract the final answer of the output and call it right
+  when, by rapidfuzz, it is nearer to its own ground truth than to the pair's
+  other one (ties are wrong: the output does not tell the contexts apart), and
+  near enough to it at all (token-set ratio >= ``RULE_MIN_SIMILARITY``), so that
+  an answer unrelated to both is not right by noise.
+"""
+
+from __future__ import annotations
+
+import re
+
+# CODIS paper, Appendix G, Table 12 (verbatim; [..HERE] placeholders filled in
+# by ``judge_prompt``).
+JUDGE_PROMPT = (
+    "Please evaluate the output of models based on the given question and groundtruth and tell me whether "
+    "the output is right.\n"
+    "Please pay attention to the following rules:\n"
+    "1. The output contains rationale of the reasoning process and answer which is summarized from the "
+    "reasoning process. Please extract the answer from the output and make your judgement only based on "
+    "answer, NOT rationale.\n"
+    "2. The answer is right if it follows the question in meaning and is consistent with the groundtruth.\n"
+    "3. Do not be too strict about the answer. Format different from the groundtruth and minor grammar "
+    "issues are allowed.\n"
+    "If you think the answer is correct according to the groundtruth, please output \"right\", otherwise "
+    "output \"wrong\". You can only print \"right\" or \"wrong\" and nothing else.\n"
+    "Here is the question: [QUESTION HERE]\n"
+    "Here is the groundtruth: [GROUNDTRUTH HERE]\n"
+    "Here is the output: [OUTPUT HERE]"
+)
+
+
+RULE_MIN_SIMILARITY = 60.0
+
+
+def judge_prompt(question: str, groundtruth: str, output: str) -> str:
+    return (
+        JUDGE_PROMPT.replace("[QUESTION HERE]", question)
+        .replace("[GROUNDTRUTH HERE]", groundtruth)
+        .replace("[OUTPUT HERE]", output)
+    )
+
+
+def parse_verdict(reply: str) -> bool | None:
+    """``right`` -> True, ``wrong`` -> False, anything else -> None (unusable)."""
+    word = reply.strip().strip("\"'.!` *").lower()
+    return {"right": True, "wrong": False}.get(word)
+
+
+def final_answer(output: str) -> str:
+    """The summarised answer: the last non-empty line (the inference prompt, Table 11, asks for
+    reasoning, a newline, then the answer), without an "Answer:" label."""
+    lines = [line.strip() for line in output.strip().splitlines() if line.strip()]
+    last = lines[-1] if lines else ""
+    return re.sub(r"^(?:\**\s*(?:final\s+)?answer\s*\**\s*[:：]\s*\**)", "", last, flags=re.IGNORECASE).strip()
+
+
+def normalize_answer(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
+
+
+def rule_verdict(output: str, own_answer: str, other_answer: str) -> bool:
+    """Right when the final answer is nearer to its own ground truth than to the other one.
+
+    Nearness is rapidfuzz's token-set ratio, ties broken by the plain ratio, so
+    "not appropriate" is told apart from "appropriate".
+    """
+    from rapidfuzz import fuzz
+
+    answer = normalize_answer(final_answer(output))
+
+    def nearness(truth: str) -> tuple[float, float]:
+        truth = normalize_answer(truth)
+        return (fuzz.token_set_ratio(answer, truth), fuzz.ratio(answer, truth))
+
+    own = nearness(own_answer)
+    return own[0] >= RULE_MIN_SIMILARITY and own > nearness(other_answer)
+
+
+def outputs_differ(output_1: str, output_2: str) -> bool:
+    """Context awareness per pair: the two final answers differ after normalisation."""
+    return normalize_answer(final_answer(output_1)) != normalize_answer(final_answer(output_2))

@@ -1,0 +1,144 @@
+"""The LLM judge: prompts in, replies out, each reply cached on disk.
+
+The cache is an sqlite file keyed by the judge model and the sha256 of the
+exact prompt, so a re-run, or a run resumed after a crash, sends no prompt
+twice. Only usable replies are stored (the caller's ``accept`` said yes);
+failures are not, so a later run tries them again. Each reply is committed as
+soon as it arrives.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import time
+from functools import partial
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+from cogbench.errors import UsageError
+from cogbench.reference_eval.openai_api import ChatClient, ChatSettings, text_message
+
+
+@dataclass(frozen=True)
+class JudgeSpec:
+    """What ``--judge`` asked for: ``rule``, ``none`` or ``openai`` with a model."""
+
+    kind: str
+    model: str | None = None
+
+    @classmethod
+    def parse(cls, value: str) -> "JudgeSpec":
+        if value in ("rule", "none"):
+            return cls(value)
+        if value.startswith("openai:") and len(value) > len("openai:"):
+            return cls("openai", value[len("openai:"):])
+        raise UsageError(f"--judge {value!r}: expected rule, none or openai:MODEL")
+
+
+@dataclass(frozen=True)
+class JudgeReply:
+    text: str | None
+    error: str | None = None
+    cached: bool = False
+
+
+@dataclass
+class JudgeStats:
+    """What the judge cost this run, for scores.json."""
+
+    model: str
+    prompts: int = 0
+    cache_hits: int = 0
+    failures: int = 0
+    failure_messages: list[str] = field(default_factory=list)
+
+    def as_dict(self, usage: dict[str, int]) -> dict[str, object]:
+        return {
+            "model": self.model,
+            "prompts": self.prompts,
+            "cache_hits": self.cache_hits,
+            "calls": usage.get("requests", 0),  # HTTP requests, retries included
+            "failures": self.failures,
+            "failure_examples": self.failure_messages[:10],
+            "usage": usage,
+        }
+
+
+class VerdictCache:
+    """sqlite store of judge replies, keyed by (model, sha256 of the prompt)."""
+
+    def __init__(self, path: str | Path):
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(str(path))
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS replies ("
+            " model TEXT NOT NULL, prompt_sha256 TEXT NOT NULL, reply TEXT NOT NULL, created REAL NOT NULL,"
+            " PRIMARY KEY (model, prompt_sha256))"
+        )
+        self._db.commit()
+
+    @staticmethod
+    def _digest(prompt: str) -> str:
+        return hashlib.sha256(prompt.encode("utf-8")).hexdigest()
+
+    def get(self, model: str, prompt: str) -> str | None:
+        row = self._db.execute(
+            "SELECT reply FROM replies WHERE model = ? AND prompt_sha256 = ?", (model, self._digest(prompt))
+        ).fetchone()
+        return row[0] if row else None
+
+    def put(self, model: str, prompt: str, reply: str) -> None:
+        self._db.execute(
+            "INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?)", (model, self._digest(prompt), reply, time.time())
+        )
+        self._db.commit()
+
+    def close(self) -> None:
+        self._db.close()
+
+
+class LLMJudge:
+    """A chat model behind a verdict cache; ``ask`` answers a batch of prompts."""
+
+    def __init__(self, settings: ChatSettings, cache_path: str | Path):
+        self.client = ChatClient(settings)
+        self.cache = VerdictCache(cache_path)
+        self.stats = JudgeStats(model=settings.model)
+
+    def ask(self, prompts: Sequence[str], accept: Callable[[str, str], bool]) -> list[JudgeReply]:
+        """One reply per prompt; identical prompts are sent once, cached ones not at all.
+
+        ``accept(prompt, reply)`` says whether a reply is usable (parses);
+        unusable ones are retried, then reported as failures.
+        """
+        model = self.client.settings.model
+        replies: dict[str, JudgeReply] = {}
+        to_send: list[str] = []
+        for prompt in dict.fromkeys(prompts):
+            cached = self.cache.get(model, prompt)
+            if cached is not None and accept(prompt, cached):
+                replies[prompt] = JudgeReply(cached, cached=True)
+            else:
+                to_send.append(prompt)
+        checks = [partial(accept, prompt) for prompt in to_send]
+        for index, result in self.client.complete_many([text_message(p) for p in to_send], accept_each=checks):
+            prompt = to_send[index]
+            if result.ok:
+                self.cache.put(model, prompt, result.text)
+            else:
+                self.stats.failure_messages.append(result.error)
+            replies[prompt] = JudgeReply(result.text, result.error)
+        answered = [replies[prompt] for prompt in prompts]
+        self.stats.prompts += len(prompts)
+        self.stats.cache_hits += sum(reply.cached for reply in answered)
+        self.stats.failures += sum(reply.error is not None for reply in answered)
+        return answered
+
+    def summary(self) -> dict[str, object]:
+        return self.stats.as_dict(self.client.usage.as_dict())
+
+    def close(self) -> None:
+        self.client.close()
+        self.cache.close()

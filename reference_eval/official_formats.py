@@ -1,0 +1,189 @@
+"""The benchmarks' official prediction formats, mapped to and from ``Prediction``.
+
+This module is the one place that knows how the authors' scripts lay out
+model outputs:
+
+- CogBench description: JSONL, one ``{"filename": "x.jpg", "model_output": "..."}`` per image;
+- CogBench VQA: JSONL, the question's own fields (``img_id``, ``question``,
+  ``choice_a``..``choice_d``, ...) plus ``response``; there is no question id,
+  so a question is found by its image, text and choices;
+- CODIS: one JSON list of ``{"id": "000", "output": {"output_1": "...", "output_2": "..."}}``.
+
+Readers turn them into the project's ``Prediction`` records (query 1/2 for the
+two CODIS outputs). They need an ``OfficialIds`` built from the dataset to map
+file names and question texts to row ids.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from cogbench.dataset_builders.features import CHOICE_COLUMNS
+from cogbench.errors import CogbenchError, locate
+from cogbench.reference_eval.predictions import Prediction, parse_json_object, read_predictions
+
+FORMATS = ("project", "cogbench-description", "cogbench-vqa", "codis-output")
+TASK_OF_FORMAT = {"cogbench-description": "description", "cogbench-vqa": "vqa", "codis-output": "codis"}
+
+
+def _stem(image_name: str) -> str:
+    return os.path.splitext(os.path.basename(image_name.strip()))[0]
+
+
+def vqa_question_key(image_id: str, question: str, choices: Iterable[str]) -> tuple[str, ...]:
+    """What identifies a VQA question in the official format: image, question and choices."""
+    return (_stem(image_id), " ".join(question.split()), *(" ".join(c.split()) for c in choices))
+
+
+@dataclass
+class OfficialIds:
+    """Row ids of the dataset, keyed the way the official formats refer to rows."""
+
+    description_by_image: dict[str, str] = field(default_factory=dict)  # image name stem -> image_id
+    vqa_by_question: dict[tuple[str, ...], str] = field(default_factory=dict)  # question key -> question_id
+
+    @classmethod
+    def from_rows(cls, task: str, rows: Iterable[dict[str, Any]]) -> "OfficialIds":
+        ids = cls()
+        for row in rows:
+            if task == "description":
+                ids.description_by_image[_stem(row["image_id"])] = row["image_id"]
+                ids.description_by_image[_stem(row["image_file"])] = row["image_id"]
+            elif task == "vqa":
+                key = vqa_question_key(row["image_id"], row["question"], (row[c] for c in CHOICE_COLUMNS))
+                ids.vqa_by_question[key] = row["question_id"]
+        return ids
+
+
+def _json_lines(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
+    with path.open(encoding="utf-8") as handle:
+        for line_number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            yield line_number, parse_json_object(line, locate(str(path), f"line {line_number}"))
+
+
+def _text_field(record: dict[str, Any], name: str, where: str) -> str:
+    value = record.get(name)
+    if not isinstance(value, str):
+        raise CogbenchError(f"{where}: field {name}: missing or not a string")
+    return value
+
+
+def _unique(predictions: list[Prediction], path: Path) -> list[Prediction]:
+    seen: set[tuple[str, int | None]] = set()
+    for prediction in predictions:
+        if prediction.key in seen:
+            raise CogbenchError(
+                f"{locate(str(path), prediction.item_id)}: more than one prediction for this item"
+                + (f" (query {prediction.query})" if prediction.query else "")
+            )
+        seen.add(prediction.key)
+    return predictions
+
+
+def read_cogbench_description(path: Path, ids: OfficialIds) -> list[Prediction]:
+    """CogBench description JSONL -> one Prediction per image (unknown images keep their name)."""
+    predictions = []
+    for line_number, record in _json_lines(path):
+        where = locate(str(path), f"line {line_number}")
+        filename = _text_field(record, "filename", where)
+        output = _text_field(record, "model_output", where)
+        item_id = ids.description_by_image.get(_stem(filename), filename)
+        predictions.append(Prediction(task="description", item_id=item_id, output=output))
+    return _unique(predictions, path)
+
+
+def read_cogbench_vqa(path: Path, ids: OfficialIds) -> list[Prediction]:
+    """CogBench VQA JSONL -> one Prediction per question, found by image, text and choices."""
+    predictions = []
+    for line_number, record in _json_lines(path):
+        where = locate(str(path), f"line {line_number}")
+        fields = [_text_field(record, name, where) for name in ("img_id", "question", *CHOICE_COLUMNS)]
+        response = _text_field(record, "response", where)
+        key = vqa_question_key(fields[0], fields[1], fields[2:])
+        # A question the dataset does not have keeps a readable id, so the
+        # mismatch error can name it.
+        item_id = ids.vqa_by_question.get(key, f"{_stem(fields[0])}: {fields[1]}")
+        predictions.append(Prediction(task="vqa", item_id=item_id, output=response))
+    return _unique(predictions, path)
+
+
+def read_codis_output(path: Path) -> list[Prediction]:
+    """CODIS output JSON -> two Predictions per pair (query 1 and 2)."""
+    try:
+        records = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise CogbenchError(f"{path}: not valid JSON ({error.msg}, line {error.lineno})") from None
+    if not isinstance(records, list):
+        raise CogbenchError(f"{path}: expected a JSON list of {{id, output}} objects")
+    predictions = []
+    for index, record in enumerate(records):
+        where = locate(str(path), f"#{index}")
+        if not isinstance(record, dict):
+            raise CogbenchError(f"{where}: expected a JSON object")
+        item_id = record.get("id")
+        if not isinstance(item_id, str):
+            raise CogbenchError(f"{where}: field id: missing or not a string")
+        where = locate(str(path), item_id)
+        outputs = record.get("output")
+        if not isinstance(outputs, dict):
+            raise CogbenchError(f"{where}: field output: missing or not an object")
+        for query in (1, 2):
+            name = f"output_{query}"
+            if not isinstance(outputs.get(name), str):
+                raise CogbenchError(f"{where}: field output.{name}: missing or not a string")
+            predictions.append(Prediction(task="codis", item_id=item_id, query=query, output=outputs[name]))
+    return _unique(predictions, path)
+
+
+def detect_format(path: Path) -> str:
+    """Tell the format from the first record: the project's, or one of the official ones."""
+    with path.open(encoding="utf-8") as handle:
+        head = handle.read(1 << 16).lstrip()
+    if head.startswith("["):
+        return "codis-output"
+    first_line = head.split("\n", 1)[0]
+    try:
+        record = json.loads(first_line)
+    except json.JSONDecodeError:
+        raise CogbenchError(f"{locate(str(path), 'line 1')}: not valid JSON; cannot tell the file's format") from None
+    if isinstance(record, dict):
+        if "task" in record and "item_id" in record:
+            return "project"
+        if "filename" in record and "model_output" in record:
+            return "cogbench-description"
+        if "response" in record and "question" in record:
+            return "cogbench-vqa"
+    raise CogbenchError(
+        f"{locate(str(path), 'line 1')}: not a known predictions format (expected the project's "
+        "{task, item_id, output}, CogBench {filename, model_output} or {question, ..., response}, "
+        "or a CODIS [{id, output}] list)"
+    )
+
+
+def read_any_predictions(path: str | os.PathLike, task: str, ids: OfficialIds) -> list[Prediction]:
+    """Read predictions for ``task`` in whichever supported format the file has."""
+    path = Path(path)
+    if not path.is_file():
+        raise CogbenchError(f"{path}: predictions file not found")
+    file_format = detect_format(path)
+    if file_format != "project" and TASK_OF_FORMAT[file_format] != task:
+        raise CogbenchError(f"{path}: holds {file_format} predictions, not {task} ones")
+    if file_format == "cogbench-description":
+        return read_cogbench_description(path, ids)
+    if file_format == "cogbench-vqa":
+        return read_cogbench_vqa(path, ids)
+    if file_format == "codis-output":
+        return read_codis_output(path)
+    predictions = read_predictions(path)
+    wrong = [p for p in predictions if p.task != task]
+    if wrong:
+        raise CogbenchError(
+            f"{locate(str(path), wrong[0].item_id, 'task')}: {wrong[0].task!r} prediction in a {task} scoring run"
+        )
+    return predictions

@@ -1,0 +1,258 @@
+"""Chat completions against any OpenAI-compatible endpoint, with the project's rules.
+
+Used by the LLM judge of ``cogbench score`` and by the OpenAI model backend of
+``cogbench eval``. The rules, in one place:
+
+- the API key comes from the ``OPENAI_API_KEY`` environment variable only and
+  is never logged, printed, stored or put into an error message;
+- requests run concurrently, at most ``concurrency`` at a time;
+- 429, 5xx, timeouts and dropped connections are retried with exponential
+  backoff plus jitter (the ``Retry-After`` header is honoured when longer);
+  other errors (400, 401, 404...) fail at once, since repeating cannot help;
+- token usage is summed over the run.
+
+A request that still fails after its retries gives a ``ChatResult`` with
+``error`` set instead of raising, so one bad item never sinks a run: callers
+record it as a failure and go on.
+
+The ``openai`` package is imported inside functions so that importing this
+module costs nothing for commands that never call an API.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Iterator, Sequence
+
+from cogbench.errors import UsageError
+
+API_KEY_VARIABLE = "OPENAI_API_KEY"
+
+
+@dataclass(frozen=True)
+class ChatSettings:
+    """Where and how to send chat completions."""
+
+    model: str
+    base_url: str | None = None  # None: the official OpenAI API
+    temperature: float = 0.0
+    max_tokens: int | None = None
+    concurrency: int = 8
+    max_attempts: int = 6  # first try plus five retries
+    backoff_seconds: float = 1.0  # first wait; doubles each retry
+    max_backoff_seconds: float = 60.0
+    timeout_seconds: float = 120.0
+
+
+@dataclass
+class TokenUsage:
+    """Token counts summed over a run; safe to add to from several threads."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    requests: int = 0  # HTTP requests sent, retries included
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def add(self, prompt_tokens: int, completion_tokens: int) -> None:
+        with self._lock:
+            self.prompt_tokens += prompt_tokens
+            self.completion_tokens += completion_tokens
+
+    def count_request(self) -> None:
+        with self._lock:
+            self.requests += 1
+
+    def as_dict(self) -> dict[str, int]:
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.prompt_tokens + self.completion_tokens,
+            "requests": self.requests,
+        }
+
+
+@dataclass(frozen=True)
+class ChatResult:
+    """The reply to one conversation: ``text`` on success, else ``error`` (one line)."""
+
+    text: str | None
+    error: str | None = None
+    attempts: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+Messages = list[dict[str, Any]]
+
+
+def text_message(prompt: str) -> Messages:
+    """A one-turn user conversation holding only text."""
+    return [{"role": "user", "content": prompt}]
+
+
+def image_part(jpeg_or_png_bytes: bytes, mime_type: str = "image/jpeg") -> dict[str, Any]:
+    """An inline image content part (base64 data URL), as vision chat models take it."""
+    import base64
+
+    encoded = base64.b64encode(jpeg_or_png_bytes).decode("ascii")
+    return {"type": "image_url", "image_url": {"url": f"data:{mime_type};base64,{encoded}"}}
+
+
+def api_key_from_environment() -> str:
+    key = os.environ.get(API_KEY_VARIABLE, "")
+    if not key:
+        raise UsageError(
+            f"set {API_KEY_VARIABLE} in the environment to call an OpenAI-compatible API "
+            "(any non-empty value for a local server that needs no key)"
+        )
+    return key
+
+
+class ChatClient:
+    """Sends conversations to one model; use ``complete_many`` for concurrency.
+
+    ``accept`` (optional) looks at a reply's text and returns False when the
+    reply is unusable (e.g. a judge verdict that does not parse); such replies
+    are retried like a 5xx and reported as an error when attempts run out.
+    """
+
+    def __init__(self, settings: ChatSettings, sleep: Callable[[float], None] = time.sleep):
+        import openai
+
+        self.settings = settings
+        self.usage = TokenUsage()
+        self._sleep = sleep
+        # The openai client's own retries are off: ours count every attempt and
+        # apply one policy to transport errors and unusable replies alike.
+        self._client = openai.OpenAI(
+            api_key=api_key_from_environment(),
+            base_url=settings.base_url,
+            timeout=settings.timeout_seconds,
+            max_retries=0,
+        )
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> "ChatClient":
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def complete(self, messages: Messages, accept: Callable[[str], bool] | None = None) -> ChatResult:
+        """One conversation, retried per the module's rules; never raises for API failures."""
+        import openai
+
+        settings = self.settings
+        last_error = "no attempt made"
+        prompt_tokens = completion_tokens = 0
+        for attempt in range(1, settings.max_attempts + 1):
+            retry_after: float | None = None
+            self.usage.count_request()
+            try:
+                kwargs: dict[str, Any] = {
+                    "model": settings.model,
+                    "messages": messages,
+                    "temperature": settings.temperature,
+                }
+                if settings.max_tokens is not None:
+                    kwargs["max_tokens"] = settings.max_tokens
+                response = self._client.chat.completions.create(**kwargs)
+                if response.usage is not None:
+                    prompt_tokens += response.usage.prompt_tokens or 0
+                    completion_tokens += response.usage.completion_tokens or 0
+                    self.usage.add(response.usage.prompt_tokens or 0, response.usage.completion_tokens or 0)
+                text = _reply_text(response)
+                if text is None:
+                    last_error = "reply has no message content"
+                elif accept is not None and not accept(text):
+                    last_error = f"unusable reply: {_shorten(text)}"
+                else:
+                    return ChatResult(text, None, attempt, prompt_tokens, completion_tokens)
+            except openai.APIStatusError as error:
+                last_error = f"HTTP {error.status_code}"
+                if not _retryable_status(error.status_code):
+                    return ChatResult(None, last_error, attempt, prompt_tokens, completion_tokens)
+                retry_after = _retry_after_seconds(error.response)
+            except openai.APITimeoutError:
+                last_error = "timed out"
+            except openai.APIConnectionError:
+                last_error = "connection failed"
+            except openai.APIResponseValidationError:
+                last_error = "malformed response body"
+            except ValueError:  # a 200 whose body is not JSON
+                last_error = "malformed response body"
+            if attempt < settings.max_attempts:
+                self._sleep(self._backoff(attempt, retry_after))
+        return ChatResult(
+            None, f"{last_error} after {settings.max_attempts} attempts", settings.max_attempts,
+            prompt_tokens, completion_tokens,
+        )
+
+    def complete_many(
+        self,
+        conversations: Iterable[Messages],
+        accept: Callable[[str], bool] | None = None,
+        accept_each: Sequence[Callable[[str], bool] | None] | None = None,
+    ) -> Iterator[tuple[int, ChatResult]]:
+        """Yield ``(index, result)`` as replies arrive, at most ``concurrency`` in flight.
+
+        ``accept`` applies to every reply; ``accept_each`` gives one check per
+        conversation instead. Results come in completion order so the caller
+        can store each at once (a killed run keeps everything already answered).
+        """
+        conversations = list(conversations)
+        if not conversations:
+            return
+        checks = list(accept_each) if accept_each is not None else [accept] * len(conversations)
+        workers = max(1, min(self.settings.concurrency, len(conversations)))
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="chat") as pool:
+            futures = {
+                pool.submit(self.complete, messages, check): index
+                for index, (messages, check) in enumerate(zip(conversations, checks))
+            }
+            for future in as_completed(futures):
+                yield futures[future], future.result()
+
+    def _backoff(self, attempt: int, retry_after: float | None) -> float:
+        settings = self.settings
+        exponential = min(settings.max_backoff_seconds, settings.backoff_seconds * 2 ** (attempt - 1))
+        wait = exponential * (0.5 + random.random() / 2)  # jitter: 50-100% of the step
+        if retry_after is not None:
+            wait = max(wait, min(retry_after, settings.max_backoff_seconds))
+        return wait
+
+
+def _retryable_status(status: int) -> bool:
+    return status == 429 or status == 408 or status >= 500
+
+
+def _retry_after_seconds(response: Any) -> float | None:
+    try:
+        value = response.headers.get("retry-after")
+        return float(value) if value is not None else None
+    except (AttributeError, TypeError, ValueError):
+        return None
+
+
+def _reply_text(response: Any) -> str | None:
+    try:
+        content = response.choices[0].message.content
+    except (AttributeError, IndexError, TypeError):
+        return None
+    return content if isinstance(content, str) else None
+
+
+def _shorten(text: str, limit: int = 80) -> str:
+    one_line = " ".join(text.split())
+    return one_line if len(one_line) <= limit else one_line[: limit - 3] + "..."

@@ -1,0 +1,118 @@
+"""The run folder of ``cogbench score``: scores.json (checked against its schema),
+details.jsonl (one line per scored item) and report.md (tables laid out like the
+papers': CogBench Tables 2, 3 and 5, CODIS Table 3)."""
+
+from __future__ import annotations
+
+import json
+import os
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from cogbench.dataset_builders.features import CATEGORY_LABEL, CODIS_CATEGORIES, COGBENCH_CATEGORIES
+
+# Column headings of CODIS Table 3.
+CODIS_SHORT = {
+    "Location and Orientation": "Loc & Ori",
+    "Temporal Information": "Temporal",
+    "Cultural Background": "Cultural",
+    "Attributes": "Attributes",
+    "Relationships": "Relationships",
+}
+
+
+def scores_schema() -> dict[str, Any]:
+    return json.loads(resources.files("cogbench.schemas").joinpath("scores.schema.json").read_text(encoding="utf-8"))
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(text, encoding="utf-8")
+    os.replace(partial, path)
+
+
+def write_run(out: Path, scores: dict[str, Any], details: list[dict[str, Any]]) -> None:
+    import jsonschema
+
+    jsonschema.validate(scores, scores_schema())
+    out.mkdir(parents=True, exist_ok=True)
+    _write_atomically(out / "details.jsonl", "".join(json.dumps(d, ensure_ascii=False) + "\n" for d in details))
+    _write_atomically(out / "report.md", render_report(scores))
+    _write_atomically(out / "scores.json", json.dumps(scores, indent=2, ensure_ascii=False) + "\n")
+
+
+def _cell(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def render_report(scores: dict[str, Any]) -> str:
+    metrics, counts, model = scores["metrics"], scores["counts"], scores["model"]
+    parts = [
+        f"# {scores['task']} scores: {model}\n",
+        f"Dataset `{scores['dataset']}` at `{scores['dataset_revision']}`; predictions `{scores['predictions']}`; "
+        f"judge `{scores['judge']['kind']}{':' + scores['judge']['model'] if scores['judge'].get('model') else ''}`. "
+        "Numbers are % (0-100).\n",
+    ]
+    if scores["task"] == "description":
+        parts.append("## Recognition Score (CogBench Table 2)\n")
+        parts.append(_table(
+            ["Model", "Recognition Score (micro)", "macro"],
+            [[model, _cell(metrics["recognition_micro"]["overall"]), _cell(metrics["recognition_macro"]["overall"])]],
+        ))
+        parts.append(f"\n{counts.get('entities_recognized', 0)} of {counts.get('entities', 0)} annotated entities recognised.\n")
+        if "cognition" in metrics:
+            cognition = metrics["cognition"]
+            parts.append("\n## Cognition Score (CogBench Table 3)\n")
+            parts.append(_table(
+                ["Model", *(CATEGORY_LABEL[c] for c in COGBENCH_CATEGORIES), "Overall"],
+                [[model, *(_cell(cognition["per_category"].get(c)) for c in COGBENCH_CATEGORIES), _cell(cognition["overall"])]],
+            ))
+            parts.append(f"\n{counts['cors_judged']} of {counts['cors']} CoRs judged; judge failures: {counts['judge_failures']}.\n")
+    elif scores["task"] == "vqa":
+        parts.append("## VQA accuracy (CogBench Table 5)\n")
+        parts.append(_table(
+            ["Model", "Extractor", *(CATEGORY_LABEL[c] for c in COGBENCH_CATEGORIES), "Overall"],
+            [
+                [model, label, *(_cell(metrics[name]["per_category"].get(c)) for c in COGBENCH_CATEGORIES),
+                 _cell(metrics[name]["overall"])]
+                for name, label in (("accuracy", "robust"), ("accuracy_official", "official"))
+            ],
+        ))
+        parts.append(
+            f"\nUnparseable responses (counted wrong): robust {counts['unparseable']}, "
+            f"official {counts['unparseable_official']} of {counts['items']}.\n"
+        )
+    else:
+        header = ["Model"]
+        for category in CODIS_CATEGORIES:
+            header += [f"{CODIS_SHORT[category]} Acc_p", f"{CODIS_SHORT[category]} Acc_q"]
+        header += ["Overall Acc_p", "Overall Acc_q", "Context Awareness"]
+        row = [model]
+        for category in CODIS_CATEGORIES:
+            row += [_cell(metrics["acc_p"]["per_category"].get(category)), _cell(metrics["acc_q"]["per_category"].get(category))]
+        row += [_cell(metrics["acc_p"]["overall"]), _cell(metrics["acc_q"]["overall"]),
+                _cell(metrics["context_awareness"]["overall"])]
+        parts.append("## CODIS (CODIS Table 3)\n")
+        parts.append(_table(header, [row]))
+        parts.append(f"\nJudge failures: {counts['judge_failures']} of {counts['queries']} queries.\n")
+        if scores["judge_agreement"] is not None:
+            parts.append(f"Agreement of the LLM judge with the rule judge: {_cell(scores['judge_agreement'])}%.\n")
+    judge = scores["judge"]
+    if judge["kind"] == "openai":
+        usage = judge["usage"]
+        parts.append(
+            f"\nJudge `{judge['model']}`: {judge['prompts']} prompts, {judge['cache_hits']} from cache, "
+            f"{judge['calls']} HTTP requests, {judge['failures']} failures; tokens {usage['prompt_tokens']} in, "
+            f"{usage['completion_tokens']} out.\n"
+        )
+    missing, unknown = counts["missing_predictions"], counts["unknown_predictions"]
+    if missing or unknown:
+        parts.append(f"\n**Partial run**: {len(missing)} item(s) without prediction, {len(unknown)} unknown prediction(s) ignored.\n")
+    return "\n".join(parts)

@@ -1,0 +1,54 @@
+"""VQA accuracy of CogBench (final paper, Section 3.2.2): share of questions answered right.
+
+Two answer extractors, both reported:
+
+- ``official`` (metric ``accuracy_official``): the first character of the
+  response, as the authors' scoring script takes it;
+- ``robust`` (metric ``accuracy``): an explicit option letter in the usual
+  phrasings ("B", "(B)", "B.", "Answer: B", "The answer is option B"...), else
+  the option whose text the response matches best with rapidfuzz, if the match
+  is clear. Never a guess: otherwise the response is unparseable.
+
+Unparseable responses count as wrong and are counted and shown.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+from cogbench.dataset_builders.features import ANSWER_LETTERS
+
+# Phrasings that name a letter outright. Tried in order; the first that
+# matches wins.
+_LETTER_PATTERNS = [
+    # "B", "(B)", "B.", "**B**", "B) text" -- but not the article in "A man ..."
+    re.compile(r"^\s*[\(\[\*]*\s*([ABCD])\s*(?:[\)\]\*]+|[.:,]|$)"),
+    # "Answer: B", "The answer is (B)", "option B"; the letter itself must be a capital.
+    re.compile(r"\b(?i:answer|option|choice)\s*(?i:is|:)?\s*(?i:option\s*)?[\(\[\*]*([ABCD])\b"),
+]
+FUZZY_MIN_SCORE = 80.0
+FUZZY_MIN_MARGIN = 10.0
+
+
+def extract_official(response: str) -> str | None:
+    """The authors' rule: the response's first character."""
+    first = response[:1]
+    return first if first in ANSWER_LETTERS else None
+
+
+def extract_robust(response: str, choices: Sequence[str]) -> str | None:
+    """An explicit letter, else a clearly best-matching option text, else None."""
+    for pattern in _LETTER_PATTERNS:
+        match = pattern.search(response)
+        if match:
+            return match.group(1).upper()
+    from rapidfuzz import fuzz, utils
+
+    scores = [fuzz.token_set_ratio(response, choice, processor=utils.default_process) for choice in choices]
+    ranked = sorted(range(len(scores)), key=lambda i: scores[i], reverse=True)
+    best, runner_up = scores[ranked[0]], scores[ranked[1]]
+    if best >= FUZZY_MIN_SCORE and best - runner_up >= FUZZY_MIN_MARGIN:
+        return ANSWER_LETTERS[ranked[0]]
+    return None
+

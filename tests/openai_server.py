@@ -1,0 +1,187 @@
+"""A real local HTTP server that speaks the OpenAI chat-completions API, for tests.
+
+The test supplies a *responder*: a callable that gets the parsed request body
+(and how many requests came before it) and returns a ``Reply``. The reply says
+what goes over the wire: a normal completion, an HTTP error status (429, 500),
+a delay before answering, or raw bytes that are not valid JSON. Every request
+is recorded, so a test can check what the client really sent (retries, the
+prompt, inline image parts).
+
+Usage::
+
+    def responder(request):
+        return Reply(text="right")
+
+    with OpenAIServer(responder) as server:
+        client = openai.OpenAI(base_url=server.base_url, api_key="test")
+
+or the ``openai_server`` pytest fixture from ``tests/conftest.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable
+
+
+@dataclass
+class Reply:
+    """What the server answers to one request."""
+
+    text: str = ""
+    status: int = 200
+    delay_seconds: float = 0.0
+    raw_body: bytes | None = None  # sent as is, e.g. malformed JSON
+    prompt_tokens: int = 10
+    completion_tokens: int = 2
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class RecordedRequest:
+    path: str
+    headers: dict[str, str]  # names lower-cased
+    body: dict[str, Any]
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        return self.body.get("messages", [])
+
+    @property
+    def prompt_text(self) -> str:
+        """All text parts of all messages, joined: what a judge prompt test looks at."""
+        parts = []
+        for message in self.messages:
+            content = message.get("content")
+            if isinstance(content, str):
+                parts.append(content)
+            elif isinstance(content, list):
+                parts.extend(part.get("text", "") for part in content if part.get("type") == "text")
+        return "\n".join(parts)
+
+
+Responder = Callable[[RecordedRequest], Reply]
+
+
+def completion_body(model: str, reply: Reply) -> bytes:
+    """A chat.completion object as the OpenAI API returns it."""
+    body = {
+        "id": "chatcmpl-local",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": reply.text},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {
+            "prompt_tokens": reply.prompt_tokens,
+            "completion_tokens": reply.completion_tokens,
+            "total_tokens": reply.prompt_tokens + reply.completion_tokens,
+        },
+    }
+    return json.dumps(body).encode("utf-8")
+
+
+class OpenAIServer:
+    """Serves ``POST /v1/chat/completions`` on 127.0.0.1 at a free port, in a thread."""
+
+    def __init__(self, responder: Responder):
+        self.responder = responder
+        self.requests: list[RecordedRequest] = []
+        self._lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:  # keep test output clean
+                pass
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length)
+                try:
+                    body = json.loads(raw or b"{}")
+                except json.JSONDecodeError:
+                    body = {}
+                request = RecordedRequest(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+                with server._lock:
+                    server.requests.append(request)
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    self._send(404, b'{"error": {"message": "not found"}}', {})
+                    return
+                reply = server.responder(request)
+                if reply.delay_seconds:
+                    time.sleep(reply.delay_seconds)
+                if reply.raw_body is not None:
+                    payload = reply.raw_body
+                elif reply.status != 200:
+                    payload = json.dumps(
+                        {"error": {"message": f"status {reply.status} on demand", "type": "test"}}
+                    ).encode("utf-8")
+                else:
+                    payload = completion_body(body.get("model", ""), reply)
+                self._send(reply.status, payload, reply.headers)
+
+            def _send(self, status: int, payload: bytes, headers: dict[str, str]) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                try:
+                    self.wfile.write(payload)
+                except (BrokenPipeError, ConnectionResetError):  # the client timed out and left
+                    pass
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    @property
+    def chat_requests(self) -> list[RecordedRequest]:
+        with self._lock:
+            return [r for r in self.requests if r.path.rstrip("/").endswith("/chat/completions")]
+
+    def start(self) -> "OpenAIServer":
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._thread.join(timeout=5)
+
+    def __enter__(self) -> "OpenAIServer":
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+
+def openai_server_fixture():
+    """Pytest fixture body: yields ``start(responder) -> OpenAIServer``; stops them all after."""
+    started: list[OpenAIServer] = []
+
+    def start(responder: Responder) -> OpenAIServer:
+        server = OpenAIServer(responder).start()
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()

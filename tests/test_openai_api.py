@@ -1,0 +1,131 @@
+"""The chat client against the real local OpenAI-compatible server: retries, failures, usage, keys."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from cogbench.errors import UsageError
+from cogbench.reference_eval.openai_api import ChatClient, ChatSettings, image_part, text_message
+from openai_server import Reply
+
+SECRET = "sk-test-secret-value-0123456789"
+
+
+@pytest.fixture(autouse=True)
+def api_key(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+
+
+def settings_for(server, **overrides) -> ChatSettings:
+    values = dict(model="judge-model", base_url=server.base_url, backoff_seconds=0.01, max_backoff_seconds=0.05)
+    values.update(overrides)
+    return ChatSettings(**values)
+
+
+def test_reply_text_usage_and_request_body(openai_server):
+    server = openai_server(lambda request: Reply(text="right", prompt_tokens=7, completion_tokens=1))
+    with ChatClient(settings_for(server)) as client:
+        result = client.complete(text_message("hello"))
+    assert result.ok and result.text == "right" and result.attempts == 1
+    assert client.usage.as_dict() == {"prompt_tokens": 7, "completion_tokens": 1, "total_tokens": 8, "requests": 1}
+    (request,) = server.chat_requests
+    assert request.body["model"] == "judge-model"
+    assert request.body["temperature"] == 0.0
+    assert request.headers["authorization"] == f"Bearer {SECRET}"
+
+
+def test_retries_429_and_500_then_succeeds(openai_server):
+    statuses = iter([429, 500, 503])
+
+    def responder(request):
+        return Reply(status=next(statuses, 200), text="ok")
+
+    server = openai_server(responder)
+    waits: list[float] = []
+    with ChatClient(settings_for(server), sleep=waits.append) as client:
+        result = client.complete(text_message("x"))
+    assert result.text == "ok" and result.attempts == 4
+    assert len(server.chat_requests) == 4
+    assert len(waits) == 3
+    assert waits[0] < waits[2]  # exponential growth beats the jitter (0.01*[.5,1] vs 0.04*[.5,1])
+
+
+def test_gives_up_after_max_attempts_with_an_error_not_an_exception(openai_server):
+    server = openai_server(lambda request: Reply(status=500))
+    with ChatClient(settings_for(server, max_attempts=3)) as client:
+        result = client.complete(text_message("x"))
+    assert not result.ok
+    assert result.error == "HTTP 500 after 3 attempts"
+    assert len(server.chat_requests) == 3
+
+
+def test_client_errors_are_not_retried(openai_server):
+    server = openai_server(lambda request: Reply(status=400))
+    with ChatClient(settings_for(server)) as client:
+        result = client.complete(text_message("x"))
+    assert result.error == "HTTP 400" and len(server.chat_requests) == 1
+
+
+def test_slow_reply_times_out_and_is_retried(openai_server):
+    calls = []
+
+    def responder(request):
+        calls.append(1)
+        return Reply(text="late", delay_seconds=1.0) if len(calls) == 1 else Reply(text="fast")
+
+    server = openai_server(responder)
+    with ChatClient(settings_for(server, timeout_seconds=0.3)) as client:
+        result = client.complete(text_message("x"))
+    assert result.text == "fast" and result.attempts == 2
+
+
+def test_malformed_body_and_unusable_reply_are_retried(openai_server):
+    replies = iter([Reply(raw_body=b"{not json"), Reply(text="maybe"), Reply(text="right")])
+    server = openai_server(lambda request: next(replies))
+    with ChatClient(settings_for(server)) as client:
+        result = client.complete(text_message("x"), accept=lambda text: text in ("right", "wrong"))
+    assert result.text == "right" and result.attempts == 3
+    assert client.usage.requests == 3
+
+
+def test_concurrency_is_bounded(openai_server):
+    lock = threading.Lock()
+    state = {"now": 0, "peak": 0}
+
+    def responder(request):
+        with lock:
+            state["now"] += 1
+            state["peak"] = max(state["peak"], state["now"])
+        import time
+
+        time.sleep(0.05)
+        with lock:
+            state["now"] -= 1
+        return Reply(text=request.prompt_text)
+
+    server = openai_server(responder)
+    with ChatClient(settings_for(server, concurrency=3)) as client:
+        results = dict(client.complete_many([text_message(str(i)) for i in range(12)]))
+    assert {i: r.text for i, r in results.items()} == {i: str(i) for i in range(12)}
+    assert state["peak"] == 3
+
+
+def test_inline_images_reach_the_server(openai_server):
+    server = openai_server(lambda request: Reply(text="a cat"))
+    messages = [{"role": "user", "content": [image_part(b"\xff\xd8jpeg"), {"type": "text", "text": "What?"}]}]
+    with ChatClient(settings_for(server)) as client:
+        assert client.complete(messages).text == "a cat"
+    part = server.chat_requests[0].messages[0]["content"][0]
+    assert part["type"] == "image_url" and part["image_url"]["url"] == "data:image/jpeg;base64,/9hqcGVn"
+
+
+def test_missing_key_is_a_usage_error_and_key_never_in_results(openai_server, monkeypatch):
+    server = openai_server(lambda request: Reply(status=401))
+    with ChatClient(settings_for(server)) as client:
+        result = client.complete(text_message("x"))
+    assert SECRET not in repr(result) and SECRET not in repr(client.usage)
+    monkeypatch.delenv("OPENAI_API_KEY")
+    with pytest.raises(UsageError, match="OPENAI_API_KEY"):
+        ChatClient(settings_for(server))
