@@ -230,6 +230,11 @@ def build_release(
     _check_replaceable(out)
     sources = find_sources(raw_dir)
     records = read_records(sources)
+    from cogbench.validation import require_valid, validate, validate_sources
+
+    # The release gate (issue 3): the same validators on the input and on the
+    # staged output, before anything is moved into place.
+    require_valid(validate_sources(sources, expected=None), "the raw data")
     if render_card is None:
         from cogbench.dataset_builders.card import render_card
     from cogbench.dataset_builders.versions import changelog_entries
@@ -245,6 +250,7 @@ def build_release(
         manifest["changelog"] = changelog_entries(manifest, previous, staging)
         write_json(staging / MANIFEST_FILE, manifest)
         (staging / CARD_FILE).write_text(render_card(manifest), encoding="utf-8")
+        require_valid(validate(staging, expected=None), f"the built release {out}")
         _move_into_place(staging, out)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)

@@ -10,11 +10,12 @@ from cogbench.dataset_builders.features import CONFIGS, SPLIT
 from cogbench.errors import UsageError
 
 
-def load_config(dataset: str, config: str, revision: str | None = None):
+def load_config(dataset: str, config: str, revision: str | None = None, streaming: bool = False):
     """Load one config's test split from a built folder or a Hub repo id.
 
     A local folder is read offline; a repo id goes to the Hub (or its cache),
-    pinned to ``revision`` when given.
+    pinned to ``revision`` when given. ``streaming`` reads the files as they
+    are now, bypassing the Arrow cache (which the validators must not trust).
     """
     import datasets
 
@@ -26,7 +27,7 @@ def load_config(dataset: str, config: str, revision: str | None = None):
             raise UsageError(f"{local} is not a built dataset folder (no README.md); run `cogbench build` first")
         if revision is not None:
             raise UsageError("--revision applies to Hub repos, not to local folders")
-    return datasets.load_dataset(str(dataset), config, split=SPLIT, revision=revision)
+    return datasets.load_dataset(str(dataset), config, split=SPLIT, revision=revision, streaming=streaming)
 
 
 def dataset_revision(dataset: str, revision: str | None = None) -> str:

@@ -1,0 +1,89 @@
+"""``validate(path)``: every check on a raw folder or a built release.
+
+Used by ``cogbench validate``, by ``cogbench build`` (before writing and before
+publishing its output) and by the release tooling.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from cogbench.dataset_builders.raw import RawSources, find_sources
+from cogbench.errors import CogbenchError, UsageError
+from cogbench.validation.checks import check_cors, check_identity, check_options, check_pairs
+from cogbench.validation.contents import Contents, read_built, read_raw
+from cogbench.validation.counts import auto_expected, check_counts, load_expected
+from cogbench.validation.findings import ValidationReport, finding
+from cogbench.validation.images import MAX_PIXELS, check_images, check_orphans
+
+
+def is_built_folder(path: Path) -> bool:
+    return (path / "README.md").is_file() and (path / "data").is_dir()
+
+
+def validate(path: str | os.PathLike, expected: str | os.PathLike | None = "auto", *, max_pixels: int = MAX_PIXELS) -> ValidationReport:
+    """Validate a raw-data folder or a built folder; never raises on bad data.
+
+    ``expected``: a path (or shipped name such as ``codis-1.0``) of an
+    expected-counts file, ``None`` to skip the count check, or ``"auto"`` for
+    the shipped files that fit the data's source folders.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise UsageError(f"{path} does not exist")
+    contents = read_built(path) if is_built_folder(path) else read_raw(find_sources(path))
+    return check_contents(contents, expected, max_pixels)
+
+
+def validate_sources(sources: RawSources, expected: str | os.PathLike | None = None) -> ValidationReport:
+    """The same checks on raw folders already found (the builder's entry point)."""
+    return check_contents(read_raw(sources), expected, MAX_PIXELS)
+
+
+def check_contents(contents: Contents, expected, max_pixels: int) -> ValidationReport:
+    started = time.perf_counter()
+    report = ValidationReport(path=str(contents.path), kind=contents.kind, findings=list(contents.findings))
+    records, shown = contents.records, contents.shown
+    if "description" in records:
+        report.findings += check_cors(shown["description"], records["description"])
+        report.findings += check_identity("description", shown["description"], records["description"])
+    if "vqa" in records:
+        described = {r.image_id for r in records["description"]} if "description" in records else None
+        found, report.stats["vqa_answers"] = check_options(shown["vqa"], records["vqa"], described)
+        report.findings += found + check_identity("vqa", shown["vqa"], records["vqa"])
+    if "codis" in records:
+        found, report.stats["codis_context_similarity"] = check_pairs(shown["codis"], records["codis"])
+        report.findings += found + check_identity("codis", shown["codis"], records["codis"])
+    found, report.stats["images"] = check_images(contents.images, max_pixels)
+    report.findings += found + check_orphans(contents.image_folders, contents.images)
+    if expected is None:
+        chosen = []
+    elif str(expected) == "auto":
+        chosen = auto_expected(contents.source_folders)
+        if not chosen:
+            report.findings.append(finding("counts.not_checked", str(contents.path), None, None, "no shipped expected-counts file fits these source folders"))
+    else:
+        chosen = [load_expected(expected)]
+    report.stats["expected_counts"] = [name for name, _ in chosen]
+    report.findings += check_counts(records, shown, chosen)
+    report.stats["seconds"] = round(time.perf_counter() - started, 3)
+    return report
+
+
+class ValidationFailed(CogbenchError):
+    """A release with errors; the message lists them (shown without traceback)."""
+
+    def __init__(self, what: str, report: ValidationReport, limit: int = 50):
+        self.report = report
+        errors = report.errors
+        listed = "\n  ".join(str(f) for f in errors[:limit])
+        more = f"\n  ... and {len(errors) - limit} more" if len(errors) > limit else ""
+        super().__init__(f"{len(errors)} validation error(s) in {what}:\n  {listed}{more}")
+
+
+def require_valid(report: ValidationReport, what: str) -> ValidationReport:
+    if not report.ok:
+        raise ValidationFailed(what, report)
+    return report
