@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from types import SimpleNamespace
 from unittest import mock
@@ -14,6 +15,7 @@ from cogbench.dataset_builders.build import build_release
 from cogbench.dataset_builders.publish import publish
 from cogbench.errors import CogbenchError, UsageError
 
+from conftest import needs_real_data
 from release_helpers import report
 from synthetic_raw import write_synthetic_raw
 
@@ -146,12 +148,27 @@ def test_missing_token_is_refused_before_any_change(release, api, monkeypatch, t
     assert call_names(api) == ["repo_exists"]
 
 
-def test_cli_dry_run_without_the_validation_package_says_publish_will_refuse(release, capsys, monkeypatch):
-    """Until cogbench.validation ships ``validate``, a dry run warns and a real run refuses."""
-    pytest.importorskip("cogbench.validation")
-    import cogbench.validation
+@pytest.fixture(scope="module")
+def real_release(real_raw_dir, tmp_path_factory) -> Path:
+    return build_release(real_raw_dir, tmp_path_factory.mktemp("real") / "cogbench", version="1.2.0", repo_id=REPO).out
 
-    if hasattr(cogbench.validation, "validate"):
-        pytest.skip("the validation package is installed")
-    assert main(["publish", str(release), "--repo-id", REPO, "--version", "1.2.0"]) == 1
-    assert "refusing to publish an unvalidated build" in capsys.readouterr().err
+
+@needs_real_data
+def test_the_real_validators_refuse_a_tampered_build(real_release, api, tmp_path, capsys):
+    """With the validation package's own ``validate``: a corrupted shard is never uploaded."""
+    tampered = tmp_path / "tampered"
+    shutil.copytree(real_release, tampered)
+    shard = next((tampered / "data" / "vqa").glob("*.parquet"))
+    shard.write_bytes(shard.read_bytes()[:-100])
+    assert main(["publish", str(tampered), "--repo-id", REPO, "--version", "1.2.0", "--dry-run"]) == 1
+    err = capsys.readouterr().err
+    assert "fails validation" in err and "nothing was uploaded" in err and "config_missing: vqa" in err
+    with pytest.raises(CogbenchError, match="fails validation"):
+        publish(tampered, REPO, "1.2.0", api=api)
+    assert api.mock_calls == []
+
+
+@needs_real_data
+def test_the_real_validators_pass_a_fresh_build(real_release, api, capsys):
+    publish(real_release, REPO, "1.2.0", dry_run=True, api=api)
+    assert "validation:  passed" in capsys.readouterr().out
