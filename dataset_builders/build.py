@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from cogbench import __version__
+from cogbench.dataset_builders.card import example_row
 from cogbench.dataset_builders.features import (
     ANSWER_LETTERS,
     CODIS_CATEGORIES,
@@ -164,6 +165,7 @@ def make_manifest(version: str, sources: RawSources, records: dict[str, list], w
             "num_bytes": written[config]["num_bytes"],
             "counts": config_counts(config, records[config]),
             "shards": written[config]["shards"],
+            "example": example_row(records[config][0].to_row()),
         }
     return {
         "manifest_format": MANIFEST_FORMAT,
@@ -204,8 +206,15 @@ def build_release(
     version: str = DEFAULT_VERSION,
     max_shard_bytes: int = DEFAULT_MAX_SHARD_BYTES,
     render_card: Callable[[dict[str, Any]], str] | None = None,
+    previous: str | os.PathLike | None = None,
+    repo_id: str | None = None,
 ) -> BuildResult:
-    """Build every config whose raw files are in ``raw_dir`` into ``out``."""
+    """Build every config whose raw files are in ``raw_dir`` into ``out``.
+
+    ``previous`` is the last released build: the changes since it go into the
+    changelog, and a version too small for them is refused (see versions.py).
+    ``repo_id`` is the Hub repo the card tells users to load from.
+    """
     if not SEMVER.match(version):
         raise UsageError(f"version {version!r} is not MAJOR.MINOR.PATCH (for example 1.0.0)")
     out = Path(out)
@@ -219,6 +228,7 @@ def build_release(
     require_valid(validate_sources(sources, expected=None), "the raw data")
     if render_card is None:
         from cogbench.dataset_builders.card import render_card
+    from cogbench.dataset_builders.versions import changelog_entries
 
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = out.parent / f".{out.name}.tmp-{os.getpid()}"
@@ -227,6 +237,8 @@ def build_release(
     try:
         written = {config: write_config(config, records[config], staging, max_shard_bytes) for config in sorted(records)}
         manifest = make_manifest(version, sources, records, written)
+        manifest["repo_id"] = repo_id
+        manifest["changelog"] = changelog_entries(manifest, previous, staging)
         write_json(staging / MANIFEST_FILE, manifest)
         (staging / CARD_FILE).write_text(render_card(manifest), encoding="utf-8")
         require_valid(validate(staging, expected=None), f"the built release {out}")

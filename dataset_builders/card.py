@@ -1,21 +1,91 @@
-"""The dataset card (README.md) of a built folder.
+"""The dataset card (README.md) of a built folder, rendered from templates in ``cards/``.
 
 The YAML front matter is what the Hub and ``load_dataset`` read: ``configs``
 maps each config to its Parquet files, ``dataset_info`` declares features and
-split sizes. Everything is derived from the manifest and ``features.py``;
-nothing is typed by hand.
+split sizes, license and gating come from ``cards/metadata.yaml``. The body is
+``cards/card.md`` (a ``string.Template``) filled with tables generated from the
+manifest and ``features.py``: no number in the card is typed by hand, so
+rendering the same manifest twice gives the same bytes.
 """
 
 from __future__ import annotations
 
+import json
+from functools import cache
+from importlib import resources
+from string import Template
 from typing import Any
 
+import datasets
 import yaml
 
-from cogbench.dataset_builders.features import FEATURES, SPLIT
+from cogbench.dataset_builders.features import (
+    CATEGORY_LABEL,
+    COGBENCH_CATEGORIES,
+    CONFIGS,
+    FEATURES,
+    ID_COLUMN,
+    SPLIT,
+)
+
+# Shown in the card when the build was not told its Hub repo (`cogbench build --repo-id`).
+PLACEHOLDER_REPO_ID = "ORG/NAME"
+# Strings and lists in the rendered examples are cut to keep the card readable:
+# top-level lists keep 3 items, nested ones (chains of reasoning) 1.
+EXAMPLE_TEXT_CHARS = 160
+EXAMPLE_LIST_ITEMS = (3, 1)
+
+
+@cache
+def _template_text(name: str) -> str:
+    return resources.files("cogbench.cards").joinpath(name).read_text(encoding="utf-8")
+
+
+def card_metadata() -> dict[str, Any]:
+    """The hand-written card metadata (``cards/metadata.yaml``)."""
+    return yaml.safe_load(_template_text("metadata.yaml"))
+
+
+def sources_in(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The source benchmarks (CogBench, CODIS) that have a config in this build."""
+    built = set(manifest["configs"])
+    return {name: source for name, source in card_metadata()["sources"].items() if built & set(source["configs"])}
+
+
+def needs_gating(manifest: dict[str, Any]) -> bool:
+    """CogBench data may only be shared with people who accept its data use agreement."""
+    return any(source["gated"] for source in sources_in(manifest).values())
+
+
+def size_category(rows: int) -> str:
+    """The Hub's ``size_categories`` bucket for a number of rows."""
+    for limit, label in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M")):
+        if rows < limit:
+            return label
+    return "n>1M"
 
 
 def front_matter(manifest: dict[str, Any]) -> dict[str, Any]:
+    """The YAML header the Hub reads, in the order the Hub's own cards use."""
+    meta = card_metadata()
+    sources = sources_in(manifest)
+    licenses = sorted({source["license"] for source in sources.values()})
+    header: dict[str, Any] = {
+        "pretty_name": meta["pretty_name"],
+        "license": licenses[0] if len(licenses) == 1 else licenses,
+    }
+    other = [source for source in sources.values() if source["license"] == "other"]
+    if other:
+        header["license_name"] = other[0]["license_name"]
+    header.update(
+        language=meta["language"],
+        task_categories=meta["task_categories"],
+        tags=meta["tags"],
+        size_categories=[size_category(sum(entry["rows"] for entry in manifest["configs"].values()))],
+    )
+    if needs_gating(manifest):
+        header["extra_gated_prompt"] = _template_text("cogbench_agreement.md")
+        header["extra_gated_fields"] = meta["extra_gated_fields"]
     configs, infos = [], []
     for config, entry in sorted(manifest["configs"].items()):
         configs.append({"config_name": config, "data_files": [{"split": SPLIT, "path": f"data/{config}/{SPLIT}-*.parquet"}]})
@@ -28,15 +98,166 @@ def front_matter(manifest: dict[str, Any]) -> dict[str, Any]:
                 "dataset_size": entry["num_bytes"],
             }
         )
-    return {"configs": configs, "dataset_info": infos}
+    header["configs"] = configs
+    header["dataset_info"] = infos
+    return header
+
+
+def describe_feature(feature: Any) -> str:
+    """A short type name for a feature, for the field tables."""
+    if isinstance(feature, datasets.ClassLabel):
+        return "class label: " + ", ".join(f"{i}={name}" for i, name in enumerate(feature.names))
+    if isinstance(feature, datasets.Image):
+        return "image"
+    if isinstance(feature, datasets.Value):
+        return feature.dtype
+    if isinstance(feature, (datasets.List, datasets.Sequence)):
+        return f"list of {describe_feature(feature.feature)}"
+    if isinstance(feature, dict):
+        kinds = {describe_feature(value) for value in feature.values()}
+        if len(kinds) == 1 and len(feature) > 3:
+            return f"{{{', '.join(feature)}}}, each a {kinds.pop()}"
+        return "{" + ", ".join(f"{key}: {describe_feature(value)}" for key, value in feature.items()) + "}"
+    return type(feature).__name__
+
+
+def _table(header: tuple[str, ...], rows: list[tuple]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def field_tables(manifest: dict[str, Any]) -> str:
+    columns = card_metadata()["columns"]
+    parts = []
+    for config in sorted(manifest["configs"]):
+        rows = [
+            (f"`{name}`", _md_cell(describe_feature(feature)), _md_cell(columns[config][name]))
+            for name, feature in FEATURES[config].items()
+        ]
+        parts.append(f"## Fields of `{config}`\n\nOne row per `{ID_COLUMN[config]}`.\n\n" + _table(("column", "type", "meaning"), rows))
+    return "\n\n".join(parts)
+
+
+def config_table(manifest: dict[str, Any]) -> str:
+    sources = card_metadata()["sources"]
+    source_of = {config: source["title"] for source in sources.values() for config in source["configs"]}
+    rows = []
+    for config in CONFIGS:
+        entry = manifest["configs"].get(config)
+        if entry is not None:
+            size = sum(shard["bytes"] for shard in entry["shards"].values())
+            rows.append((f"`{config}`", source_of[config], f"`{SPLIT}`", entry["rows"], len(entry["shards"]), f"{size / 1e6:.1f} MB"))
+    return _table(("config", "benchmark", "split", "rows", "shards", "download size"), rows)
+
+
+def category_table() -> str:
+    definitions = card_metadata()["category_definitions"]
+    rows = [(f"`{name}`", CATEGORY_LABEL[name], _md_cell(definitions[name])) for name in COGBENCH_CATEGORIES]
+    return _table(("category", "paper name", "definition (CogBench paper, Section 2.2)"), rows)
+
+
+def _count_table(title: str, counts: dict[str, int], label: str) -> str:
+    total = sum(counts.values())
+    rows = [(name, count, f"{100 * count / total:.1f}%" if total else "-") for name, count in counts.items()]
+    rows.append(("**total**", total, "100.0%" if total else "-"))
+    return f"**{title}**\n\n" + _table((label, "count", "share"), rows)
+
+
+def statistics(manifest: dict[str, Any]) -> str:
+    """One block per config from the manifest's ``counts`` (which the validators also check)."""
+    parts = []
+    for config, entry in sorted(manifest["configs"].items()):
+        counts = entry["counts"]
+        totals = ", ".join(f"{value} {key}" for key, value in counts.items() if isinstance(value, int))
+        block = [f"### `{config}`\n\n{totals}."]
+        if config == "description":
+            block.append(_count_table("chains of reasoning per category", counts["cors_per_category"], "category"))
+        if "per_category" in counts:
+            block.append(_count_table("rows per category", counts["per_category"], "category"))
+        if "answers" in counts:
+            block.append(_count_table("correct answer", counts["answers"], "answer"))
+        parts.append("\n\n".join(block))
+    return "\n\n".join(parts)
+
+
+def example_row(row: dict[str, Any]) -> dict[str, Any]:
+    """A row as shown in the card: the image replaced by its file name, long values cut."""
+
+    def shorten(value: Any, nested: bool) -> Any:
+        if isinstance(value, str) and len(value) > EXAMPLE_TEXT_CHARS:
+            return value[:EXAMPLE_TEXT_CHARS] + "..."
+        if isinstance(value, list):
+            limit = EXAMPLE_LIST_ITEMS[nested]
+            kept = [shorten(item, True) for item in value[:limit]]
+            return kept + ([f"... {len(value) - limit} more"] if len(value) > limit else [])
+        if isinstance(value, dict):
+            return {key: shorten(item, True) for key, item in value.items()}
+        return value
+
+    shown = {key: shorten(value, False) for key, value in row.items() if key != "image"}
+    if "image" in row:
+        shown["image"] = f"<image {row['image']['path']}>"
+    return shown
+
+
+def examples(manifest: dict[str, Any]) -> str:
+    parts = []
+    for config, entry in sorted(manifest["configs"].items()):
+        if "example" in entry:
+            text = json.dumps(entry["example"], indent=2, ensure_ascii=False)
+            parts.append(f"### `{config}`\n\n```json\n{text}\n```")
+    return "\n\n".join(parts)
+
+
+def licensing(manifest: dict[str, Any]) -> str:
+    lines = []
+    for source in sources_in(manifest).values():
+        configs = ", ".join(f"`{config}`" for config in source["configs"] if config in manifest["configs"])
+        lines.append(f"- {source['title']} ({configs}): {source['license_text']}.")
+    text = "\n".join(lines)
+    if needs_gating(manifest):
+        text += (
+            "\n\nThis repository is gated: the Hub grants access after you accept the CogBench data use agreement.\n\n"
+            + _template_text("cogbench_agreement.md").strip()
+        )
+    return text
+
+
+def changelog(manifest: dict[str, Any]) -> str:
+    entries = manifest.get("changelog") or [{"version": manifest["dataset_version"], "changes": ["first release"]}]
+    parts = []
+    for entry in entries:
+        bump = f" ({entry['bump'].upper()} over {entry['previous_version']})" if entry.get("previous_version") else ""
+        parts.append(f"### v{entry['version']}{bump}\n\n" + "\n".join(f"- {change}" for change in entry["changes"]))
+    return "\n\n".join(parts)
 
 
 def render_card(manifest: dict[str, Any]) -> str:
     header = yaml.safe_dump(front_matter(manifest), sort_keys=False, allow_unicode=True, width=1000)
-    rows = "\n".join(f"| `{config}` | {entry['rows']} |" for config, entry in sorted(manifest["configs"].items()))
-    return (
-        f"---\n{header}---\n\n"
-        f"# CogBench and CODIS (version {manifest['dataset_version']})\n\n"
-        f"Built by cogbench {manifest['builder_version']}.\n\n"
-        f"| config | rows |\n|---|---|\n{rows}\n"
+    repo_id = manifest.get("repo_id") or PLACEHOLDER_REPO_ID
+    gating_note = (
+        "\nThe repository is gated: accept the CogBench data use agreement on its Hub page, then log in "
+        "(`hf auth login`) before loading.\n"
+        if needs_gating(manifest)
+        else ""
     )
+    body = Template(_template_text("card.md")).substitute(
+        pretty_name=card_metadata()["pretty_name"],
+        version=manifest["dataset_version"],
+        builder_version=manifest["builder_version"],
+        repo_id=repo_id,
+        config_table=config_table(manifest),
+        category_table=category_table(),
+        field_tables=field_tables(manifest),
+        statistics=statistics(manifest),
+        examples=examples(manifest),
+        gating_note=gating_note,
+        licensing=licensing(manifest),
+        changelog=changelog(manifest),
+    )
+    return f"---\n{header}---\n\n{body}"

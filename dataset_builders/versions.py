@@ -1,0 +1,212 @@
+"""Dataset versions: what changed between two builds, and which version bump it needs.
+
+Semantic versioning of the dataset (not of the package):
+
+- MAJOR: records removed, records changed (their meaning may have changed, so
+  scores are not comparable), a config removed, or a config's schema changed;
+- MINOR: records or configs added;
+- PATCH: only the card or metadata changed.
+
+Records are matched by their stable id (``ID_COLUMN`` in features.py); images
+are compared by the sha256 of their bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cogbench.dataset_builders.build import SEMVER, load_manifest
+from cogbench.errors import UsageError
+
+BUMPS = ("patch", "minor", "major")
+# How many ids a one-line summary names before it says "and N more".
+SHOWN_IDS = 5
+
+
+@dataclass
+class ConfigDiff:
+    """How one config differs between two builds."""
+
+    config: str
+    old_rows: int | None  # None: the config is new
+    new_rows: int | None  # None: the config was removed
+    added: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    changed: dict[str, list[str]] = field(default_factory=dict)  # id -> changed columns
+    schema_changed: bool = False
+    category_counts: dict[str, tuple[int, int]] = field(default_factory=dict)  # only those that changed
+
+    @property
+    def bump(self) -> str | None:
+        if self.new_rows is None or self.removed or self.changed or self.schema_changed:
+            return "major"
+        if self.old_rows is None or self.added:
+            return "minor"
+        return None
+
+    def summary(self) -> list[str]:
+        """One line per kind of change, for the terminal and the changelog."""
+        if self.old_rows is None:
+            return [f"{self.config}: new config ({self.new_rows} rows)"]
+        if self.new_rows is None:
+            return [f"{self.config}: config removed (had {self.old_rows} rows)"]
+        lines = []
+        if self.schema_changed:
+            lines.append(f"{self.config}: schema changed (columns or their types)")
+        if self.added:
+            lines.append(f"{self.config}: {len(self.added)} record(s) added: {_some(self.added)}")
+        if self.removed:
+            lines.append(f"{self.config}: {len(self.removed)} record(s) removed: {_some(self.removed)}")
+        if self.changed:
+            shown = [f"{record_id} ({', '.join(columns)})" for record_id, columns in self.changed.items()]
+            lines.append(f"{self.config}: {len(self.changed)} record(s) changed: {_some(shown)}")
+        if self.category_counts:
+            counts = ", ".join(f"{name} {old} -> {new}" for name, (old, new) in self.category_counts.items())
+            lines.append(f"{self.config}: counts per category: {counts}")
+        return lines
+
+
+@dataclass
+class ReleaseDiff:
+    old_version: str
+    new_version: str
+    configs: list[ConfigDiff]
+
+    @property
+    def bump(self) -> str:
+        """The smallest bump these changes allow; PATCH when no record changed."""
+        levels = [diff.bump for diff in self.configs if diff.bump]
+        return max(levels, key=BUMPS.index) if levels else "patch"
+
+    @property
+    def proposed_version(self) -> str:
+        return bump_version(self.old_version, self.bump)
+
+    def summary(self) -> list[str]:
+        lines = [line for diff in self.configs for line in diff.summary()]
+        return lines or ["no record changed (card or metadata only)"]
+
+
+def _some(ids: list[str]) -> str:
+    more = f" and {len(ids) - SHOWN_IDS} more" if len(ids) > SHOWN_IDS else ""
+    return ", ".join(ids[:SHOWN_IDS]) + more
+
+
+def parse_version(version: str) -> tuple[int, int, int]:
+    match = SEMVER.match(version)
+    if not match:
+        raise UsageError(f"version {version!r} is not MAJOR.MINOR.PATCH (for example 1.0.0)")
+    return tuple(int(part) for part in match.groups())
+
+
+def bump_version(version: str, bump: str) -> str:
+    major, minor, patch = parse_version(version)
+    if bump == "major":
+        return f"{major + 1}.0.0"
+    if bump == "minor":
+        return f"{major}.{minor + 1}.0"
+    return f"{major}.{minor}.{patch + 1}"
+
+
+def check_version(diff: ReleaseDiff, version: str) -> None:
+    """Refuse a version that is not above the old one or too small for the change."""
+    if parse_version(version) < parse_version(diff.proposed_version):
+        reasons = "; ".join(line for d in diff.configs if d.bump == diff.bump for line in d.summary()) or diff.summary()[0]
+        raise UsageError(
+            f"version {version} is too small: the changes since {diff.old_version} need a {diff.bump.upper()} bump "
+            f"({reasons}); rebuild with --version {diff.proposed_version} (or higher)"
+        )
+
+
+def read_config_rows(folder: Path, manifest: dict[str, Any], config: str) -> tuple[dict[str, dict[str, Any]], Any]:
+    """Rows of one config keyed by id, images replaced by their sha256; and the config's features."""
+    import datasets
+    import pyarrow.parquet as pq
+
+    entry = manifest["configs"][config]
+    id_column = entry["id_column"]
+    rows, features = {}, None
+    for shard in sorted(entry["shards"]):
+        table = pq.read_table(folder / shard)
+        features = datasets.Features.from_arrow_schema(table.schema)
+        for row in table.to_pylist():
+            if isinstance(row.get("image"), dict):
+                row["image"] = hashlib.sha256(row["image"]["bytes"] or b"").hexdigest()
+            rows[row[id_column]] = row
+    return rows, features
+
+
+def _category_counts(entry: dict[str, Any]) -> dict[str, int]:
+    counts = entry["counts"]
+    return counts.get("per_category") or counts.get("cors_per_category") or {}
+
+
+def diff_config(config: str, old: Path, old_manifest: dict, new: Path, new_manifest: dict) -> ConfigDiff:
+    old_entry = old_manifest["configs"].get(config)
+    new_entry = new_manifest["configs"].get(config)
+    diff = ConfigDiff(config, old_entry and old_entry["rows"], new_entry and new_entry["rows"])
+    if old_entry is None or new_entry is None:
+        return diff
+    old_rows, old_features = read_config_rows(old, old_manifest, config)
+    new_rows, new_features = read_config_rows(new, new_manifest, config)
+    diff.schema_changed = old_features != new_features
+    diff.added = sorted(new_rows.keys() - old_rows.keys())
+    diff.removed = sorted(old_rows.keys() - new_rows.keys())
+    for record_id in sorted(old_rows.keys() & new_rows.keys()):
+        before, after = old_rows[record_id], new_rows[record_id]
+        columns = [name for name in after if before.get(name) != after[name]]
+        columns += [name for name in before if name not in after]
+        if columns:
+            diff.changed[record_id] = columns
+    old_counts, new_counts = _category_counts(old_entry), _category_counts(new_entry)
+    for name in dict.fromkeys([*old_counts, *new_counts]):
+        if old_counts.get(name, 0) != new_counts.get(name, 0):
+            diff.category_counts[name] = (old_counts.get(name, 0), new_counts.get(name, 0))
+    return diff
+
+
+def diff_builds(old: str | Path, new: str | Path, new_manifest: dict[str, Any] | None = None) -> ReleaseDiff:
+    """Compare two built folders config by config (``new_manifest`` for a build in progress)."""
+    old, new = Path(old), Path(new)
+    old_manifest = load_manifest(old)
+    new_manifest = new_manifest or load_manifest(new)
+    configs = sorted(set(old_manifest["configs"]) | set(new_manifest["configs"]))
+    return ReleaseDiff(
+        old_version=old_manifest["dataset_version"],
+        new_version=new_manifest["dataset_version"],
+        configs=[diff_config(config, old, old_manifest, new, new_manifest) for config in configs],
+    )
+
+
+def format_diff(diff: ReleaseDiff, old: Path, new: Path) -> str:
+    lines = [f"{old} (v{diff.old_version}) -> {new} (v{diff.new_version})"]
+    for config_diff in diff.configs:
+        if config_diff.summary():
+            lines += [f"  {line}" for line in config_diff.summary()]
+        else:
+            lines.append(f"  {config_diff.config}: unchanged ({config_diff.new_rows} rows)")
+    if not any(d.summary() for d in diff.configs) and diff.old_version == diff.new_version:
+        lines.append("no record changed and the versions are equal: these are the same release")
+        return "\n".join(lines)
+    lines.append(f"required bump: {diff.bump.upper()} -> proposed version {diff.proposed_version}")
+    if parse_version(diff.new_version) < parse_version(diff.proposed_version):
+        lines.append(f"warning: {new} is labelled v{diff.new_version}, too small; rebuild it with --version {diff.proposed_version}")
+    return "\n".join(lines)
+
+
+def changelog_entries(manifest: dict[str, Any], previous: str | Path | None, staging: Path) -> list[dict[str, Any]]:
+    """The changelog of the build in ``staging``: a new entry on top of the previous build's."""
+    if previous is None:
+        return [{"version": manifest["dataset_version"], "changes": ["first release"]}]
+    diff = diff_builds(previous, staging, new_manifest=manifest)
+    check_version(diff, manifest["dataset_version"])
+    entry = {
+        "version": manifest["dataset_version"],
+        "previous_version": diff.old_version,
+        "bump": diff.bump,
+        "changes": diff.summary(),
+    }
+    return [entry, *load_manifest(previous).get("changelog", [])]
