@@ -201,9 +201,8 @@ def answer_queries(
     with torch.inference_mode():
         for index, inputs in loader:
             started = time.perf_counter()
-            inputs = inputs.to(loaded.device, non_blocking=True)
-            if "pixel_values" in inputs:
-                inputs["pixel_values"] = inputs["pixel_values"].to(loaded.dtype)
+            # Floating-point inputs (pixel values) take the model's dtype; ids and masks keep theirs.
+            inputs = inputs.to(loaded.device, dtype=loaded.dtype, non_blocking=True)
             output_ids = loaded.model.generate(**inputs, generation_config=config)
             new_tokens = output_ids[:, inputs["input_ids"].shape[1] :].cpu()
             texts = tokenizer.batch_decode(new_tokens, skip_special_tokens=True)
