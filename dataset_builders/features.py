@@ -95,5 +95,3 @@ CODIS_FEATURES = datasets.Features(
 FEATURES = {"description": DESCRIPTION_FEATURES, "vqa": VQA_FEATURES, "codis": CODIS_FEATURES}
 # The column that identifies a row of each config; rows are sorted by it.
 ID_COLUMN = {"description": "image_id", "vqa": "question_id", "codis": "id"}
-# The column whose per-value counts the manifest and the validators report.
-CATEGORY_COLUMN = {"vqa": "category", "codis": "category"}

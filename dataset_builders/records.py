@@ -116,6 +116,46 @@ def question_id(image_id: str, question: str) -> str:
     return f"{image_id}-{digest}"
 
 
+def description_record(image_id: str, raw: dict, image_path: Path | None, cors: dict[str, list[ChainOfReasoning]]) -> DescriptionRecord:
+    """The typed record of one schema-valid entry of the raw description file."""
+    return DescriptionRecord(
+        image_id=image_id,
+        image_file=raw["Image Name"],
+        image_path=image_path,
+        entities=tuple(raw["Entities"]),
+        cors=cors,
+        description="\n".join(raw["Description"]),
+    )
+
+
+def vqa_record(raw: dict, image_path: Path | None) -> VqaRecord:
+    """The typed record of one schema-valid item of the raw VQA file."""
+    return VqaRecord(
+        question_id=question_id(raw["img_id"], raw["question"]),
+        image_id=raw["img_id"],
+        image_path=image_path,
+        question=raw["question"],
+        choices=tuple(raw[column] for column in CHOICE_COLUMNS),
+        answer=raw["answer"],
+        category=RAW_VQA_CATEGORY[raw["category"]],
+    )
+
+
+def codis_record(raw: dict, image_path: Path | None) -> CodisRecord:
+    """The typed record of one schema-valid item of CODIS data.json."""
+    return CodisRecord(
+        id=raw["id"],
+        image_id=raw["image_id"],
+        image_path=image_path,
+        question=raw["question"],
+        context_1=raw["context"]["context_1"],
+        context_2=raw["context"]["context_2"],
+        answer_1=raw["answer"]["answer_1"],
+        answer_2=raw["answer"]["answer_2"],
+        category=raw["category"],
+    )
+
+
 def _image_problem(shown_as: str, record: str, field: str, images_dir: Path, image_name: str, stem_only: bool):
     """Resolve an image; return (path, None) or (None, problem message)."""
     try:
@@ -146,16 +186,7 @@ def read_description(folder: Path, root: Path) -> list[DescriptionRecord]:
                 problems.append(f"{locate(shown_as, image_id, raw_key)}: {error}")
         if problem or len(cors) != len(COGBENCH_CATEGORIES):
             continue
-        records.append(
-            DescriptionRecord(
-                image_id=image_id,
-                image_file=raw["Image Name"],
-                image_path=image_path,
-                entities=tuple(raw["Entities"]),
-                cors=cors,
-                description="\n".join(raw["Description"]),
-            )
-        )
+        records.append(description_record(image_id, raw, image_path, cors))
     if problems:
         raise RawDataError(problems)
     return sorted(records, key=lambda record: record.image_id)
@@ -190,17 +221,7 @@ def read_vqa(folder: Path, root: Path, descriptions: list[DescriptionRecord] | N
             )
             continue
         first_position[record_id] = position
-        records.append(
-            VqaRecord(
-                question_id=record_id,
-                image_id=raw["img_id"],
-                image_path=image_path,
-                question=raw["question"],
-                choices=tuple(raw[column] for column in CHOICE_COLUMNS),
-                answer=raw["answer"],
-                category=RAW_VQA_CATEGORY[raw["category"]],
-            )
-        )
+        records.append(vqa_record(raw, image_path))
     if problems:
         raise RawDataError(problems)
     return sorted(records, key=lambda record: record.question_id)
@@ -224,19 +245,7 @@ def read_codis(folder: Path, root: Path) -> list[CodisRecord]:
             problems.append(f"{locate(shown_as, label, 'id')}: id already used by item {seen[raw['id']]}")
             continue
         seen[raw["id"]] = position
-        records.append(
-            CodisRecord(
-                id=raw["id"],
-                image_id=raw["image_id"],
-                image_path=image_path,
-                question=raw["question"],
-                context_1=raw["context"]["context_1"],
-                context_2=raw["context"]["context_2"],
-                answer_1=raw["answer"]["answer_1"],
-                answer_2=raw["answer"]["answer_2"],
-                category=raw["category"],
-            )
-        )
+        records.append(codis_record(raw, image_path))
     if problems:
         raise RawDataError(problems)
     return sorted(records, key=lambda record: record.id)

@@ -8,7 +8,6 @@ import shutil
 import socket
 import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import pytest
 

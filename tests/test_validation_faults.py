@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from PIL import Image
-from validation_helpers import copy_codis, copy_samples, edit_json, read_json, replace_file, write_json
+from validation_helpers import copy_codis, copy_samples, edit_json, read_json, replace_file
 
 from cogbench.dataset_builders.records import question_id
 from cogbench.validation import validate

@@ -20,7 +20,6 @@ from cogbench.dataset_builders.features import (
     CONFIGS,
     ID_COLUMN,
     RAW_DESCRIPTION_KEY,
-    RAW_VQA_CATEGORY,
 )
 from cogbench.dataset_builders.raw import (
     CODIS_FILE,
@@ -33,7 +32,15 @@ from cogbench.dataset_builders.raw import (
     relative_name,
     resolve_image,
 )
-from cogbench.dataset_builders.records import CodisRecord, DescriptionRecord, VqaRecord, question_id
+from cogbench.dataset_builders.records import (
+    CodisRecord,
+    DescriptionRecord,
+    VqaRecord,
+    codis_record,
+    description_record,
+    question_id,
+    vqa_record,
+)
 from cogbench.errors import RawDataError
 from cogbench.schemas import BUILT_SCHEMAS, RAW_SCHEMAS, iter_violations
 from cogbench.validation.findings import Finding, finding
@@ -146,7 +153,7 @@ def _read_raw_description(folder: Path, root: Path, contents: Contents, seen_ima
             name: _parse_raw_category(raw[RAW_DESCRIPTION_KEY[name]], shown, image_id, RAW_DESCRIPTION_KEY[name], contents)
             for name in COGBENCH_CATEGORIES
         }
-        records.append(DescriptionRecord(image_id, raw["Image Name"], image_path, tuple(raw["Entities"]), cors, "\n".join(raw["Description"])))
+        records.append(description_record(image_id, raw, image_path, cors))
     return records
 
 
@@ -184,8 +191,7 @@ def _read_raw_vqa(folder: Path, root: Path, contents: Contents, descriptions: li
         else:
             image_path = _resolve(contents, shown, record_id, "img_id", folder / IMAGES_DIR, raw["img_id"], True)
             _add_image(contents, seen_images, shown, record_id, "img_id", image_path)
-        choices = tuple(raw[column] for column in CHOICE_COLUMNS)
-        records.append(VqaRecord(record_id, raw["img_id"], image_path, raw["question"], choices, raw["answer"], RAW_VQA_CATEGORY[raw["category"]]))
+        records.append(vqa_record(raw, image_path))
     contents.records["vqa"] = records
 
 
@@ -195,11 +201,7 @@ def _read_raw_codis(folder: Path, root: Path, contents: Contents, seen_images: s
     for raw in items:
         image_path = _resolve(contents, shown, raw["id"], "image_id", folder / IMAGES_DIR, raw["image_id"], False)
         _add_image(contents, seen_images, shown, raw["id"], "image_id", image_path)
-        context, answer = raw["context"], raw["answer"]
-        records.append(
-            CodisRecord(raw["id"], raw["image_id"], image_path, raw["question"], context["context_1"], context["context_2"],
-                        answer["answer_1"], answer["answer_2"], raw["category"])
-        )
+        records.append(codis_record(raw, image_path))
     contents.records["codis"] = records
 
 
