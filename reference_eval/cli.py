@@ -15,6 +15,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_eval_parser(subparsers)
 
 
+def _add_task_and_dataset(parser: argparse.ArgumentParser) -> None:
+    """The arguments that pick what is evaluated; `score` and `eval` share them."""
+    parser.add_argument("--task", required=True, choices=CONFIGS)
+    parser.add_argument("--dataset", required=True, help="built dataset folder or Hugging Face repo id")
+    parser.add_argument("--revision", help="Hub revision (tag, branch or commit) of --dataset")
+
+
 def add_score_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "score",
@@ -25,15 +32,13 @@ def add_score_parser(subparsers: argparse._SubParsersAction) -> None:
             "and report.md to --out."
         ),
     )
-    parser.add_argument("--task", required=True, choices=CONFIGS)
+    _add_task_and_dataset(parser)
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--predictions", help="predictions file (project JSONL or an official format)")
     source.add_argument(
         "--oracle", action="store_true",
         help="score the annotated reference descriptions as predictions (description task; the papers' Oracle rows)",
     )
-    parser.add_argument("--dataset", required=True, help="built dataset folder or Hugging Face repo id")
-    parser.add_argument("--revision", help="Hub revision (tag, branch or commit) of --dataset")
     parser.add_argument(
         "--judge", default=None,
         help="rule (offline CODIS judge), none (skip judge-based metrics) or openai:MODEL "
@@ -77,13 +82,11 @@ def add_eval_parser(subparsers: argparse._SubParsersAction) -> None:
             "official-format export, then score with `cogbench score`'s code."
         ),
     )
-    parser.add_argument("--task", required=True, choices=CONFIGS)
+    _add_task_and_dataset(parser)
     parser.add_argument(
         "--model", required=True,
         help="hf:MODEL_ID_OR_PATH (transformers, local GPU/CPU) or openai:MODEL (OpenAI-compatible API, see --base-url)",
     )
-    parser.add_argument("--dataset", required=True, help="built dataset folder or Hugging Face repo id")
-    parser.add_argument("--revision", help="Hub revision (tag, branch or commit) of --dataset")
     parser.add_argument(
         "--mode", choices=("spontaneous", "directed"), default="spontaneous",
         help="description prompt: Spontaneous Description or Directed Reasoning (CogBench Section 3.2.1)",
