@@ -3,11 +3,13 @@
 The code lives in the top-level folders fixed by the design card and is
 installed as subpackages of this package:
 
+- ``cogbench.schemas``: the data model (JSON Schemas, Features, records, CoR grammar)
 - ``cogbench.dataset_builders``: raw annotations -> Hugging Face dataset folders
-- ``cogbench.schemas``: JSON Schemas of raw and built records
 - ``cogbench.validation``: integrity checks and the release gate
+- ``cogbench.cards``: the release side (card, versions, publish)
 - ``cogbench.reference_eval``: running models and scoring them
-- ``cogbench.cards``: dataset card templates
+
+ARCHITECTURE.md at the repository root says which way imports flow.
 """
 
 from importlib.metadata import PackageNotFoundError, version

@@ -17,7 +17,7 @@ from cogbench.errors import CogbenchError
 
 COMMAND_MODULES = (
     "cogbench.dataset_builders.cli",
-    "cogbench.dataset_builders.release_cli",
+    "cogbench.cards.cli",
     "cogbench.validation.cli",
     "cogbench.reference_eval.cli",
 )

@@ -1,8 +1,9 @@
-"""Build a Hub-ready dataset folder from the raw annotations, deterministically.
+"""Write typed records as a dataset folder: Parquet shards and the manifest, deterministically.
 
-raw files -> schema check -> typed records -> Parquet shards -> manifest -> card
+raw files -> schema check -> typed records -> Parquet shards -> manifest
 
-The output folder is exactly what is uploaded to the Hub::
+``cards.release.build_release`` puts this between the validation gates and
+adds the card; the finished folder is exactly what is uploaded to the Hub::
 
     OUT/README.md                               card with the `configs` YAML
     OUT/manifest.json                           versions, hashes, counts
@@ -19,13 +20,14 @@ import os
 import re
 import shutil
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from cogbench import __version__
-from cogbench.dataset_builders.card import example_row
-from cogbench.dataset_builders.features import (
+from cogbench.dataset_builders.raw import RawSources, relative_name, sha256_file
+from cogbench.dataset_builders.read import read_codis, read_description, read_vqa
+from cogbench.errors import CogbenchError, UsageError
+from cogbench.schemas.features import (
     ANSWER_LETTERS,
     CODIS_CATEGORIES,
     COGBENCH_CATEGORIES,
@@ -33,9 +35,6 @@ from cogbench.dataset_builders.features import (
     ID_COLUMN,
     SPLIT,
 )
-from cogbench.dataset_builders.raw import RawSources, find_sources, relative_name, sha256_file
-from cogbench.dataset_builders.records import read_codis, read_description, read_vqa
-from cogbench.errors import CogbenchError, UsageError
 
 MANIFEST_FORMAT = 1
 MANIFEST_FILE = "manifest.json"
@@ -46,12 +45,10 @@ DEFAULT_MAX_SHARD_BYTES = 500 * 1024 * 1024
 # Rows per Parquet row group: the value `datasets` uses for image datasets.
 ROW_GROUP_SIZE = 100
 SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
-
-
-@dataclass(frozen=True)
-class BuildResult:
-    out: Path
-    manifest: dict[str, Any]
+# Strings and lists in the manifest's example rows (shown in the card) are cut to
+# keep them readable: top-level lists keep 3 items, nested ones (chains of reasoning) 1.
+EXAMPLE_TEXT_CHARS = 160
+EXAMPLE_LIST_ITEMS = (3, 1)
 
 
 def read_records(sources: RawSources) -> dict[str, list]:
@@ -154,6 +151,26 @@ def write_config(config: str, records: list, staging: Path, max_shard_bytes: int
     return {"shards": entries, "num_bytes": num_bytes}
 
 
+def example_row(row: dict[str, Any]) -> dict[str, Any]:
+    """A row as shown in the card: the image replaced by its file name, long values cut."""
+
+    def shorten(value: Any, nested: bool) -> Any:
+        if isinstance(value, str) and len(value) > EXAMPLE_TEXT_CHARS:
+            return value[:EXAMPLE_TEXT_CHARS] + "..."
+        if isinstance(value, list):
+            limit = EXAMPLE_LIST_ITEMS[nested]
+            kept = [shorten(item, True) for item in value[:limit]]
+            return kept + ([f"... {len(value) - limit} more"] if len(value) > limit else [])
+        if isinstance(value, dict):
+            return {key: shorten(item, True) for key, item in value.items()}
+        return value
+
+    shown = {key: shorten(value, False) for key, value in row.items() if key != "image"}
+    if "image" in row:
+        shown["image"] = f"<image {row['image']['path']}>"
+    return shown
+
+
 def make_manifest(version: str, sources: RawSources, records: dict[str, list], written: dict[str, dict]) -> dict[str, Any]:
     raw_files = {relative_name(path, sources.root): sha256_file(path) for path in input_files(sources, records)}
     configs = {}
@@ -186,13 +203,27 @@ def write_json(path: Path, data: Any) -> None:
     path.write_text(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
 
 
-def _check_replaceable(out: Path) -> None:
+def check_replaceable(out: Path) -> None:
     """Only a previous build (or an empty folder) may be replaced."""
     if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / MANIFEST_FILE).is_file())):
         raise UsageError(f"{out} exists and is not a cogbench build (no {MANIFEST_FILE}); refusing to overwrite it")
 
 
-def _move_into_place(staging: Path, out: Path) -> None:
+def check_version(version: str) -> None:
+    if not SEMVER.match(version):
+        raise UsageError(f"version {version!r} is not MAJOR.MINOR.PATCH (for example 1.0.0)")
+
+
+def new_staging(out: Path) -> Path:
+    """An empty folder beside ``out`` to build into, so that the move into place is a rename."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = out.parent / f".{out.name}.tmp-{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir()
+    return staging
+
+
+def move_into_place(staging: Path, out: Path) -> None:
     old = out.parent / f".{out.name}.old-{os.getpid()}"
     if out.exists():
         out.rename(old)
@@ -200,53 +231,14 @@ def _move_into_place(staging: Path, out: Path) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
-def build_release(
-    raw_dir: str | os.PathLike,
-    out: str | os.PathLike,
-    version: str = DEFAULT_VERSION,
-    max_shard_bytes: int = DEFAULT_MAX_SHARD_BYTES,
-    render_card: Callable[[dict[str, Any]], str] | None = None,
-    previous: str | os.PathLike | None = None,
-    repo_id: str | None = None,
-) -> BuildResult:
-    """Build every config whose raw files are in ``raw_dir`` into ``out``.
-
-    ``previous`` is the last released build: the changes since it go into the
-    changelog, and a version too small for them is refused (see versions.py).
-    ``repo_id`` is the Hub repo the card tells users to load from.
-    """
-    if not SEMVER.match(version):
-        raise UsageError(f"version {version!r} is not MAJOR.MINOR.PATCH (for example 1.0.0)")
-    out = Path(out)
-    _check_replaceable(out)
-    sources = find_sources(raw_dir)
-    records = read_records(sources)
-    from cogbench.validation import require_valid, validate, validate_sources
-
-    # The release gate (issue 3): the same validators on the input and on the
-    # staged output, before anything is moved into place.
-    require_valid(validate_sources(sources, expected=None), "the raw data")
-    if render_card is None:
-        from cogbench.dataset_builders.card import render_card
-    from cogbench.dataset_builders.versions import changelog_entries
-
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = out.parent / f".{out.name}.tmp-{os.getpid()}"
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir()
-    try:
-        written = {config: write_config(config, records[config], staging, max_shard_bytes) for config in sorted(records)}
-        manifest = make_manifest(version, sources, records, written)
-        manifest["repo_id"] = repo_id
-        manifest["changelog"] = changelog_entries(manifest, previous, staging)
-        write_json(staging / MANIFEST_FILE, manifest)
-        (staging / CARD_FILE).write_text(render_card(manifest), encoding="utf-8")
-        require_valid(validate(staging, expected=None), f"the built release {out}")
-        _move_into_place(staging, out)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    return BuildResult(out=out, manifest=manifest)
+def write_dataset(
+    staging: Path, version: str, sources: RawSources, records: dict[str, list], max_shard_bytes: int, repo_id: str | None
+) -> dict[str, Any]:
+    """Write every config's shards into ``staging``; return the manifest (not yet written)."""
+    written = {config: write_config(config, records[config], staging, max_shard_bytes) for config in sorted(records)}
+    manifest = make_manifest(version, sources, records, written)
+    manifest["repo_id"] = repo_id
+    return manifest
 
 
 def load_manifest(folder: str | os.PathLike) -> dict[str, Any]:

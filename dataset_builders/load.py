@@ -6,8 +6,8 @@ import hashlib
 import json
 from pathlib import Path
 
-from cogbench.dataset_builders.features import CONFIGS, SPLIT
 from cogbench.errors import UsageError
+from cogbench.schemas.features import CONFIGS, SPLIT
 
 
 def load_config(dataset: str, config: str, revision: str | None = None, streaming: bool = False):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 
-from cogbench.dataset_builders.features import CONFIGS
+from cogbench.schemas.features import CONFIGS
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

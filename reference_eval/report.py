@@ -10,7 +10,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from cogbench.dataset_builders.features import CATEGORY_LABEL, CODIS_CATEGORIES, COGBENCH_CATEGORIES
+from cogbench.schemas.features import CATEGORY_LABEL, CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
 # Column headings of CODIS Table 3.
 CODIS_SHORT = {

@@ -32,8 +32,10 @@ from typing import Any
 
 from cogbench.dataset_builders.load import dataset_revision, load_config
 from cogbench.errors import CogbenchError, UsageError, locate
-from cogbench.reference_eval.official_formats import write_official
-from cogbench.reference_eval.predictions import Prediction, PredictionWriter, read_predictions
+from cogbench.reference_eval.backends import openai_chat as openai_backend
+from cogbench.reference_eval.backends.openai_api import ChatSettings
+from cogbench.reference_eval.formats.official import write_official
+from cogbench.reference_eval.formats.predictions import Prediction, PredictionWriter, read_predictions
 from cogbench.reference_eval.tasks import DESCRIPTION_MODES, Answer, Query, build_queries, undecoded_images
 
 BACKENDS = ("hf", "openai")
@@ -192,7 +194,9 @@ def _answers(settings: EvalSettings, backend: str, name: str, queries: list[Quer
     are queries left, so a finished or mismatched run fails or ends at once.
     """
     if backend == "hf":
-        from cogbench.reference_eval import hf_backend
+        # The hf backend imports torch and transformers: loaded only when used, so
+        # runs with other backends (and `cogbench score`) never import them.
+        from cogbench.reference_eval.backends import hf as hf_backend
 
         hf = hf_backend.HFSettings(
             model=name, batch_size=settings.batch_size, max_new_tokens=settings.max_new_tokens,
@@ -205,9 +209,6 @@ def _answers(settings: EvalSettings, backend: str, name: str, queries: list[Quer
                 yield from hf_backend.answer_queries(hf_backend.load_model(hf), hf, queries, images)
 
         return hf_backend.recorded_settings(hf), generate
-    from cogbench.reference_eval import openai_backend
-    from cogbench.reference_eval.openai_api import ChatSettings
-
     api = ChatSettings(
         model=name, base_url=settings.base_url, temperature=0.0, max_tokens=settings.max_new_tokens,
         concurrency=settings.concurrency, max_attempts=settings.max_attempts, timeout_seconds=settings.timeout_seconds,

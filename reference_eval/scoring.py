@@ -1,9 +1,8 @@
 """``cogbench score``: predictions + dataset -> scores.json, details.jsonl, report.md.
 
-This module wires things together; the metrics live in their own modules
-(``recognition``, ``cognition``, ``vqa``, ``codis``), the judge in ``judge``,
-the file formats in ``official_formats`` and ``predictions``, and the report
-layout in ``report``.
+This module wires things together: the metrics live in ``metrics/`` (one module
+per paper metric), the judges in ``judges/``, the file formats in ``formats/``
+and the report layout in ``report``.
 """
 
 from __future__ import annotations
@@ -15,14 +14,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cogbench.dataset_builders.features import CODIS_CATEGORIES, COGBENCH_CATEGORIES, ID_COLUMN
 from cogbench.dataset_builders.load import dataset_revision, load_config
 from cogbench.errors import CogbenchError, UsageError
-from cogbench.reference_eval import codis, cognition, recognition, vqa
-from cogbench.reference_eval.aggregate import by_category, percent
-from cogbench.reference_eval.judge import JudgeSpec, LLMJudge
-from cogbench.reference_eval.official_formats import OfficialIds, read_any_predictions
-from cogbench.reference_eval.openai_api import ChatSettings
+from cogbench.reference_eval.backends.openai_api import ChatSettings
+from cogbench.reference_eval.formats.official import OfficialIds, read_any_predictions
+from cogbench.reference_eval.judges import codis as codis_judge
+from cogbench.reference_eval.judges import cognition as cognition_judge
+from cogbench.reference_eval.judges.llm import JudgeSpec, LLMJudge
+from cogbench.reference_eval.metrics import codis as codis_metrics
+from cogbench.reference_eval.metrics import cognition as cognition_metrics
+from cogbench.reference_eval.metrics import recognition, vqa
+from cogbench.reference_eval.metrics.aggregate import by_category, percent
+from cogbench.reference_eval.report import write_run
+from cogbench.schemas.features import CHOICE_COLUMNS, CODIS_CATEGORIES, COGBENCH_CATEGORIES, ID_COLUMN
 
 SCORES_FORMAT_VERSION = 1
 
@@ -177,16 +181,16 @@ def score_description(rows, outputs, options: ScoreOptions, judge: LLMJudge | No
         "entities_recognized": sum(x.recognized for m in matches for x in m),
     }
     if judge is not None:
-        calls = [c for row, text in zip(rows, descriptions) for c in cognition.judge_calls(row["image_id"], row["cors"], text)]
+        calls = [c for row, text in zip(rows, descriptions) for c in cognition_judge.judge_calls(row["image_id"], row["cors"], text)]
         sizes = {c.prompt: len(c.items) for c in calls}
         replies = judge.ask(
             [c.prompt for c in calls],
-            accept=lambda prompt, reply: cognition.parse_verdicts(reply, sizes[prompt]) is not None,
+            accept=lambda prompt, reply: cognition_judge.parse_verdicts(reply, sizes[prompt]) is not None,
         )
-        verdicts: list[tuple[cognition.CorItem, int | None]] = []
+        verdicts: list[tuple[cognition_metrics.CorItem, int | None]] = []
         per_image: dict[str, list[dict[str, Any]]] = {}
         for call, reply in zip(calls, replies):
-            parsed = cognition.parse_verdicts(reply.text, len(call.items)) if reply.text is not None else None
+            parsed = cognition_judge.parse_verdicts(reply.text, len(call.items)) if reply.text is not None else None
             error = reply.error or (None if parsed is not None else "reply does not give N. [0|1] for every key point")
             for position, item in enumerate(call.items):
                 verdict = parsed[position] if parsed is not None else None
@@ -195,7 +199,7 @@ def score_description(rows, outputs, options: ScoreOptions, judge: LLMJudge | No
                     {"category": item.category, "index": item.index, "figure": call.prompt_figure,
                      "key_point": item.key_point, "verdict": verdict, "judge_error": error}
                 )
-        metrics["cognition"] = cognition.cognition_scores(verdicts)
+        metrics["cognition"] = cognition_metrics.cognition_scores(verdicts)
         for detail in details:
             detail["cognition"] = per_image.get(detail["item_id"], [])
         counts["cors"] = len(verdicts)
@@ -206,8 +210,6 @@ def score_description(rows, outputs, options: ScoreOptions, judge: LLMJudge | No
 
 
 def score_vqa(rows, outputs, options: ScoreOptions, judge: LLMJudge | None) -> TaskResult:
-    from cogbench.dataset_builders.features import CHOICE_COLUMNS
-
     robust_rows, official_rows, details = [], [], []
     for row in rows:
         if row["question_id"] not in outputs:
@@ -235,17 +237,17 @@ def score_vqa(rows, outputs, options: ScoreOptions, judge: LLMJudge | None) -> T
 def score_codis(rows, outputs, options: ScoreOptions, judge: LLMJudge | None) -> TaskResult:
     rows = [row for row in rows if (row["id"], 1) in outputs and (row["id"], 2) in outputs]
     queries = [(row, q) for row in rows for q in (1, 2)]
-    rule = {(row["id"], q): codis.rule_verdict(outputs[(row["id"], q)], row[f"answer_{q}"], row[f"answer_{3 - q}"])
+    rule = {(row["id"], q): codis_judge.rule_verdict(outputs[(row["id"], q)], row[f"answer_{q}"], row[f"answer_{3 - q}"])
             for row, q in queries}
     verdicts: dict[tuple[str, int], bool | None] = dict(rule)
     errors: dict[tuple[str, int], str | None] = {}
     agreement = None
     if judge is not None:
-        prompts = [codis.judge_prompt(row["question"], row[f"answer_{q}"], outputs[(row["id"], q)]) for row, q in queries]
-        replies = judge.ask(prompts, accept=lambda prompt, reply: codis.parse_verdict(reply) is not None)
+        prompts = [codis_judge.judge_prompt(row["question"], row[f"answer_{q}"], outputs[(row["id"], q)]) for row, q in queries]
+        replies = judge.ask(prompts, accept=lambda prompt, reply: codis_judge.parse_verdict(reply) is not None)
         for (row, q), reply in zip(queries, replies):
             key = (row["id"], q)
-            verdicts[key] = codis.parse_verdict(reply.text) if reply.text is not None else None
+            verdicts[key] = codis_judge.parse_verdict(reply.text) if reply.text is not None else None
             errors[key] = reply.error
         both = [key for key in verdicts if verdicts[key] is not None]
         agreement = percent(sum(verdicts[key] == rule[key] for key in both), len(both))
@@ -257,13 +259,13 @@ def score_codis(rows, outputs, options: ScoreOptions, judge: LLMJudge | None) ->
                 query_rows.append((row["category"], float(v)))
         if v1 is not None and v2 is not None:
             pair_rows.append((row["category"], float(v1 and v2)))
-        differ = codis.outputs_differ(outputs[(row["id"], 1)], outputs[(row["id"], 2)])
+        differ = codis_metrics.outputs_differ(outputs[(row["id"], 1)], outputs[(row["id"], 2)])
         aware_rows.append((row["category"], float(differ)))
         details.append({
             "item_id": row["id"], "category": row["category"], "outputs_differ": differ,
             "queries": [
                 {"query": q, "answer": row[f"answer_{q}"], "output": outputs[(row["id"], q)],
-                 "final_answer": codis.final_answer(outputs[(row["id"], q)]), "right": verdicts[(row["id"], q)],
+                 "final_answer": codis_metrics.final_answer(outputs[(row["id"], q)]), "right": verdicts[(row["id"], q)],
                  "rule_right": rule[(row["id"], q)], "judge_error": errors.get((row["id"], q))}
                 for q in (1, 2)
             ],
@@ -284,8 +286,6 @@ SCORERS = {"description": score_description, "vqa": score_vqa, "codis": score_co
 
 def run_scoring(options: ScoreOptions) -> dict[str, Any]:
     """Score one predictions file (or the oracle) and write the run folder; returns scores.json's content."""
-    from cogbench.reference_eval.report import write_run
-
     if not options.oracle and not options.predictions:
         raise UsageError("give --predictions FILE or --oracle")
     spec = _judge_spec(options)

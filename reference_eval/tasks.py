@@ -11,8 +11,8 @@ from __future__ import annotations
 import io
 from dataclasses import dataclass
 
-from cogbench.dataset_builders.features import ID_COLUMN
 from cogbench.reference_eval.prompts import PromptTemplate, template_for
+from cogbench.schemas.features import ID_COLUMN
 
 DESCRIPTION_MODES = ("spontaneous", "directed")
 

@@ -1,4 +1,8 @@
-"""JSON Schemas (draft 2020-12) of the raw files and of the built records.
+"""The data model: JSON Schemas (draft 2020-12) of the raw files and of the built records.
+
+Beside them: ``features`` (the ``datasets`` Features and class orders of each
+config), ``records`` (the typed record of each config, made from one raw item)
+and ``cor`` (the chain-of-reasoning grammar). Everything else builds on these.
 
 Raw schemas describe the files exactly as their authors publish them; built
 schemas describe one row of each config as stored in Parquet (images as

@@ -62,7 +62,7 @@ def synthetic_raw(tmp_path) -> Path:
 @pytest.fixture(scope="session")
 def built_release(raw_dir, tmp_path_factory) -> Path:
     """``raw_dir`` built once per test session; treat it as read-only."""
-    from cogbench.dataset_builders.build import build_release
+    from cogbench.cards.release import build_release
 
     out = tmp_path_factory.mktemp("release") / "cogbench"
     build_release(raw_dir, out)

@@ -10,13 +10,12 @@ from pathlib import Path
 
 import datasets
 import pytest
+from conftest import needs_real_data
 from PIL import Image
 
+from cogbench.cards.release import build_release
 from cogbench.cli import main
-from cogbench.dataset_builders.build import build_release
 from cogbench.errors import RawDataError, UsageError
-
-from conftest import needs_real_data
 
 
 def sha256(path: Path) -> str:

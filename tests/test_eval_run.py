@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from cogbench.cli import main
-from cogbench.reference_eval.official_formats import OfficialIds, read_any_predictions
-from cogbench.reference_eval.predictions import read_predictions
+from cogbench.reference_eval.formats.official import OfficialIds, read_any_predictions
+from cogbench.reference_eval.formats.predictions import read_predictions
 from cogbench.reference_eval.prompts import CODIS_DI_COT, VQA_MULTIPLE_CHOICE
 
 

@@ -7,7 +7,7 @@ import importlib.util
 import pytest
 
 from cogbench.dataset_builders.load import load_config
-from cogbench.reference_eval import hf_backend
+from cogbench.reference_eval.backends import hf as hf_backend
 from cogbench.reference_eval.tasks import build_queries, undecoded_images
 
 needs_torchvision = pytest.mark.skipif(

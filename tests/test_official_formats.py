@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from cogbench.errors import CogbenchError
-from cogbench.reference_eval.official_formats import OfficialIds, detect_format, read_any_predictions
+from cogbench.reference_eval.formats.official import OfficialIds, detect_format, read_any_predictions
 
 CODIS_EXAMPLE = Path("/work/shared/data/codis/output_example.json")
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 
+from conftest import REAL_RAW_DIR, needs_real_data
+
 from cogbench.dataset_builders.load import load_config
-from cogbench.reference_eval.official_formats import OfficialIds, read_any_predictions, write_official
-from cogbench.reference_eval.predictions import Prediction
-from conftest import needs_real_data, REAL_RAW_DIR
+from cogbench.reference_eval.formats.official import OfficialIds, read_any_predictions, write_official
+from cogbench.reference_eval.formats.predictions import Prediction
 
 
 def _rows(built_release, task):

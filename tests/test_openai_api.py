@@ -5,10 +5,10 @@ from __future__ import annotations
 import threading
 
 import pytest
+from openai_server import Reply
 
 from cogbench.errors import UsageError
-from cogbench.reference_eval.openai_api import ChatClient, ChatSettings, image_part, text_message
-from openai_server import Reply
+from cogbench.reference_eval.backends.openai_api import ChatClient, ChatSettings, image_part, text_message
 
 SECRET = "sk-test-secret-value-0123456789"
 

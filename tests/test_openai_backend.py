@@ -6,12 +6,12 @@ import base64
 import io
 import threading
 
+from openai_server import Reply
 from PIL import Image
 
 from cogbench.cli import main
 from cogbench.dataset_builders.load import load_config
-from cogbench.reference_eval.predictions import read_predictions
-from openai_server import Reply
+from cogbench.reference_eval.formats.predictions import read_predictions
 
 SECRET = "sk-test-do-not-leak-1234567890"
 

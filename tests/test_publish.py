@@ -8,16 +8,15 @@ from types import SimpleNamespace
 from unittest import mock
 
 import pytest
-from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
-
-from cogbench.cli import main
-from cogbench.dataset_builders.build import build_release
-from cogbench.dataset_builders.publish import publish
-from cogbench.errors import CogbenchError, UsageError
-
 from conftest import needs_real_data
+from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
 from release_helpers import report
 from synthetic_raw import write_synthetic_raw
+
+from cogbench.cards.publish import publish
+from cogbench.cards.release import build_release
+from cogbench.cli import main
+from cogbench.errors import CogbenchError, UsageError
 
 REPO = "cogbench-org/cogbench"
 SECRET = "hf_THIS_TOKEN_MUST_NEVER_BE_PRINTED"

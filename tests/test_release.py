@@ -7,17 +7,17 @@ import shutil
 from pathlib import Path
 
 import pytest
-from huggingface_hub import DatasetCard
-
-from cogbench.cli import main
-from cogbench.dataset_builders.build import build_release, load_manifest
-from cogbench.dataset_builders.card import card_metadata, render_card
-from cogbench.dataset_builders.features import COGBENCH_CATEGORIES, FEATURES
-from cogbench.dataset_builders.versions import bump_version, diff_builds
-from cogbench.errors import UsageError
-
 from conftest import REPO_ROOT, needs_real_data
+from huggingface_hub import DatasetCard
 from release_helpers import copy_real_raw, edit_json
+
+from cogbench.cards.card import card_metadata, render_card
+from cogbench.cards.release import build_release
+from cogbench.cards.versions import bump_version, diff_builds
+from cogbench.cli import main
+from cogbench.dataset_builders.build import load_manifest
+from cogbench.errors import UsageError
+from cogbench.schemas.features import COGBENCH_CATEGORIES, FEATURES
 
 EXAMPLE_CARD = REPO_ROOT / "cards" / "examples" / "README.md"
 

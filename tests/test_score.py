@@ -7,12 +7,15 @@ import re
 from pathlib import Path
 
 import pytest
+from openai_server import Reply
 
 from cogbench.cli import main
 from cogbench.errors import CogbenchError
-from cogbench.reference_eval import codis, cognition, vqa
+from cogbench.reference_eval.judges import codis as codis_judge
+from cogbench.reference_eval.judges import cognition as cognition_judge
+from cogbench.reference_eval.metrics import codis as codis_metrics
+from cogbench.reference_eval.metrics import vqa
 from cogbench.reference_eval.scoring import ScoreOptions, run_scoring
-from openai_server import Reply
 
 CODIS_EXAMPLE = Path("/work/shared/data/codis/output_example.json")
 SPACY_STAND_IN = Path(__file__).resolve().parents[2] / "shared" / "models" / "en_ud_ewt_pos"
@@ -191,20 +194,20 @@ def test_oracle_description_with_cognition_judge(built_release, tmp_path, openai
 
 
 def test_cognition_prompt_and_parser():
-    prompt = cognition.figure8_prompt("A boy.", ["The boy is happy.", "It is winter."])
+    prompt = cognition_judge.figure8_prompt("A boy.", ["The boy is happy.", "It is winter."])
     assert "<KEY POINT>:\n1. The boy is happy.\n2. It is winter." in prompt
     assert prompt.endswith("Your answers to the 2 <KEY POINT>(s) above: 1. [] 2. []")
-    assert cognition.parse_verdicts("2. [0] 1. [1]", 2) == [1, 0]
-    assert cognition.parse_verdicts("1. [1]", 2) is None
-    assert cognition.parse_verdicts("1. [1] 2. [0] 1. [0]", 2) is None
+    assert cognition_judge.parse_verdicts("2. [0] 1. [1]", 2) == [1, 0]
+    assert cognition_judge.parse_verdicts("1. [1]", 2) is None
+    assert cognition_judge.parse_verdicts("1. [1] 2. [0] 1. [0]", 2) is None
 
 
 def test_codis_rule_judge_and_answer_extraction():
-    assert codis.final_answer("The hand moves up, so...\nAnswer: Putting on my clothes.") == "Putting on my clothes."
-    assert codis.rule_verdict("Reasoning.\nnot appropriate", "Not appropriate.", "Appropriate.")
-    assert codis.rule_verdict("Reasoning.\nAppropriate", "Appropriate.", "Not appropriate.")
-    assert not codis.rule_verdict("It could be either.", "Up.", "Down.")
-    assert codis.parse_verdict(" Right.") is True and codis.parse_verdict("maybe") is None
+    assert codis_metrics.final_answer("The hand moves up, so...\nAnswer: Putting on my clothes.") == "Putting on my clothes."
+    assert codis_judge.rule_verdict("Reasoning.\nnot appropriate", "Not appropriate.", "Appropriate.")
+    assert codis_judge.rule_verdict("Reasoning.\nAppropriate", "Appropriate.", "Not appropriate.")
+    assert not codis_judge.rule_verdict("It could be either.", "Up.", "Down.")
+    assert codis_judge.parse_verdict(" Right.") is True and codis_judge.parse_verdict("maybe") is None
 
 
 @pytest.mark.parametrize("response, official, robust", [

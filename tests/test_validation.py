@@ -10,8 +10,8 @@ import pyarrow.parquet as pq
 import pytest
 from validation_helpers import copy_codis, copy_samples, edit_json
 
+from cogbench.cards.release import build_release
 from cogbench.cli import main
-from cogbench.dataset_builders.build import build_release
 from cogbench.validation import ValidationFailed, validate
 from cogbench.validation.checks import chi_square_sf
 

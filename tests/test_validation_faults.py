@@ -10,7 +10,7 @@ import pytest
 from PIL import Image
 from validation_helpers import copy_codis, copy_samples, edit_json, read_json, replace_file
 
-from cogbench.dataset_builders.records import question_id
+from cogbench.schemas.records import question_id
 from cogbench.validation import validate
 
 CODIS = "codis/data.json"

@@ -13,14 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from cogbench.dataset_builders.cor import NONE_ENTRY, ChainOfReasoning, CorSyntaxError, parse_category, parse_cor
-from cogbench.dataset_builders.features import (
-    CHOICE_COLUMNS,
-    COGBENCH_CATEGORIES,
-    CONFIGS,
-    ID_COLUMN,
-    RAW_DESCRIPTION_KEY,
-)
+from cogbench.dataset_builders.load import load_config
 from cogbench.dataset_builders.raw import (
     CODIS_FILE,
     COGBENCH_FILES,
@@ -32,7 +25,17 @@ from cogbench.dataset_builders.raw import (
     relative_name,
     resolve_image,
 )
-from cogbench.dataset_builders.records import (
+from cogbench.errors import RawDataError
+from cogbench.schemas import BUILT_SCHEMAS, RAW_SCHEMAS, iter_violations
+from cogbench.schemas.cor import NONE_ENTRY, ChainOfReasoning, CorSyntaxError, parse_category, parse_cor
+from cogbench.schemas.features import (
+    CHOICE_COLUMNS,
+    COGBENCH_CATEGORIES,
+    CONFIGS,
+    ID_COLUMN,
+    RAW_DESCRIPTION_KEY,
+)
+from cogbench.schemas.records import (
     CodisRecord,
     DescriptionRecord,
     VqaRecord,
@@ -41,8 +44,6 @@ from cogbench.dataset_builders.records import (
     question_id,
     vqa_record,
 )
-from cogbench.errors import RawDataError
-from cogbench.schemas import BUILT_SCHEMAS, RAW_SCHEMAS, iter_violations
 from cogbench.validation.findings import Finding, finding
 
 
@@ -275,8 +276,6 @@ def _record_from_row(config: str, row: dict, names: dict[str, Any], contents: Co
 def read_built(folder: Path) -> Contents:
     """Every config of a built folder, loaded through ``load_dataset`` as users get it."""
     import datasets
-
-    from cogbench.dataset_builders.load import load_config
 
     contents = Contents(kind="built", path=folder)
     manifest = folder / "manifest.json"

@@ -31,9 +31,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402
 
-from cogbench.dataset_builders.build import build_release  # noqa: E402
+from cogbench.cards.release import build_release  # noqa: E402
 from cogbench.dataset_builders.load import load_config  # noqa: E402
-from cogbench.reference_eval import hf_backend  # noqa: E402
+from cogbench.reference_eval.backends import hf as hf_backend  # noqa: E402
 from cogbench.reference_eval.tasks import build_queries, undecoded_images  # noqa: E402
 
 SHARED = Path(__file__).resolve().parents[3] / "shared"

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from cogbench.dataset_builders.load import load_config
-from cogbench.reference_eval import recognition
+from cogbench.reference_eval.metrics import recognition
 
 SPACY = Path(__file__).resolve().parents[3] / "shared" / "models" / "en_ud_ewt_pos"
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from cogbench.dataset_builders.build import build_release  # noqa: E402
+from cogbench.cards.release import build_release  # noqa: E402
 from cogbench.validation import validate  # noqa: E402
 
 raw = Path(sys.argv[1] if len(sys.argv) > 1 else "../shared/data") / "codis"

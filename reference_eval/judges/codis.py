@@ -1,14 +1,6 @@
-"""CODIS metrics: Acc_p, Acc_q, context awareness, and the two judges.
+"""The two CODIS judges: is one output right for its query's ground truth?
 
-Definitions (CODIS paper): Acc_p and Acc_q, Section 3.3 -- Acc_p is the share
-of pairs whose two queries are both right, Acc_q the share of single queries
-right. Context awareness, Section 4.2 -- the share of pairs whose two outputs
-differ; the paper judges "differ" by hand on the semantic level, this package
-compares the two extracted final answers after normalisation (case, spaces,
-punctuation), which is stricter about wording. Judge agreement, Section 5.3 --
-the share of queries on which two judges give the same verdict.
-
-Judges:
+The metrics they feed (Acc_p, Acc_q) are defined in ``metrics.codis``.
 
 - the paper's GPT-4 judge (Appendix G, Table 12), sent through ``LLMJudge``;
 - ``rule``, offline: extract the final answer of the output and call it right
@@ -20,7 +12,9 @@ Judges:
 
 from __future__ import annotations
 
-import re
+from rapidfuzz import fuzz
+
+from cogbench.reference_eval.metrics.codis import final_answer, normalize_answer
 
 # CODIS paper, Appendix G, Table 12 (verbatim; [..HERE] placeholders filled in
 # by ``judge_prompt``).
@@ -59,26 +53,12 @@ def parse_verdict(reply: str) -> bool | None:
     return {"right": True, "wrong": False}.get(word)
 
 
-def final_answer(output: str) -> str:
-    """The summarised answer: the last non-empty line (the inference prompt, Table 11, asks for
-    reasoning, a newline, then the answer), without an "Answer:" label."""
-    lines = [line.strip() for line in output.strip().splitlines() if line.strip()]
-    last = lines[-1] if lines else ""
-    return re.sub(r"^(?:\**\s*(?:final\s+)?answer\s*\**\s*[:：]\s*\**)", "", last, flags=re.IGNORECASE).strip()
-
-
-def normalize_answer(text: str) -> str:
-    return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
-
-
 def rule_verdict(output: str, own_answer: str, other_answer: str) -> bool:
     """Right when the final answer is nearer to its own ground truth than to the other one.
 
     Nearness is rapidfuzz's token-set ratio, ties broken by the plain ratio, so
     "not appropriate" is told apart from "appropriate".
     """
-    from rapidfuzz import fuzz
-
     answer = normalize_answer(final_answer(output))
 
     def nearness(truth: str) -> tuple[float, float]:
@@ -87,8 +67,3 @@ def rule_verdict(output: str, own_answer: str, other_answer: str) -> bool:
 
     own = nearness(own_answer)
     return own[0] >= RULE_MIN_SIMILARITY and own > nearness(other_answer)
-
-
-def outputs_differ(output_1: str, output_2: str) -> bool:
-    """Context awareness per pair: the two final answers differ after normalisation."""
-    return normalize_answer(final_answer(output_1)) != normalize_answer(final_answer(output_2))

@@ -1,4 +1,4 @@
-"""Cognition Score of the CogBench Description task (LLM judge).
+"""The LLM judge of the Cognition Score (CogBench Description task).
 
 Definition (CogBench final paper, Section 3.2.1 and Appendix D): a judge
 decides for each annotated CoR whether the description states its semantics.
@@ -21,7 +21,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from cogbench.dataset_builders.features import COGBENCH_CATEGORIES
+from cogbench.reference_eval.metrics.cognition import CorItem
+from cogbench.schemas.features import COGBENCH_CATEGORIES
 
 WHOLE_COR_CATEGORY = "event_relationship"
 
@@ -90,17 +91,6 @@ def parse_verdicts(reply: str, count: int) -> list[int] | None:
 
 
 @dataclass(frozen=True)
-class CorItem:
-    """One annotated CoR to judge: where it comes from and the text shown to the judge."""
-
-    image_id: str
-    category: str
-    index: int  # position within its category's list
-    cor_text: str
-    key_point: str  # conclusion, or the whole CoR for Event Relationship
-
-
-@dataclass(frozen=True)
 class JudgeCall:
     image_id: str
     prompt_figure: int
@@ -126,13 +116,3 @@ def judge_calls(image_id: str, cors: dict[str, list[dict[str, Any]]], descriptio
         points = [item.key_point for item in relationships]
         calls.append(JudgeCall(image_id, 9, tuple(relationships), figure9_prompt(description, points)))
     return calls
-
-
-def cognition_scores(verdicts: Sequence[tuple[CorItem, int | None]]) -> dict[str, Any]:
-    """Recall per category and overall (Section 3.2.1), over the CoRs the judge answered, in percent."""
-    per_category: dict[str, float | None] = {}
-    for category in COGBENCH_CATEGORIES:
-        judged = [v for item, v in verdicts if item.category == category and v is not None]
-        per_category[category] = 100.0 * sum(judged) / len(judged) if judged else None
-    judged = [v for _, v in verdicts if v is not None]
-    return {"overall": 100.0 * sum(judged) / len(judged) if judged else None, "per_category": per_category}

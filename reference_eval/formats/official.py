@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from cogbench.dataset_builders.features import CHOICE_COLUMNS
 from cogbench.errors import CogbenchError, locate
-from cogbench.reference_eval.predictions import Prediction, parse_json_object, read_predictions
+from cogbench.reference_eval.formats.predictions import Prediction, parse_json_object, read_predictions
+from cogbench.schemas.features import ANSWER_LETTERS, CHOICE_COLUMNS, COGBENCH_CATEGORIES, RAW_VQA_CATEGORY
 
 FORMATS = ("project", "cogbench-description", "cogbench-vqa", "codis-output")
 TASK_OF_FORMAT = {"cogbench-description": "description", "cogbench-vqa": "vqa", "codis-output": "codis"}
@@ -225,8 +225,6 @@ def write_cogbench_description(path: Path, rows: Iterable[dict[str, Any]], predi
 
 def write_cogbench_vqa(path: Path, rows: Iterable[dict[str, Any]], predictions: Iterable[Prediction]) -> Path:
     """CogBench VQA JSONL: the question's fields as the authors' file spells them, plus ``response``."""
-    from cogbench.dataset_builders.features import ANSWER_LETTERS, COGBENCH_CATEGORIES, RAW_VQA_CATEGORY
-
     raw_category = {short: raw for raw, short in RAW_VQA_CATEGORY.items()}
     found = _by_key(predictions)
     lines = []

@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from cogbench.cards.card import needs_gating
 from cogbench.dataset_builders.build import CARD_FILE, MANIFEST_FILE, load_manifest
-from cogbench.dataset_builders.card import needs_gating
 from cogbench.errors import CogbenchError, UsageError
+from cogbench.validation import validate as validate_release
 
 REPO_TYPE = "dataset"
 DATA_DIR = "data/"
@@ -82,13 +83,8 @@ def check_build(folder: Path, manifest: dict[str, Any], repo_id: str, version: s
         raise UsageError(f"{folder} has no {CARD_FILE}; rebuild it")
 
 
-def validation_errors(folder: Path, validate: Callable[..., Any] | None) -> list[str] | None:
-    """The validators' errors for the folder; None when the validation package is missing."""
-    if validate is None:
-        try:
-            from cogbench.validation import validate
-        except ImportError:
-            return None
+def validation_errors(folder: Path, validate: Callable[..., Any]) -> list[str]:
+    """The validators' errors for the folder."""
     report = validate(folder, expected="auto")
     return [str(error) for error in report.errors]
 
@@ -173,7 +169,7 @@ def publish(
     private: bool = False,
     dry_run: bool = False,
     api: Any = None,
-    validate: Callable[..., Any] | None = None,
+    validate: Callable[..., Any] = validate_release,
     say: Callable[[str], None] = print,
 ) -> PublishPlan:
     """Validate ``folder`` and publish it as ``repo_id`` release ``vVERSION`` (or only print the plan)."""
@@ -187,12 +183,9 @@ def publish(
     if errors:
         shown = "\n  ".join(errors[:20])
         raise CogbenchError(f"{folder} fails validation ({len(errors)} error(s)); nothing was uploaded:\n  {shown}")
-    if errors is None and not dry_run:
-        raise CogbenchError("cogbench.validation is not installed; refusing to publish an unvalidated build")
     plan = plan_publish(folder, repo_id, version, gated, private, api, dry_run)
     token_found = get_token() is not None
-    checked = "passed" if errors is not None else "NOT RUN (cogbench.validation is missing); publishing will refuse"
-    say(("dry run: nothing will be changed\n" if dry_run else "") + f"validation:  {checked}\n" + format_plan(plan, token_found))
+    say(("dry run: nothing will be changed\n" if dry_run else "") + "validation:  passed\n" + format_plan(plan, token_found))
     if dry_run:
         say("to publish, run the same command without --dry-run")
         return plan

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterator
 
-from cogbench.reference_eval.openai_api import ChatClient, ChatSettings, image_part
+from cogbench.reference_eval.backends.openai_api import ChatClient, ChatSettings, image_part
 from cogbench.reference_eval.tasks import Answer, Query
 
 

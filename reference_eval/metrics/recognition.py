@@ -18,6 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
+from cogbench.errors import UsageError
+
 THRESHOLD = 0.6  # Section 3.2.1: "greater than a threshold (0.6 in this paper)"
 NOUN_TAGS = ("NOUN", "PROPN")
 
@@ -37,8 +39,6 @@ def load_noun_tagger(name_or_path: str):
     try:
         return spacy.load(name_or_path, exclude=["parser", "ner", "lemmatizer", "textcat"])
     except OSError as error:
-        from cogbench.errors import UsageError
-
         raise UsageError(
             f"cannot load spaCy model {name_or_path!r} ({str(error).splitlines()[0]}); install it with "
             f"`python -m spacy download {name_or_path}` or pass --spacy-model PATH to a pipeline folder"
@@ -52,8 +52,6 @@ def load_embedder(name_or_path: str):
     try:
         return SentenceTransformer(name_or_path)
     except (OSError, ValueError) as error:
-        from cogbench.errors import UsageError
-
         raise UsageError(
             f"cannot load embedder {name_or_path!r} ({str(error).splitlines()[0] if str(error) else type(error).__name__}); "
             "it is downloaded from the Hugging Face Hub on first use (needs network, HF_HUB_OFFLINE unset), "

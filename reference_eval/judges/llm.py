@@ -12,13 +12,13 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import time
-from functools import partial
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Callable, Sequence
 
 from cogbench.errors import UsageError
-from cogbench.reference_eval.openai_api import ChatClient, ChatSettings, text_message
+from cogbench.reference_eval.backends.openai_api import ChatClient, ChatSettings, text_message
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from typing import Any
 import datasets
 import yaml
 
-from cogbench.dataset_builders.features import (
+from cogbench.schemas.features import (
     CATEGORY_LABEL,
     COGBENCH_CATEGORIES,
     CONFIGS,
@@ -30,10 +30,6 @@ from cogbench.dataset_builders.features import (
 
 # Shown in the card when the build was not told its Hub repo (`cogbench build --repo-id`).
 PLACEHOLDER_REPO_ID = "ORG/NAME"
-# Strings and lists in the rendered examples are cut to keep the card readable:
-# top-level lists keep 3 items, nested ones (chains of reasoning) 1.
-EXAMPLE_TEXT_CHARS = 160
-EXAMPLE_LIST_ITEMS = (3, 1)
 
 
 @cache
@@ -183,26 +179,6 @@ def statistics(manifest: dict[str, Any]) -> str:
             block.append(_count_table("correct answer", counts["answers"], "answer"))
         parts.append("\n\n".join(block))
     return "\n\n".join(parts)
-
-
-def example_row(row: dict[str, Any]) -> dict[str, Any]:
-    """A row as shown in the card: the image replaced by its file name, long values cut."""
-
-    def shorten(value: Any, nested: bool) -> Any:
-        if isinstance(value, str) and len(value) > EXAMPLE_TEXT_CHARS:
-            return value[:EXAMPLE_TEXT_CHARS] + "..."
-        if isinstance(value, list):
-            limit = EXAMPLE_LIST_ITEMS[nested]
-            kept = [shorten(item, True) for item in value[:limit]]
-            return kept + ([f"... {len(value) - limit} more"] if len(value) > limit else [])
-        if isinstance(value, dict):
-            return {key: shorten(item, True) for key, item in value.items()}
-        return value
-
-    shown = {key: shorten(value, False) for key, value in row.items() if key != "image"}
-    if "image" in row:
-        shown["image"] = f"<image {row['image']['path']}>"
-    return shown
 
 
 def examples(manifest: dict[str, Any]) -> str:

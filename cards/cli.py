@@ -1,13 +1,32 @@
-"""Subcommands for releasing a build: ``diff`` and ``publish``."""
+"""Release subcommands: ``build`` (raw data -> validated release folder), ``diff`` and ``publish``."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import time
 from pathlib import Path
+
+from cogbench.dataset_builders.cli import default_raw_dir
+
+DEFAULT_OUT = Path("dist") / "cogbench"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    build = subparsers.add_parser(
+        "build",
+        help="build the Hub-ready dataset folder from the raw annotations",
+        description="Build every config whose raw files are present into a folder that is exactly what is uploaded to the Hub.",
+    )
+    build.add_argument("--raw-dir", type=Path, default=None, help="raw data folder (default: $COGBENCH_RAW_DIR, then ./raw)")
+    build.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output folder (default: {DEFAULT_OUT})")
+    build.add_argument("--version", dest="dataset_version", default="1.0.0", help="dataset version X.Y.Z (default: 1.0.0)")
+    build.add_argument("--previous", type=Path, default=None, metavar="OLD",
+                       help="the last released build: record the changes since it in the card's changelog "
+                       "and refuse a version too small for them")
+    build.add_argument("--repo-id", default=None, metavar="ORG/NAME", help="Hub repo the card tells users to load from")
+    build.set_defaults(func=run_build)
+
     diff = subparsers.add_parser(
         "diff",
         help="compare two built folders and propose the version bump",
@@ -37,10 +56,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     publish.set_defaults(func=run_publish)
 
 
+def run_build(args: argparse.Namespace) -> int:
+    from cogbench.cards.release import build_release
+
+    raw_dir = args.raw_dir or default_raw_dir()
+    started = time.perf_counter()
+    result = build_release(raw_dir, args.out, version=args.dataset_version, previous=args.previous, repo_id=args.repo_id)
+    seconds = time.perf_counter() - started
+    print(f"built {result.out} (version {result.manifest['dataset_version']}) from {raw_dir} in {seconds:.1f}s")
+    for config, entry in sorted(result.manifest["configs"].items()):
+        size = sum(shard["bytes"] for shard in entry["shards"].values())
+        print(f"  {config:<12} {entry['rows']:>6} rows  {len(entry['shards'])} shard(s)  {size / 1e6:8.1f} MB")
+    for change in result.manifest["changelog"][0]["changes"]:
+        print(f"  changelog: {change}")
+    print(f'load it with: datasets.load_dataset("{result.out}", "<config>", split="test")')
+    return 0
+
+
 def run_diff(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
-    from cogbench.dataset_builders.versions import diff_builds, format_diff
+    from cogbench.cards.versions import diff_builds, format_diff
 
     diff = diff_builds(args.old, args.new)
     if args.json:
@@ -52,7 +88,7 @@ def run_diff(args: argparse.Namespace) -> int:
 
 
 def run_publish(args: argparse.Namespace) -> int:
-    from cogbench.dataset_builders.publish import publish
+    from cogbench.cards.publish import publish
 
     publish(args.folder, args.repo_id, args.dataset_version, gated=args.gated, private=args.private, dry_run=args.dry_run)
     return 0

@@ -1,0 +1,75 @@
+"""Build a release: raw data -> validation gate -> dataset folder -> gate -> card, in one step.
+
+This is the one place where the builder, the validators and the card meet
+(``cogbench build`` calls it): the builders know nothing of validation or
+cards, so imports keep flowing one way (see ARCHITECTURE.md).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from cogbench.cards.card import render_card as default_render_card
+from cogbench.cards.versions import changelog_entries
+from cogbench.dataset_builders.build import (
+    CARD_FILE,
+    DEFAULT_MAX_SHARD_BYTES,
+    DEFAULT_VERSION,
+    MANIFEST_FILE,
+    check_replaceable,
+    check_version,
+    move_into_place,
+    new_staging,
+    read_records,
+    write_dataset,
+    write_json,
+)
+from cogbench.dataset_builders.raw import find_sources
+from cogbench.validation import require_valid, validate, validate_sources
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    out: Path
+    manifest: dict[str, Any]
+
+
+def build_release(
+    raw_dir: str | os.PathLike,
+    out: str | os.PathLike,
+    version: str = DEFAULT_VERSION,
+    max_shard_bytes: int = DEFAULT_MAX_SHARD_BYTES,
+    render_card: Callable[[dict[str, Any]], str] = default_render_card,
+    previous: str | os.PathLike | None = None,
+    repo_id: str | None = None,
+) -> BuildResult:
+    """Build every config whose raw files are in ``raw_dir`` into ``out``.
+
+    ``previous`` is the last released build: the changes since it go into the
+    changelog, and a version too small for them is refused (see versions.py).
+    ``repo_id`` is the Hub repo the card tells users to load from.
+    """
+    check_version(version)
+    out = Path(out)
+    check_replaceable(out)
+    sources = find_sources(raw_dir)
+    records = read_records(sources)
+    # The release gate (issue 3): the same validators on the input and on the
+    # staged output, before anything is moved into place.
+    require_valid(validate_sources(sources, expected=None), "the raw data")
+    staging = new_staging(out)
+    try:
+        manifest = write_dataset(staging, version, sources, records, max_shard_bytes, repo_id)
+        manifest["changelog"] = changelog_entries(manifest, previous, staging)
+        write_json(staging / MANIFEST_FILE, manifest)
+        (staging / CARD_FILE).write_text(render_card(manifest), encoding="utf-8")
+        require_valid(validate(staging, expected=None), f"the built release {out}")
+        move_into_place(staging, out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return BuildResult(out=out, manifest=manifest)

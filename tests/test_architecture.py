@@ -1,0 +1,166 @@
+"""Imports flow one way between the project's parts (ARCHITECTURE.md); read from the source with ``ast``.
+
+Every ``import`` of a ``cogbench`` module, at module level or inside a
+function, is checked against ``MAY_IMPORT``. Imports inside functions are
+allowed only where ARCHITECTURE.md says why (commands load their code on use;
+the hf backend loads torch on use), never to hide a cycle.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+# Source folder -> the name it is installed under (pyproject.toml's package-dir).
+FOLDERS = {
+    "cogbench": "cogbench",
+    "schemas": "cogbench.schemas",
+    "dataset_builders": "cogbench.dataset_builders",
+    "validation": "cogbench.validation",
+    "cards": "cogbench.cards",
+    "reference_eval": "cogbench.reference_eval",
+}
+EVAL = "cogbench.reference_eval"
+
+# Each part of the project, by the module-name prefix that identifies it
+# (the longest matching prefix wins), and the parts it may import besides itself.
+PARTS = {
+    "core": ("cogbench.errors", "cogbench"),
+    "schemas": ("cogbench.schemas",),
+    "dataset_builders": ("cogbench.dataset_builders",),
+    "validation": ("cogbench.validation",),
+    "cards": ("cogbench.cards",),
+    "eval.prompts": (f"{EVAL}.prompts",),
+    "eval.tasks": (f"{EVAL}.tasks",),
+    "eval.formats": (f"{EVAL}.formats",),
+    "eval.metrics": (f"{EVAL}.metrics",),
+    "eval.backends": (f"{EVAL}.backends",),
+    "eval.judges": (f"{EVAL}.judges",),
+    "eval.orchestration": (EVAL,),  # cli, runner, scoring, report
+    "command": ("cogbench.cli", "cogbench.__main__"),
+}
+BELOW_EVAL = {"core", "schemas", "dataset_builders"}
+MAY_IMPORT = {
+    "core": set(),
+    "schemas": {"core"},
+    "dataset_builders": {"core", "schemas"},
+    "validation": {"core", "schemas", "dataset_builders"},
+    "cards": {"core", "schemas", "dataset_builders", "validation"},
+    "eval.prompts": BELOW_EVAL,
+    "eval.tasks": BELOW_EVAL | {"eval.prompts"},
+    "eval.formats": BELOW_EVAL,
+    "eval.metrics": BELOW_EVAL,
+    "eval.backends": BELOW_EVAL | {"eval.tasks", "eval.prompts"},
+    "eval.judges": BELOW_EVAL | {"eval.metrics", "eval.backends"},
+    "eval.orchestration": BELOW_EVAL | {p for p in PARTS if p.startswith("eval.")},
+    "command": set(PARTS),
+}
+# Modules that may import project modules inside functions, and why (ARCHITECTURE.md).
+LAZY_IMPORTS_ALLOWED = {
+    "cogbench.dataset_builders.cli": "a command loads its code when it runs",
+    "cogbench.validation.cli": "a command loads its code when it runs",
+    "cogbench.cards.cli": "a command loads its code when it runs",
+    "cogbench.reference_eval.cli": "a command loads its code when it runs (eval needs torch, score does not)",
+    "cogbench.reference_eval.runner": "the hf backend imports torch; loaded only when a run uses it",
+}
+
+
+def part_of(module: str) -> str | None:
+    """The part a module belongs to (longest prefix), or None for a module outside the project."""
+    best, best_length = None, -1
+    for part, prefixes in PARTS.items():
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best_length:
+                best, best_length = part, len(prefix)
+    return best
+
+
+def source_modules() -> dict[str, Path]:
+    """Installed module name -> source file, for every Python file of the package."""
+    modules = {}
+    for folder, package in FOLDERS.items():
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            parts = list(path.relative_to(ROOT / folder).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            modules[".".join([package, *parts])] = path
+    return modules
+
+
+def project_imports(module: str, path: Path) -> list[tuple[str, int, bool]]:
+    """(imported module, line, inside a function) for every import of a cogbench module."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    is_package = path.name == "__init__.py"
+    found = []
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            nested = in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            if isinstance(child, ast.Import):
+                found.extend((alias.name, child.lineno, in_function) for alias in child.names)
+            elif isinstance(child, ast.ImportFrom):
+                if child.level:  # relative import: resolve against this module's package
+                    base = module.split(".")
+                    base = base if is_package else base[:-1]
+                    base = base[: len(base) - (child.level - 1)]
+                    target = ".".join(base + ([child.module] if child.module else []))
+                else:
+                    target = child.module or ""
+                # `from pkg import submodule` imports the submodule too.
+                found.append((target, child.lineno, in_function))
+                found.extend((f"{target}.{alias.name}", child.lineno, in_function) for alias in child.names)
+            visit(child, nested)
+
+    visit(tree, False)
+    return [(name, line, inside) for name, line, inside in found if name == "cogbench" or name.startswith("cogbench.")]
+
+
+def violations(modules: dict[str, Path]) -> list[str]:
+    known = set(modules)
+    problems = []
+    for module, path in modules.items():
+        source_part = part_of(module)
+        for imported, line, inside in project_imports(module, path):
+            if imported not in known:
+                continue  # `from cogbench.x import name` also yields `cogbench.x.name`
+            target_part = part_of(imported)
+            where = f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}:{line}"
+            if target_part != source_part and target_part not in MAY_IMPORT[source_part]:
+                problems.append(f"{where}: {source_part} imports {imported} ({target_part}), which is above it")
+            if inside and module not in LAZY_IMPORTS_ALLOWED and target_part is not None:
+                problems.append(f"{where}: {imported} is imported inside a function")
+    return problems
+
+
+def test_every_module_belongs_to_a_part():
+    modules = source_modules()
+    assert len(modules) > 40
+    assert [m for m in modules if part_of(m) is None] == []
+
+
+def test_imports_flow_one_way():
+    assert violations(source_modules()) == []
+
+
+@pytest.mark.parametrize(
+    ("folder", "code", "expected"),
+    [
+        ("dataset_builders", "from cogbench.validation import validate\n", "dataset_builders imports cogbench.validation"),
+        ("schemas", "import cogbench.dataset_builders.raw\n", "schemas imports cogbench.dataset_builders.raw"),
+        ("reference_eval/metrics", "from cogbench.reference_eval.judges import llm\n", "eval.metrics imports"),
+        ("validation", "def f():\n    from cogbench.cards import card\n", "validation imports cogbench.cards (cards)"),
+        ("validation", "def f():\n    from cogbench.dataset_builders import raw\n", "imported inside a function"),
+    ],
+)
+def test_a_reintroduced_upward_import_is_caught(tmp_path, folder, code, expected):
+    """The checker itself: an upward import (the old builders <-> validation cycle, say) fails the test."""
+    modules = source_modules()
+    module = FOLDERS[folder.split("/")[0]] + "".join("." + p for p in folder.split("/")[1:]) + ".planted"
+    planted = tmp_path / "planted.py"
+    planted.write_text(code, encoding="utf-8")
+    modules[module] = planted
+    found = [p for p in violations(modules) if "planted.py" in p]
+    assert any(expected in problem for problem in found), found
