@@ -11,6 +11,7 @@ rendering the same manifest twice gives the same bytes.
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from functools import cache
 from importlib import resources
 from string import Template
@@ -27,6 +28,7 @@ from cogbench.schemas.features import (
     ID_COLUMN,
     SPLIT,
 )
+from cogbench.schemas.sources import SOURCES, sources_of
 
 # Shown in the card when the build was not told its Hub repo (`cogbench build --repo-id`).
 PLACEHOLDER_REPO_ID = "ORG/NAME"
@@ -44,8 +46,8 @@ def card_metadata() -> dict[str, Any]:
 
 def sources_in(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """The source benchmarks (CogBench, CODIS) that have a config in this build."""
-    built = set(manifest["configs"])
-    return {name: source for name, source in card_metadata()["sources"].items() if built & set(source["configs"])}
+    present = sources_of(manifest["configs"])
+    return {name: source | asdict(present[name]) for name, source in card_metadata()["sources"].items() if name in present}
 
 
 def needs_gating(manifest: dict[str, Any]) -> bool:
@@ -141,7 +143,7 @@ def field_tables(manifest: dict[str, Any]) -> str:
 
 def config_table(manifest: dict[str, Any]) -> str:
     sources = card_metadata()["sources"]
-    source_of = {config: source["title"] for source in sources.values() for config in source["configs"]}
+    source_of = {config: sources[name]["title"] for name, source in SOURCES.items() for config in source.configs}
     rows = []
     for config in CONFIGS:
         entry = manifest["configs"].get(config)

@@ -20,22 +20,31 @@ from cogbench.dataset_builders.build import (
     DEFAULT_MAX_SHARD_BYTES,
     DEFAULT_VERSION,
     MANIFEST_FILE,
-    check_replaceable,
     check_version,
-    move_into_place,
-    new_staging,
     read_records,
     write_dataset,
     write_json,
 )
+from cogbench.dataset_builders.output import check_replaceable, move_into_place, new_staging, write_marker
 from cogbench.dataset_builders.raw import find_sources
 from cogbench.validation import require_valid, validate, validate_sources
+from cogbench.validation.counts import OWN_MANIFEST, auto_expected
 
 
 @dataclass(frozen=True)
 class BuildResult:
     out: Path
     manifest: dict[str, Any]
+
+
+def declared_expected(sources, previous) -> list[str] | str:
+    """The counts this release must match: the published ones for a first release
+    (the shipped files that fit its source folders), its own manifest's for a later
+    one built on ``previous`` (records may be added or removed on purpose)."""
+    if previous is not None:
+        return OWN_MANIFEST
+    folders = {name: path.resolve().name for name, path in (("cogbench", sources.cogbench), ("codis", sources.codis)) if path}
+    return [name for name, _ in auto_expected(folders)]
 
 
 def build_release(
@@ -65,8 +74,10 @@ def build_release(
     try:
         manifest = write_dataset(staging, version, sources, records, max_shard_bytes, repo_id)
         manifest["changelog"] = changelog_entries(manifest, previous, staging)
+        manifest["expected_counts"] = declared_expected(sources, previous)
         write_json(staging / MANIFEST_FILE, manifest)
         (staging / CARD_FILE).write_text(render_card(manifest), encoding="utf-8")
+        write_marker(staging, manifest["builder_version"])
         require_valid(validate(staging, expected=None), f"the built release {out}")
         move_into_place(staging, out)
     except BaseException:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -203,32 +202,9 @@ def write_json(path: Path, data: Any) -> None:
     path.write_text(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
 
 
-def check_replaceable(out: Path) -> None:
-    """Only a previous build (or an empty folder) may be replaced."""
-    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / MANIFEST_FILE).is_file())):
-        raise UsageError(f"{out} exists and is not a cogbench build (no {MANIFEST_FILE}); refusing to overwrite it")
-
-
 def check_version(version: str) -> None:
     if not SEMVER.match(version):
         raise UsageError(f"version {version!r} is not MAJOR.MINOR.PATCH (for example 1.0.0)")
-
-
-def new_staging(out: Path) -> Path:
-    """An empty folder beside ``out`` to build into, so that the move into place is a rename."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = out.parent / f".{out.name}.tmp-{os.getpid()}"
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir()
-    return staging
-
-
-def move_into_place(staging: Path, out: Path) -> None:
-    old = out.parent / f".{out.name}.old-{os.getpid()}"
-    if out.exists():
-        out.rename(old)
-    staging.rename(out)
-    shutil.rmtree(old, ignore_errors=True)
 
 
 def write_dataset(
@@ -244,6 +220,11 @@ def write_dataset(
 def load_manifest(folder: str | os.PathLike) -> dict[str, Any]:
     path = Path(folder) / MANIFEST_FILE
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        manifest = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise CogbenchError(f"{folder} is not a cogbench build: no {MANIFEST_FILE}") from None
+    except (OSError, ValueError, RecursionError) as error:
+        raise CogbenchError(f"{path}: not a readable manifest ({type(error).__name__}); rebuild the folder") from None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("configs"), dict):
+        raise CogbenchError(f"{path}: no 'configs' object; rebuild the folder")
+    return manifest

@@ -10,31 +10,46 @@ import os
 import time
 from pathlib import Path
 
+from cogbench.dataset_builders.build import MANIFEST_FILE
+from cogbench.dataset_builders.output import MARKER_FILE
 from cogbench.dataset_builders.raw import RawSources, find_sources
 from cogbench.errors import CogbenchError, UsageError
 from cogbench.validation.checks import check_cors, check_identity, check_options, check_pairs
 from cogbench.validation.contents import Contents, read_built, read_raw
-from cogbench.validation.counts import auto_expected, check_counts, load_expected
+from cogbench.validation.counts import OWN_MANIFEST, check_counts, choose_expected
 from cogbench.validation.findings import ValidationReport, finding
 from cogbench.validation.images import MAX_PIXELS, check_images, check_orphans
+from cogbench.validation.integrity import check_release
 
 
 def is_built_folder(path: Path) -> bool:
+    """A build's marker or manifest, or a card beside data/: checked as a build, never as raw data."""
+    if (path / MARKER_FILE).is_file() or (path / MANIFEST_FILE).is_file():
+        return True
     return (path / "README.md").is_file() and (path / "data").is_dir()
 
 
-def validate(path: str | os.PathLike, expected: str | os.PathLike | None = "auto", *, max_pixels: int = MAX_PIXELS) -> ValidationReport:
+def validate(
+    path: str | os.PathLike, expected: str | os.PathLike | None = "auto", *, max_pixels: int = MAX_PIXELS, strict: bool = False
+) -> ValidationReport:
     """Validate a raw-data folder or a built folder; never raises on bad data.
 
     ``expected``: a path (or shipped name such as ``codis-1.0``) of an
     expected-counts file, ``None`` to skip the count check, or ``"auto"`` for
-    the shipped files that fit the data's source folders.
+    the counts the data declares: a built folder's own declaration
+    (``choose_expected``), else the shipped files that fit the source folders.
+    A built folder is also checked for tampering (``integrity.check_release``).
     """
     path = Path(path)
     if not path.exists():
         raise UsageError(f"{path} does not exist")
-    contents = read_built(path) if is_built_folder(path) else read_raw(find_sources(path))
-    return check_contents(contents, expected, max_pixels)
+    built = is_built_folder(path)
+    contents = read_built(path) if built else read_raw(find_sources(path))
+    report = check_contents(contents, expected, max_pixels)
+    if built:
+        report.findings += check_release(path, contents.records)
+    report.strict = strict
+    return report
 
 
 def validate_sources(sources: RawSources, expected: str | os.PathLike | None = None) -> ValidationReport:
@@ -58,14 +73,9 @@ def check_contents(contents: Contents, expected, max_pixels: int) -> ValidationR
         report.findings += found + check_identity("codis", shown["codis"], records["codis"])
     found, report.stats["images"] = check_images(contents.images, max_pixels)
     report.findings += found + check_orphans(contents.image_folders, contents.images)
-    if expected is None:
-        chosen = []
-    elif str(expected) == "auto":
-        chosen = auto_expected(contents.source_folders)
-        if not chosen:
-            report.findings.append(finding("counts.not_checked", str(contents.path), None, None, "no shipped expected-counts file fits these source folders"))
-    else:
-        chosen = [load_expected(expected)]
+    chosen, report.stats["counts_compared_with"] = choose_expected(contents, expected)
+    if str(expected) == "auto" and not chosen and contents.declared_expected != OWN_MANIFEST:
+        report.findings.append(finding("counts.not_checked", str(contents.path), None, None, "no shipped expected-counts file fits these source folders"))
     report.stats["expected_counts"] = [name for name, _ in chosen]
     report.findings += check_counts(records, shown, chosen)
     report.stats["seconds"] = round(time.perf_counter() - started, 3)

@@ -21,6 +21,7 @@ def register(subparsers) -> None:
     )
     parser.add_argument("--format", choices=("text", "json"), default="text")
     parser.add_argument("--strict", action="store_true", help="fail on warnings too")
+    parser.add_argument("--verbose", action="store_true", help="list info findings (by-design notes) instead of counting them")
     parser.set_defaults(func=run_validate)
 
 
@@ -28,8 +29,6 @@ def run_validate(args: argparse.Namespace) -> int:
     from cogbench.validation import validate
 
     expected = None if args.expected.lower() == "none" else args.expected
-    report = validate(args.path, expected=expected)
-    print(report.to_json() if args.format == "json" else report.to_text())
-    if not report.ok or (args.strict and report.warnings):
-        return 1
-    return 0
+    report = validate(args.path, expected=expected, strict=args.strict)
+    print(report.to_json() if args.format == "json" else report.to_text(verbose=args.verbose))
+    return 0 if report.ok else 1

@@ -70,6 +70,8 @@ class Contents:
     # benchmark -> source folder name ("cogbench-samples", "codis"): picks expected counts.
     source_folders: dict[str, str] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
+    # a built folder's manifest "expected_counts": shipped file names or "manifest" (counts.choose_expected).
+    declared_expected: Any = None
 
 
 # ---------------------------------------------------------------- raw folders
@@ -239,7 +241,13 @@ def _built_configs(folder: Path) -> list[str]:
 
     manifest = folder / "manifest.json"
     if manifest.is_file():
-        return [c for c in json.loads(manifest.read_text(encoding="utf-8")).get("configs", {}) if c in CONFIGS]
+        try:
+            configs = json.loads(manifest.read_text(encoding="utf-8")).get("configs", {})
+        except (ValueError, AttributeError, RecursionError):  # reported as manifest.invalid by integrity.py
+            configs = {}
+        return [c for c in configs if c in CONFIGS] if isinstance(configs, dict) else []
+    if not (folder / "README.md").is_file():
+        return []
     text = (folder / "README.md").read_text(encoding="utf-8")
     header = yaml.safe_load(text.split("---")[1]) if text.startswith("---") else {}
     return [entry["config_name"] for entry in header.get("configs", []) if entry.get("config_name") in CONFIGS]
@@ -282,7 +290,13 @@ def read_built(folder: Path) -> Contents:
     if manifest.is_file():
         import json
 
-        contents.source_folders = dict(json.loads(manifest.read_text(encoding="utf-8")).get("sources", {}))
+        try:
+            data = json.loads(manifest.read_text(encoding="utf-8"))
+        except (ValueError, RecursionError):  # reported as manifest.invalid by integrity.py
+            data = {}
+        if isinstance(data, dict):
+            contents.source_folders = dict(data.get("sources") or {})
+            contents.declared_expected = data.get("expected_counts")
     for config in _built_configs(folder):
         contents.shown[config] = config
         try:

@@ -17,6 +17,9 @@ from cogbench.errors import UsageError
 from cogbench.validation.findings import Finding, finding
 
 EXPECTED_PACKAGE = "cogbench.validation"
+# A build's declaration that its counts are its own manifest's (a later release,
+# built with --previous): those are checked against the shards by integrity.py.
+OWN_MANIFEST = "manifest"
 
 
 def shipped_expected() -> dict[str, dict[str, Any]]:
@@ -47,6 +50,30 @@ def auto_expected(source_folders: dict[str, str]) -> list[tuple[str, dict[str, A
         for name, expected in sorted(shipped_expected().items())
         if source_folders.get(expected["benchmark"]) in expected["source_folders"]
     ]
+
+
+def choose_expected(contents, expected) -> tuple[list[tuple[str, dict[str, Any]]], str]:
+    """The expected-counts files to compare with, and how they were chosen (for the report).
+
+    ``auto``: a built folder's own declaration (``expected_counts`` in its
+    manifest: shipped file names for the authors' releases, ``"manifest"`` for
+    later ones), else the shipped files that fit the source folders.
+    """
+    if expected is None:
+        return [], "skipped (--expected none)"
+    if str(expected) != "auto":
+        chosen = [load_expected(expected)]
+        return chosen, f"{chosen[0][0]} (--expected)"
+    declared = contents.declared_expected
+    if declared == OWN_MANIFEST:
+        return [], "the build's own manifest (a later release; its counts are checked against the shards)"
+    if isinstance(declared, list) and declared:
+        chosen = [load_expected(name) for name in declared]
+        return chosen, ", ".join(name for name, _ in chosen) + " (declared by the build's manifest)"
+    chosen = auto_expected(contents.source_folders)
+    if not chosen:
+        return [], "skipped (no shipped expected-counts file fits these source folders)"
+    return chosen, ", ".join(name for name, _ in chosen) + " (auto: fits the source folders)"
 
 
 def _compare(expected: Any, actual: Any, path: str):

@@ -49,8 +49,16 @@ CHECKS: dict[str, tuple[str, str, str]] = {
     "counts.mismatch": ("counts", "error", "a count differs from the expected-counts file"),
     "counts.config_missing": ("counts", "error", "the expected-counts file names a config that is absent"),
     "counts.not_checked": ("counts", "info", "no expected-counts file fits this data; counts not compared"),
+    "files.missing": ("release", "error", "a file the build writes (manifest, marker, a listed shard) is missing"),
+    "files.stray": ("release", "error", "a file in a built folder that the build does not write; publish never uploads it"),
+    "files.size_mismatch": ("release", "error", "a shard's size differs from the manifest"),
+    "files.hash_mismatch": ("release", "error", "a shard's sha256 differs from the manifest"),
+    "manifest.invalid": ("release", "error", "manifest.json is not JSON, or lacks configs/shards, or names a path outside data/<config>/"),
+    "manifest.mismatch": ("release", "error", "the manifest's rows, counts or configs differ from the data in the shards"),
+    "card.mismatch": ("release", "error", "the card's YAML configs or split sizes differ from the build"),
+    "card.licence": ("release", "error", "the card's licence or gating differs from what the data present requires"),
 }
-FAMILIES = ("schema", "cor", "options", "pairs", "images", "identity", "counts")
+FAMILIES = ("schema", "cor", "options", "pairs", "images", "identity", "counts", "release")
 
 
 @dataclass(frozen=True)
@@ -83,6 +91,7 @@ class ValidationReport:
     kind: str  # "raw" or "built"
     findings: list[Finding] = field(default_factory=list)
     stats: dict[str, Any] = field(default_factory=dict)
+    strict: bool = False  # --strict: warnings fail the validation too
 
     @property
     def errors(self) -> list[Finding]:
@@ -94,11 +103,13 @@ class ValidationReport:
 
     @property
     def ok(self) -> bool:
-        return not self.errors
+        return not self.errors and not (self.strict and self.warnings)
 
     def summary(self) -> str:
         infos = len(self.findings) - len(self.errors) - len(self.warnings)
         verdict = "OK" if self.ok else "FAILED"
+        if self.strict and not self.errors and self.warnings:
+            verdict = "FAILED (--strict: warnings count as errors)"
         return f"{verdict}: {len(self.errors)} error(s), {len(self.warnings)} warning(s), {infos} info"
 
     def to_dict(self) -> dict[str, Any]:
@@ -106,6 +117,7 @@ class ValidationReport:
             "path": self.path,
             "kind": self.kind,
             "ok": self.ok,
+            "strict": self.strict,
             "counts": dict(Counter(f.severity for f in self.findings)),
             "findings": [asdict(f) for f in self.findings],
             "stats": self.stats,
@@ -114,14 +126,22 @@ class ValidationReport:
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
 
-    def to_text(self, per_code_limit: int = 20) -> str:
-        """Findings grouped by check family, then code; long groups are cut."""
+    def to_text(self, per_code_limit: int = 20, verbose: bool = False) -> str:
+        """Findings grouped by check family, then code; long groups are cut, info folded unless verbose."""
         lines = [f"validated {self.kind} data at {self.path}"]
         for family in FAMILIES:
             in_family = [f for f in self.findings if CHECKS[f.code][0] == family]
-            lines.append(f"\n[{family}] " + ("ok" if not in_family else f"{len(in_family)} finding(s)"))
-            for code in sorted({f.code for f in in_family}):
-                of_code = [f for f in in_family if f.code == code]
+            shown = in_family if verbose else [f for f in in_family if f.severity != "info"]
+            head = "ok" if not in_family else f"{len(in_family)} finding(s)"
+            if family == "counts":
+                compared = self.stats.get("counts_compared_with", "")
+                head = ("skipped" if compared.startswith("skipped") and not in_family else head) + (f" - expected counts: {compared}" if compared else "")
+            lines.append(f"\n[{family}] {head}")
+            folded = len(in_family) - len(shown)
+            if folded:
+                lines.append(f"  {folded} info finding(s) by design, not listed (--verbose lists them)")
+            for code in sorted({f.code for f in shown}):
+                of_code = [f for f in shown if f.code == code]
                 for item in of_code[:per_code_limit]:
                     lines.append(f"  {item}")
                 if len(of_code) > per_code_limit:

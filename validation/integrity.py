@@ -1,0 +1,161 @@
+"""Tamper evidence for a built folder: files, shards, manifest and card agree with each other.
+
+Nothing here trusts one editable file alone: each shard is checked against
+the manifest's sha256 and size, the manifest's rows and counts against what
+the shards hold (recomputed by the same ``config_counts`` the build used), and
+the card's YAML against the configs whose shards are actually on disk, so a
+licence or gating decision never rests on metadata someone could edit.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from cogbench.dataset_builders.build import CARD_FILE, MANIFEST_FILE, config_counts
+from cogbench.dataset_builders.output import MARKER_FILE, folder_files, read_marker
+from cogbench.dataset_builders.raw import sha256_file
+from cogbench.schemas.features import CONFIGS, SPLIT
+from cogbench.schemas.sources import expected_licence
+from cogbench.validation.findings import Finding, finding
+
+SHARD_PATH = re.compile(rf"^data/([a-z_]+)/{SPLIT}-\d{{5}}-of-\d{{5}}\.parquet$")
+
+
+def load_manifest_findings(folder: Path) -> tuple[dict[str, Any] | None, list[Finding]]:
+    """The manifest, or None and a finding saying why it cannot be used."""
+    try:
+        manifest = json.loads((folder / MANIFEST_FILE).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None, [finding("files.missing", MANIFEST_FILE, None, None, "a build always writes its manifest")]
+    except (OSError, ValueError, RecursionError) as error:
+        return None, [finding("manifest.invalid", MANIFEST_FILE, None, None, f"not readable JSON: {error}")]
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("configs"), dict):
+        return None, [finding("manifest.invalid", MANIFEST_FILE, None, "configs", "no 'configs' object")]
+    for config, entry in manifest["configs"].items():
+        if config not in CONFIGS or not isinstance(entry, dict) or not isinstance(entry.get("shards"), dict):
+            return None, [finding("manifest.invalid", MANIFEST_FILE, config, "shards", "unknown config or no 'shards' object")]
+    return manifest, []
+
+
+def configs_on_disk(folder: Path) -> list[str]:
+    """Configs with at least one file under data/<config>/, whatever the manifest says."""
+    data = folder / "data"
+    if not data.is_dir():
+        return []
+    return sorted(path.name for path in data.iterdir() if path.is_dir() and any(path.rglob("*")))
+
+
+def build_files(manifest: dict[str, Any]) -> set[str]:
+    """Exactly the files a build writes, per its manifest."""
+    shards = {path for entry in manifest["configs"].values() for path in entry["shards"]}
+    return {CARD_FILE, MANIFEST_FILE, MARKER_FILE} | shards
+
+
+def check_files(folder: Path, manifest: dict[str, Any]) -> list[Finding]:
+    """Stray and missing files; every shard's size and sha256 against the manifest."""
+    found = []
+    if read_marker(folder) is None:
+        found.append(finding("files.missing", MARKER_FILE, None, None, "no build marker: this folder was not written by `cogbench build`"))
+    expected = build_files(manifest)
+    present = set(folder_files(folder))
+    for name in sorted(present - expected):
+        found.append(finding("files.stray", name, None, None, "not a file the build writes (not listed in the manifest); it would not be validated"))
+    for config, entry in sorted(manifest["configs"].items()):
+        for name, shard in sorted(entry["shards"].items()):
+            match = SHARD_PATH.match(name)
+            if not match or match.group(1) != config:
+                found.append(finding("manifest.invalid", MANIFEST_FILE, config, f"shards.{name}", "not a shard path of this config"))
+                continue
+            path = folder / name
+            if name not in present or not path.is_file() or path.is_symlink():
+                found.append(finding("files.missing", name, None, None, "shard listed in the manifest is missing"))
+                continue
+            size = path.stat().st_size
+            if size != shard.get("bytes"):
+                found.append(finding("files.size_mismatch", name, None, None, f"{size} bytes, the manifest says {shard.get('bytes')}"))
+            digest = sha256_file(path)
+            if digest != shard.get("sha256"):
+                found.append(finding("files.hash_mismatch", name, None, None, f"sha256 {digest[:16]}..., the manifest says {str(shard.get('sha256'))[:16]}..."))
+    return found
+
+
+def shard_rows(path: Path) -> int | None:
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.ParquetFile(path).metadata.num_rows
+    except Exception:  # a damaged shard: reported by the hash check and by loading
+        return None
+
+
+def check_manifest(folder: Path, manifest: dict[str, Any], records: dict[str, list]) -> list[Finding]:
+    """Rows and counts in the manifest against the data actually in the shards."""
+    found = []
+    on_disk = configs_on_disk(folder)
+    for config in sorted(set(on_disk) - set(manifest["configs"])):
+        found.append(finding("manifest.mismatch", MANIFEST_FILE, config, "configs", f"data/{config}/ holds shards the manifest does not list"))
+    for config, entry in sorted(manifest["configs"].items()):
+        if config not in records:
+            continue
+        for name, shard in sorted(entry["shards"].items()):
+            rows = shard_rows(folder / name) if (folder / name).is_file() else None
+            if rows is not None and rows != shard.get("rows"):
+                found.append(finding("manifest.mismatch", MANIFEST_FILE, config, f"shards.{name}.rows", f"the shard holds {rows} rows, the manifest says {shard.get('rows')}"))
+        actual = {"rows": len(records[config]), "counts": config_counts(config, records[config])}
+        for key, value in actual.items():
+            if entry.get(key) != value:
+                found.append(finding("manifest.mismatch", MANIFEST_FILE, config, key, f"recomputed from the shards: {json.dumps(value, sort_keys=True)[:200]}; the manifest says {json.dumps(entry.get(key), sort_keys=True)[:200]}"))
+    return found
+
+
+def card_header(folder: Path) -> dict[str, Any] | None:
+    try:
+        text = (folder / CARD_FILE).read_text(encoding="utf-8")
+        header = yaml.safe_load(text.split("---")[1]) if text.startswith("---\n") else None
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, IndexError):
+        return None
+    return header if isinstance(header, dict) else None
+
+
+def check_card(folder: Path, manifest: dict[str, Any]) -> list[Finding]:
+    """The card's YAML: configs, split sizes, licence and gating of the data present."""
+    header = card_header(folder)
+    if header is None:
+        return [finding("card.mismatch", CARD_FILE, None, None, "no readable YAML header")]
+    found = []
+    present = sorted(set(configs_on_disk(folder)) | set(manifest["configs"]))
+    declared = {entry.get("config_name"): entry for entry in header.get("configs") or [] if isinstance(entry, dict)}
+    if sorted(declared) != present:
+        found.append(finding("card.mismatch", CARD_FILE, None, "configs", f"declares {sorted(map(str, declared))}, the build holds {present}"))
+    for config in present:
+        want = [{"split": SPLIT, "path": f"data/{config}/{SPLIT}-*.parquet"}]
+        if config in declared and declared[config].get("data_files") != want:
+            found.append(finding("card.mismatch", CARD_FILE, config, "data_files", f"should be {want}"))
+    infos = {entry.get("config_name"): entry for entry in header.get("dataset_info") or [] if isinstance(entry, dict)}
+    for config, entry in sorted(manifest["configs"].items()):
+        splits = (infos.get(config) or {}).get("splits") or [{}]
+        if splits[0].get("num_examples") != entry.get("rows"):
+            found.append(finding("card.mismatch", CARD_FILE, config, "dataset_info.splits", f"num_examples {splits[0].get('num_examples')}, the manifest says {entry.get('rows')}"))
+    licence = expected_licence(present)
+    if header.get("license") != licence["license"]:
+        found.append(finding("card.licence", CARD_FILE, None, "license", f"{header.get('license')!r}, the data present needs {licence['license']!r}"))
+    if licence["license_name"] and header.get("license_name") != licence["license_name"]:
+        found.append(finding("card.licence", CARD_FILE, None, "license_name", f"{header.get('license_name')!r}, the data present needs {licence['license_name']!r}"))
+    if licence["gated"]:
+        prompt, fields = header.get("extra_gated_prompt"), header.get("extra_gated_fields")
+        if not isinstance(prompt, str) or not prompt.strip() or not fields:
+            found.append(finding("card.licence", CARD_FILE, None, "extra_gated_prompt", "CogBench data is present: the card must carry its data use agreement and gating form"))
+    return found
+
+
+def check_release(folder: Path, records: dict[str, list]) -> list[Finding]:
+    """Every tamper check of a built folder (records: what loading its shards gave)."""
+    manifest, found = load_manifest_findings(folder)
+    if manifest is None:
+        return found
+    return check_files(folder, manifest) + check_manifest(folder, manifest, records) + check_card(folder, manifest)
