@@ -53,6 +53,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                          "default: manual when the build holds CogBench data, else not gated")
     publish.add_argument("--private", action="store_true", help="make the repo private")
     publish.add_argument("--dry-run", action="store_true", help="print the plan and change nothing")
+    publish.add_argument("--expected", default="auto",
+                         help="expected-counts file the release must match (a path or a shipped name such as codis-1.0), "
+                         "'none' to skip; default 'auto': what the build's manifest declares")
     publish.set_defaults(func=run_publish)
 
 
@@ -90,5 +93,7 @@ def run_diff(args: argparse.Namespace) -> int:
 def run_publish(args: argparse.Namespace) -> int:
     from cogbench.cards.publish import publish
 
-    publish(args.folder, args.repo_id, args.dataset_version, gated=args.gated, private=args.private, dry_run=args.dry_run)
+    expected = None if args.expected.lower() == "none" else args.expected
+    publish(args.folder, args.repo_id, args.dataset_version, gated=args.gated, private=args.private, dry_run=args.dry_run,
+            expected=expected)
     return 0

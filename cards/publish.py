@@ -15,10 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from cogbench.cards.card import needs_gating
+from cogbench.cards.card import render_card
 from cogbench.dataset_builders.build import CARD_FILE, MANIFEST_FILE, load_manifest
+from cogbench.dataset_builders.output import MARKER_FILE, folder_files
 from cogbench.errors import CogbenchError, UsageError
+from cogbench.schemas.sources import expected_licence
 from cogbench.validation import validate as validate_release
+from cogbench.validation.integrity import build_files, configs_on_disk
 
 REPO_TYPE = "dataset"
 DATA_DIR = "data/"
@@ -54,9 +57,33 @@ class PublishPlan:
         return f'load_dataset("{self.repo_id}", "{config}", split="test", revision="{self.tag}")'
 
 
-def local_files(folder: Path) -> list[tuple[str, int]]:
-    """Every file of the build, as (path in repo, size), in a stable order."""
-    return sorted((path.relative_to(folder).as_posix(), path.stat().st_size) for path in folder.rglob("*") if path.is_file())
+def local_files(folder: Path, manifest: dict[str, Any]) -> list[tuple[str, int]]:
+    """The files to upload, as (path in repo, size): exactly those the build wrote and the
+    manifest lists (the local marker stays local). Any other file refuses the publish."""
+    listed = build_files(manifest)
+    stray = sorted(set(folder_files(folder)) - listed)
+    if stray:
+        more = f" and {len(stray) - 5} more" if len(stray) > 5 else ""
+        raise CogbenchError(
+            f"{folder} holds files the build did not write: {', '.join(stray[:5])}{more}; "
+            "nothing was uploaded (move them out of the build folder)"
+        )
+    missing = sorted(name for name in listed if not (folder / name).is_file())
+    if missing:
+        raise CogbenchError(f"{folder} lacks files its manifest lists: {', '.join(missing[:5])}; nothing was uploaded (rebuild it)")
+    return sorted((name, (folder / name).stat().st_size) for name in listed - {MARKER_FILE})
+
+
+def redact(text: str, secret: str | None) -> str:
+    return text.replace(secret, "***") if secret else text
+
+
+def hub_problem(error: Exception, token: str | None) -> str:
+    """A Hub failure in one line: its type and HTTP status, never the response body
+    (a server may echo the request, token included)."""
+    response = getattr(error, "response", None)
+    status = getattr(response, "status_code", None)
+    return redact(f"{type(error).__name__}" + (f" (HTTP {status})" if status else ""), token)
 
 
 def remote_state(api: Any, repo_id: str) -> RemoteState:
@@ -81,31 +108,38 @@ def check_build(folder: Path, manifest: dict[str, Any], repo_id: str, version: s
         )
     if not (folder / CARD_FILE).is_file():
         raise UsageError(f"{folder} has no {CARD_FILE}; rebuild it")
+    if (folder / CARD_FILE).read_text(encoding="utf-8", errors="replace") != render_card(manifest):
+        raise CogbenchError(
+            f"{folder / CARD_FILE} is not the card the build rendered from {MANIFEST_FILE} "
+            "(edited licence, gating or text?); nothing was uploaded: rebuild the folder"
+        )
 
 
-def validation_errors(folder: Path, validate: Callable[..., Any]) -> list[str]:
+def validation_errors(folder: Path, validate: Callable[..., Any], expected: str | None = "auto") -> list[str]:
     """The validators' errors for the folder."""
-    report = validate(folder, expected="auto")
+    report = validate(folder, expected=expected)
     return [str(error) for error in report.errors]
 
 
 def plan_publish(
-    folder: Path, repo_id: str, version: str, gated: str | None, private: bool, api: Any, dry_run: bool
+    folder: Path, repo_id: str, version: str, gated: str | None, private: bool, api: Any, dry_run: bool, token: str | None = None
 ) -> PublishPlan:
     manifest = load_manifest(folder)
     check_build(folder, manifest, repo_id, version)
-    if gated is None and needs_gating(manifest):
+    uploads = local_files(folder, manifest)
+    # Gating follows the shards actually present, whatever the manifest says.
+    if gated is None and expected_licence(set(configs_on_disk(folder)) | set(manifest["configs"]))["gated"]:
         gated = "manual"
     try:
         remote = remote_state(api, repo_id)
     except Exception as error:  # offline, no token, network down: a dry run still shows the plan
+        problem = hub_problem(error, token)
         if not dry_run:
-            raise CogbenchError(f"cannot read {repo_id} on the Hub: {type(error).__name__}: {error}") from None
-        remote = RemoteState(reachable=False, problem=f"{type(error).__name__}: {error}")
+            raise CogbenchError(f"cannot read {repo_id} on the Hub: {problem}") from None
+        remote = RemoteState(reachable=False, problem=problem)
     plan_tag = f"v{version}"
     if plan_tag in remote.tags:
         raise UsageError(f"{repo_id} already has a release {plan_tag}; build a higher version (see `cogbench diff`)")
-    uploads = local_files(folder)
     kept = {path for path, _ in uploads}
     deletions = sorted(path for path in remote.files if path.startswith(DATA_DIR) and path not in kept)
     return PublishPlan(folder, repo_id, version, private, gated, uploads, deletions, remote)
@@ -171,6 +205,7 @@ def publish(
     api: Any = None,
     validate: Callable[..., Any] = validate_release,
     say: Callable[[str], None] = print,
+    expected: str | None = "auto",
 ) -> PublishPlan:
     """Validate ``folder`` and publish it as ``repo_id`` release ``vVERSION`` (or only print the plan)."""
     from huggingface_hub import HfApi, get_token
@@ -179,19 +214,23 @@ def publish(
     if repo_id.count("/") != 1 or not all(repo_id.split("/")):
         raise UsageError(f"--repo-id must be ORG/NAME, got {repo_id!r}")
     api = api or HfApi()
-    errors = validation_errors(folder, validate)
+    errors = validation_errors(folder, validate, expected)
     if errors:
         shown = "\n  ".join(errors[:20])
         raise CogbenchError(f"{folder} fails validation ({len(errors)} error(s)); nothing was uploaded:\n  {shown}")
-    plan = plan_publish(folder, repo_id, version, gated, private, api, dry_run)
-    token_found = get_token() is not None
+    token = get_token()
+    plan = plan_publish(folder, repo_id, version, gated, private, api, dry_run, token)
+    token_found = token is not None
     say(("dry run: nothing will be changed\n" if dry_run else "") + "validation:  passed\n" + format_plan(plan, token_found))
     if dry_run:
         say("to publish, run the same command without --dry-run")
         return plan
     if not token_found:
         raise UsageError("no Hugging Face token: set HF_TOKEN or run `hf auth login`, then try again")
-    commit = execute(plan, api)
+    try:
+        commit = execute(plan, api)
+    except Exception as error:  # the Hub refused or failed: one line, no body, no token
+        raise CogbenchError(f"publishing {plan.repo_id} {plan.tag} failed: {hub_problem(error, token)}; see the repo on the Hub before retrying") from None
     say(f"published {plan.repo_id} {plan.tag} (commit {commit[:12]})")
     say(f"users load it with: {plan.load_line()}")
     return plan

@@ -199,7 +199,9 @@ def make_manifest(version: str, sources: RawSources, records: dict[str, list], w
 
 
 def write_json(path: Path, data: Any) -> None:
-    path.write_text(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
+    """Keys in the order the build made them, so the card renders the same from the file
+    as from memory (``publish`` re-renders it to catch an edited card)."""
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def check_version(version: str) -> None:
