@@ -21,13 +21,13 @@ from cogbench.dataset_builders.build import (
     DEFAULT_VERSION,
     MANIFEST_FILE,
     check_version,
-    read_records,
     write_dataset,
     write_json,
 )
 from cogbench.dataset_builders.output import check_replaceable, move_into_place, new_staging, write_marker
 from cogbench.dataset_builders.raw import find_sources
-from cogbench.validation import require_valid, validate, validate_sources
+from cogbench.dataset_builders.read import read_raw, sorted_records
+from cogbench.validation import require_valid, validate, validate_read
 from cogbench.validation.counts import OWN_MANIFEST, auto_expected
 
 
@@ -66,10 +66,12 @@ def build_release(
     out = Path(out)
     check_replaceable(out)
     sources = find_sources(raw_dir)
-    records = read_records(sources)
     # The release gate (issue 3): the same validators on the input and on the
-    # staged output, before anything is moved into place.
-    require_valid(validate_sources(sources, expected=None), "the raw data")
+    # staged output, before anything is moved into place. The raw files are read
+    # once, by the one raw reader, and every problem of every stage is listed.
+    raw = read_raw(sources)
+    require_valid(validate_read(raw, expected=None), "the raw data")
+    records = sorted_records(raw.records)
     staging = new_staging(out)
     try:
         manifest = write_dataset(staging, version, sources, records, max_shard_bytes, repo_id)

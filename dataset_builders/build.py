@@ -24,8 +24,8 @@ from typing import Any
 
 from cogbench import __version__
 from cogbench.dataset_builders.raw import RawSources, relative_name, sha256_file
-from cogbench.dataset_builders.read import read_codis, read_description, read_vqa
-from cogbench.errors import CogbenchError, UsageError
+from cogbench.dataset_builders.read import read_raw, sorted_records
+from cogbench.errors import CogbenchError, RawDataError, UsageError
 from cogbench.schemas.features import (
     ANSWER_LETTERS,
     CODIS_CATEGORIES,
@@ -51,18 +51,15 @@ EXAMPLE_LIST_ITEMS = (3, 1)
 
 
 def read_records(sources: RawSources) -> dict[str, list]:
-    """Typed records of every config whose raw files are present, sorted by id."""
-    records: dict[str, list] = {}
-    if sources.cogbench is not None:
-        folder = sources.cogbench
-        descriptions = None
-        if (folder / "cogbench_description.json").is_file():
-            descriptions = records["description"] = read_description(folder, sources.root)
-        if (folder / "cogbench_vqa.json").is_file():
-            records["vqa"] = read_vqa(folder, sources.root, descriptions)
-    if sources.codis is not None:
-        records["codis"] = read_codis(sources.codis, sources.root)
-    return records
+    """Typed records of every config whose raw files are present, sorted by id.
+
+    Raises ``RawDataError`` listing every problem the one raw reader found;
+    ``cards.release.build_release`` runs the validators on the same read instead.
+    """
+    read = read_raw(sources)
+    if read.problems:
+        raise RawDataError([str(problem) for problem in read.problems])
+    return sorted_records(read.records)
 
 
 def input_files(sources: RawSources, records: dict[str, list]) -> list[Path]:

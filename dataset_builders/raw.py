@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from cogbench.errors import RawDataError, UsageError, locate
-from cogbench.schemas import RAW_SCHEMAS, iter_violations
+from cogbench.schemas.text import MAX_ID_CHARS, MAX_JSON_DEPTH, json_depth
 
 COGBENCH_FILES = ("cogbench_description.json", "cogbench_vqa.json")
 CODIS_FILE = "data.json"
@@ -94,33 +94,13 @@ def load_json(path: Path, shown_as: str) -> Any:
         document = json.loads(text, object_pairs_hook=keep_pairs)
     except json.JSONDecodeError as error:
         raise RawDataError([f"{shown_as}: invalid JSON: {error.msg} (line {error.lineno}, column {error.colno})"]) from None
+    except RecursionError:
+        raise RawDataError([f"{shown_as}: JSON nested too deeply (the raw formats nest at most {MAX_JSON_DEPTH} levels)"]) from None
+    if json_depth(document) > MAX_JSON_DEPTH:
+        raise RawDataError([f"{shown_as}: JSON nested more than {MAX_JSON_DEPTH} levels deep; the raw formats nest far less"])
     if duplicates:
         raise RawDataError([f"{locate(shown_as, key)}: key appears more than once in the file" for key in duplicates])
     return document
-
-
-def _record_label(document: Any, key: str | int, id_field: str | None) -> str:
-    """How a record is named in messages: its id when it has one, else its position."""
-    if isinstance(key, str):
-        return key
-    if id_field and isinstance(document, list) and 0 <= key < len(document):
-        item = document[key]
-        if isinstance(item, dict) and isinstance(item.get(id_field), (str, int)):
-            return f"{item[id_field]} (item {key})"
-    return f"item {key}"
-
-
-def schema_problems(document: Any, schema_key: str, shown_as: str, id_field: str | None = None) -> list[str]:
-    """Schema violations of a raw file, each as 'file: record R: field F: message'."""
-    problems = []
-    for violation in iter_violations(document, RAW_SCHEMAS[schema_key]):
-        if not violation.path:
-            problems.append(f"{shown_as}: {violation.message}")
-            continue
-        record = _record_label(document, violation.path[0], id_field)
-        field = ".".join(str(part) for part in violation.path[1:]) or None
-        problems.append(f"{locate(shown_as, record, field)}: {violation.message}")
-    return problems
 
 
 class UnsafeImageId(ValueError):
@@ -136,15 +116,21 @@ def resolve_image(images_dir: Path, image_name: str) -> Path:
     """
     if not image_name or image_name != image_name.strip():
         raise UnsafeImageId("image id is empty or has surrounding whitespace")
+    if len(image_name) > MAX_ID_CHARS or any(ord(char) < 32 for char in image_name):
+        raise UnsafeImageId(f"image id is longer than {MAX_ID_CHARS} characters or holds a control character")
     pure = Path(image_name)
     if pure.is_absolute() or "\\" in image_name or ":" in image_name or ".." in pure.parts or image_name.startswith("/"):
         raise UnsafeImageId(f"image id {image_name!r} would escape the images folder")
     candidate = images_dir / pure
-    base = images_dir.resolve()
-    resolved = candidate.resolve()
+    try:
+        base = images_dir.resolve()
+        resolved = candidate.resolve()
+        is_file = resolved.is_file()
+    except (OSError, ValueError) as error:  # unencodable, too long for the file system, ...
+        raise UnsafeImageId(f"image id cannot be used as a file name ({type(error).__name__})") from None
     if base != resolved and base not in resolved.parents:
         raise UnsafeImageId(f"image id {image_name!r} resolves outside the images folder")
-    if not resolved.is_file():
+    if not is_file:
         raise FileNotFoundError(f"no image file {IMAGES_DIR}/{image_name}")
     return resolved
 

@@ -10,11 +10,15 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass
 
+from cogbench.schemas.text import visible
+
 NONE_ENTRY = "None"
 ARROW = "->"
 # A premise separator is a "+" with whitespace on both sides, so that text such
 # as "C++" or "2+2" inside a clue is not split.
 _PLUS = re.compile(r"\s+\+\s+")
+# A premise that starts or ends with a lone "+" (not "C++" or "2+2").
+_DANGLING = re.compile(r"^\+(\s|$)|(^|\s)\+$")
 
 
 @dataclass(frozen=True)
@@ -43,13 +47,22 @@ def parse_cor(text: str) -> ChainOfReasoning:
     left, right = text.split(ARROW)
     conclusion = right.strip()
     premises = tuple(part.strip() for part in _PLUS.split(left.strip()))
-    if not conclusion:
+    if not _shown(conclusion):
         raise CorSyntaxError("empty conclusion after '->'")
-    if not any(premises):
+    if not any(_shown(p) for p in premises):
         raise CorSyntaxError("no premise before '->'")
-    if not all(premises):
+    if not all(_shown(p) for p in premises):
         raise CorSyntaxError("empty premise between '+' signs")
+    for premise in premises:
+        # "A + -> B", "+ A -> B", "A + + B -> B": a '+' with nothing on one side.
+        if _shown(premise) in ("+",) or _DANGLING.search(premise):
+            raise CorSyntaxError(f"'+' with no premise on one side in {premise!r}")
     return ChainOfReasoning(text=text, premises=premises, conclusion=conclusion)
+
+
+def _shown(text: str) -> str:
+    """The text without whitespace and invisible format characters (zero-width spaces...)."""
+    return visible(text).strip()
 
 
 def parse_category(entries: list[str]) -> list[ChainOfReasoning]:

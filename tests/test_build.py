@@ -15,7 +15,8 @@ from PIL import Image
 
 from cogbench.cards.release import build_release
 from cogbench.cli import main
-from cogbench.errors import RawDataError, UsageError
+from cogbench.errors import UsageError
+from cogbench.validation import ValidationFailed
 
 
 def sha256(path: Path) -> str:
@@ -147,11 +148,11 @@ BAD_INPUTS = {
     ),
     "missing field": (
         lambda raw: _edit_json(raw / "codis" / "data.json", lambda d: d[1]["context"].pop("context_2")),
-        ["codis/data.json: record 001 (item 1): field context.context_2: required field is missing"],
+        ["codis/data.json: record 001: field context.context_2: required field is missing"],
     ),
     "wrong type": (
         lambda raw: _edit_json(raw / "cogbench-samples" / "cogbench_vqa.json", lambda d: d[2].update(answer=3)),
-        ["cogbench-samples/cogbench_vqa.json: record item 2: field answer:"],
+        ["cogbench-samples/cogbench_vqa.json: record ", "field answer: 3 is not one of"],
     ),
     "entities not a list": (
         lambda raw: _edit_json(raw / "cogbench-samples" / "cogbench_description.json", lambda d: d["park"].update(Entities="woman")),
@@ -159,15 +160,15 @@ BAD_INPUTS = {
     ),
     "image id with no file": (
         lambda raw: _edit_json(raw / "codis" / "data.json", lambda d: d[0].update(image_id="missing.jpg")),
-        ["codis/data.json: record 000 (item 0): field image_id: no image file images/missing.jpg"],
+        ["codis/data.json: record 000: field image_id: no image file images/missing.jpg"],
     ),
     "image id with ..": (
         lambda raw: _edit_json(raw / "codis" / "data.json", lambda d: d[3].update(image_id="../data.json")),
-        ["codis/data.json: record 003 (item 3): field image_id: image id '../data.json' would escape"],
+        ["codis/data.json: record 003: field image_id: image id '../data.json' would escape"],
     ),
     "absolute image id": (
         lambda raw: _edit_json(raw / "codis" / "data.json", lambda d: d[2].update(image_id="/etc/hostname")),
-        ["codis/data.json: record 002 (item 2): field image_id: image id '/etc/hostname' would escape"],
+        ["codis/data.json: record 002: field image_id: image id '/etc/hostname' would escape"],
     ),
     "vqa image without description": (
         lambda raw: _edit_json(raw / "cogbench-samples" / "cogbench_vqa.json", lambda d: d[0].update(img_id="nowhere")),
@@ -184,7 +185,7 @@ BAD_INPUTS = {
             raw / "cogbench-samples" / "cogbench_description.json",
             lambda d: d["kitchen"].update({"Event Reasoning": ["A. -> B. -> C."]}),
         ),
-        ["record kitchen: field Event Reasoning: 2 '->' found"],
+        ["record kitchen: field Event Reasoning[0]: 2 '->' found"],
     ),
 }
 
@@ -194,7 +195,7 @@ def test_bad_raw_input_stops_the_build_and_leaves_nothing(case, synthetic_raw, t
     mutate, expected_messages = BAD_INPUTS[case]
     mutate(synthetic_raw)
     out = tmp_path / "out"
-    with pytest.raises(RawDataError) as caught:
+    with pytest.raises(ValidationFailed) as caught:
         build_release(synthetic_raw, out)
     message = str(caught.value)
     for expected in expected_messages:
@@ -209,7 +210,7 @@ def test_all_problems_reported_at_once(synthetic_raw, tmp_path):
         data[1]["category"] = "Weather"
 
     _edit_json(synthetic_raw / "codis" / "data.json", two_faults)
-    with pytest.raises(RawDataError) as caught:
+    with pytest.raises(ValidationFailed) as caught:
         build_release(synthetic_raw, tmp_path / "out")
     assert len(caught.value.problems) == 2
 
@@ -218,7 +219,7 @@ def test_cli_build_reports_errors_without_traceback(synthetic_raw, tmp_path, cap
     _edit_json(synthetic_raw / "codis" / "data.json", lambda d: d[0].update(image_id="../../x.jpg"))
     assert main(["build", "--raw-dir", str(synthetic_raw), "--out", str(tmp_path / "out")]) == 1
     err = capsys.readouterr().err
-    assert err.startswith("error: 1 problem(s) in the raw data")
+    assert err.startswith("error: 1 validation error(s) in the raw data")
     assert "Traceback" not in err
     assert not (tmp_path / "out").exists()
 

@@ -184,7 +184,9 @@ def test_at_least_25_faults_cover_every_code():
 
     covered = {code for _, _, code, _, _ in FAULTS.values()}
     untested = set(CHECKS) - covered - {"schema.built", "schema.unloadable", "identity.repeated_question", "counts.not_checked"}
-    assert len(FAULTS) >= 25 and not untested, untested  # those four are tested in test_validation.py
+    # those four are tested in test_validation.py; the release family and text hygiene in test_release_integrity.py / test_text_hygiene.py
+    untested -= {code for code, (family, _, _) in CHECKS.items() if family == "release" or code.startswith("text.")}
+    assert len(FAULTS) >= 25 and not untested, untested
 
 
 @pytest.mark.parametrize("name", sorted(FAULTS))

@@ -13,9 +13,10 @@ from pathlib import Path
 from cogbench.dataset_builders.build import MANIFEST_FILE
 from cogbench.dataset_builders.output import MARKER_FILE
 from cogbench.dataset_builders.raw import RawSources, find_sources
+from cogbench.dataset_builders.read import RawRead
 from cogbench.errors import CogbenchError, UsageError
 from cogbench.validation.checks import check_cors, check_identity, check_options, check_pairs
-from cogbench.validation.contents import Contents, read_built, read_raw
+from cogbench.validation.contents import Contents, contents_of, read_built, read_raw
 from cogbench.validation.counts import OWN_MANIFEST, check_counts, choose_expected
 from cogbench.validation.findings import ValidationReport, finding
 from cogbench.validation.images import MAX_PIXELS, check_images, check_orphans
@@ -53,8 +54,13 @@ def validate(
 
 
 def validate_sources(sources: RawSources, expected: str | os.PathLike | None = None) -> ValidationReport:
-    """The same checks on raw folders already found (the builder's entry point)."""
+    """The same checks on raw folders already found."""
     return check_contents(read_raw(sources), expected, MAX_PIXELS)
+
+
+def validate_read(read: RawRead, expected: str | os.PathLike | None = None) -> ValidationReport:
+    """The same checks on what the one raw reader returned (the builder's entry point: read once)."""
+    return check_contents(contents_of(read), expected, MAX_PIXELS)
 
 
 def check_contents(contents: Contents, expected, max_pixels: int) -> ValidationReport:
@@ -88,6 +94,7 @@ class ValidationFailed(CogbenchError):
     def __init__(self, what: str, report: ValidationReport, limit: int = 50):
         self.report = report
         errors = report.errors
+        self.problems = [str(error) for error in errors]
         listed = "\n  ".join(str(f) for f in errors[:limit])
         more = f"\n  ... and {len(errors) - limit} more" if len(errors) > limit else ""
         super().__init__(f"{len(errors)} validation error(s) in {what}:\n  {listed}{more}")

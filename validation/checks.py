@@ -13,6 +13,7 @@ from statistics import mean, median
 from rapidfuzz import fuzz
 
 from cogbench.schemas.features import ANSWER_LETTERS, CHOICE_COLUMNS, COGBENCH_CATEGORIES, ID_COLUMN
+from cogbench.schemas.text import comparison_key, visible
 from cogbench.validation.findings import Finding, finding
 
 NEAR_DUPLICATE_RATIO = 95  # rapidfuzz ratio (0-100) at which two options are near-duplicates
@@ -22,8 +23,9 @@ _FINAL_PUNCTUATION = re.compile(r"[\s.,;:!?。，！？]+$")
 
 
 def normalise(text: str) -> str:
-    """Case, inner whitespace and final punctuation removed: how options are compared."""
-    return _FINAL_PUNCTUATION.sub("", " ".join(text.split()).casefold())
+    """``text.comparison_key`` (Unicode form, invisibles, case, spaces) without final punctuation:
+    how options, questions, contexts and answers are compared."""
+    return _FINAL_PUNCTUATION.sub("", comparison_key(text))
 
 
 def chi_square_sf(statistic: float, degrees: int) -> float:
@@ -96,7 +98,7 @@ def check_options(shown: str, records: list, described_images: set[str] | None) 
             found.append(finding("options.unknown_image", shown, rid, "img_id", f"image id {record.image_id!r} has no description record"))
         normalised = [normalise(choice) for choice in record.choices]
         for column, choice in zip(CHOICE_COLUMNS, record.choices):
-            if not choice.strip():
+            if not visible(choice).strip():
                 found.append(finding("options.empty", shown, rid, column, "option is empty"))
         for i in range(4):
             for j in range(i + 1, 4):
@@ -137,7 +139,7 @@ def check_pairs(shown: str, records: list) -> tuple[list[Finding], dict]:
     found, similarity = [], {}
     for record in records:
         for column in ("context_1", "context_2", "answer_1", "answer_2"):
-            if not getattr(record, column).strip():
+            if not visible(getattr(record, column)).strip():
                 found.append(finding("pairs.empty", shown, record.id, column, f"{column} is empty"))
         if normalise(record.context_1) == normalise(record.context_2):
             found.append(finding("pairs.same_context", shown, record.id, "context", f"both contexts read {record.context_1!r}"))
@@ -169,10 +171,11 @@ def check_identity(config: str, shown: str, records: list) -> list[Finding]:
     id_column = ID_COLUMN[config]
     for position, record in enumerate(records):
         record_id = getattr(record, id_column)
-        if record_id in seen_ids:
-            found.append(finding("identity.duplicate_id", shown, record_id, id_column, f"id already used by the record at position {seen_ids[record_id]}"))
+        key = comparison_key(record_id)  # "a1", "A1 " and "a\u200b1" are one id
+        if key in seen_ids:
+            found.append(finding("identity.duplicate_id", shown, record_id, id_column, f"id already used by the record at position {seen_ids[key]}"))
         else:
-            seen_ids[record_id] = position
+            seen_ids[key] = position
     if config == "description":
         return found
     by_question = defaultdict(list)

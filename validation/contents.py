@@ -1,61 +1,27 @@
 """What a validation looks at, read from a raw folder or from a built release.
 
 Both kinds of input become the builder's typed records (``records.py``) plus
-the list of images to decode, so every later check is written once. Problems
-that stop a record from being read at all (bad JSON, schema violations,
-unparseable chains, unresolvable image ids) become findings here; such a record
-is left out of the later checks instead of stopping the run.
+the list of images to decode, so every later check is written once. A raw
+folder is read by the one raw reader the build uses (``dataset_builders.read``);
+its problems (bad JSON, schema violations, text hygiene, unparseable chains,
+unresolvable image ids) become findings here.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from cogbench.dataset_builders.load import load_config
-from cogbench.dataset_builders.raw import (
-    CODIS_FILE,
-    COGBENCH_FILES,
-    IMAGES_DIR,
-    RawSources,
-    UnsafeImageId,
-    find_image_by_stem,
-    load_json,
-    relative_name,
-    resolve_image,
-)
-from cogbench.errors import RawDataError
-from cogbench.schemas import BUILT_SCHEMAS, RAW_SCHEMAS, iter_violations
-from cogbench.schemas.cor import NONE_ENTRY, ChainOfReasoning, CorSyntaxError, parse_category, parse_cor
-from cogbench.schemas.features import (
-    CHOICE_COLUMNS,
-    COGBENCH_CATEGORIES,
-    CONFIGS,
-    ID_COLUMN,
-    RAW_DESCRIPTION_KEY,
-)
-from cogbench.schemas.records import (
-    CodisRecord,
-    DescriptionRecord,
-    VqaRecord,
-    codis_record,
-    description_record,
-    question_id,
-    vqa_record,
-)
+from cogbench.dataset_builders.raw import RawSources
+from cogbench.dataset_builders.read import ImageRef, RawRead
+from cogbench.dataset_builders.read import read_raw as read_raw_records
+from cogbench.schemas import BUILT_SCHEMAS, iter_violations
+from cogbench.schemas.cor import ChainOfReasoning, CorSyntaxError, parse_cor
+from cogbench.schemas.features import CHOICE_COLUMNS, COGBENCH_CATEGORIES, CONFIGS, ID_COLUMN
+from cogbench.schemas.records import CodisRecord, DescriptionRecord, VqaRecord
 from cogbench.validation.findings import Finding, finding
-
-
-@dataclass(frozen=True)
-class ImageRef:
-    """One referenced image: where it is named, and how to get its bytes."""
-
-    file: str
-    record: str
-    field: str
-    name: str
-    read: Callable[[], bytes]
 
 
 @dataclass
@@ -77,156 +43,15 @@ class Contents:
 # ---------------------------------------------------------------- raw folders
 
 
-def _load_document(path: Path, shown: str, contents: Contents) -> Any:
-    try:
-        return load_json(path, shown)
-    except RawDataError as error:
-        for problem in error.problems:
-            contents.findings.append(finding("json.invalid", shown, None, None, problem.removeprefix(f"{shown}: ")))
-        return None
-
-
-def _schema_findings(document: Any, schema_key: str, shown: str, label: Callable[[Any], str]) -> tuple[list[Finding], set]:
-    """Schema violations as findings, and the keys of the records they hit."""
-    found, bad_keys = [], set()
-    for violation in iter_violations(document, RAW_SCHEMAS[schema_key]):
-        if not violation.path:
-            found.append(finding("schema.raw", shown, None, None, violation.message))
-            continue
-        key = violation.path[0]
-        bad_keys.add(key)
-        field_name = ".".join(str(part) for part in violation.path[1:]) or None
-        found.append(finding("schema.raw", shown, label(key), field_name, violation.message))
-    return found, bad_keys
-
-
-def _resolve(contents: Contents, shown: str, record: str, field_name: str, images_dir: Path, name: str, stem_only: bool) -> Path | None:
-    try:
-        return find_image_by_stem(images_dir, name) if stem_only else resolve_image(images_dir, name)
-    except UnsafeImageId as error:
-        contents.findings.append(finding("image.unsafe_id", shown, record, field_name, str(error)))
-    except FileNotFoundError as error:
-        contents.findings.append(finding("image.missing", shown, record, field_name, str(error)))
-    return None
-
-
-def _parse_raw_category(entries: list[str], shown: str, image_id: str, raw_key: str, contents: Contents) -> list[ChainOfReasoning]:
-    """``cor.parse_category``; on failure, find each bad entry for its own finding."""
-    try:
-        return parse_category(entries)
-    except CorSyntaxError:
-        pass
-    chains = []
-    for index, entry in enumerate(entries):
-        where = f"{raw_key}[{index}]"
-        if entry.strip() == NONE_ENTRY:
-            contents.findings.append(finding("cor.none_mixed", shown, image_id, where, "'None' must be the only entry of its category"))
-            continue
-        try:
-            chains.append(parse_cor(entry))
-        except CorSyntaxError as error:
-            contents.findings.append(finding("cor.syntax", shown, image_id, where, f"{error}: {entry!r}"))
-    return chains
-
-
-def _add_image(contents: Contents, seen: set, shown: str, record: str, field_name: str, path: Path | None) -> None:
-    if path is not None and path not in seen:
-        seen.add(path)
-        contents.images.append(ImageRef(shown, record, field_name, path.name, path.read_bytes))
-
-
-def _read_raw_description(folder: Path, root: Path, contents: Contents, seen_images: set) -> list[DescriptionRecord] | None:
-    path = folder / COGBENCH_FILES[0]
-    shown = relative_name(path, root)
-    contents.shown["description"] = shown
-    document = _load_document(path, shown, contents)
-    if document is None:
-        return None
-    problems, bad = _schema_findings(document, "cogbench_description", shown, str)
-    contents.findings += problems
-    if not isinstance(document, dict):
-        return None
-    records = []
-    for image_id, raw in document.items():
-        if image_id in bad:
-            continue
-        image_path = _resolve(contents, shown, image_id, "Image Name", folder / IMAGES_DIR, raw["Image Name"], False)
-        _add_image(contents, seen_images, shown, image_id, "Image Name", image_path)
-        cors = {
-            name: _parse_raw_category(raw[RAW_DESCRIPTION_KEY[name]], shown, image_id, RAW_DESCRIPTION_KEY[name], contents)
-            for name in COGBENCH_CATEGORIES
-        }
-        records.append(description_record(image_id, raw, image_path, cors))
-    return records
-
-
-def _checked_list(path: Path, root: Path, config: str, schema_key: str, item_id: Callable[[dict], str], contents: Contents):
-    """Load a raw JSON list and schema-check it: (name shown, items that passed)."""
-    shown = relative_name(path, root)
-    contents.shown[config] = shown
-    document = _load_document(path, shown, contents)
-    if document is None:
-        return shown, []
-
-    def label(position):
-        item = document[position] if isinstance(document, list) and isinstance(position, int) and position < len(document) else None
-        try:
-            return item_id(item)
-        except (TypeError, KeyError):
-            return f"item {position}"
-
-    problems, bad = _schema_findings(document, schema_key, shown, label)
-    contents.findings += problems
-    if not isinstance(document, list):
-        return shown, []
-    return shown, [raw for position, raw in enumerate(document) if position not in bad]
-
-
-def _read_raw_vqa(folder: Path, root: Path, contents: Contents, descriptions: list[DescriptionRecord] | None, seen_images: set) -> None:
-    item_id = lambda raw: question_id(raw["img_id"], raw["question"])  # noqa: E731
-    shown, items = _checked_list(folder / COGBENCH_FILES[1], root, "vqa", "cogbench_vqa", item_id, contents)
-    image_of = {record.image_id: record.image_path for record in descriptions or []}
-    records = []
-    for raw in items:
-        record_id = item_id(raw)
-        if descriptions is not None:
-            image_path = image_of.get(raw["img_id"])  # an unknown id is reported by the options check
-        else:
-            image_path = _resolve(contents, shown, record_id, "img_id", folder / IMAGES_DIR, raw["img_id"], True)
-            _add_image(contents, seen_images, shown, record_id, "img_id", image_path)
-        records.append(vqa_record(raw, image_path))
-    contents.records["vqa"] = records
-
-
-def _read_raw_codis(folder: Path, root: Path, contents: Contents, seen_images: set) -> None:
-    shown, items = _checked_list(folder / CODIS_FILE, root, "codis", "codis", lambda raw: raw["id"], contents)
-    records = []
-    for raw in items:
-        image_path = _resolve(contents, shown, raw["id"], "image_id", folder / IMAGES_DIR, raw["image_id"], False)
-        _add_image(contents, seen_images, shown, raw["id"], "image_id", image_path)
-        records.append(codis_record(raw, image_path))
-    contents.records["codis"] = records
-
-
 def read_raw(sources: RawSources) -> Contents:
-    """Every config present in a raw folder (layouts of ``find_sources``)."""
-    contents = Contents(kind="raw", path=sources.root)
-    seen_images: set[Path] = set()
-    if sources.cogbench is not None:
-        folder = sources.cogbench
-        contents.source_folders["cogbench"] = folder.resolve().name
-        descriptions = None
-        if (folder / COGBENCH_FILES[0]).is_file():
-            descriptions = _read_raw_description(folder, sources.root, contents, seen_images)
-            if descriptions is not None:
-                contents.records["description"] = descriptions
-        if (folder / COGBENCH_FILES[1]).is_file():
-            _read_raw_vqa(folder, sources.root, contents, descriptions, seen_images)
-        contents.image_folders.append((relative_name(folder / IMAGES_DIR, sources.root), folder / IMAGES_DIR))
-    if sources.codis is not None:
-        contents.source_folders["codis"] = sources.codis.resolve().name
-        _read_raw_codis(sources.codis, sources.root, contents, seen_images)
-        contents.image_folders.append((relative_name(sources.codis / IMAGES_DIR, sources.root), sources.codis / IMAGES_DIR))
+    """A raw folder through the one raw reader (``dataset_builders.read``), its problems as findings."""
+    return contents_of(read_raw_records(sources))
+
+
+def contents_of(read: RawRead) -> Contents:
+    contents = Contents(kind="raw", path=read.root, shown=dict(read.shown), records=dict(read.records), images=list(read.images),
+                        image_folders=list(read.image_folders), source_folders=dict(read.source_folders))
+    contents.findings = [finding(p.code, p.file, p.record, p.field, p.message) for p in read.problems]
     return contents
 
 

@@ -18,11 +18,15 @@ SEVERITIES = ("error", "warning", "info")
 
 # code -> (check family, severity, what it means). The one list of codes.
 CHECKS: dict[str, tuple[str, str, str]] = {
-    "json.invalid": ("schema", "error", "file is not valid UTF-8 JSON, or repeats a key"),
+    "json.invalid": ("schema", "error", "file is not valid UTF-8 JSON, repeats a key, or nests absurdly deep"),
     "schema.raw": ("schema", "error", "raw record violates its JSON Schema (schemas/raw_*.schema.json)"),
     "schema.built": ("schema", "error", "built record violates its JSON Schema (schemas/<config>.schema.json)"),
     "schema.unloadable": ("schema", "error", "a built config cannot be loaded with load_dataset"),
-    "cor.syntax": ("cor", "error", "chain of reasoning does not read 'A1 + ... + An -> B'"),
+    "text.empty": ("schema", "error", "a text field or id is empty, only whitespace, or only invisible characters"),
+    "text.unencodable": ("schema", "error", "text that cannot be encoded as UTF-8 (a lone surrogate)"),
+    "text.control": ("schema", "error", "text holding a control character such as NUL"),
+    "text.bad_id": ("schema", "error", "an id longer than 200 characters, with surrounding spaces, invisible characters or a non-NFC form"),
+    "cor.syntax": ("cor", "error", "chain of reasoning does not read 'A1 + ... + An -> B' (no empty, dangling or doubled '+' premise)"),
     "cor.none_mixed": ("cor", "error", "'None' is not the sole entry of its category"),
     "cor.conclusion_is_premise": ("cor", "error", "conclusion merely repeats one of its premises"),
     "cor.duplicate_premise": ("cor", "warning", "the same premise twice in one chain"),
@@ -43,7 +47,7 @@ CHECKS: dict[str, tuple[str, str, str]] = {
     "image.too_large": ("images", "error", "image exceeds the pixel limit (decompression bomb guard)"),
     "image.orphan": ("images", "warning", "image file referenced by no record"),
     "image.duplicate": ("images", "warning", "two image ids with byte-identical content"),
-    "identity.duplicate_id": ("identity", "error", "an id used by more than one record"),
+    "identity.duplicate_id": ("identity", "error", "an id used by more than one record (compared after NFC, case, zero-width and space normalisation)"),
     "identity.duplicate_question": ("identity", "error", "the same question twice for one image (CODIS: with the same contexts)"),
     "identity.repeated_question": ("identity", "info", "CODIS question repeated on one image with other contexts (by design)"),
     "counts.mismatch": ("counts", "error", "a count differs from the expected-counts file"),
