@@ -60,10 +60,9 @@ def id_problem(text: str) -> tuple[str, str] | None:
 
 
 def shown(text: str, limit: int = 60) -> str:
-    """A text safe to print in one line of a message: escaped and cut."""
-    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
-    cut = text[:limit] + "..." if len(text) > limit else text
-    return repr(cut)
+    """A text safe to print in one line of a message: cut, and quoted by ``repr``, which
+    escapes control characters and lone surrogates."""
+    return repr(text[:limit] + "..." if len(text) > limit else text)
 
 
 def json_depth(document) -> int:

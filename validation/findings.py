@@ -135,6 +135,8 @@ class ValidationReport:
         lines = [f"validated {self.kind} data at {self.path}"]
         for family in FAMILIES:
             in_family = [f for f in self.findings if CHECKS[f.code][0] == family]
+            if family == "release" and self.kind != "built":
+                continue  # tamper checks apply to built folders only
             shown = in_family if verbose else [f for f in in_family if f.severity != "info"]
             head = "ok" if not in_family else f"{len(in_family)} finding(s)"
             if family == "counts":
