@@ -26,7 +26,7 @@ from typing import Any
 from cogbench import __version__
 from cogbench.dataset_builders.raw import RawSources, relative_name, sha256_file
 from cogbench.dataset_builders.read import read_codis, read_description, read_vqa
-from cogbench.errors import CogbenchError, UsageError
+from cogbench.errors import UsageError
 from cogbench.schemas.features import (
     ANSWER_LETTERS,
     CODIS_CATEGORIES,
@@ -246,4 +246,4 @@ def load_manifest(folder: str | os.PathLike) -> dict[str, Any]:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise CogbenchError(f"{folder} is not a cogbench build: no {MANIFEST_FILE}") from None
+        raise UsageError(f"{folder} is not a cogbench build: no {MANIFEST_FILE}") from None

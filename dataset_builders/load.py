@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 from cogbench.errors import UsageError
 from cogbench.schemas.features import CONFIGS, SPLIT
+
+# What the Hub accepts as a dataset repo id: NAME or ORG/NAME, no path segments beyond that.
+HUB_REPO_ID = re.compile(r"(?:[A-Za-z0-9][\w.-]*/)?[A-Za-z0-9][\w.-]*")
 
 
 def load_config(dataset: str, config: str, revision: str | None = None, streaming: bool = False):
@@ -27,6 +31,8 @@ def load_config(dataset: str, config: str, revision: str | None = None, streamin
             raise UsageError(f"{local} is not a built dataset folder (no README.md); run `cogbench build` first")
         if revision is not None:
             raise UsageError("--revision applies to Hub repos, not to local folders")
+    elif not HUB_REPO_ID.fullmatch(str(dataset)):
+        raise UsageError(f"{dataset}: no such folder, and not a Hub repo id (ORG/NAME)")
     return datasets.load_dataset(str(dataset), config, split=SPLIT, revision=revision, streaming=streaming)
 
 

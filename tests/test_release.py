@@ -180,7 +180,7 @@ def test_cli_diff_text_and_json(raw_copy, built_release, tmp_path, capsys):
 
 
 def test_diff_of_a_folder_that_is_not_a_build(built_release, tmp_path, capsys):
-    assert main(["diff", str(built_release), str(tmp_path)]) == 1
+    assert main(["diff", str(built_release), str(tmp_path)]) == 2
     assert "is not a cogbench build" in capsys.readouterr().err
 
 
