@@ -7,6 +7,7 @@ import json
 import time
 from pathlib import Path
 
+from cogbench.dataset_builders.build import DEFAULT_VERSION
 from cogbench.dataset_builders.cli import default_raw_dir
 
 DEFAULT_OUT = Path("dist") / "cogbench"
@@ -20,7 +21,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     build.add_argument("--raw-dir", type=Path, default=None, help="raw data folder (default: $COGBENCH_RAW_DIR, then ./raw)")
     build.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output folder (default: {DEFAULT_OUT})")
-    build.add_argument("--version", dest="dataset_version", default="1.0.0", help="dataset version X.Y.Z (default: 1.0.0)")
+    build.add_argument("--version", dest="dataset_version", default=DEFAULT_VERSION, help="dataset version X.Y.Z")
     build.add_argument("--previous", type=Path, default=None, metavar="OLD",
                        help="the last released build: record the changes since it in the card's changelog "
                        "and refuse a version too small for them (default: none, a first release)")

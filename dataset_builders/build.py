@@ -39,7 +39,7 @@ from cogbench.schemas.features import (
 MANIFEST_FORMAT = 1
 MANIFEST_FILE = "manifest.json"
 CARD_FILE = "README.md"
-DEFAULT_VERSION = "1.0.0"
+DEFAULT_VERSION = "2.0.0"  # cards/changelog.yaml says why
 # The Hub's guidance is shards of a few hundred MB; images dominate the size.
 DEFAULT_MAX_SHARD_BYTES = 500 * 1024 * 1024
 # Rows per Parquet row group: the value `datasets` uses for image datasets.

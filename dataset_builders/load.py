@@ -44,3 +44,18 @@ def dataset_revision(dataset: str, revision: str | None = None) -> str:
         version = json.loads(manifest.read_text(encoding="utf-8")).get("dataset_version", "unknown")
         return f"{version}+manifest.{digest}"
     return revision or "main"
+
+
+def filter_category(dataset, *names: str):
+    """Rows whose ``category`` is one of ``names``, given as names, not class-label integers.
+
+    ``dataset.filter(lambda r: r["category"] == "mental")`` matches nothing (the
+    column holds integers); this maps names through the ClassLabel and refuses
+    an unknown one, listing the valid names.
+    """
+    label = dataset.features["category"]
+    unknown = [name for name in names if name not in label.names]
+    if unknown or not names:
+        raise UsageError(f"unknown category {', '.join(map(repr, unknown)) or '(none given)'}; choose from {', '.join(label.names)}")
+    wanted = {label.str2int(name) for name in names}
+    return dataset.filter(lambda category: category in wanted, input_columns="category")
