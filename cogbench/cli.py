@@ -27,6 +27,7 @@ COMMAND_MODULES = (
     "cogbench.cards.cli",
     "cogbench.validation.cli",
     "cogbench.reference_eval.cli",
+    "cogbench.reference_eval.harnesses.cli",
 )
 
 EXIT_CODES_HELP = "exit codes: " + "; ".join(f"{code} {meaning}" for code, meaning in EXIT_CODES.items())
