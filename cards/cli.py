@@ -7,6 +7,7 @@ import json
 import time
 from pathlib import Path
 
+from cogbench.dataset_builders.build import DEFAULT_VERSION
 from cogbench.dataset_builders.cli import default_raw_dir
 
 DEFAULT_OUT = Path("dist") / "cogbench"
@@ -20,11 +21,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     build.add_argument("--raw-dir", type=Path, default=None, help="raw data folder (default: $COGBENCH_RAW_DIR, then ./raw)")
     build.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output folder (default: {DEFAULT_OUT})")
-    build.add_argument("--version", dest="dataset_version", default="1.0.0", help="dataset version X.Y.Z (default: 1.0.0)")
+    build.add_argument("--version", dest="dataset_version", default=DEFAULT_VERSION, help="dataset version X.Y.Z")
     build.add_argument("--previous", type=Path, default=None, metavar="OLD",
                        help="the last released build: record the changes since it in the card's changelog "
-                       "and refuse a version too small for them")
-    build.add_argument("--repo-id", default=None, metavar="ORG/NAME", help="Hub repo the card tells users to load from")
+                       "and refuse a version too small for them (default: none, a first release)")
+    build.add_argument("--repo-id", default=None, metavar="ORG/NAME", help="Hub repo the card tells users to load from (default: a placeholder in the card)")
     build.set_defaults(func=run_build)
 
     diff = subparsers.add_parser(
@@ -33,8 +34,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Compare two builds config by config by stable id: records added, removed and changed "
         "(which columns; images by sha256), counts per category, and the semantic version bump this needs.",
     )
-    diff.add_argument("old", type=Path, help="the previous build (e.g. the last release)")
-    diff.add_argument("new", type=Path, help="the new build")
+    diff.add_argument("old", type=Path, metavar="OLD", help="the previous build (e.g. the last release)")
+    diff.add_argument("new", type=Path, metavar="NEW", help="the new build")
     diff.add_argument("--json", action="store_true", help="print the diff as JSON")
     diff.set_defaults(func=run_diff)
 

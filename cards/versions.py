@@ -15,8 +15,11 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from cogbench.dataset_builders.build import SEMVER, load_manifest
 from cogbench.errors import UsageError
@@ -200,7 +203,7 @@ def format_diff(diff: ReleaseDiff, old: Path, new: Path) -> str:
 def changelog_entries(manifest: dict[str, Any], previous: str | Path | None, staging: Path) -> list[dict[str, Any]]:
     """The changelog of the build in ``staging``: a new entry on top of the previous build's."""
     if previous is None:
-        return [{"version": manifest["dataset_version"], "changes": ["first release"]}]
+        return history_entries(manifest["dataset_version"])
     diff = diff_builds(previous, staging, new_manifest=manifest)
     check_version(diff, manifest["dataset_version"])
     entry = {
@@ -210,3 +213,19 @@ def changelog_entries(manifest: dict[str, Any], previous: str | Path | None, sta
         "changes": diff.summary(),
     }
     return [entry, *load_manifest(previous).get("changelog", [])]
+
+
+def released_history() -> list[dict[str, Any]]:
+    """The released versions and why each was needed (cards/changelog.yaml), newest first."""
+    return yaml.safe_load(resources.files("cogbench.cards").joinpath("changelog.yaml").read_text(encoding="utf-8"))
+
+
+def history_entries(version: str) -> list[dict[str, Any]]:
+    """The changelog of a build made without ``--previous``: the shipped history up to ``version``."""
+    known = [entry for entry in released_history() if parse_version(entry["version"]) <= parse_version(version)]
+    if known and known[0]["version"] == version:
+        return known
+    if not known:
+        return [{"version": version, "changes": ["first release"]}]
+    note = f"built without --previous: the changes since v{known[0]['version']} are not listed"
+    return [{"version": version, "changes": [note]}, *known]

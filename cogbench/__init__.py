@@ -14,7 +14,11 @@ ARCHITECTURE.md at the repository root says which way imports flow.
 
 from importlib.metadata import PackageNotFoundError, version
 
+# The distribution's name on PyPI ("cogbench" there is another project, whose
+# version must never be reported as ours).
+DISTRIBUTION = "cogbench-codis"
+
 try:
-    __version__ = version("cogbench")
+    __version__ = version(DISTRIBUTION)
 except PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0.0.0"

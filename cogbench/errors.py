@@ -2,17 +2,29 @@
 
 from __future__ import annotations
 
+# The exit codes of every `cogbench` command (README "Exit codes"; shown in every --help).
+EXIT_OK = 0
+EXIT_FAILURES = 1  # findings (validate errors) or a failed job
+EXIT_USAGE = 2  # the command was called wrongly; argparse's own errors exit 2 too
+EXIT_QUERIES_FAILED = 3  # some judge or model queries still failed after their retries
+EXIT_CODES = {
+    EXIT_OK: "success",
+    EXIT_FAILURES: "findings or failures (validate found errors, a job failed)",
+    EXIT_USAGE: "usage error (bad option, missing file or folder, option that does not apply)",
+    EXIT_QUERIES_FAILED: "some judge or model queries failed after their retries; run the same command again",
+}
+
 
 class CogbenchError(Exception):
     """An expected failure: shown to the user as ``error: <message>``, no traceback."""
 
-    exit_code = 1
+    exit_code = EXIT_FAILURES
 
 
 class UsageError(CogbenchError):
     """The command was called wrongly (a missing file, a bad option value)."""
 
-    exit_code = 2
+    exit_code = EXIT_USAGE
 
 
 class RawDataError(CogbenchError):

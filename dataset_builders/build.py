@@ -38,7 +38,7 @@ from cogbench.schemas.features import (
 MANIFEST_FORMAT = 1
 MANIFEST_FILE = "manifest.json"
 CARD_FILE = "README.md"
-DEFAULT_VERSION = "1.0.0"
+DEFAULT_VERSION = "2.0.0"  # cards/changelog.yaml says why
 # The Hub's guidance is shards of a few hundred MB; images dominate the size.
 DEFAULT_MAX_SHARD_BYTES = 500 * 1024 * 1024
 # Rows per Parquet row group: the value `datasets` uses for image datasets.
@@ -221,7 +221,7 @@ def load_manifest(folder: str | os.PathLike) -> dict[str, Any]:
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise CogbenchError(f"{folder} is not a cogbench build: no {MANIFEST_FILE}") from None
+        raise UsageError(f"{folder} is not a cogbench build: no {MANIFEST_FILE}") from None
     except (OSError, ValueError, RecursionError) as error:
         raise CogbenchError(f"{path}: not a readable manifest ({type(error).__name__}); rebuild the folder") from None
     if not isinstance(manifest, dict) or not isinstance(manifest.get("configs"), dict):

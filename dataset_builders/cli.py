@@ -20,9 +20,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Download the public raw files pinned to the authors' commits and verify their sha256. "
         "The full CogBench release is only available under its data use agreement.",
     )
-    fetch.add_argument("source", nargs="?", default="all", choices=["codis", "cogbench-samples", "all", "cogbench"])
+    fetch.add_argument(
+        "source", nargs="?", default="all", choices=["codis", "cogbench-samples", "all", "cogbench"], metavar="SOURCE",
+        help="what to download: codis, cogbench-samples or all (cogbench: says how to get the full release)",
+    )
     fetch.add_argument("--dest", type=Path, default=None, help="destination folder (default: $COGBENCH_RAW_DIR, then ./raw)")
-    fetch.add_argument("--base-url", default=None, help="mirror of raw.githubusercontent.com to download from")
+    fetch.add_argument("--base-url", default=None, help="mirror of raw.githubusercontent.com to download from (default: https://raw.githubusercontent.com)")
     fetch.set_defaults(func=run_fetch)
 
 

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 from cogbench.errors import UsageError
 from cogbench.schemas.features import CONFIGS, SPLIT
+
+# What the Hub accepts as a dataset repo id: NAME or ORG/NAME, no path segments beyond that.
+HUB_REPO_ID = re.compile(r"(?:[A-Za-z0-9][\w.-]*/)?[A-Za-z0-9][\w.-]*")
 
 
 def load_config(dataset: str, config: str, revision: str | None = None, streaming: bool = False):
@@ -27,6 +31,8 @@ def load_config(dataset: str, config: str, revision: str | None = None, streamin
             raise UsageError(f"{local} is not a built dataset folder (no README.md); run `cogbench build` first")
         if revision is not None:
             raise UsageError("--revision applies to Hub repos, not to local folders")
+    elif not HUB_REPO_ID.fullmatch(str(dataset)):
+        raise UsageError(f"{dataset}: no such folder, and not a Hub repo id (ORG/NAME)")
     return datasets.load_dataset(str(dataset), config, split=SPLIT, revision=revision, streaming=streaming)
 
 
@@ -38,3 +44,18 @@ def dataset_revision(dataset: str, revision: str | None = None) -> str:
         version = json.loads(manifest.read_text(encoding="utf-8")).get("dataset_version", "unknown")
         return f"{version}+manifest.{digest}"
     return revision or "main"
+
+
+def filter_category(dataset, *names: str):
+    """Rows whose ``category`` is one of ``names``, given as names, not class-label integers.
+
+    ``dataset.filter(lambda r: r["category"] == "mental")`` matches nothing (the
+    column holds integers); this maps names through the ClassLabel and refuses
+    an unknown one, listing the valid names.
+    """
+    label = dataset.features["category"]
+    unknown = [name for name in names if name not in label.names]
+    if unknown or not names:
+        raise UsageError(f"unknown category {', '.join(map(repr, unknown)) or '(none given)'}; choose from {', '.join(label.names)}")
+    wanted = {label.str2int(name) for name in names}
+    return dataset.filter(lambda category: category in wanted, input_columns="category")

@@ -19,7 +19,7 @@ def _add_task_and_dataset(parser: argparse.ArgumentParser) -> None:
     """The arguments that pick what is evaluated; `score` and `eval` share them."""
     parser.add_argument("--task", required=True, choices=CONFIGS)
     parser.add_argument("--dataset", required=True, help="built dataset folder or Hugging Face repo id")
-    parser.add_argument("--revision", help="Hub revision (tag, branch or commit) of --dataset")
+    parser.add_argument("--revision", help="Hub revision (tag, branch or commit) of --dataset (default: main)")
 
 
 def add_score_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -54,13 +54,23 @@ def add_score_parser(subparsers: argparse._SubParsersAction) -> None:
         "--embedder", default="sentence-transformers/all-mpnet-base-v2",
         help="sentence-transformers model name or path (Recognition Score)",
     )
-    parser.add_argument("--embed-batch-size", type=int, default=64)
+    parser.add_argument("--embed-batch-size", type=int, default=64, help="descriptions embedded at once (Recognition Score)")
     parser.add_argument("--out", default="runs/score", help="run folder for scores.json, details.jsonl, report.md")
     parser.add_argument(
         "--allow-partial", action="store_true",
         help="score only the ids present in both predictions and dataset, and report the rest",
     )
-    parser.set_defaults(func=run_score)
+    parser.set_defaults(func=run_score, only_for=SCORE_ONLY_FOR)
+
+
+# Options refused where they do not apply (see cogbench.cli.refuse_inapplicable).
+DESCRIPTION_ONLY = ("task", ("description",))
+SCORE_ONLY_FOR = {"spacy_model": DESCRIPTION_ONLY, "embedder": DESCRIPTION_ONLY, "embed_batch_size": DESCRIPTION_ONLY}
+EVAL_ONLY_FOR = {
+    "mode": DESCRIPTION_ONLY, "spacy_model": DESCRIPTION_ONLY, "embedder": DESCRIPTION_ONLY,
+    **dict.fromkeys(("batch_size", "device", "num_workers", "trust_remote_code"), ("model", ("hf",))),
+    **dict.fromkeys(("base_url", "concurrency", "max_attempts", "request_timeout"), ("model", ("openai",))),
+}
 
 
 def run_score(args: argparse.Namespace) -> int:
@@ -88,30 +98,31 @@ def add_eval_parser(subparsers: argparse._SubParsersAction) -> None:
         help="hf:MODEL_ID_OR_PATH (transformers, local GPU/CPU) or openai:MODEL (OpenAI-compatible API, see --base-url)",
     )
     parser.add_argument(
-        "--mode", choices=("spontaneous", "directed"), default="spontaneous",
-        help="description prompt: Spontaneous Description or Directed Reasoning (CogBench Section 3.2.1)",
+        "--mode", choices=("spontaneous", "directed"), default=None,
+        help="description prompt: Spontaneous Description or Directed Reasoning (CogBench Section 3.2.1; "
+        "default: spontaneous)",
     )
     parser.add_argument("--out", help="run folder (default: runs/eval-TASK-MODEL); re-use it to resume")
-    parser.add_argument("--limit", type=_positive_int, help="only the first N rows of the config")
+    parser.add_argument("--limit", type=_positive_int, help="only the first N rows of the config (default: all rows)")
     parser.add_argument("--batch-size", type=_positive_int, default=16, help="queries per generate() call (hf)")
-    parser.add_argument("--max-new-tokens", type=_positive_int, default=512)
+    parser.add_argument("--max-new-tokens", type=_positive_int, default=512, help="generation length limit per query")
     parser.add_argument("--device", help="torch device for hf models (default: this rank's GPU, else CPU)")
     parser.add_argument("--num-workers", type=int, default=2, help="image preprocessing processes (hf)")
     parser.add_argument(
         "--trust-remote-code", action="store_true",
         help="allow the model repo's own Python code to run (hf; only for models that need it)",
     )
-    parser.add_argument("--base-url", help="OpenAI-compatible API base URL, e.g. http://host:8000/v1 for vLLM")
+    parser.add_argument("--base-url", help="OpenAI-compatible API base URL, e.g. http://host:8000/v1 for vLLM (default: OpenAI's)")
     parser.add_argument("--concurrency", type=_positive_int, default=8, help="API requests in flight (openai)")
     parser.add_argument("--max-attempts", type=_positive_int, default=6, help="tries per API request (openai)")
     parser.add_argument("--request-timeout", type=float, default=120.0, help="seconds per API request (openai)")
     scoring = parser.add_argument_group("scoring (passed to `cogbench score`)")
     scoring.add_argument("--no-score", action="store_true", help="only generate and export")
-    scoring.add_argument("--judge", help="as in `cogbench score --judge`")
-    scoring.add_argument("--judge-base-url", help="as in `cogbench score --judge-base-url`")
-    scoring.add_argument("--spacy-model", help="as in `cogbench score --spacy-model`")
-    scoring.add_argument("--embedder", help="as in `cogbench score --embedder`")
-    parser.set_defaults(func=run_eval_command)
+    scoring.add_argument("--judge", help="as in `cogbench score --judge` (default: its default there)")
+    scoring.add_argument("--judge-base-url", help="as in `cogbench score --judge-base-url` (default: its default there)")
+    scoring.add_argument("--spacy-model", help="as in `cogbench score --spacy-model` (default: its default there)")
+    scoring.add_argument("--embedder", help="as in `cogbench score --embedder` (default: its default there)")
+    parser.set_defaults(func=run_eval_command, only_for=EVAL_ONLY_FOR)
 
 
 def _positive_int(text: str) -> int:
@@ -124,8 +135,10 @@ def _positive_int(text: str) -> int:
 def run_eval_command(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from cogbench.reference_eval.runner import EvalSettings, default_run_dir, distributed_rank, run_eval
+    from cogbench.reference_eval.runner import EvalSettings, default_run_dir, distributed_rank, parse_model_spec, run_eval
 
+    parse_model_spec(args.model)  # a bad spec is a usage error before anything else
+    args.mode = args.mode or "spontaneous"
     out = Path(args.out) if args.out else default_run_dir(args.task, args.model, args.mode)
     settings = EvalSettings(
         task=args.task, model=args.model, dataset=args.dataset, out=out, revision=args.revision,

@@ -5,7 +5,7 @@ written into every prediction, so a score always says which prompt produced it.
 Changing a template's text means giving it a new id (bump the ``-vN`` suffix).
 
 Templates use ``str.format`` fields. The paper prompts below are quoted
-verbatim from the papers in ``/work/shared/papers`` as cited beside each one.
+verbatim from the papers (the shared ``papers/`` folder) as cited beside each one.
 """
 
 from __future__ import annotations

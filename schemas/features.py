@@ -81,7 +81,9 @@ VQA_FEATURES = datasets.Features(
 CODIS_FEATURES = datasets.Features(
     {
         "id": datasets.Value("string"),
+        # The bare image id (as in description and vqa); the file name is image_file (since 2.0.0).
         "image_id": datasets.Value("string"),
+        "image_file": datasets.Value("string"),
         "image": datasets.Image(),
         "question": datasets.Value("string"),
         "context_1": datasets.Value("string"),

@@ -61,7 +61,8 @@ class VqaRecord:
 @dataclass(frozen=True)
 class CodisRecord:
     id: str
-    image_id: str
+    image_id: str  # bare, like description's and vqa's; the raw file's name is image_file
+    image_file: str
     image_path: Path
     question: str
     context_1: str
@@ -74,6 +75,7 @@ class CodisRecord:
         return {
             "id": self.id,
             "image_id": self.image_id,
+            "image_file": self.image_file,
             "image": _image_cell(self.image_path),
             "question": self.question,
             "context_1": self.context_1,
@@ -129,7 +131,8 @@ def codis_record(raw: dict, image_path: Path | None) -> CodisRecord:
     """The typed record of one schema-valid item of CODIS data.json."""
     return CodisRecord(
         id=raw["id"],
-        image_id=raw["image_id"],
+        image_id=Path(raw["image_id"]).stem,  # CODIS names the file ("a87ff679a2.jpg"); ids are bare
+        image_file=raw["image_id"],
         image_path=image_path,
         question=raw["question"],
         context_1=raw["context"]["context_1"],

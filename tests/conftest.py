@@ -1,7 +1,7 @@
 """Shared test fixtures.
 
-Tests read the real raw data from ``../shared/data`` (or ``$COGBENCH_RAW_DIR``)
-when it is there, and otherwise a small synthetic raw folder in the authors'
+Tests read the real raw data from ``../shared/data`` (or ``$COGBENCH_SHARED/data``,
+or ``$COGBENCH_RAW_DIR``; see ``shared_files.py``) when it is there, and otherwise a small synthetic raw folder in the authors'
 formats, generated here. Nothing in the test run may reach the network.
 """
 
@@ -21,27 +21,26 @@ os.environ.setdefault("HF_HOME", tempfile.mkdtemp(prefix="cogbench-hf-home-"))
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from openai_server import openai_server_fixture  # noqa: E402
+from shared_files import REPO_ROOT, missing_message, raw_data_dir  # noqa: E402,F401
 from synthetic_raw import write_synthetic_raw  # noqa: E402
-
-REPO_ROOT = Path(__file__).resolve().parents[1]
-SHARED = REPO_ROOT.parent / "shared"
 
 
 def _real_raw_dir() -> Path | None:
-    candidate = Path(os.environ.get("COGBENCH_RAW_DIR") or SHARED / "data")
+    candidate = raw_data_dir()
     if (candidate / "codis" / "data.json").is_file() and (candidate / "cogbench-samples" / "cogbench_vqa.json").is_file():
         return candidate.resolve()
     return None
 
 
 REAL_RAW_DIR = _real_raw_dir()
-needs_real_data = pytest.mark.skipif(REAL_RAW_DIR is None, reason="the real raw data (../shared/data) is not present")
+MISSING_RAW = f"the real raw data is not present: {raw_data_dir()} (set COGBENCH_RAW_DIR or COGBENCH_SHARED)"
+needs_real_data = pytest.mark.skipif(REAL_RAW_DIR is None, reason=MISSING_RAW)
 
 
 @pytest.fixture(scope="session")
 def real_raw_dir() -> Path:
     if REAL_RAW_DIR is None:
-        pytest.skip("the real raw data (../shared/data) is not present")
+        pytest.skip(MISSING_RAW)
     return REAL_RAW_DIR
 
 
@@ -79,5 +78,5 @@ def tiny_llava(tmp_path_factory) -> Path:
     from tiny_models import QWEN_PROCESSOR_DIR, build_tiny_llava
 
     if not QWEN_PROCESSOR_DIR.is_dir():
-        pytest.skip(f"{QWEN_PROCESSOR_DIR} (Qwen2.5-VL tokenizer files) is not present")
+        pytest.skip(missing_message(QWEN_PROCESSOR_DIR, "the Qwen2.5-VL tokenizer files"))
     return build_tiny_llava(tmp_path_factory.mktemp("tiny-llava"))

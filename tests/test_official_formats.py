@@ -7,14 +7,20 @@ from pathlib import Path
 
 import pytest
 
+from shared_files import require_raw
+
 from cogbench.errors import CogbenchError
 from cogbench.reference_eval.formats.official import OfficialIds, detect_format, read_any_predictions
 
-CODIS_EXAMPLE = Path("/work/shared/data/codis/output_example.json")
+
+
+def codis_example() -> Path:
+    """The authors' CODIS output example (706 answers) from the real raw data."""
+    return require_raw("codis", "output_example.json", what="CODIS output_example.json")
 
 
 def test_codis_example_file_gives_two_queries_per_pair():
-    predictions = read_any_predictions(CODIS_EXAMPLE, "codis", OfficialIds())
+    predictions = read_any_predictions(codis_example(), "codis", OfficialIds())
     assert len(predictions) == 706
     first = {p.query: p.output for p in predictions if p.item_id == "000"}
     assert first == {1: "Putting on my clothes.", 2: "Taking off my clothes."}
@@ -54,4 +60,4 @@ def test_bad_records_name_file_record_and_field(tmp_path):
 
 def test_wrong_task_for_the_file_is_an_error():
     with pytest.raises(CogbenchError, match="codis-output predictions, not vqa"):
-        read_any_predictions(CODIS_EXAMPLE, "vqa", OfficialIds())
+        read_any_predictions(codis_example(), "vqa", OfficialIds())

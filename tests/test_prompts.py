@@ -6,19 +6,20 @@ import re
 from pathlib import Path
 
 import pytest
+from shared_files import missing_message, shared_path
 
 from cogbench.dataset_builders.load import load_config
 from cogbench.reference_eval import prompts
 from cogbench.reference_eval.tasks import build_queries
 
-PAPERS = Path(__file__).resolve().parents[2] / "shared" / "papers"
+PAPERS = shared_path("papers")
 COGBENCH_FINAL = PAPERS / "000_6dc3e33e0e23f358.txt"
 CODIS = PAPERS / "002_32deffa052033b7d.txt"
 
 
 def _paper(path: Path) -> str:
     if not path.is_file():
-        pytest.skip(f"{path} is not present")
+        pytest.skip(missing_message(path, "the paper text"))
     return " ".join(path.read_text(encoding="utf-8").split())
 
 

@@ -87,9 +87,9 @@ def raw_copy(real_raw_dir, tmp_path) -> Path:
 
 
 def test_identical_builds_need_only_a_patch(raw_copy, built_release, tmp_path):
-    new = build_release(raw_copy, tmp_path / "new", version="1.0.1").out
+    new = build_release(raw_copy, tmp_path / "new", version="2.0.1").out
     diff = diff_builds(built_release, new)
-    assert diff.bump == "patch" and diff.proposed_version == "1.0.1"
+    assert diff.bump == "patch" and diff.proposed_version == "2.0.1"
     assert diff.summary() == ["no record changed (card or metadata only)"]
 
 
@@ -98,11 +98,11 @@ def test_added_question_is_minor(raw_copy, built_release, tmp_path):
         data.append(dict(data[0], question="Which season is it?", category="time"))
 
     edit_json(raw_copy / "cogbench-samples" / "cogbench_vqa.json", add)
-    diff = diff_builds(built_release, build_release(raw_copy, tmp_path / "new", version="1.1.0").out)
+    diff = diff_builds(built_release, build_release(raw_copy, tmp_path / "new", version="2.1.0").out)
     vqa = next(d for d in diff.configs if d.config == "vqa")
     assert len(vqa.added) == 1 and not vqa.removed and not vqa.changed
     assert vqa.category_counts == {"time": (3, 4)}
-    assert (diff.bump, diff.proposed_version) == ("minor", "1.1.0")
+    assert (diff.bump, diff.proposed_version) == ("minor", "2.1.0")
 
 
 def test_removed_and_changed_records_are_major(raw_copy, built_release, tmp_path):
@@ -114,7 +114,7 @@ def test_removed_and_changed_records_are_major(raw_copy, built_release, tmp_path
         data.remove(pairs["005"])
 
     edit_json(raw_copy / "codis" / "data.json", edit)
-    diff = diff_builds(built_release, build_release(raw_copy, tmp_path / "new", version="2.0.0").out)
+    diff = diff_builds(built_release, build_release(raw_copy, tmp_path / "new", version="3.0.0").out)
     codis = next(d for d in diff.configs if d.config == "codis")
     assert codis.removed == ["005"]
     assert codis.changed == {"010": ["answer_2"], "011": ["category"]}
@@ -126,7 +126,7 @@ def test_removed_and_changed_records_are_major(raw_copy, built_release, tmp_path
 def test_replaced_image_bytes_are_a_change(raw_copy, built_release, tmp_path):
     image = raw_copy / "cogbench-samples" / "images" / "cookie_theft.jpg"
     image.write_bytes(image.read_bytes() + b"\0")  # same name, different bytes
-    diff = diff_builds(built_release, build_release(raw_copy, tmp_path / "new", version="2.0.0").out)
+    diff = diff_builds(built_release, build_release(raw_copy, tmp_path / "new", version="3.0.0").out)
     changed = {d.config: d.changed for d in diff.configs}
     assert changed["description"] == {"cookie_theft": ["image"]}
     assert all(columns == ["image"] for columns in changed["vqa"].values()) and len(changed["vqa"]) > 0
@@ -134,7 +134,7 @@ def test_replaced_image_bytes_are_a_change(raw_copy, built_release, tmp_path):
 
 def test_removed_config_is_major(raw_copy, built_release, tmp_path):
     shutil.rmtree(raw_copy / "codis")
-    diff = diff_builds(built_release, build_release(raw_copy, tmp_path / "new", version="2.0.0").out)
+    diff = diff_builds(built_release, build_release(raw_copy, tmp_path / "new", version="3.0.0").out)
     assert diff.bump == "major"
     assert "codis: config removed (had 353 rows)" in diff.summary()
 
@@ -143,44 +143,44 @@ def test_build_with_previous_writes_changelog_and_refuses_too_small_version(raw_
     edit_json(raw_copy / "codis" / "data.json", lambda data: data.pop(0))
     out = tmp_path / "v2"
     argv = ["build", "--raw-dir", str(raw_copy), "--out", str(out), "--previous", str(built_release)]
-    assert main([*argv, "--version", "1.1.0"]) == 2
+    assert main([*argv, "--version", "2.1.0"]) == 2
     err = capsys.readouterr().err
-    assert "version 1.1.0 is too small" in err and "MAJOR" in err and "--version 2.0.0" in err
+    assert "version 2.1.0 is too small" in err and "MAJOR" in err and "--version 3.0.0" in err
     assert not out.exists()
 
-    assert main([*argv, "--version", "2.0.0"]) == 0
+    assert main([*argv, "--version", "3.0.0"]) == 0
     changelog = load_manifest(out)["changelog"]
     assert changelog[0] == {
-        "version": "2.0.0",
-        "previous_version": "1.0.0",
+        "version": "3.0.0",
+        "previous_version": "2.0.0",
         "bump": "major",
         "changes": ["codis: 1 record(s) removed: 000", "codis: counts per category: Location and Orientation 84 -> 83"],
     }
-    assert changelog[1] == {"version": "1.0.0", "changes": ["first release"]}  # carried from the previous build
+    assert changelog[1:] == released_history()  # carried from the previous build (2.0.0, then 1.0.0)
     card = (out / "README.md").read_text()
-    assert "### v2.0.0 (MAJOR over 1.0.0)\n\n- codis: 1 record(s) removed: 000" in card
-    assert card.index("### v2.0.0") < card.index("### v1.0.0")
+    assert "### v3.0.0 (MAJOR over 2.0.0)\n\n- codis: 1 record(s) removed: 000" in card
+    assert card.index("### v3.0.0") < card.index("### v2.0.0")
 
     # A patch on top keeps the whole history.
-    third = build_release(raw_copy, tmp_path / "v3", version="2.0.1", previous=out).manifest
-    assert [entry["version"] for entry in third["changelog"]] == ["2.0.1", "2.0.0", "1.0.0"]
+    third = build_release(raw_copy, tmp_path / "v3", version="3.0.1", previous=out).manifest
+    assert [entry["version"] for entry in third["changelog"]] == ["3.0.1", "3.0.0", "2.0.0", "1.0.0"]
 
 
 def test_cli_diff_text_and_json(raw_copy, built_release, tmp_path, capsys):
     edit_json(raw_copy / "cogbench-samples" / "cogbench_vqa.json", lambda data: data[0].update(answer="B"))
-    new = build_release(raw_copy, tmp_path / "new", version="1.0.1").out
+    new = build_release(raw_copy, tmp_path / "new", version="2.0.1").out
     assert main(["diff", str(built_release), str(new)]) == 0
     out = capsys.readouterr().out
     assert "vqa: 1 record(s) changed: " in out and "(answer)" in out
-    assert "required bump: MAJOR -> proposed version 2.0.0" in out
-    assert f"warning: {new} is labelled v1.0.1, too small; rebuild it with --version 2.0.0" in out
+    assert "required bump: MAJOR -> proposed version 3.0.0" in out
+    assert f"warning: {new} is labelled v2.0.1, too small; rebuild it with --version 3.0.0" in out
     assert main(["diff", str(built_release), str(new), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["bump"] == "major" and data["proposed_version"] == "2.0.0"
+    assert data["bump"] == "major" and data["proposed_version"] == "3.0.0"
 
 
 def test_diff_of_a_folder_that_is_not_a_build(built_release, tmp_path, capsys):
-    assert main(["diff", str(built_release), str(tmp_path)]) == 1
+    assert main(["diff", str(built_release), str(tmp_path)]) == 2
     assert "is not a cogbench build" in capsys.readouterr().err
 
 
@@ -191,5 +191,5 @@ def test_build_refuses_a_previous_that_is_not_a_build(raw_copy, tmp_path):
 
 
 def test_version_must_grow_even_without_changes(raw_copy, built_release, tmp_path):
-    with pytest.raises(UsageError, match="--version 1.0.1"):
-        build_release(raw_copy, tmp_path / "out", version="1.0.0", previous=built_release)
+    with pytest.raises(UsageError, match="--version 2.0.1"):
+        build_release(raw_copy, tmp_path / "out", version="2.0.0", previous=built_release)

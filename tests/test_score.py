@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from openai_server import Reply
+from shared_files import require_raw, require_shared
 
 from cogbench.cli import main
 from cogbench.errors import CogbenchError
@@ -17,8 +18,11 @@ from cogbench.reference_eval.metrics import codis as codis_metrics
 from cogbench.reference_eval.metrics import vqa
 from cogbench.reference_eval.scoring import ScoreOptions, run_scoring
 
-CODIS_EXAMPLE = Path("/work/shared/data/codis/output_example.json")
-SPACY_STAND_IN = Path(__file__).resolve().parents[2] / "shared" / "models" / "en_ud_ewt_pos"
+
+
+def codis_example() -> Path:
+    """The authors' CODIS output example (706 answers) from the real raw data."""
+    return require_raw("codis", "output_example.json", what="CODIS output_example.json")
 SECRET = "sk-score-test-key-987654321"
 
 
@@ -42,14 +46,14 @@ def codis_truth_responder(request):
 
 
 def judge_options(server, tmp_path, **overrides) -> ScoreOptions:
-    values = dict(task="codis", dataset="", predictions=str(CODIS_EXAMPLE), judge="openai:gpt-judge",
+    values = dict(task="codis", dataset="", predictions=str(codis_example()), judge="openai:gpt-judge",
                   judge_base_url=server.base_url, judge_backoff=0.01, out=str(tmp_path / "run"))
     values.update(overrides)
     return ScoreOptions(**values)
 
 
 def swapped(tmp_path) -> str:
-    pairs = json.loads(CODIS_EXAMPLE.read_text())
+    pairs = json.loads(codis_example().read_text())
     for pair in pairs:
         pair["output"] = {"output_1": pair["output"]["output_2"], "output_2": pair["output"]["output_1"]}
     path = tmp_path / "swapped.json"
@@ -59,7 +63,7 @@ def swapped(tmp_path) -> str:
 
 def test_codis_example_scores_100_with_rule_judge_and_0_when_swapped(built_release, tmp_path):
     run = tmp_path / "rule"
-    assert main(["score", "--task", "codis", "--predictions", str(CODIS_EXAMPLE), "--dataset", str(built_release),
+    assert main(["score", "--task", "codis", "--predictions", str(codis_example()), "--dataset", str(built_release),
                  "--out", str(run)]) == 0
     scores = json.loads((run / "scores.json").read_text())
     assert scores["metrics"]["acc_p"]["overall"] == 100.0 and scores["metrics"]["acc_q"]["overall"] == 100.0
@@ -124,7 +128,7 @@ def test_judge_failures_are_counted_not_scored(built_release, tmp_path, openai_s
 
 
 def test_mismatched_ids_are_an_error_unless_allow_partial(built_release, tmp_path):
-    pairs = json.loads(CODIS_EXAMPLE.read_text())[:-1] + [{"id": "zzz", "output": {"output_1": "a", "output_2": "b"}}]
+    pairs = json.loads(codis_example().read_text())[:-1] + [{"id": "zzz", "output": {"output_1": "a", "output_2": "b"}}]
     path = tmp_path / "partial.json"
     path.write_text(json.dumps(pairs))
     options = ScoreOptions(task="codis", dataset=str(built_release), predictions=str(path), out=str(tmp_path / "p"))
@@ -174,7 +178,7 @@ def test_oracle_description_with_cognition_judge(built_release, tmp_path, openai
     server = openai_server(responder)
     scores = run_scoring(ScoreOptions(
         task="description", dataset=str(built_release), oracle=True, judge="openai:gpt-judge",
-        judge_base_url=server.base_url, spacy_model=str(SPACY_STAND_IN), embedder=minilm_path(),
+        judge_base_url=server.base_url, spacy_model=str(require_shared("models", "en_ud_ewt_pos", what="the spaCy POS stand-in model")), embedder=minilm_path(),
         out=str(tmp_path / "oracle"),
     ))
     details = [json.loads(line) for line in (tmp_path / "oracle" / "details.jsonl").read_text().splitlines()]

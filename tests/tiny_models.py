@@ -2,7 +2,7 @@
 
 Nothing is downloaded. The tiny LLaVA uses the CLIP image processor's PIL
 backend (no torchvision) and the real Qwen2.5-VL tokenizer and chat template
-from ``/work/shared/models``, so prompts go through the same processor, chat
+from the shared ``models/`` folder (see ``shared_files.py``), so prompts go through the same processor, chat
 template and ``generate`` code as a released model's.
 """
 
@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-QWEN_PROCESSOR_DIR = Path("/work/shared/models/qwen2.5-vl-7b-instruct-processor")
+from shared_files import shared_path
+
+QWEN_PROCESSOR_DIR = shared_path("models", "qwen2.5-vl-7b-instruct-processor")
 IMAGE_TOKEN = "<|image_pad|>"
 
 

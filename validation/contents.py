@@ -102,7 +102,7 @@ def _record_from_row(config: str, row: dict, names: dict[str, Any], contents: Co
         choices = tuple(row[column] for column in CHOICE_COLUMNS)
         return VqaRecord(row["question_id"], row["image_id"], None, row["question"], choices,
                          names["answer"].int2str(row["answer"]), names["category"].int2str(row["category"]))
-    return CodisRecord(row["id"], row["image_id"], None, row["question"], row["context_1"], row["context_2"],
+    return CodisRecord(row["id"], row["image_id"], row["image_file"], None, row["question"], row["context_1"], row["context_2"],
                        row["answer_1"], row["answer_2"], names["category"].int2str(row["category"]))
 
 

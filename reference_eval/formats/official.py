@@ -23,6 +23,13 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from cogbench.errors import CogbenchError, locate
+from cogbench.reference_eval.formats.harness import (
+    LMMS_EVAL_FORMAT,
+    VLMEVALKIT_SUFFIXES,
+    is_lmms_eval_sample,
+    read_lmms_eval_samples,
+    read_vlmevalkit_predictions,
+)
 from cogbench.reference_eval.formats.predictions import Prediction, parse_json_object, read_predictions
 from cogbench.schemas.features import ANSWER_LETTERS, CHOICE_COLUMNS, COGBENCH_CATEGORIES, RAW_VQA_CATEGORY
 
@@ -159,10 +166,12 @@ def detect_format(path: Path) -> str:
             return "cogbench-description"
         if "response" in record and "question" in record:
             return "cogbench-vqa"
+        if is_lmms_eval_sample(record):
+            return LMMS_EVAL_FORMAT
     raise CogbenchError(
         f"{locate(str(path), 'line 1')}: not a known predictions format (expected the project's "
         "{task, item_id, output}, CogBench {filename, model_output} or {question, ..., response}, "
-        "or a CODIS [{id, output}] list)"
+        "a CODIS [{id, output}] list, an lmms-eval --log_samples JSONL, or a VLMEvalKit .xlsx/.tsv)"
     )
 
 
@@ -171,7 +180,11 @@ def read_any_predictions(path: str | os.PathLike, task: str, ids: OfficialIds) -
     path = Path(path)
     if not path.is_file():
         raise CogbenchError(f"{path}: predictions file not found")
+    if path.suffix in VLMEVALKIT_SUFFIXES:
+        return read_vlmevalkit_predictions(path, task)
     file_format = detect_format(path)
+    if file_format == LMMS_EVAL_FORMAT:
+        return read_lmms_eval_samples(path, task)
     if file_format != "project" and TASK_OF_FORMAT[file_format] != task:
         raise CogbenchError(f"{path}: holds {file_format} predictions, not {task} ones")
     if file_format == "cogbench-description":

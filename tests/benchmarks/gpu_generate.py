@@ -2,7 +2,7 @@
 
 A full-size Qwen2.5-VL-7B-Instruct (its public config, written out below;
 random bf16 weights, nothing downloaded) and the real Qwen2.5-VL processor
-from ``/work/shared/models`` answer one CODIS query (context 1) on each of 64
+from the shared ``models/`` folder answer one CODIS query (context 1) on each of 64
 distinct real images of the built ``codis`` config, generating exactly
 ``--new-tokens`` tokens per query (EOS ignored). The same
 ``hf_backend.answer_queries`` runs with batch size 1 (what the official
@@ -35,9 +35,9 @@ from cogbench.cards.release import build_release  # noqa: E402
 from cogbench.dataset_builders.load import load_config  # noqa: E402
 from cogbench.reference_eval.backends import hf as hf_backend  # noqa: E402
 from cogbench.reference_eval.tasks import build_queries, undecoded_images  # noqa: E402
+from shared_files import raw_data_dir, shared_path  # noqa: E402
 
-SHARED = Path(__file__).resolve().parents[3] / "shared"
-PROCESSOR_DIR = SHARED / "models" / "qwen2.5-vl-7b-instruct-processor"
+PROCESSOR_DIR = shared_path("models", "qwen2.5-vl-7b-instruct-processor")
 
 # Qwen/Qwen2.5-VL-7B-Instruct config.json (public), the fields that shape compute.
 QWEN2_5_VL_7B = {
@@ -128,7 +128,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="gpu-generate-") as temporary:
         work = Path(temporary)
-        dataset_dir = args.dataset or str(build_release(SHARED / "data", work / "release").out)
+        dataset_dir = args.dataset or str(build_release(raw_data_dir(), work / "release").out)
         dataset, queries = distinct_image_queries(load_config(dataset_dir, "codis"), args.images)
         images = undecoded_images(dataset)
         loaded = tiny_model(work) if args.tiny else full_size_model()

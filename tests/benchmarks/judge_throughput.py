@@ -19,12 +19,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from openai_server import OpenAIServer, Reply  # noqa: E402
+from shared_files import raw_data_dir  # noqa: E402
 
 from cogbench.reference_eval.backends.openai_api import ChatClient, ChatSettings, text_message  # noqa: E402
 from cogbench.reference_eval.judges import codis  # noqa: E402
 from cogbench.reference_eval.judges.llm import LLMJudge  # noqa: E402
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "codis"
+DATA = raw_data_dir() / "codis"
 
 
 def main() -> None:

@@ -11,15 +11,19 @@ de-duplication of the batched path count for more than on the full release.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 
-import numpy as np
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from cogbench.dataset_builders.load import load_config
-from cogbench.reference_eval.metrics import recognition
+import numpy as np  # noqa: E402
+from shared_files import shared_path  # noqa: E402
 
-SPACY = Path(__file__).resolve().parents[3] / "shared" / "models" / "en_ud_ewt_pos"
+from cogbench.dataset_builders.load import load_config  # noqa: E402
+from cogbench.reference_eval.metrics import recognition  # noqa: E402
+
+SPACY = shared_path("models", "en_ud_ewt_pos")
 
 
 def per_image(nlp, embedder, entities_per_image, descriptions):

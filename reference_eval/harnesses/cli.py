@@ -1,0 +1,45 @@
+"""``cogbench export``: the benchmark as lmms-eval tasks or a VLMEvalKit TSV."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+FORMATS = ("lmms-eval", "vlmevalkit")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "export",
+        help="export the benchmark for lmms-eval (task folder) or VLMEvalKit (custom MCQ TSV)",
+        description="Write an lmms-eval task folder (cogbench_vqa, cogbench_codis: this package's prompts and "
+        "scorers) or a VLMEvalKit custom-MCQ TSV of the vqa config, from a built folder or a Hub repo id "
+        "(pinned with --revision). Score their outputs with `cogbench score --predictions`.",
+    )
+    parser.add_argument("--format", required=True, choices=FORMATS, help="which harness to export for")
+    parser.add_argument("--dataset", required=True, help="built dataset folder or Hugging Face repo id")
+    parser.add_argument("--revision", help="Hub revision (tag, branch or commit) of --dataset (default: main)")
+    parser.add_argument("--out", type=Path, default=None, help="output folder (default: exports/FORMAT)")
+    parser.set_defaults(func=run_export)
+
+
+def run_export(args: argparse.Namespace) -> int:
+    from cogbench.dataset_builders.load import load_config
+    from cogbench.reference_eval.harnesses.lmms_eval import export_lmms_eval
+    from cogbench.reference_eval.harnesses.vlmevalkit import DATASET_NAME, export_vlmevalkit
+
+    out = args.out or Path("exports") / args.format
+    vqa = load_config(args.dataset, "vqa", args.revision)  # fails early, as a usage error, on a bad --dataset
+    if args.format == "vlmevalkit":
+        path = export_vlmevalkit(vqa, out)
+        print(f"wrote {path} ({len(vqa)} questions)")
+        print(f"run: cp {path} $LMUData/ && python run.py --data {DATASET_NAME} --model MODEL   (in VLMEvalKit)")
+        print(f"score: cogbench score --task vqa --dataset {args.dataset} --predictions MODEL_{DATASET_NAME}.xlsx")
+        return 0
+    local = Path(args.dataset)
+    dataset = str(local.resolve()) if local.exists() else args.dataset
+    files = export_lmms_eval(dataset, out, None if local.exists() else args.revision)
+    print(f"wrote {len(files)} files to {out}: {', '.join(f.name for f in files)}")
+    print(f"run: lmms-eval --include_path {out} --tasks cogbench_vqa,cogbench_codis --model MODEL --log_samples --output_path OUT")
+    print(f"score: cogbench score --task codis --dataset {args.dataset} --predictions OUT/.../*_samples_cogbench_codis.jsonl")
+    return 0

@@ -1,0 +1,92 @@
+"""The functions the exported lmms-eval tasks call (their ``utils.py`` re-exports this module).
+
+They build this package's versioned prompts (``prompts.py``) and score with its
+metrics, so a model run in lmms-eval gets the same prompt and the same numbers
+as ``cogbench eval``: VQA accuracy with both extractors (CogBench Section
+3.2.2), CODIS Acc_p / Acc_q with the offline rule judge (CODIS Section 4.1;
+for the paper's GPT-4 judge, score the ``--log_samples`` file with
+``cogbench score --judge openai:MODEL``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cogbench.reference_eval.formats.harness import QUERY_FIELD
+from cogbench.reference_eval.judges.codis import rule_verdict
+from cogbench.reference_eval.metrics.vqa import extract_official, extract_robust
+from cogbench.reference_eval.prompts import CODIS_DI_COT, VQA_MULTIPLE_CHOICE
+from cogbench.schemas.features import ANSWER_LETTERS, CHOICE_COLUMNS
+
+
+def doc_to_visual(doc: dict[str, Any]) -> list:
+    return [doc["image"].convert("RGB")]
+
+
+# --- vqa ---------------------------------------------------------------------
+
+
+def vqa_doc_to_text(doc: dict[str, Any], lmms_eval_specific_kwargs: dict | None = None) -> str:
+    return VQA_MULTIPLE_CHOICE.render(question=doc["question"], **{c: doc[c] for c in CHOICE_COLUMNS})
+
+
+def vqa_doc_to_target(doc: dict[str, Any]) -> str:
+    return ANSWER_LETTERS[doc["answer"]]
+
+
+def vqa_process_results(doc: dict[str, Any], results: list[str]) -> dict[str, float]:
+    """Per question, 100 or 0 under each extractor (robust: ``accuracy``, the authors' rule: ``accuracy_official``)."""
+    response, truth = results[0], ANSWER_LETTERS[doc["answer"]]
+    choices = [doc[c] for c in CHOICE_COLUMNS]
+    return {
+        "accuracy": 100.0 * (extract_robust(response, choices) == truth),
+        "accuracy_official": 100.0 * (extract_official(response) == truth),
+    }
+
+
+def mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+# --- codis: each pair asked twice, once per context ----------------------------
+
+
+def codis_process_docs(dataset):
+    """Two docs per pair (``cogbench_query`` 1 and 2), in dataset order, as ``cogbench eval`` asks them."""
+
+    def expand(batch: dict[str, list]) -> dict[str, list]:
+        count = len(batch["id"])
+        out = {name: [values[i] for i in range(count) for _ in (1, 2)] for name, values in batch.items()}
+        out[QUERY_FIELD] = [q for _ in range(count) for q in (1, 2)]
+        return out
+
+    return dataset.map(expand, batched=True)
+
+
+def codis_doc_to_text(doc: dict[str, Any], lmms_eval_specific_kwargs: dict | None = None) -> str:
+    return CODIS_DI_COT.render(context=doc[f"context_{doc[QUERY_FIELD]}"], question=doc["question"])
+
+
+def codis_doc_to_target(doc: dict[str, Any]) -> str:
+    return doc[f"answer_{doc[QUERY_FIELD]}"]
+
+
+def codis_process_results(doc: dict[str, Any], results: list[str]) -> dict[str, dict]:
+    """The rule judge's verdict on one query, passed to both aggregations."""
+    q = doc[QUERY_FIELD]
+    verdict = {"id": doc["id"], "query": q, "right": rule_verdict(results[0], doc[f"answer_{q}"], doc[f"answer_{3 - q}"])}
+    return {"acc_p": verdict, "acc_q": verdict}
+
+
+def codis_acc_q(items: list[dict]) -> float:
+    """Acc_q (CODIS Section 4.1): share of queries answered right, in percent."""
+    return 100.0 * mean([float(item["right"]) for item in items])
+
+
+def codis_acc_p(items: list[dict]) -> float:
+    """Acc_p (CODIS Section 4.1): share of pairs whose two queries are both right, in percent."""
+    pairs: dict[str, dict[int, bool]] = {}
+    for item in items:
+        pairs.setdefault(item["id"], {})[item["query"]] = item["right"]
+    complete = [answers for answers in pairs.values() if set(answers) == {1, 2}]
+    return 100.0 * mean([float(answers[1] and answers[2]) for answers in complete])

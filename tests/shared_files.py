@@ -1,0 +1,53 @@
+"""Where the tests find the shared data, models and papers: the one place that knows.
+
+The shared folder (``data/``, ``models/``, ``papers/``) is ``$COGBENCH_SHARED``
+when set, else ``../shared`` beside the repository. The raw data is
+``$COGBENCH_RAW_DIR`` when set, else ``data/`` of the shared folder. No path
+of any one machine is written here, so a fresh clone runs the README's test
+command wherever the shared folder sits; a test whose files are absent skips
+and says which file and which variable to set.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def shared_dir() -> Path:
+    """``$COGBENCH_SHARED``, else ``../shared`` next to the repository root."""
+    return Path(os.environ.get("COGBENCH_SHARED") or REPO_ROOT.parent / "shared")
+
+
+def raw_data_dir() -> Path:
+    """``$COGBENCH_RAW_DIR``, else the shared folder's ``data/``."""
+    return Path(os.environ.get("COGBENCH_RAW_DIR") or shared_dir() / "data")
+
+
+def shared_path(*parts: str) -> Path:
+    """A path inside the shared folder (not checked; see ``require_shared``)."""
+    return shared_dir().joinpath(*parts)
+
+
+def missing_message(path: Path, what: str) -> str:
+    return f"{what} is not present: {path} (set COGBENCH_SHARED to the folder holding data/, models/, papers/)"
+
+
+def require_shared(*parts: str, what: str) -> Path:
+    """The shared file or folder at ``parts``, or skip the test naming what is missing."""
+    path = shared_path(*parts)
+    if not path.exists():
+        pytest.skip(missing_message(path, what))
+    return path
+
+
+def require_raw(*parts: str, what: str) -> Path:
+    """A file of the real raw data, or skip the test naming what is missing."""
+    path = raw_data_dir().joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"{what} is not present: {path} (set COGBENCH_RAW_DIR or COGBENCH_SHARED)")
+    return path

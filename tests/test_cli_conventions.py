@@ -1,0 +1,90 @@
+"""Conventions every `cogbench` command follows: defaults in --help, named positionals,
+one exit-code table, options that do not apply refused (exit 2), usage errors exit 2."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from cogbench.cli import EXIT_CODES_HELP, build_parser, main
+from cogbench.errors import EXIT_CODES, EXIT_QUERIES_FAILED, EXIT_USAGE
+
+
+def subparsers():
+    parser = build_parser()
+    (action,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return action.choices
+
+
+COMMANDS = sorted(subparsers())
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_help_shows_every_default_names_positionals_and_lists_exit_codes(command, capsys):
+    with pytest.raises(SystemExit) as done:
+        main([command, "--help"])
+    assert done.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert " ".join(EXIT_CODES_HELP.split()) in text
+    parser = subparsers()[command]
+    in_required_group = {id(a) for group in parser._mutually_exclusive_groups if group.required for a in group._group_actions}
+    undocumented = []
+    for action in parser._actions:
+        if not action.option_strings:
+            assert action.metavar and action.metavar.isupper(), f"{command}: positional {action.dest} has no NAME"
+            assert action.help, f"{command}: positional {action.metavar} is not described"
+        flag = isinstance(action, (argparse._HelpAction, argparse._StoreTrueAction, argparse._StoreFalseAction))
+        if not (flag or action.required or id(action) in in_required_group or "default" in (action.help or "")):
+            undocumented.append(action.option_strings[0] if action.option_strings else action.metavar)
+    assert undocumented == [], f"{command}: no default in --help"
+
+
+def test_exit_code_table_includes_failed_queries():
+    assert EXIT_CODES[EXIT_QUERIES_FAILED].startswith("some judge or model queries failed")
+    assert "3 some judge or model queries failed" in EXIT_CODES_HELP
+
+
+def usage_errors(tmp):
+    """One wrong call of every command (a missing input), each of which must exit 2."""
+    return {
+        "fetch-raw": ["fetch-raw", "cogbench", "--dest", str(tmp / "raw")],
+        "build": ["build", "--raw-dir", str(tmp / "missing"), "--out", str(tmp / "out")],
+        "diff": ["diff", str(tmp / "missing-old"), str(tmp / "missing-new")],
+        "publish": ["publish", str(tmp / "missing"), "--repo-id", "org/name", "--version", "1.0.0", "--dry-run"],
+        "validate": ["validate", str(tmp / "missing")],
+        "score": ["score", "--task", "vqa", "--dataset", str(tmp / "missing"), "--predictions", str(tmp / "p.jsonl")],
+        "eval": ["eval", "--task", "vqa", "--dataset", str(tmp / "missing"), "--model", "no-backend"],
+        "export": ["export", "--format", "lmms-eval", "--dataset", str(tmp / "missing"), "--out", str(tmp / "x")],
+    }
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_exits_2_on_a_usage_error(command, tmp_path, capsys):
+    argv = usage_errors(tmp_path)[command]
+    assert main(argv) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") >= 1 and "Traceback" not in err
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_bad_option_values_exit_2(command, capsys):
+    with pytest.raises(SystemExit) as done:
+        main([command, "--no-such-option"])
+    assert done.value.code == EXIT_USAGE
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["eval", "--task", "vqa", "--mode", "directed", "--model", "hf:m"], "--mode applies only to --task description, not to --task vqa"),
+        (["eval", "--task", "codis", "--model", "hf:m", "--embedder", "e"], "--embedder applies only to --task description"),
+        (["eval", "--task", "vqa", "--model", "openai:gpt-4o", "--device", "cpu"], "--device applies only to hf: models, not to --model openai:gpt-4o"),
+        (["eval", "--task", "vqa", "--model", "hf:m", "--base-url", "http://x/v1"], "--base-url applies only to openai: models"),
+        (["score", "--task", "vqa", "--predictions", "p.jsonl", "--spacy-model", "x"], "--spacy-model applies only to --task description"),
+    ],
+)
+def test_options_that_do_not_apply_are_refused(argv, message, tmp_path, capsys):
+    argv = argv + ["--dataset", str(tmp_path / "missing")]
+    assert main(argv) == EXIT_USAGE
+    assert message in capsys.readouterr().err
