@@ -117,28 +117,33 @@ def _shard_boundaries(records: list, max_shard_bytes: int) -> list[tuple[int, in
     return boundaries
 
 
-def _write_parquet(dataset, path: Path) -> None:
-    """Write a shard; small row groups let the Hub viewer page through images."""
+def write_shard(config: str, records: list, path: Path) -> int:
+    """Write one shard row group by row group, so memory holds one group's images at a time
+    (small row groups also let the Hub viewer page through images); return its Arrow size."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    table = dataset.with_format("arrow")[:]
-    pq.write_table(table, path, row_group_size=ROW_GROUP_SIZE, compression="snappy")
+    features = FEATURES[config]
+    schema = features.arrow_schema  # carries the `datasets` features (class names) as metadata
+    num_bytes = 0
+    with pq.ParquetWriter(path, schema, compression="snappy") as writer:
+        for start in range(0, len(records), ROW_GROUP_SIZE):
+            rows = [features.encode_example(record.to_row()) for record in records[start : start + ROW_GROUP_SIZE]]
+            table = pa.Table.from_pylist(rows, schema=schema)
+            num_bytes += table.nbytes
+            writer.write_table(table, row_group_size=ROW_GROUP_SIZE)
+    return num_bytes
 
 
 def write_config(config: str, records: list, staging: Path, max_shard_bytes: int) -> dict[str, Any]:
     """Write one config's Parquet shards; return their manifest entries."""
-    import datasets
-
     shards = _shard_boundaries(records, max_shard_bytes)
     folder = staging / "data" / config
     folder.mkdir(parents=True)
     entries, num_bytes = {}, 0
     for number, (start, stop) in enumerate(shards):
-        rows = [record.to_row() for record in records[start:stop]]
-        dataset = datasets.Dataset.from_list(rows, features=FEATURES[config])
-        num_bytes += dataset.data.nbytes
         path = folder / f"{SPLIT}-{number:05d}-of-{len(shards):05d}.parquet"
-        _write_parquet(dataset, path)
+        num_bytes += write_shard(config, records[start:stop], path)
         entries[relative_name(path, staging)] = {
             "rows": stop - start,
             "bytes": path.stat().st_size,
