@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cogbench.dataset_builders.load import load_config
+from cogbench.dataset_builders.load import stream_rows
 from cogbench.dataset_builders.raw import RawSources
 from cogbench.dataset_builders.read import ImageRef, RawRead
 from cogbench.dataset_builders.read import read_raw as read_raw_records
@@ -110,13 +110,11 @@ def _record_from_row(config: str, row: dict, names: dict[str, Any], contents: Co
 
 
 def read_built(folder: Path, max_pixels: int = MAX_PIXELS) -> Contents:
-    """Every config of a built folder, loaded through ``load_dataset`` as users get it.
+    """Every config of a built folder, its files and features resolved by ``datasets`` as users get them.
 
     Rows stream past once: records keep no image bytes, and each embedded image is
     checked as it passes (``ImageChecker``), so memory does not grow with the data.
     """
-    import datasets
-
     contents = Contents(kind="built", path=folder)
     checker = ImageChecker(max_pixels)
     manifest = folder / "manifest.json"
@@ -134,10 +132,10 @@ def read_built(folder: Path, max_pixels: int = MAX_PIXELS) -> Contents:
         contents.shown[config] = config
         records = []
         try:
-            # Streaming reads the Parquet files on disk now, never a stale Arrow cache.
-            dataset = load_config(str(folder), config, streaming=True).cast_column("image", datasets.Image(decode=False))
-            for position, row in enumerate(dataset):
-                _add_row(config, position, row, dataset.features, contents, records, checker)
+            # The Parquet files on disk now (never a stale Arrow cache), a few rows at a time.
+            features, rows = stream_rows(str(folder), config)
+            for position, row in enumerate(rows):
+                _add_row(config, position, row, features, contents, records, checker)
         except Exception as error:  # any loading failure is what users would hit
             contents.findings.append(finding("schema.unloadable", config, None, None, f"{type(error).__name__}: {error}"))
             continue
@@ -156,7 +154,7 @@ def _add_row(config: str, position: int, row: dict, features, contents: Contents
     records.append(_record_from_row(config, row, features, contents))
     image = row["image"]
     if image.get("bytes") is not None:
-        data = image["bytes"]
-        checker.add(ImageRef(config, record, "image", image.get("path") or row["image_id"], lambda: data), data)
+        # The bytes go to the checker now; the ref must not keep them (it outlives the row).
+        checker.add(ImageRef(config, record, "image", image.get("path") or row["image_id"], bytes), image["bytes"])
     else:
         contents.findings.append(finding("image.missing", config, record, "image", "no image bytes embedded"))
