@@ -134,11 +134,9 @@ def write_shard(config: str, records: list, path: Path) -> int:
     features = FEATURES[config]
     schema = features.arrow_schema  # carries the `datasets` features (class names) as metadata
     num_bytes = 0
-    # No dictionary encoding or min/max statistics for the image bytes: both would hold
-    # whole images in memory (and statistics in the footer) for nothing.
-    with pq.ParquetWriter(
-        path, schema, compression="snappy", use_dictionary=_except(schema, "image"), write_statistics=_except(schema, "image")
-    ) as writer:
+    # No min/max statistics for the image column: they would copy whole images into the
+    # footer. Dictionary encoding stays: it stores an image shared by consecutive rows once.
+    with pq.ParquetWriter(path, schema, compression="snappy", write_statistics=_except(schema, "image")) as writer:
         for start, stop in _groups(records, ROW_GROUP_SIZE, ROW_GROUP_MAX_BYTES):
             rows = [features.encode_example(record.to_row()) for record in records[start:stop]]
             table = pa.Table.from_pylist(rows, schema=schema)
