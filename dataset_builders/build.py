@@ -41,8 +41,10 @@ CARD_FILE = "README.md"
 DEFAULT_VERSION = "2.0.0"  # cards/changelog.yaml says why
 # The Hub's guidance is shards of a few hundred MB; images dominate the size.
 DEFAULT_MAX_SHARD_BYTES = 500 * 1024 * 1024
-# Rows per Parquet row group: the value `datasets` uses for image datasets.
+# Rows per Parquet row group: the value `datasets` uses for image datasets, and a cap on
+# a group's image bytes, since writing or reading a group holds it in memory several times.
 ROW_GROUP_SIZE = 100
+ROW_GROUP_MAX_BYTES = 8 * 1024 * 1024
 SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
 # Strings and lists in the manifest's example rows (shown in the card) are cut to
 # keep them readable: top-level lists keep 3 items, nested ones (chains of reasoning) 1.
@@ -104,12 +106,13 @@ def config_counts(config: str, records: list) -> dict[str, Any]:
     raise ValueError(config)
 
 
-def _shard_boundaries(records: list, max_shard_bytes: int) -> list[tuple[int, int]]:
-    """Split rows into consecutive shards whose image bytes stay under the limit."""
+def _groups(records: list, max_rows: int | None, max_bytes: int) -> list[tuple[int, int]]:
+    """Split rows into consecutive (start, stop) slices of at most ``max_rows`` rows whose
+    image bytes stay under ``max_bytes`` (a slice holds at least one row)."""
     boundaries, start, size = [], 0, 0
     for index, record in enumerate(records):
         image_size = record.image_path.stat().st_size
-        if index > start and size + image_size > max_shard_bytes:
+        if index > start and (size + image_size > max_bytes or (max_rows and index - start >= max_rows)):
             boundaries.append((start, index))
             start, size = index, 0
         size += image_size
@@ -117,28 +120,57 @@ def _shard_boundaries(records: list, max_shard_bytes: int) -> list[tuple[int, in
     return boundaries
 
 
-def _write_parquet(dataset, path: Path) -> None:
-    """Write a shard; small row groups let the Hub viewer page through images."""
+def _shard_boundaries(records: list, max_shard_bytes: int) -> list[tuple[int, int]]:
+    """Split rows into consecutive shards whose image bytes stay under the limit."""
+    return _groups(records, None, max_shard_bytes)
+
+
+def write_shard(config: str, records: list, path: Path) -> int:
+    """Write one shard row group by row group, so memory holds one group's images at a time
+    (small row groups also let the Hub viewer page through images); return its Arrow size."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    table = dataset.with_format("arrow")[:]
-    pq.write_table(table, path, row_group_size=ROW_GROUP_SIZE, compression="snappy")
+    features = FEATURES[config]
+    schema = features.arrow_schema  # carries the `datasets` features (class names) as metadata
+    num_bytes = 0
+    # No min/max statistics for the image column: they would copy whole images into the
+    # footer. Dictionary encoding stays: it stores an image shared by consecutive rows once.
+    with pq.ParquetWriter(path, schema, compression="snappy", write_statistics=_except(schema, "image")) as writer:
+        for start, stop in _groups(records, ROW_GROUP_SIZE, ROW_GROUP_MAX_BYTES):
+            rows = [features.encode_example(record.to_row()) for record in records[start:stop]]
+            table = pa.Table.from_pylist(rows, schema=schema)
+            num_bytes += table.nbytes
+            writer.write_table(table, row_group_size=ROW_GROUP_SIZE)
+            del rows, table
+            pa.default_memory_pool().release_unused()  # else the pool keeps every group's peak
+    return num_bytes
+
+
+def _except(schema, column: str) -> list[str]:
+    """Leaf column paths of ``schema`` outside ``column`` (Parquet per-column writer options)."""
+    import pyarrow as pa
+
+    def leaves(field, prefix):
+        name = f"{prefix}{field.name}"
+        if pa.types.is_struct(field.type):
+            return [leaf for child in field.type for leaf in leaves(child, name + ".")]
+        if pa.types.is_list(field.type) or pa.types.is_large_list(field.type):
+            return leaves(field.type.value_field, name + ".list.")
+        return [name]
+
+    return [leaf for field in schema if field.name != column for leaf in leaves(field, "")]
 
 
 def write_config(config: str, records: list, staging: Path, max_shard_bytes: int) -> dict[str, Any]:
     """Write one config's Parquet shards; return their manifest entries."""
-    import datasets
-
     shards = _shard_boundaries(records, max_shard_bytes)
     folder = staging / "data" / config
     folder.mkdir(parents=True)
     entries, num_bytes = {}, 0
     for number, (start, stop) in enumerate(shards):
-        rows = [record.to_row() for record in records[start:stop]]
-        dataset = datasets.Dataset.from_list(rows, features=FEATURES[config])
-        num_bytes += dataset.data.nbytes
         path = folder / f"{SPLIT}-{number:05d}-of-{len(shards):05d}.parquet"
-        _write_parquet(dataset, path)
+        num_bytes += write_shard(config, records[start:stop], path)
         entries[relative_name(path, staging)] = {
             "rows": stop - start,
             "bytes": path.stat().st_size,

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from cogbench.errors import UsageError
-from cogbench.schemas.features import CONFIGS, SPLIT
+from cogbench.schemas.features import CONFIGS, FEATURES, SPLIT
 
 # What the Hub accepts as a dataset repo id: NAME or ORG/NAME, no path segments beyond that.
 HUB_REPO_ID = re.compile(r"(?:[A-Za-z0-9][\w.-]*/)?[A-Za-z0-9][\w.-]*")
@@ -34,6 +34,36 @@ def load_config(dataset: str, config: str, revision: str | None = None, streamin
     elif not HUB_REPO_ID.fullmatch(str(dataset)):
         raise UsageError(f"{dataset}: no such folder, and not a Hub repo id (ORG/NAME)")
     return datasets.load_dataset(str(dataset), config, split=SPLIT, revision=revision, streaming=streaming)
+
+
+def stream_rows(folder: str, config: str, batch_rows: int = 10):
+    """(features, rows) of a built folder's config as ``load_dataset`` gives them, images not decoded.
+
+    The data files and features are resolved by ``datasets.load_dataset_builder`` from the
+    card, exactly as for users; the rows are then read a few at a time from those Parquet
+    files and cast to those features, so memory stays flat whatever the size of the data
+    (``load_dataset(streaming=True)`` buffers whole row groups of images).
+    """
+    import datasets
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    builder = datasets.load_dataset_builder(str(folder), config)
+    features = datasets.Features(builder.info.features or FEATURES[config])
+    features["image"] = datasets.Image(decode=False)
+    files = builder.config.data_files[SPLIT]
+    if not files:
+        raise FileNotFoundError(f"the card's data_files for {config} match no file")
+
+    def rows():
+        for path in files:
+            parquet = pq.ParquetFile(path, pre_buffer=False)
+            for batch in parquet.iter_batches(batch_size=batch_rows):
+                yield from pa.Table.from_batches([batch]).cast(features.arrow_schema).to_pylist()
+            del parquet
+            pa.default_memory_pool().release_unused()
+
+    return features, rows()
 
 
 def dataset_revision(dataset: str, revision: str | None = None) -> str:

@@ -45,7 +45,7 @@ def validate(
     if not path.exists():
         raise UsageError(f"{path} does not exist")
     built = is_built_folder(path)
-    contents = read_built(path) if built else read_raw(find_sources(path))
+    contents = read_built(path, max_pixels) if built else read_raw(find_sources(path))
     report = check_contents(contents, expected, max_pixels)
     if built:
         report.findings += check_release(path, contents.records)
@@ -77,7 +77,7 @@ def check_contents(contents: Contents, expected, max_pixels: int) -> ValidationR
     if "codis" in records:
         found, report.stats["codis_context_similarity"] = check_pairs(shown["codis"], records["codis"])
         report.findings += found + check_identity("codis", shown["codis"], records["codis"])
-    found, report.stats["images"] = check_images(contents.images, max_pixels)
+    found, report.stats["images"] = contents.image_results or check_images(contents.images, max_pixels)
     report.findings += found + check_orphans(contents.image_folders, contents.images)
     chosen, report.stats["counts_compared_with"] = choose_expected(contents, expected)
     if str(expected) == "auto" and not chosen and contents.declared_expected != OWN_MANIFEST:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cogbench.dataset_builders.load import load_config
+from cogbench.dataset_builders.load import stream_rows
 from cogbench.dataset_builders.raw import RawSources
 from cogbench.dataset_builders.read import ImageRef, RawRead
 from cogbench.dataset_builders.read import read_raw as read_raw_records
@@ -22,6 +22,7 @@ from cogbench.schemas.cor import ChainOfReasoning, CorSyntaxError, parse_cor
 from cogbench.schemas.features import CHOICE_COLUMNS, COGBENCH_CATEGORIES, CONFIGS, ID_COLUMN
 from cogbench.schemas.records import CodisRecord, DescriptionRecord, VqaRecord
 from cogbench.validation.findings import Finding, finding
+from cogbench.validation.images import MAX_PIXELS, ImageChecker
 
 
 @dataclass
@@ -38,6 +39,8 @@ class Contents:
     findings: list[Finding] = field(default_factory=list)
     # a built folder's manifest "expected_counts": shipped file names or "manifest" (counts.choose_expected).
     declared_expected: Any = None
+    # a built folder's images, checked while its rows streamed past: (findings, stats).
+    image_results: tuple[list[Finding], dict] | None = None
 
 
 # ---------------------------------------------------------------- raw folders
@@ -106,11 +109,14 @@ def _record_from_row(config: str, row: dict, names: dict[str, Any], contents: Co
                        row["answer_1"], row["answer_2"], names["category"].int2str(row["category"]))
 
 
-def read_built(folder: Path) -> Contents:
-    """Every config of a built folder, loaded through ``load_dataset`` as users get it."""
-    import datasets
+def read_built(folder: Path, max_pixels: int = MAX_PIXELS) -> Contents:
+    """Every config of a built folder, its files and features resolved by ``datasets`` as users get them.
 
+    Rows stream past once: records keep no image bytes, and each embedded image is
+    checked as it passes (``ImageChecker``), so memory does not grow with the data.
+    """
     contents = Contents(kind="built", path=folder)
+    checker = ImageChecker(max_pixels)
     manifest = folder / "manifest.json"
     if manifest.is_file():
         import json
@@ -124,29 +130,31 @@ def read_built(folder: Path) -> Contents:
             contents.declared_expected = data.get("expected_counts")
     for config in _built_configs(folder):
         contents.shown[config] = config
+        records = []
         try:
-            # Streaming reads the Parquet files on disk now, never a stale Arrow cache.
-            dataset = load_config(str(folder), config, streaming=True).cast_column("image", datasets.Image(decode=False))
-            rows = list(dataset)
+            # The Parquet files on disk now (never a stale Arrow cache), a few rows at a time.
+            features, rows = stream_rows(str(folder), config)
+            for position, row in enumerate(rows):
+                _add_row(config, position, row, features, contents, records, checker)
         except Exception as error:  # any loading failure is what users would hit
             contents.findings.append(finding("schema.unloadable", config, None, None, f"{type(error).__name__}: {error}"))
             continue
-        id_column = ID_COLUMN[config]
-        records = []
-        for position, row in enumerate(rows):
-            record = row.get(id_column) or f"row {position}"
-            violations = list(iter_violations(row, BUILT_SCHEMAS[config]))
-            for violation in violations:
-                contents.findings.append(
-                    finding("schema.built", config, record, ".".join(map(str, violation.path)) or None, violation.message)
-                )
-            if violations:
-                continue
-            records.append(_record_from_row(config, row, dataset.features, contents))
-            image = row["image"]
-            if image.get("bytes") is not None:
-                contents.images.append(ImageRef(config, record, "image", image.get("path") or row["image_id"], lambda data=image["bytes"]: data))
-            else:
-                contents.findings.append(finding("image.missing", config, record, "image", "no image bytes embedded"))
         contents.records[config] = records
+    contents.image_results = checker.finish()
     return contents
+
+
+def _add_row(config: str, position: int, row: dict, features, contents: Contents, records: list, checker: ImageChecker) -> None:
+    record = row.get(ID_COLUMN[config]) or f"row {position}"
+    violations = list(iter_violations(row, BUILT_SCHEMAS[config]))
+    for violation in violations:
+        contents.findings.append(finding("schema.built", config, record, ".".join(map(str, violation.path)) or None, violation.message))
+    if violations:
+        return
+    records.append(_record_from_row(config, row, features, contents))
+    image = row["image"]
+    if image.get("bytes") is not None:
+        # The bytes go to the checker now; the ref must not keep them (it outlives the row).
+        checker.add(ImageRef(config, record, "image", image.get("path") or row["image_id"], bytes), image["bytes"])
+    else:
+        contents.findings.append(finding("image.missing", config, record, "image", "no image bytes embedded"))

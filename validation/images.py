@@ -8,12 +8,14 @@ import io
 import os
 import warnings
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterable
 
 from PIL import Image
 
 from cogbench.dataset_builders.raw import IMAGE_EXTENSIONS
-from cogbench.validation.contents import ImageRef
+from cogbench.dataset_builders.read import ImageRef
 from cogbench.validation.findings import Finding, finding
 
 # 40 megapixels: far above any benchmark photo (CODIS's largest is about 12 MP),
@@ -45,30 +47,58 @@ def decode_problem(data: bytes, max_pixels: int) -> tuple[str, str] | None:
     return None
 
 
-def check_images(refs: list[ImageRef], max_pixels: int = MAX_PIXELS) -> tuple[list[Finding], dict]:
-    """Decode each distinct image once (threads: Pillow decodes without the GIL)."""
-    found: list[Finding] = []
-    first_by_digest: dict[str, ImageRef] = {}
-    to_decode: list[tuple[ImageRef, bytes]] = []
+@dataclass
+class ImageChecker:
+    """Checks images as they stream past, holding at most ``batch`` images' bytes at a time.
+
+    Each distinct image (by sha256) is decoded once, in a small thread pool
+    (Pillow decodes without the GIL); workers are capped because each holds
+    one decoded image, so memory stays flat however many images there are.
+    """
+
+    max_pixels: int = MAX_PIXELS
+    workers: int = field(default_factory=lambda: min(os.cpu_count() or 1, 4))
+    found: list[Finding] = field(default_factory=list)
+    decoded: int = 0
+    _first_by_digest: dict[str, ImageRef] = field(default_factory=dict)
+    _pending: list[tuple[ImageRef, bytes]] = field(default_factory=list)
+
+    def add(self, ref: ImageRef, data: bytes) -> None:
+        digest = hashlib.sha256(data).hexdigest()
+        first = self._first_by_digest.get(digest)
+        if first is None:
+            self._first_by_digest[digest] = ref
+            self._pending.append((ref, data))
+            if len(self._pending) >= 2 * self.workers:
+                self._decode()
+        elif first.name != ref.name:
+            self.found.append(finding("image.duplicate", ref.file, ref.record, ref.field, f"{ref.name} has the same bytes as {first.name} (record {first.record})"))
+
+    def _decode(self) -> None:
+        with ThreadPoolExecutor(max_workers=self.workers) as pool:
+            problems = list(pool.map(lambda item: decode_problem(item[1], self.max_pixels), self._pending))
+        for (ref, _), problem in zip(self._pending, problems):
+            if problem:
+                self.found.append(finding(problem[0], ref.file, ref.record, ref.field, f"{ref.name}: {problem[1]}"))
+        self.decoded += len(self._pending)
+        self._pending = []
+
+    def finish(self) -> tuple[list[Finding], dict]:
+        self._decode()
+        return self.found, {"decoded": self.decoded}
+
+
+def check_images(refs: Iterable[ImageRef], max_pixels: int = MAX_PIXELS) -> tuple[list[Finding], dict]:
+    """Read and check each referenced image (files are read one batch at a time)."""
+    checker = ImageChecker(max_pixels)
     for ref in refs:
         try:
             data = ref.read()
         except OSError as error:
-            found.append(finding("image.undecodable", ref.file, ref.record, ref.field, f"cannot read {ref.name}: {error}"))
+            checker.found.append(finding("image.undecodable", ref.file, ref.record, ref.field, f"cannot read {ref.name}: {error}"))
             continue
-        digest = hashlib.sha256(data).hexdigest()
-        first = first_by_digest.get(digest)
-        if first is None:
-            first_by_digest[digest] = ref
-            to_decode.append((ref, data))
-        elif first.name != ref.name:
-            found.append(finding("image.duplicate", ref.file, ref.record, ref.field, f"{ref.name} has the same bytes as {first.name} (record {first.record})"))
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        problems = list(pool.map(lambda item: decode_problem(item[1], max_pixels), to_decode))
-    for (ref, _), problem in zip(to_decode, problems):
-        if problem:
-            found.append(finding(problem[0], ref.file, ref.record, ref.field, f"{ref.name}: {problem[1]}"))
-    return found, {"decoded": len(to_decode)}
+        checker.add(ref, data)
+    return checker.finish()
 
 
 def check_orphans(folders: list[tuple[str, Path]], refs: list[ImageRef]) -> list[Finding]:

@@ -1,0 +1,81 @@
+"""Peak memory and time of `cogbench build` and `cogbench validate` on CODIS and on a 10x copy.
+
+The 10x copy is made here, in a temporary folder: ten copies of every CODIS
+pair with new ids, each copy pointing at its own image files whose bytes differ
+(a few bytes appended after the JPEG end marker, which decoders ignore), so
+nothing is deduplicated and ten times the images are embedded and decoded.
+Each command runs in a fresh process; peak RSS is that process's ru_maxrss.
+The bound (issue 11): under 400 MB, and not growing with the number of images.
+
+Run: .venv/bin/python tests/benchmarks/build_memory.py [RAW_DIR]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+BOUND_MB = 400
+COPIES = 10
+
+
+def make_copies(codis: Path, dest: Path, copies: int) -> Path:
+    pairs = json.loads((codis / "data.json").read_text(encoding="utf-8"))
+    (dest / "images").mkdir(parents=True)
+    out = []
+    for copy in range(copies):
+        for name in sorted({pair["image_id"] for pair in pairs}):
+            data = (codis / "images" / name).read_bytes()
+            (dest / "images" / f"c{copy}_{name}").write_bytes(data + b"\0" * copy)
+        out += [pair | {"id": f"{copy}-{pair['id']}", "image_id": f"c{copy}_{pair['image_id']}"} for pair in pairs]
+    (dest / "data.json").write_text(json.dumps(out, ensure_ascii=False), encoding="utf-8")
+    return dest
+
+
+def measure(args: list[str]) -> tuple[float, float, str]:
+    """(seconds, peak RSS in MB, last output line) of one cogbench command in a fresh process."""
+    script = (
+        "import resource, sys; from cogbench.cli import main; code = main(sys.argv[1:]); "
+        "print('peak_kb', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss); sys.exit(code)"
+    )
+    started = time.perf_counter()
+    result = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, env=dict(os.environ, HF_HUB_OFFLINE="1"))
+    seconds = time.perf_counter() - started
+    if result.returncode not in (0, 1):
+        raise SystemExit(f"{args} failed ({result.returncode}):\n{result.stderr[-2000:]}")
+    lines = result.stdout.strip().splitlines()
+    peak_kb = int(next(line for line in reversed(lines) if line.startswith("peak_kb")).split()[1])
+    summary = next((line for line in reversed(lines) if line.startswith(("OK", "FAILED", "built"))), "")
+    return seconds, peak_kb / 1024, summary
+
+
+def main() -> None:
+    raw = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().parents[3] / "shared" / "data") / "codis"
+    rows = []
+    with tempfile.TemporaryDirectory() as folder:
+        tenfold = make_copies(raw, Path(folder) / "codis-10x", COPIES)
+        for label, source in (("CODIS", raw), (f"CODIS x{COPIES}", tenfold)):
+            out = Path(folder) / f"out-{source.name}"
+            images = sum(1 for _ in (source / "images").iterdir())
+            megabytes = sum(p.stat().st_size for p in (source / "images").iterdir()) / 1e6
+            build = measure(["build", "--raw-dir", str(source), "--out", str(out)])
+            check = measure(["validate", str(out), "--expected", "none"])
+            rows.append((label, images, megabytes, build, check))
+    print(f"{'data':<11} {'images':>6} {'MB':>6} | {'build s':>7} {'build MB':>8} | {'validate s':>10} {'validate MB':>11}")
+    for label, images, megabytes, build, check in rows:
+        print(f"{label:<11} {images:>6} {megabytes:6.0f} | {build[0]:7.1f} {build[1]:8.0f} | {check[0]:10.1f} {check[1]:11.0f}")
+    small, large = rows[0], rows[1]
+    print(f"x{COPIES} / x1 peak RSS: build {large[3][1] / small[3][1]:.2f}, validate {large[4][1] / small[4][1]:.2f}; "
+          f"time: build {large[3][0] / small[3][0]:.2f}, validate {large[4][0] / small[4][0]:.2f}")
+    print(f"validate summaries: {small[4][2]!r} / {large[4][2]!r}")
+    worst = max(max(row[3][1], row[4][1]) for row in rows)
+    print(f"worst peak RSS {worst:.0f} MB: {'within' if worst < BOUND_MB else 'OVER'} the {BOUND_MB} MB bound")
+
+
+if __name__ == "__main__":
+    main()
