@@ -78,7 +78,10 @@ def test_the_image_reaches_the_model(tiny_llava, built_release):
 @pytest.mark.parametrize("builder", ["build_tiny_qwen2_5_vl", "build_tiny_llava_onevision"])
 def test_qwen2_5_vl_and_llava_onevision_batched_equals_one_at_a_time(builder, tmp_path, built_release):
     import tiny_models
+    from shared_files import missing_message
 
+    if not tiny_models.QWEN_PROCESSOR_DIR.is_dir():
+        pytest.skip(missing_message(tiny_models.QWEN_PROCESSOR_DIR, "the Qwen2.5-VL processor files"))
     model_dir = getattr(tiny_models, builder)(tmp_path / builder)
     dataset = load_config(str(built_release), "vqa").select(range(5))
     _, _, single = _answers(model_dir, dataset, "vqa", batch_size=1)

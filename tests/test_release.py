@@ -13,7 +13,7 @@ from release_helpers import copy_real_raw, edit_json
 
 from cogbench.cards.card import card_metadata, render_card
 from cogbench.cards.release import build_release
-from cogbench.cards.versions import bump_version, diff_builds
+from cogbench.cards.versions import bump_version, diff_builds, released_history
 from cogbench.cli import main
 from cogbench.dataset_builders.build import load_manifest
 from cogbench.errors import UsageError
@@ -37,7 +37,7 @@ def test_card_yaml_matches_the_manifest(built_release):
     assert "non-commercial research and educational purposes" in data["extra_gated_prompt"]
     assert data["extra_gated_fields"]["Affiliation"] == "text"
     assert data["size_categories"] == ["n<1K"]
-    assert f'revision="v{manifest["dataset_version"]}"' in card.text
+    assert f'"v{manifest["dataset_version"]}"' in card.text and "revision=REVISION" in card.text
     for config, entry in manifest["configs"].items():
         assert f"| `{config}` |" in card.text and f"| {entry['rows']} |" in card.text
 

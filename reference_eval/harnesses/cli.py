@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from cogbench.reference_eval.harnesses.lmms_eval import DEFAULT_EMBEDDER, DEFAULT_SPACY_MODEL
+
 FORMATS = ("lmms-eval", "vlmevalkit")
 
 
@@ -20,12 +22,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--dataset", required=True, help="built dataset folder or Hugging Face repo id")
     parser.add_argument("--revision", help="Hub revision (tag, branch or commit) of --dataset (default: main)")
     parser.add_argument("--out", type=Path, default=None, help="output folder (default: exports/FORMAT)")
-    parser.set_defaults(func=run_export)
+    parser.add_argument("--spacy-model", default=DEFAULT_SPACY_MODEL,
+                        help="spaCy pipeline name or path the description tasks' Recognition Score uses (lmms-eval)")
+    parser.add_argument("--embedder", default=DEFAULT_EMBEDDER,
+                        help="sentence-transformers model name or path of the Recognition Score (lmms-eval)")
+    lmms_eval_only = ("format", ("lmms-eval",))
+    parser.set_defaults(func=run_export, only_for={"spacy_model": lmms_eval_only, "embedder": lmms_eval_only})
 
 
 def run_export(args: argparse.Namespace) -> int:
     from cogbench.dataset_builders.load import load_config
-    from cogbench.reference_eval.harnesses.lmms_eval import export_lmms_eval
+    from cogbench.reference_eval.harnesses.lmms_eval import TASKS, export_lmms_eval
     from cogbench.reference_eval.harnesses.vlmevalkit import DATASET_NAME, export_vlmevalkit
 
     out = args.out or Path("exports") / args.format
@@ -38,8 +45,8 @@ def run_export(args: argparse.Namespace) -> int:
         return 0
     local = Path(args.dataset)
     dataset = str(local.resolve()) if local.exists() else args.dataset
-    files = export_lmms_eval(dataset, out, None if local.exists() else args.revision)
+    files = export_lmms_eval(dataset, out, None if local.exists() else args.revision, args.spacy_model, args.embedder)
     print(f"wrote {len(files)} files to {out}: {', '.join(f.name for f in files)}")
-    print(f"run: lmms-eval --include_path {out} --tasks cogbench_vqa,cogbench_codis --model MODEL --log_samples --output_path OUT")
+    print(f"run: lmms-eval --include_path {out} --tasks {','.join(TASKS)} --model MODEL --log_samples --output_path OUT")
     print(f"score: cogbench score --task codis --dataset {args.dataset} --predictions OUT/.../*_samples_cogbench_codis.jsonl")
     return 0

@@ -4,7 +4,8 @@ lmms-eval reads every ``*.yaml`` under ``--include_path DIR``; each task here
 loads the dataset with ``load_dataset`` (a built folder, or a Hub repo id
 pinned to a revision) and calls the functions of ``lmms_eval_tasks`` through
 ``utils.py``, so prompts and scorers are this package's (install it beside
-lmms-eval). Tasks: ``cogbench_vqa``, ``cogbench_codis``.
+lmms-eval). Tasks: ``cogbench_description_spontaneous``,
+``cogbench_description_directed`` (CogBench Section 3.2.1's two modes), ``cogbench_vqa``, ``cogbench_codis``.
 """
 
 from __future__ import annotations
@@ -12,15 +13,31 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cogbench.reference_eval.prompts import CODIS_DI_COT, VQA_MULTIPLE_CHOICE
+from cogbench.reference_eval.prompts import CODIS_DI_COT, DESCRIPTION_DIRECTED, DESCRIPTION_SPONTANEOUS, VQA_MULTIPLE_CHOICE
 
 UTILS = '''"""lmms-eval calls these through the YAMLs beside this file; the code is the cogbench package's."""
 
 from cogbench.reference_eval.harnesses.lmms_eval_tasks import *  # noqa: F401,F403
+from cogbench.reference_eval.harnesses.lmms_eval_tasks import recognition_score
+
+# The Recognition Score's models (`cogbench export --spacy-model/--embedder`): names or local paths.
+SPACY_MODEL = {spacy_model!r}
+EMBEDDER = {embedder!r}
+
+
+def description_recognition(items):
+    return recognition_score(items, SPACY_MODEL, EMBEDDER)
 '''
+# The paper's models (CogBench Section 3.2.1), as `cogbench score`'s defaults.
+DEFAULT_SPACY_MODEL = "en_core_web_sm"
+DEFAULT_EMBEDDER = "sentence-transformers/all-mpnet-base-v2"
 
 # task name -> (config, prompt template, functions prefix, metrics -> aggregation function)
 TASKS = {
+    "cogbench_description_spontaneous": ("description", DESCRIPTION_SPONTANEOUS, "description_spontaneous",
+                                         {"recognition": "description_recognition"}),
+    "cogbench_description_directed": ("description", DESCRIPTION_DIRECTED, "description_directed",
+                                      {"recognition": "description_recognition"}),
     "cogbench_vqa": ("vqa", VQA_MULTIPLE_CHOICE, "vqa", {"accuracy": "mean", "accuracy_official": "mean"}),
     "cogbench_codis": ("codis", CODIS_DI_COT, "codis", {"acc_p": "codis_acc_p", "acc_q": "codis_acc_q"}),
 }
@@ -42,7 +59,7 @@ def task_yaml(name: str, dataset: str, revision: str | None) -> str:
         "output_type: generate_until",
         "doc_to_visual: !function utils.doc_to_visual",
         f"doc_to_text: !function utils.{prefix}_doc_to_text",
-        f"doc_to_target: !function utils.{prefix}_doc_to_target",
+        f"doc_to_target: !function utils.{config}_doc_to_target",
     ]
     if config == "codis":
         lines.append("process_docs: !function utils.codis_process_docs")
@@ -51,7 +68,7 @@ def task_yaml(name: str, dataset: str, revision: str | None) -> str:
         f"  max_new_tokens: {MAX_NEW_TOKENS}",
         "  temperature: 0",
         "  do_sample: false",
-        f"process_results: !function utils.{prefix}_process_results",
+        f"process_results: !function utils.{config}_process_results",
         "metric_list:",
     ]
     for metric, aggregation in metrics.items():
@@ -60,11 +77,14 @@ def task_yaml(name: str, dataset: str, revision: str | None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def export_lmms_eval(dataset: str, out: Path, revision: str | None = None) -> list[Path]:
+def export_lmms_eval(
+    dataset: str, out: Path, revision: str | None = None,
+    spacy_model: str = DEFAULT_SPACY_MODEL, embedder: str = DEFAULT_EMBEDDER,
+) -> list[Path]:
     """Write the task folder ``out`` (created; files of the same names replaced) and return its files."""
     out.mkdir(parents=True, exist_ok=True)
     written = [out / "utils.py"]
-    written[0].write_text(UTILS, encoding="utf-8")
+    written[0].write_text(UTILS.format(spacy_model=spacy_model, embedder=embedder), encoding="utf-8")
     for name in TASKS:
         path = out / f"{name}.yaml"
         path.write_text(task_yaml(name, dataset, revision), encoding="utf-8")

