@@ -85,6 +85,7 @@ class ChatResult:
     attempts: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    unusable_text: str | None = None  # the last reply that ``accept`` refused, if that was the failure
 
     @property
     def ok(self) -> bool:
@@ -155,6 +156,7 @@ class ChatClient:
 
         settings = self.settings
         last_error = "no attempt made"
+        unusable: str | None = None
         prompt_tokens = completion_tokens = 0
         for attempt in range(1, settings.max_attempts + 1):
             retry_after: float | None = None
@@ -177,6 +179,7 @@ class ChatClient:
                     last_error = "reply has no message content"
                 elif accept is not None and not accept(text):
                     last_error = f"unusable reply: {_shorten(text)}"
+                    unusable = text
                 else:
                     return ChatResult(text, None, attempt, prompt_tokens, completion_tokens)
             except openai.APIStatusError as error:
@@ -196,7 +199,7 @@ class ChatClient:
                 self._sleep(self._backoff(attempt, retry_after))
         return ChatResult(
             None, f"{last_error} after {settings.max_attempts} attempts", settings.max_attempts,
-            prompt_tokens, completion_tokens,
+            prompt_tokens, completion_tokens, unusable if last_error.startswith("unusable reply") else None,
         )
 
     def complete_many(

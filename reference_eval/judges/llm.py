@@ -42,6 +42,7 @@ class JudgeReply:
     text: str | None
     error: str | None = None
     cached: bool = False
+    unusable_text: str | None = None  # a reply that did not parse, kept to read it the other way
 
 
 @dataclass
@@ -129,7 +130,7 @@ class LLMJudge:
                 self.cache.put(model, prompt, result.text)
             else:
                 self.stats.failure_messages.append(result.error)
-            replies[prompt] = JudgeReply(result.text, result.error)
+            replies[prompt] = JudgeReply(result.text, result.error, unusable_text=result.unusable_text)
         answered = [replies[prompt] for prompt in prompts]
         self.stats.prompts += len(prompts)
         self.stats.cache_hits += sum(reply.cached for reply in answered)
