@@ -60,6 +60,11 @@ def render_report(scores: dict[str, Any]) -> str:
         f"judge `{scores['judge']['kind']}{':' + scores['judge']['model'] if scores['judge'].get('model') else ''}`. "
         "Numbers are % (0-100).\n",
     ]
+    if scores.get("complete") is False:
+        partial = [f"`{name}` {m['judged']} of {m['denominator']} {m['unit']} (on those: {_cell(m.get('overall_partial'))})"
+                   for name, m in metrics.items() if m.get("partial")]
+        parts.append("**PARTIAL**: not every item was scored or judged; overall numbers of incomplete metrics are "
+                     "left out (shown as -). " + "; ".join(partial) + "\n")
     if scores["task"] == "description":
         parts.append("## Recognition Score (CogBench Table 2)\n")
         parts.append(_table(
