@@ -169,20 +169,28 @@ def _positive_int(text: str) -> int:
 def run_eval_command(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from cogbench.reference_eval.runner import EvalSettings, default_run_dir, distributed_rank, run_eval
+    from cogbench.reference_eval.runner import EvalSettings, default_run_dir, distributed_rank, parse_model_spec, run_eval
 
+    parse_model_spec(args.model)
     out = Path(args.out) if args.out else default_run_dir(args.task, args.model, args.mode)
     settings = EvalSettings(
         task=args.task, model=args.model, dataset=args.dataset, out=out, revision=args.revision,
         mode=args.mode, limit=args.limit, batch_size=args.batch_size, max_new_tokens=args.max_new_tokens,
         device=args.device, num_workers=args.num_workers, trust_remote_code=args.trust_remote_code,
         base_url=args.base_url, concurrency=args.concurrency, max_attempts=args.max_attempts,
-        timeout_seconds=args.request_timeout,
+        timeout_seconds=args.request_timeout, allow_failures=args.allow_failures,
     )
     summary = run_eval(settings)
     if distributed_rank()[0] != 0:
         return 0
     print("\n".join(summary.lines()))
+    if summary.failures:
+        import sys
+
+        from cogbench.reference_eval.completeness import failure_line
+
+        print(f"warning: {failure_line('model queries', len(summary.failures), summary.total_queries, summary.failures)}"
+              "; scoring the rest (partial)", file=sys.stderr)
     if args.no_score:
         return 0
     return score_run_folder(args, summary.predictions_path, out / "score")
@@ -199,8 +207,9 @@ def score_run_folder(args: argparse.Namespace, predictions_path, out) -> int:
         judge=args.judge, judge_base_url=args.judge_base_url, out=str(out),
         judge_concurrency=args.judge_concurrency, judge_parsing=args.judge_parsing,
         allow_failures=args.allow_failures,
-        # With --limit only the first rows were run: score those, report the rest as missing.
-        allow_partial=args.limit is not None,
+        # With --limit only the first rows were run: score those, report the rest as missing
+        # (so too, with --allow-failures, the queries that failed).
+        allow_partial=args.limit is not None or args.allow_failures,
     )
     for name in ("spacy_model", "embedder"):
         if getattr(args, name) is not None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -381,12 +382,14 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
     }
     scores["complete"] = is_complete(scores)
     write_run(Path(options.out), scores, result.details)
-    if result.failure_errors and not options.allow_failures:
+    if result.failure_errors:
         what = "judge verdicts (CoRs)" if options.task == "description" else "judge queries"
         total = result.counts.get("cors", result.counts.get("queries", 0))
-        raise IncompleteRunError(
+        message = (
             f"{failure_line(what, len(result.failure_errors), total, result.failure_errors)}; "
-            f"{Path(options.out) / 'scores.json'} is marked partial. Run the same command again to retry only "
-            "those, or pass --allow-failures to accept a partial score"
+            f"{Path(options.out) / 'scores.json'} is marked partial. Run the same command again to retry only those"
         )
+        if not options.allow_failures:
+            raise IncompleteRunError(message + ", or pass --allow-failures to accept a partial score")
+        print(f"warning: {message}", file=sys.stderr)
     return scores
