@@ -198,9 +198,10 @@ def run_eval_command(args: argparse.Namespace) -> int:
 
 def score_run_folder(args: argparse.Namespace, predictions_path, out) -> int:
     """The one place where `eval` hands over to the scoring code (``scoring.run_scoring``)."""
-    import json
+    from pathlib import Path
 
     from cogbench.reference_eval.scoring import ScoreOptions, run_scoring
+    from cogbench.reference_eval.summary import render_summary
 
     options = ScoreOptions(
         task=args.task, dataset=args.dataset, predictions=str(predictions_path), revision=args.revision,
@@ -215,7 +216,5 @@ def score_run_folder(args: argparse.Namespace, predictions_path, out) -> int:
         if getattr(args, name) is not None:
             setattr(options, name, getattr(args, name))
     scores = run_scoring(options)
-    overall = {name: value["overall"] for name, value in scores["metrics"].items()}
-    print(f"scores: {json.dumps(overall)}")
-    print(f"score report: {out / 'report.md'}")
+    print(render_summary(scores, Path(out)))
     return 0

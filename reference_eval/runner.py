@@ -225,8 +225,6 @@ def run_eval(settings: EvalSettings) -> RunSummary:
     backend, name = parse_model_spec(settings.model)
     if settings.mode not in DESCRIPTION_MODES:
         raise UsageError(f"--mode {settings.mode!r}: choose one of {', '.join(DESCRIPTION_MODES)}")
-    if backend == "hf":
-        check_hf_model(name)
     run_dir = Path(settings.out)
     if run_dir.exists() and not run_dir.is_dir():
         raise UsageError(f"--out {run_dir}: is a file, not a run folder")
@@ -237,6 +235,8 @@ def run_eval(settings: EvalSettings) -> RunSummary:
     if settings.limit is not None:
         dataset = dataset.select(range(min(settings.limit, len(dataset))))
     template, queries = build_queries(settings.task, dataset, settings.mode)
+    if backend == "hf" and not {q.key for q in rank_queries(queries, rank, world)} <= done_keys(run_dir):
+        check_hf_model(name)  # only when there is something to generate: a finished run re-merges without it
     new_folders = [folder for folder in (run_dir, *run_dir.parents) if not folder.exists()]
     lock = RunLock(run_dir, rank).acquire()
     summary = RunSummary(run_dir, total_queries=len(queries), resumed=0, generated=0, seconds=0.0, rank=rank, world=world)

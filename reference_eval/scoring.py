@@ -8,13 +8,13 @@ and the report layout in ``report``.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cogbench import __version__
 from cogbench.dataset_builders.load import dataset_revision, load_config
 from cogbench.errors import CogbenchError, IncompleteRunError, UsageError
 from cogbench.reference_eval.backends.openai_api import ChatSettings
@@ -27,7 +27,9 @@ from cogbench.reference_eval.metrics import codis as codis_metrics
 from cogbench.reference_eval.metrics import cognition as cognition_metrics
 from cogbench.reference_eval.metrics import recognition, vqa
 from cogbench.reference_eval.metrics.aggregate import by_category, percent
+from cogbench.reference_eval import provenance
 from cogbench.reference_eval.report import write_run
+from cogbench.reference_eval.summary import render_summary
 from cogbench.schemas.features import CHOICE_COLUMNS, CODIS_CATEGORIES, COGBENCH_CATEGORIES, ID_COLUMN
 
 SCORES_FORMAT_VERSION = 1
@@ -68,14 +70,14 @@ class TaskResult:
     judge_agreement: float | None = None
     parsing_comparison: dict[str, Any] | None = None  # the other parsing mode's numbers, when they differ
     failure_errors: list[str] = field(default_factory=list)  # one per unit without a verdict
+    models: dict[str, Any] = field(default_factory=dict)  # models the metrics used (spaCy, embedder), for provenance
 
 
 def score_from_args(args: argparse.Namespace) -> int:
     names = ScoreOptions.__dataclass_fields__
     options = ScoreOptions(**{k: v for k, v in vars(args).items() if k in names})
     scores = run_scoring(options)
-    print(json.dumps({name: value["overall"] for name, value in scores["metrics"].items()}, indent=None))
-    print(f"wrote {Path(options.out) / 'scores.json'}, details.jsonl and report.md")
+    print(render_summary(scores, Path(options.out)))
     return 0
 
 
@@ -127,6 +129,7 @@ def _outputs_by_id(options: ScoreOptions, rows: list[dict[str, Any]]) -> tuple[d
         raise CogbenchError(f"{options.predictions}: " + "; ".join(parts) + " (use --allow-partial to score the rest)")
     models = sorted({p.model for p in predictions if p.model})
     info = {
+        "prompt_templates": provenance.model_templates((p.prompt_id, p.prompt_sha256) for p in predictions),
         "predictions": str(options.predictions),
         "model": ", ".join(models) or Path(options.predictions).stem,
         "missing_predictions": [_id_text(key) for key in missing],
@@ -165,6 +168,8 @@ def score_description(all_rows, outputs, options: ScoreOptions, judge: LLMJudge 
     descriptions = [outputs[row["image_id"]] for row in rows]
     nlp = recognition.load_noun_tagger(options.spacy_model)
     embedder = recognition.load_embedder(options.embedder)
+    models = {"spacy": provenance.spacy_provenance(nlp, options.spacy_model),
+              "embedder": provenance.embedder_provenance(options.embedder)}
     matches = recognition.recognition_matches(
         nlp, embedder, [row["entities"] for row in rows], descriptions, options.embed_batch_size
     )
@@ -189,7 +194,7 @@ def score_description(all_rows, outputs, options: ScoreOptions, judge: LLMJudge 
     entity_total = sum(len(row["entities"]) for row in all_rows)
     for name in scores:
         mark_coverage(metrics[name], counts["entities"], counts["entities"], entity_total, "entities")
-    result = TaskResult(metrics, details, counts)
+    result = TaskResult(metrics, details, counts, models=models)
     if judge is not None:
         _judge_cognition(judge, rows, descriptions, all_rows, options, result)
     return result
@@ -381,6 +386,14 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
         },
     }
     scores["complete"] = is_complete(scores)
+    scores["provenance"] = {
+        "cogbench_version": __version__,
+        "dataset": provenance.dataset_provenance(options.dataset, options.task, options.revision),
+        "prompt_templates": source.get("prompt_templates", []) + provenance.judge_templates(options.task, spec.kind),
+        "judge": provenance.judge_provenance(spec.kind, spec.model, options.judge_base_url, options.judge_parsing),
+        "models": result.models,
+        "thresholds": provenance.thresholds(options.task),
+    }
     write_run(Path(options.out), scores, result.details)
     if result.failure_errors:
         what = "judge verdicts (CoRs)" if options.task == "description" else "judge queries"

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+import sys
 import time
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Callable, Sequence
+
+from tqdm.auto import tqdm
 
 from cogbench.errors import UsageError
 from cogbench.reference_eval.backends.openai_api import ChatClient, ChatSettings, text_message
@@ -124,13 +127,21 @@ class LLMJudge:
             else:
                 to_send.append(prompt)
         checks = [partial(accept, prompt) for prompt in to_send]
-        for index, result in self.client.complete_many([text_message(p) for p in to_send], accept_each=checks):
-            prompt = to_send[index]
-            if result.ok:
-                self.cache.put(model, prompt, result.text)
-            else:
-                self.stats.failure_messages.append(result.error)
-            replies[prompt] = JudgeReply(result.text, result.error, unusable_text=result.unusable_text)
+        cached, failed = len(replies), 0
+        # On stderr, and only on a terminal (disable=None): done/total, cache hits, failures, rate.
+        with tqdm(total=len(replies) + len(to_send), initial=cached, unit="prompt", desc=f"judge {model}",
+                  file=sys.stderr, disable=None, dynamic_ncols=True) as progress:
+            progress.set_postfix(cached=cached, failed=0)
+            for index, result in self.client.complete_many([text_message(p) for p in to_send], accept_each=checks):
+                prompt = to_send[index]
+                if result.ok:
+                    self.cache.put(model, prompt, result.text)
+                else:
+                    failed += 1
+                    self.stats.failure_messages.append(result.error)
+                replies[prompt] = JudgeReply(result.text, result.error, unusable_text=result.unusable_text)
+                progress.set_postfix(cached=cached, failed=failed, refresh=False)
+                progress.update(1)
         answered = [replies[prompt] for prompt in prompts]
         self.stats.prompts += len(prompts)
         self.stats.cache_hits += sum(reply.cached for reply in answered)
