@@ -117,6 +117,11 @@ def render_report(scores: dict[str, Any]) -> str:
             f"{judge['calls']} HTTP requests, {judge['failures']} failures; tokens {usage['prompt_tokens']} in, "
             f"{usage['completion_tokens']} out.\n"
         )
+    comparison = judge.get("parsing_comparison")
+    if comparison:
+        numbers = ", ".join(f"{name} {_cell(value)}" for name, value in comparison["metrics"].items())
+        parts.append(f"Judge replies read with `{judge.get('parsing')}` parsing; `{comparison['mode']}` parsing reads "
+                     f"{comparison['differing_verdicts']} verdict(s) differently and gives {numbers}.\n")
     missing, unknown = counts["missing_predictions"], counts["unknown_predictions"]
     if missing or unknown:
         parts.append(f"\n**Partial run**: {len(missing)} item(s) without prediction, {len(unknown)} unknown prediction(s) ignored.\n")

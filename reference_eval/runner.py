@@ -256,8 +256,8 @@ def run_eval(settings: EvalSettings) -> RunSummary:
     _leave_process_group(world)
     if failures and not settings.allow_failures:
         raise IncompleteRunError(
-            f"{failure_line('model queries', len(failures), len(rank_queries(queries, rank, world)), failures)}; "
-            f"the others are saved in {run_dir}. Run the same command again to retry only those, "
+            f"{failure_line('model queries', len(failures), len(rank_queries(queries, rank, world)), failures)}, "
+            f"first: {failures[0]}; the others are saved in {run_dir}. Run the same command again to retry only those, "
             "or pass --allow-failures to score what there is (labelled partial)"
         )
     if rank == 0:
