@@ -60,7 +60,7 @@ class EvalSettings:
     num_workers: int = 2
     trust_remote_code: bool = False
     base_url: str | None = None
-    concurrency: int = 8
+    concurrency: int = 64  # ceiling of the adaptive limit
     max_attempts: int = 6
     timeout_seconds: float = 120.0
     allow_failures: bool = False  # merge, export and score what succeeded (labelled partial) instead of exit 3

@@ -102,6 +102,9 @@ class OpenAIServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # TCP_NODELAY, as real servers set it: otherwise headers and body, written apart,
+            # meet the client's delayed ACK and every reply waits ~40 ms.
+            disable_nagle_algorithm = True
 
             def log_message(self, *args: object) -> None:  # keep test output clean
                 pass

@@ -113,3 +113,12 @@ def test_help_shows_every_default(command, capsys):
         assert "(default: 512)" in text and "(default: spontaneous)" in text and "(default: 16)" in text
     else:
         assert "(default: runs/score)" in text and "(default: en_core_web_sm)" in text
+
+
+def test_base_url_without_scheme(built_release, real_raw_dir, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "local")
+    code, err = run(["score", "--task", "codis", "--dataset", str(built_release), "--out", str(tmp_path / "s"),
+                     "--predictions", str(real_raw_dir / "codis" / "output_example.json"), "--judge", "openai:j",
+                     "--judge-base-url", "localhost:8000/v1"], capsys)
+    assert_one_line_error(code, err)
+    assert "base URL 'localhost:8000/v1': expected http://" in err and not (tmp_path / "s").exists()

@@ -29,6 +29,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Sequence
+from urllib.parse import urlparse
 
 from cogbench.errors import UsageError
 from cogbench.reference_eval.backends.concurrency import AdaptiveLimit
@@ -137,6 +138,10 @@ class ChatClient:
     def __init__(self, settings: ChatSettings, sleep: Callable[[float], None] = time.sleep):
         import openai
 
+        if settings.base_url is not None and urlparse(settings.base_url).scheme not in ("http", "https"):
+            raise UsageError(
+                f"base URL {settings.base_url!r}: expected http://HOST:PORT/v1 or https://... (with the scheme)"
+            )
         self.settings = settings
         self.usage = TokenUsage()
         self.limit = AdaptiveLimit(settings.concurrency)

@@ -49,6 +49,10 @@ def worker(mode: str, base_url: str, cache: str) -> None:
     from cogbench.reference_eval.judges.llm import LLMJudge
 
     queries = prompts()
+    if mode == "start":  # what every child pays before its first request
+        LLMJudge(ChatSettings(model="bench", base_url=base_url), cache).close()
+        print(json.dumps({"prompts": len(queries)}))
+        return
     if mode == "serial":
         with ChatClient(ChatSettings(model="bench", base_url=base_url, concurrency=1)) as client:
             failed = sum(not client.complete(text_message(p)).ok for p in queries)
@@ -73,7 +77,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--latency", type=float, default=0.1)
     parser.add_argument("--rate-limit", type=int, default=4, help="requests in flight above which the server says 429")
-    parser.add_argument("--worker", choices=("serial", "package"))
+    parser.add_argument("--worker", choices=("start", "serial", "package"))
     parser.add_argument("--base-url")
     parser.add_argument("--cache")
     args = parser.parse_args()
@@ -82,6 +86,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as folder, \
             OpenAIServer(lambda request: Reply(text="right", delay_seconds=args.latency)) as server:
+        start, _ = timed_child("start", server.base_url, str(Path(folder) / "start.sqlite"))
         serial, serial_out = timed_child("serial", server.base_url, "")
         sent_serial = len(server.chat_requests)
         package, package_out = timed_child("package", server.base_url, str(Path(folder) / "cache.sqlite"))
@@ -110,10 +115,12 @@ def main() -> None:
 
     count = len(prompts())
     print(f"{count} CODIS judge queries, {args.latency * 1000:.0f} ms per call; times include process start")
+    print(f"process start alone     : {start:7.2f} s  (imports, data, client; no request)")
     print(f"one call at a time      : {serial:7.2f} s  ({sent_serial} requests)")
     print(f"cogbench judge (default): {package:7.2f} s  ({sent_package} requests: identical prompts sent once; "
           f"concurrency peaked at {package_out['peak']})")
-    print(f"speed-up                : {serial / package:7.1f}x")
+    print(f"speed-up                : {serial / package:7.1f}x end to end; "
+          f"{(serial - start) / max(package - start, 1e-9):.1f}x without the process start")
     print(f"cached re-run           : {cached:7.2f} s  ({sent_cached} requests)")
     print(f"429 above {args.rate_limit} in flight   : {limited_time:7.2f} s  judged {limited_out['judged']}, "
           f"failed {limited_out['failed']}, 429s received {limited_out['rate_limited']} "
