@@ -49,3 +49,13 @@ def locate(file: str, record: str | None = None, field: str | None = None) -> st
     if field is not None:
         parts.append(f"field {field}")
     return ": ".join(parts)
+
+
+class IncompleteRunError(CogbenchError):
+    """Some judge or model queries still failed after their retries (exit 3).
+
+    What did succeed is saved (and cached), so running the same command again
+    sends only what failed; ``--allow-failures`` accepts a partial result.
+    """
+
+    exit_code = 3

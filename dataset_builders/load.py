@@ -31,8 +31,10 @@ def load_config(dataset: str, config: str, revision: str | None = None, streamin
             raise UsageError(f"{local} is not a built dataset folder (no README.md); run `cogbench build` first")
         if revision is not None:
             raise UsageError("--revision applies to Hub repos, not to local folders")
-    elif not HUB_REPO_ID.fullmatch(str(dataset)):
-        raise UsageError(f"{dataset}: no such folder, and not a Hub repo id (ORG/NAME)")
+        if not (local / "data" / config).is_dir():
+            raise UsageError(f"{local}: this build has no {config!r} config (no data/{config}/); build it from raw data that has it")
+    else:
+        check_hub_dataset(str(dataset), revision)
     return datasets.load_dataset(str(dataset), config, split=SPLIT, revision=revision, streaming=streaming)
 
 
@@ -89,3 +91,33 @@ def filter_category(dataset, *names: str):
         raise UsageError(f"unknown category {', '.join(map(repr, unknown)) or '(none given)'}; choose from {', '.join(label.names)}")
     wanted = {label.str2int(name) for name in names}
     return dataset.filter(lambda category: category in wanted, input_columns="category")
+
+
+def check_hub_dataset(repo_id: str, revision: str | None = None) -> None:
+    """Fail in seconds, with what to do, when ``repo_id`` is neither a folder nor a dataset repo we can read."""
+    import huggingface_hub
+    from huggingface_hub import constants, errors
+
+    where = f"--dataset {repo_id}"
+    if not HUB_REPO_ID.fullmatch(repo_id):
+        raise UsageError(f"{where}: no such folder (and not a Hub dataset id of the form ORG/NAME)")
+    if constants.HF_HUB_OFFLINE:
+        cached = huggingface_hub.try_to_load_from_cache(repo_id, "README.md", revision=revision, repo_type="dataset")
+        if not isinstance(cached, str):
+            raise UsageError(
+                f"{where}: no such folder, and HF_HUB_OFFLINE is set with no cached copy of that Hub dataset; "
+                "give the path of a built folder (cogbench build) or unset HF_HUB_OFFLINE"
+            )
+        return
+    try:
+        huggingface_hub.HfApi().dataset_info(repo_id, revision=revision, timeout=10.0)
+    except (errors.RepositoryNotFoundError, errors.GatedRepoError, errors.RevisionNotFoundError) as error:
+        raise UsageError(
+            f"{where}: no such folder, and no Hub dataset you can read by that name ({type(error).__name__}); "
+            "check the path, or log in (hf auth login) for a gated repo"
+        ) from None
+    except Exception as error:  # noqa: BLE001 -- any transport failure means the same to the user: no Hub
+        raise UsageError(
+            f"{where}: no such folder, and the Hugging Face Hub cannot be reached ({type(error).__name__}); "
+            "give the path of a built folder, or set HF_HUB_OFFLINE=1 to use a cached copy"
+        ) from None

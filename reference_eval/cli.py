@@ -15,6 +15,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_eval_parser(subparsers)
 
 
+class _DefaultsFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows each option's default; options without one say in their help what happens."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        if action.default in (None, False) or "default" in (action.help or ""):
+            return action.help or ""
+        return super()._get_help_string(action)
+
+
+def _add_failure_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--allow-failures", action="store_true",
+        help="exit 0 even when some judge or model queries still fail after their retries (the result is "
+        "labelled partial); without it such a run exits 3",
+    )
+    parser.add_argument(
+        "--judge-parsing", choices=("tolerant", "official"), default="tolerant",
+        help="how judge replies become verdicts: tolerant (case, labels, markdown; never ambiguous) or official "
+        "(the authors' rule); scores.json gives the other mode's numbers when they differ",
+    )
+
+
 def _add_task_and_dataset(parser: argparse.ArgumentParser) -> None:
     """The arguments that pick what is evaluated; `score` and `eval` share them."""
     parser.add_argument("--task", required=True, choices=CONFIGS)
@@ -29,8 +51,10 @@ def add_score_parser(subparsers: argparse._SubParsersAction) -> None:
         description=(
             "Score predictions against a built CogBench/CODIS dataset. Predictions may be in the "
             "project's format or the benchmarks' official ones. Writes scores.json, details.jsonl "
-            "and report.md to --out."
+            "and report.md to --out. Exit codes: 0 done; 1 error; 2 usage error; 3 some judge "
+            "queries failed (partial result written; re-run to retry them)."
         ),
+        formatter_class=_DefaultsFormatter,
     )
     _add_task_and_dataset(parser)
     source = parser.add_mutually_exclusive_group(required=True)
@@ -45,21 +69,28 @@ def add_score_parser(subparsers: argparse._SubParsersAction) -> None:
         "(default: rule for codis, none otherwise)",
     )
     parser.add_argument("--judge-base-url", help="base URL of an OpenAI-compatible API (default: OpenAI's)")
-    parser.add_argument("--judge-concurrency", type=int, default=8, help="judge requests in flight at once")
+    parser.add_argument(
+        "--judge-concurrency", type=_positive_int, default=64,
+        help="most judge requests in flight; the client adapts below it (429, timeouts, 5xx)",
+    )
     parser.add_argument("--judge-max-attempts", type=int, default=6, help="tries per judge request (429/5xx/timeouts)")
     parser.add_argument("--judge-timeout", type=float, default=120.0, help="seconds per judge request")
+    parser.add_argument(
+        "--judge-backoff", type=float, default=1.0, help="seconds before the first retry; doubles with each retry"
+    )
     parser.add_argument("--judge-cache", help="sqlite file of cached verdicts (default: OUT/judge_cache.sqlite)")
     parser.add_argument("--spacy-model", default="en_core_web_sm", help="spaCy pipeline name or path (nouns)")
     parser.add_argument(
         "--embedder", default="sentence-transformers/all-mpnet-base-v2",
         help="sentence-transformers model name or path (Recognition Score)",
     )
-    parser.add_argument("--embed-batch-size", type=int, default=64, help="descriptions embedded at once (Recognition Score)")
+    parser.add_argument("--embed-batch-size", type=_positive_int, default=64, help="strings per embedder batch")
     parser.add_argument("--out", default="runs/score", help="run folder for scores.json, details.jsonl, report.md")
     parser.add_argument(
         "--allow-partial", action="store_true",
         help="score only the ids present in both predictions and dataset, and report the rest",
     )
+    _add_failure_options(parser)
     parser.set_defaults(func=run_score, only_for=SCORE_ONLY_FOR)
 
 
@@ -89,8 +120,11 @@ def add_eval_parser(subparsers: argparse._SubParsersAction) -> None:
         description=(
             "Run a vision-language model on one config of a built dataset or Hub repo, write "
             "RUN_DIR/predictions.jsonl (resumable: re-run the same command after a crash) and the "
-            "official-format export, then score with `cogbench score`'s code."
+            "official-format export, then score with `cogbench score`'s code. Exit codes: 0 done; "
+            "1 error; 2 usage error; 3 some model or judge queries failed (what succeeded is saved; re-run "
+            "the same command to retry only those)."
         ),
+        formatter_class=_DefaultsFormatter,
     )
     _add_task_and_dataset(parser)
     parser.add_argument(
@@ -103,25 +137,36 @@ def add_eval_parser(subparsers: argparse._SubParsersAction) -> None:
         "default: spontaneous)",
     )
     parser.add_argument("--out", help="run folder (default: runs/eval-TASK-MODEL); re-use it to resume")
-    parser.add_argument("--limit", type=_positive_int, help="only the first N rows of the config (default: all rows)")
+    parser.add_argument("--limit", type=_positive_int, help="only the first N rows of the config (default: all)")
     parser.add_argument("--batch-size", type=_positive_int, default=16, help="queries per generate() call (hf)")
-    parser.add_argument("--max-new-tokens", type=_positive_int, default=512, help="generation length limit per query")
+    parser.add_argument("--max-new-tokens", type=_positive_int, default=512, help="generated tokens per query at most")
     parser.add_argument("--device", help="torch device for hf models (default: this rank's GPU, else CPU)")
     parser.add_argument("--num-workers", type=int, default=2, help="image preprocessing processes (hf)")
     parser.add_argument(
         "--trust-remote-code", action="store_true",
         help="allow the model repo's own Python code to run (hf; only for models that need it)",
     )
-    parser.add_argument("--base-url", help="OpenAI-compatible API base URL, e.g. http://host:8000/v1 for vLLM (default: OpenAI's)")
-    parser.add_argument("--concurrency", type=_positive_int, default=8, help="API requests in flight (openai)")
+    parser.add_argument(
+        "--base-url", help="OpenAI-compatible API base URL, e.g. http://host:8000/v1 for vLLM (default: OpenAI's)"
+    )
+    parser.add_argument(
+        "--concurrency", type=_positive_int, default=64,
+        help="most API requests in flight (openai); the client adapts below it (429, timeouts, 5xx)",
+    )
     parser.add_argument("--max-attempts", type=_positive_int, default=6, help="tries per API request (openai)")
     parser.add_argument("--request-timeout", type=float, default=120.0, help="seconds per API request (openai)")
     scoring = parser.add_argument_group("scoring (passed to `cogbench score`)")
     scoring.add_argument("--no-score", action="store_true", help="only generate and export")
-    scoring.add_argument("--judge", help="as in `cogbench score --judge` (default: its default there)")
-    scoring.add_argument("--judge-base-url", help="as in `cogbench score --judge-base-url` (default: its default there)")
-    scoring.add_argument("--spacy-model", help="as in `cogbench score --spacy-model` (default: its default there)")
-    scoring.add_argument("--embedder", help="as in `cogbench score --embedder` (default: its default there)")
+    scoring.add_argument("--judge", help="as in `cogbench score --judge` (default: rule for codis, none otherwise)")
+    scoring.add_argument("--judge-base-url", help="as in `cogbench score --judge-base-url` (default: OpenAI's)")
+    scoring.add_argument(
+        "--judge-concurrency", type=_positive_int, default=64, help="as in `cogbench score --judge-concurrency`"
+    )
+    scoring.add_argument("--spacy-model", help="as in `cogbench score --spacy-model` (default: en_core_web_sm)")
+    scoring.add_argument(
+        "--embedder", help="as in `cogbench score --embedder` (default: sentence-transformers/all-mpnet-base-v2)"
+    )
+    _add_failure_options(scoring)
     parser.set_defaults(func=run_eval_command, only_for=EVAL_ONLY_FOR)
 
 
@@ -145,12 +190,19 @@ def run_eval_command(args: argparse.Namespace) -> int:
         mode=args.mode, limit=args.limit, batch_size=args.batch_size, max_new_tokens=args.max_new_tokens,
         device=args.device, num_workers=args.num_workers, trust_remote_code=args.trust_remote_code,
         base_url=args.base_url, concurrency=args.concurrency, max_attempts=args.max_attempts,
-        timeout_seconds=args.request_timeout,
+        timeout_seconds=args.request_timeout, allow_failures=args.allow_failures,
     )
     summary = run_eval(settings)
     if distributed_rank()[0] != 0:
         return 0
     print("\n".join(summary.lines()))
+    if summary.failures:
+        import sys
+
+        from cogbench.reference_eval.completeness import failure_line
+
+        print(f"warning: {failure_line('model queries', len(summary.failures), summary.total_queries, summary.failures)}"
+              "; scoring the rest (partial)", file=sys.stderr)
     if args.no_score:
         return 0
     return score_run_folder(args, summary.predictions_path, out / "score")
@@ -158,21 +210,23 @@ def run_eval_command(args: argparse.Namespace) -> int:
 
 def score_run_folder(args: argparse.Namespace, predictions_path, out) -> int:
     """The one place where `eval` hands over to the scoring code (``scoring.run_scoring``)."""
-    import json
+    from pathlib import Path
 
     from cogbench.reference_eval.scoring import ScoreOptions, run_scoring
+    from cogbench.reference_eval.summary import render_summary
 
     options = ScoreOptions(
         task=args.task, dataset=args.dataset, predictions=str(predictions_path), revision=args.revision,
         judge=args.judge, judge_base_url=args.judge_base_url, out=str(out),
-        # With --limit only the first rows were run: score those, report the rest as missing.
-        allow_partial=args.limit is not None,
+        judge_concurrency=args.judge_concurrency, judge_parsing=args.judge_parsing,
+        allow_failures=args.allow_failures,
+        # With --limit only the first rows were run: score those, report the rest as missing
+        # (so too, with --allow-failures, the queries that failed).
+        allow_partial=args.limit is not None or args.allow_failures,
     )
     for name in ("spacy_model", "embedder"):
         if getattr(args, name) is not None:
             setattr(options, name, getattr(args, name))
     scores = run_scoring(options)
-    overall = {name: value["overall"] for name, value in scores["metrics"].items()}
-    print(f"scores: {json.dumps(overall)}")
-    print(f"score report: {out / 'report.md'}")
+    print(render_summary(scores, Path(out)))
     return 0

@@ -60,6 +60,11 @@ def render_report(scores: dict[str, Any]) -> str:
         f"judge `{scores['judge']['kind']}{':' + scores['judge']['model'] if scores['judge'].get('model') else ''}`. "
         "Numbers are % (0-100).\n",
     ]
+    if scores.get("complete") is False:
+        partial = [f"`{name}` {m['judged']} of {m['denominator']} {m['unit']} (on those: {_cell(m.get('overall_partial'))})"
+                   for name, m in metrics.items() if m.get("partial")]
+        parts.append("**PARTIAL**: not every item was scored or judged; overall numbers of incomplete metrics are "
+                     "left out (shown as -). " + "; ".join(partial) + "\n")
     if scores["task"] == "description":
         parts.append("## Recognition Score (CogBench Table 2)\n")
         parts.append(_table(
@@ -112,6 +117,11 @@ def render_report(scores: dict[str, Any]) -> str:
             f"{judge['calls']} HTTP requests, {judge['failures']} failures; tokens {usage['prompt_tokens']} in, "
             f"{usage['completion_tokens']} out.\n"
         )
+    comparison = judge.get("parsing_comparison")
+    if comparison:
+        numbers = ", ".join(f"{name} {_cell(value)}" for name, value in comparison["metrics"].items())
+        parts.append(f"Judge replies read with `{judge.get('parsing')}` parsing; `{comparison['mode']}` parsing reads "
+                     f"{comparison['differing_verdicts']} verdict(s) differently and gives {numbers}.\n")
     missing, unknown = counts["missing_predictions"], counts["unknown_predictions"]
     if missing or unknown:
         parts.append(f"\n**Partial run**: {len(missing)} item(s) without prediction, {len(unknown)} unknown prediction(s) ignored.\n")

@@ -31,11 +31,14 @@ from pathlib import Path
 from typing import Any
 
 from cogbench.dataset_builders.load import dataset_revision, load_config
-from cogbench.errors import CogbenchError, UsageError, locate
+from cogbench.errors import CogbenchError, IncompleteRunError, UsageError, locate
 from cogbench.reference_eval.backends import openai_chat as openai_backend
+from cogbench.reference_eval.backends.hub import check_hf_model
 from cogbench.reference_eval.backends.openai_api import ChatSettings
+from cogbench.reference_eval.completeness import failure_line
 from cogbench.reference_eval.formats.official import write_official
 from cogbench.reference_eval.formats.predictions import Prediction, PredictionWriter, read_predictions
+from cogbench.reference_eval.run_lock import RunLock
 from cogbench.reference_eval.tasks import DESCRIPTION_MODES, Answer, Query, build_queries, undecoded_images
 
 BACKENDS = ("hf", "openai")
@@ -57,9 +60,10 @@ class EvalSettings:
     num_workers: int = 2
     trust_remote_code: bool = False
     base_url: str | None = None
-    concurrency: int = 8
+    concurrency: int = 64  # ceiling of the adaptive limit
     max_attempts: int = 6
     timeout_seconds: float = 120.0
+    allow_failures: bool = False  # merge, export and score what succeeded (labelled partial) instead of exit 3
 
 
 @dataclass
@@ -167,14 +171,14 @@ def done_keys(run_dir: Path) -> set[tuple[str, int | None]]:
     return keys
 
 
-def merge_shards(run_dir: Path, queries: list[Query]) -> Path:
+def merge_shards(run_dir: Path, queries: list[Query], allow_missing: bool = False) -> Path:
     """Write ``predictions.jsonl``: every query's prediction once, in dataset order."""
     found: dict[tuple[str, int | None], Prediction] = {}
     for path in shard_paths(run_dir):
         for prediction in read_predictions(path, skip_torn_tail=True):
             found.setdefault(prediction.key, prediction)
     missing = [q.key for q in queries if q.key not in found]
-    if missing:
+    if missing and not allow_missing:
         raise CogbenchError(
             f"{run_dir}: {len(missing)} queries have no prediction yet (first: item {missing[0][0]!r} "
             f"query {missing[0][1]}); run the same command again to finish them"
@@ -182,7 +186,7 @@ def merge_shards(run_dir: Path, queries: list[Query]) -> Path:
     path = run_dir / "predictions.jsonl"
     temporary = path.with_name("predictions.jsonl.tmp")
     with temporary.open("w", encoding="utf-8") as handle:
-        handle.writelines(found[q.key].to_json() + "\n" for q in queries)
+        handle.writelines(found[q.key].to_json() + "\n" for q in queries if q.key in found)
     os.replace(temporary, path)
     return path
 
@@ -218,11 +222,12 @@ def _answers(settings: EvalSettings, backend: str, name: str, queries: list[Quer
 
 def run_eval(settings: EvalSettings) -> RunSummary:
     """Generate every missing prediction of the run, then merge and export (rank 0)."""
-    from tqdm.auto import tqdm
-
     backend, name = parse_model_spec(settings.model)
     if settings.mode not in DESCRIPTION_MODES:
         raise UsageError(f"--mode {settings.mode!r}: choose one of {', '.join(DESCRIPTION_MODES)}")
+    run_dir = Path(settings.out)
+    if run_dir.exists() and not run_dir.is_dir():
+        raise UsageError(f"--out {run_dir}: is a file, not a run folder")
     rank, world = distributed_rank()
     _join_process_group(world)
 
@@ -230,11 +235,52 @@ def run_eval(settings: EvalSettings) -> RunSummary:
     if settings.limit is not None:
         dataset = dataset.select(range(min(settings.limit, len(dataset))))
     template, queries = build_queries(settings.task, dataset, settings.mode)
-    run_dir = Path(settings.out)
-    all_done = done_keys(run_dir)
-    mine = [q for index, q in enumerate(queries) if index % world == rank and q.key not in all_done]
-
+    if backend == "hf" and not {q.key for q in rank_queries(queries, rank, world)} <= done_keys(run_dir):
+        check_hf_model(name)  # only when there is something to generate: a finished run re-merges without it
+    new_folders = [folder for folder in (run_dir, *run_dir.parents) if not folder.exists()]
+    lock = RunLock(run_dir, rank).acquire()
+    summary = RunSummary(run_dir, total_queries=len(queries), resumed=0, generated=0, seconds=0.0, rank=rank, world=world)
     failures: list[str] = []
+    try:
+        _generate(settings, backend, name, dataset, template, queries, summary, failures)
+    except BaseException:
+        if new_folders and summary.generated == 0:
+            lock.release(forget=True)
+            _forget_failed_start(run_dir, rank, new_folders)
+        raise
+    finally:
+        if lock.path.parent.exists():
+            lock.release()
+    summary.failures = failures
+    _barrier(world)
+    _leave_process_group(world)
+    if failures and not settings.allow_failures:
+        raise IncompleteRunError(
+            f"{failure_line('model queries', len(failures), len(rank_queries(queries, rank, world)), failures)}, "
+            f"first: {failures[0]}; the others are saved in {run_dir}. Run the same command again to retry only those, "
+            "or pass --allow-failures to score what there is (labelled partial)"
+        )
+    if rank == 0:
+        summary.predictions_path = merge_shards(run_dir, queries, allow_missing=settings.allow_failures)
+        rows = dataset.select_columns([c for c in dataset.column_names if c != "image"])
+        summary.official_path = write_official(
+            settings.task, run_dir, rows, read_predictions(summary.predictions_path)
+        )
+    return summary
+
+
+def rank_queries(queries: list[Query], rank: int, world: int) -> list[Query]:
+    """The queries this rank is responsible for."""
+    return [q for index, q in enumerate(queries) if index % world == rank]
+
+
+def _generate(settings, backend, name, dataset, template, queries, summary: RunSummary, failures: list[str]) -> None:
+    """Write the rank's missing predictions to its shard, batch by batch, under the run's lock."""
+    from tqdm.auto import tqdm
+
+    run_dir, rank, world = summary.run_dir, summary.rank, summary.world
+    all_done = done_keys(run_dir)
+    mine = [q for q in rank_queries(queries, rank, world) if q.key not in all_done]
     generation, answers = _answers(settings, backend, name, mine, undecoded_images(dataset), failures)
     check_run_record(
         run_dir,
@@ -249,16 +295,12 @@ def run_eval(settings: EvalSettings) -> RunSummary:
             "dataset_revision": dataset_revision(settings.dataset, settings.revision),
         },
     )
-
-    resumed = sum(1 for q in queries if q.key in all_done)
-    summary = RunSummary(
-        run_dir, total_queries=len(queries), resumed=resumed, generated=0, seconds=0.0, rank=rank, world=world
-    )
+    summary.resumed = sum(1 for q in queries if q.key in all_done)
     started = time.perf_counter()
     with PredictionWriter(run_dir / "shards" / f"rank-{rank}.jsonl") as writer:
         progress = tqdm(
             total=len(mine), unit="query", desc=f"{settings.task} (rank {rank})" if world > 1 else settings.task,
-            position=rank, dynamic_ncols=True, file=sys.stderr,
+            position=rank, dynamic_ncols=True, file=sys.stderr, disable=None,
         )
         with progress:
             for batch in answers():
@@ -266,23 +308,22 @@ def run_eval(settings: EvalSettings) -> RunSummary:
                 summary.generated += len(batch)
                 summary.generated_tokens += sum(a.generated_tokens or 0 for a in batch)
                 progress.update(len(batch))
+                if failures:
+                    progress.set_postfix(failed=len(failures), refresh=False)
     summary.seconds = time.perf_counter() - started
-    summary.failures = failures
-    _barrier(world)
-    _leave_process_group(world)
-    if failures:
-        shown = "\n  ".join(failures[:10])
-        raise CogbenchError(
-            f"{len(failures)} queries failed after their retries; the others are saved in {run_dir}. "
-            f"Run the same command again to retry them:\n  {shown}"
-        )
-    if rank == 0:
-        summary.predictions_path = merge_shards(run_dir, queries)
-        rows = dataset.select_columns([c for c in dataset.column_names if c != "image"])
-        summary.official_path = write_official(
-            settings.task, run_dir, rows, read_predictions(summary.predictions_path)
-        )
-    return summary
+
+
+def _forget_failed_start(run_dir: Path, rank: int, new_folders: list[Path]) -> None:
+    """A start that failed before any prediction leaves nothing: only files this run wrote, in folders it made."""
+    shard = run_dir / "shards" / f"rank-{rank}.jsonl"
+    for path in (run_dir / "run.json", shard):
+        if path.is_file() and (path != shard or path.stat().st_size == 0):
+            path.unlink()
+    for folder in (run_dir / "shards", *new_folders):
+        try:
+            folder.rmdir()  # only when empty
+        except OSError:
+            pass
 
 
 def _prediction(settings: EvalSettings, template, generation: dict[str, Any], answer: Answer) -> Prediction:

@@ -8,15 +8,17 @@ and the report layout in ``report``.
 from __future__ import annotations
 
 import argparse
-import json
 import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cogbench import __version__
 from cogbench.dataset_builders.load import dataset_revision, load_config
-from cogbench.errors import CogbenchError, UsageError
+from cogbench.errors import CogbenchError, IncompleteRunError, UsageError
 from cogbench.reference_eval.backends.openai_api import ChatSettings
+from cogbench.reference_eval.completeness import failure_line, is_complete, mark_coverage
 from cogbench.reference_eval.formats.official import OfficialIds, read_any_predictions
 from cogbench.reference_eval.judges import codis as codis_judge
 from cogbench.reference_eval.judges import cognition as cognition_judge
@@ -25,7 +27,9 @@ from cogbench.reference_eval.metrics import codis as codis_metrics
 from cogbench.reference_eval.metrics import cognition as cognition_metrics
 from cogbench.reference_eval.metrics import recognition, vqa
 from cogbench.reference_eval.metrics.aggregate import by_category, percent
+from cogbench.reference_eval import provenance
 from cogbench.reference_eval.report import write_run
+from cogbench.reference_eval.summary import render_summary
 from cogbench.schemas.features import CHOICE_COLUMNS, CODIS_CATEGORIES, COGBENCH_CATEGORIES, ID_COLUMN
 
 SCORES_FORMAT_VERSION = 1
@@ -42,7 +46,8 @@ class ScoreOptions:
     revision: str | None = None
     judge: str | None = None  # rule | none | openai:MODEL; None = the task's default
     judge_base_url: str | None = None
-    judge_concurrency: int = 8
+    judge_concurrency: int = 64  # ceiling of the adaptive concurrency
+    judge_parsing: str = "tolerant"  # tolerant | official (judges/verdicts.py)
     judge_max_attempts: int = 6
     judge_timeout: float = 120.0
     judge_backoff: float = 1.0
@@ -52,6 +57,7 @@ class ScoreOptions:
     embed_batch_size: int = 64
     out: str = "runs/score"
     allow_partial: bool = False
+    allow_failures: bool = False
 
 
 @dataclass
@@ -62,14 +68,16 @@ class TaskResult:
     details: list[dict[str, Any]]
     counts: dict[str, Any] = field(default_factory=dict)
     judge_agreement: float | None = None
+    parsing_comparison: dict[str, Any] | None = None  # the other parsing mode's numbers, when they differ
+    failure_errors: list[str] = field(default_factory=list)  # one per unit without a verdict
+    models: dict[str, Any] = field(default_factory=dict)  # models the metrics used (spaCy, embedder), for provenance
 
 
 def score_from_args(args: argparse.Namespace) -> int:
     names = ScoreOptions.__dataclass_fields__
     options = ScoreOptions(**{k: v for k, v in vars(args).items() if k in names})
     scores = run_scoring(options)
-    print(json.dumps({name: value["overall"] for name, value in scores["metrics"].items()}, indent=None))
-    print(f"wrote {Path(options.out) / 'scores.json'}, details.jsonl and report.md")
+    print(render_summary(scores, Path(options.out)))
     return 0
 
 
@@ -121,6 +129,7 @@ def _outputs_by_id(options: ScoreOptions, rows: list[dict[str, Any]]) -> tuple[d
         raise CogbenchError(f"{options.predictions}: " + "; ".join(parts) + " (use --allow-partial to score the rest)")
     models = sorted({p.model for p in predictions if p.model})
     info = {
+        "prompt_templates": provenance.model_templates((p.prompt_id, p.prompt_sha256) for p in predictions),
         "predictions": str(options.predictions),
         "model": ", ".join(models) or Path(options.predictions).stem,
         "missing_predictions": [_id_text(key) for key in missing],
@@ -154,11 +163,13 @@ def _llm_judge(options: ScoreOptions, spec: JudgeSpec) -> LLMJudge | None:
     return LLMJudge(settings, cache)
 
 
-def score_description(rows, outputs, options: ScoreOptions, judge: LLMJudge | None) -> TaskResult:
-    rows = [row for row in rows if row["image_id"] in outputs]
+def score_description(all_rows, outputs, options: ScoreOptions, judge: LLMJudge | None) -> TaskResult:
+    rows = [row for row in all_rows if row["image_id"] in outputs]
     descriptions = [outputs[row["image_id"]] for row in rows]
     nlp = recognition.load_noun_tagger(options.spacy_model)
     embedder = recognition.load_embedder(options.embedder)
+    models = {"spacy": provenance.spacy_provenance(nlp, options.spacy_model),
+              "embedder": provenance.embedder_provenance(options.embedder)}
     matches = recognition.recognition_matches(
         nlp, embedder, [row["entities"] for row in rows], descriptions, options.embed_batch_size
     )
@@ -180,33 +191,67 @@ def score_description(rows, outputs, options: ScoreOptions, judge: LLMJudge | No
         "entities": sum(len(m) for m in matches),
         "entities_recognized": sum(x.recognized for m in matches for x in m),
     }
+    entity_total = sum(len(row["entities"]) for row in all_rows)
+    for name in scores:
+        mark_coverage(metrics[name], counts["entities"], counts["entities"], entity_total, "entities")
+    result = TaskResult(metrics, details, counts, models=models)
     if judge is not None:
-        calls = [c for row, text in zip(rows, descriptions) for c in cognition_judge.judge_calls(row["image_id"], row["cors"], text)]
-        sizes = {c.prompt: len(c.items) for c in calls}
-        replies = judge.ask(
-            [c.prompt for c in calls],
-            accept=lambda prompt, reply: cognition_judge.parse_verdicts(reply, sizes[prompt]) is not None,
-        )
-        verdicts: list[tuple[cognition_metrics.CorItem, int | None]] = []
-        per_image: dict[str, list[dict[str, Any]]] = {}
-        for call, reply in zip(calls, replies):
-            parsed = cognition_judge.parse_verdicts(reply.text, len(call.items)) if reply.text is not None else None
-            error = reply.error or (None if parsed is not None else "reply does not give N. [0|1] for every key point")
-            for position, item in enumerate(call.items):
-                verdict = parsed[position] if parsed is not None else None
-                verdicts.append((item, verdict))
-                per_image.setdefault(call.image_id, []).append(
-                    {"category": item.category, "index": item.index, "figure": call.prompt_figure,
-                     "key_point": item.key_point, "verdict": verdict, "judge_error": error}
-                )
-        metrics["cognition"] = cognition_metrics.cognition_scores(verdicts)
-        for detail in details:
-            detail["cognition"] = per_image.get(detail["item_id"], [])
-        counts["cors"] = len(verdicts)
-        counts["cors_judged"] = sum(v is not None for _, v in verdicts)
-        counts["judge_failures"] = sum(v is None for _, v in verdicts)
-        counts["cors_per_category"] = {c: sum(i.category == c for i, _ in verdicts) for c in COGBENCH_CATEGORIES}
-    return TaskResult(metrics, details, counts)
+        _judge_cognition(judge, rows, descriptions, all_rows, options, result)
+    return result
+
+
+def _judge_replies(judge: LLMJudge, prompts: list[str], parse, mode: str):
+    """Per prompt: the verdict in ``mode``, the verdict in the other mode, and the error (None if judged)."""
+    other = "official" if mode == "tolerant" else "tolerant"
+    replies = judge.ask(prompts, accept=lambda prompt, reply: parse(prompt, reply, mode) is not None)
+    results = []
+    for prompt, reply in zip(prompts, replies):
+        text = reply.text if reply.text is not None else reply.unusable_text
+        chosen = parse(prompt, reply.text, mode) if reply.text is not None else None
+        results.append((chosen, parse(prompt, text, other) if text is not None else None, reply.error))
+    return other, results
+
+
+def _judge_cognition(judge, rows, descriptions, all_rows, options: ScoreOptions, result: TaskResult) -> None:
+    """Cognition Score (CogBench Section 3.2.1) with the LLM judge, added to ``result``."""
+    calls = [c for row, text in zip(rows, descriptions) for c in cognition_judge.judge_calls(row["image_id"], row["cors"], text)]
+    sizes = {c.prompt: len(c.items) for c in calls}
+    other, replies = _judge_replies(
+        judge, [c.prompt for c in calls],
+        lambda prompt, reply, mode: cognition_judge.parse_verdicts(reply, sizes[prompt], mode), options.judge_parsing,
+    )
+    verdicts: list[tuple[cognition_metrics.CorItem, int | None]] = []
+    alternative: list[tuple[cognition_metrics.CorItem, int | None]] = []
+    per_image: dict[str, list[dict[str, Any]]] = {}
+    for call, (parsed, parsed_other, error) in zip(calls, replies):
+        error = error or (None if parsed is not None else "reply does not give N. [0|1] for every key point")
+        for position, item in enumerate(call.items):
+            verdict = parsed[position] if parsed is not None else None
+            verdicts.append((item, verdict))
+            alternative.append((item, parsed_other[position] if parsed_other is not None else None))
+            if error:
+                result.failure_errors.append(error)
+            per_image.setdefault(call.image_id, []).append(
+                {"category": item.category, "index": item.index, "figure": call.prompt_figure,
+                 "key_point": item.key_point, "verdict": verdict, "judge_error": error}
+            )
+    counts = result.counts
+    counts["cors"] = len(verdicts)
+    counts["cors_judged"] = sum(v is not None for _, v in verdicts)
+    counts["judge_failures"] = sum(v is None for _, v in verdicts)
+    counts["cors_per_category"] = {c: sum(i.category == c for i, _ in verdicts) for c in COGBENCH_CATEGORIES}
+    all_cors = sum(len(cors or []) for row in all_rows for cors in row["cors"].values())
+    result.metrics["cognition"] = mark_coverage(
+        cognition_metrics.cognition_scores(verdicts), counts["cors_judged"], len(verdicts), all_cors, "CoRs"
+    )
+    for detail in result.details:
+        detail["cognition"] = per_image.get(detail["item_id"], [])
+    differing = sum(a != b for (_, a), (_, b) in zip(verdicts, alternative))
+    if differing:
+        result.parsing_comparison = {
+            "mode": other, "differing_verdicts": differing,
+            "metrics": {"cognition": cognition_metrics.cognition_scores(alternative)["overall"]},
+        }
 
 
 def score_vqa(rows, outputs, options: ScoreOptions, judge: LLMJudge | None) -> TaskResult:
@@ -231,54 +276,74 @@ def score_vqa(rows, outputs, options: ScoreOptions, judge: LLMJudge | None) -> T
         "unparseable": sum(d["extracted"] is None for d in details),
         "unparseable_official": sum(d["extracted_official"] is None for d in details),
     }
+    for metric in metrics.values():
+        mark_coverage(metric, len(details), len(details), len(rows), "questions")
     return TaskResult(metrics, details, counts)
 
 
-def score_codis(rows, outputs, options: ScoreOptions, judge: LLMJudge | None) -> TaskResult:
-    rows = [row for row in rows if (row["id"], 1) in outputs and (row["id"], 2) in outputs]
+def score_codis(all_rows, outputs, options: ScoreOptions, judge: LLMJudge | None) -> TaskResult:
+    rows = [row for row in all_rows if (row["id"], 1) in outputs and (row["id"], 2) in outputs]
     queries = [(row, q) for row in rows for q in (1, 2)]
     rule = {(row["id"], q): codis_judge.rule_verdict(outputs[(row["id"], q)], row[f"answer_{q}"], row[f"answer_{3 - q}"])
             for row, q in queries}
     verdicts: dict[tuple[str, int], bool | None] = dict(rule)
     errors: dict[tuple[str, int], str | None] = {}
-    agreement = None
+    agreement = comparison = None
     if judge is not None:
         prompts = [codis_judge.judge_prompt(row["question"], row[f"answer_{q}"], outputs[(row["id"], q)]) for row, q in queries]
-        replies = judge.ask(prompts, accept=lambda prompt, reply: codis_judge.parse_verdict(reply) is not None)
-        for (row, q), reply in zip(queries, replies):
+        other, replies = _judge_replies(
+            judge, prompts, lambda prompt, reply, mode: codis_judge.parse_verdict(reply, mode), options.judge_parsing
+        )
+        alternative = {}
+        for (row, q), (verdict, verdict_other, error) in zip(queries, replies):
             key = (row["id"], q)
-            verdicts[key] = codis_judge.parse_verdict(reply.text) if reply.text is not None else None
-            errors[key] = reply.error
+            verdicts[key], alternative[key] = verdict, verdict_other
+            errors[key] = error or (None if verdict is not None else "reply gives no verdict")
         both = [key for key in verdicts if verdicts[key] is not None]
         agreement = percent(sum(verdicts[key] == rule[key] for key in both), len(both))
-    pair_rows, query_rows, aware_rows, details = [], [], [], []
+        differing = sum(verdicts[key] != alternative[key] for key in verdicts)
+        if differing:
+            other_metrics = _codis_metrics(rows, alternative, outputs)
+            comparison = {"mode": other, "differing_verdicts": differing,
+                          "metrics": {name: other_metrics[name]["overall"] for name in ("acc_p", "acc_q")}}
+    metrics = _codis_metrics(rows, verdicts, outputs)
+    details = [{
+        "item_id": row["id"], "category": row["category"],
+        "outputs_differ": codis_metrics.outputs_differ(outputs[(row["id"], 1)], outputs[(row["id"], 2)]),
+        "queries": [
+            {"query": q, "answer": row[f"answer_{q}"], "output": outputs[(row["id"], q)],
+             "final_answer": codis_metrics.final_answer(outputs[(row["id"], q)]), "right": verdicts[(row["id"], q)],
+             "rule_right": rule[(row["id"], q)], "judge_error": errors.get((row["id"], q))}
+            for q in (1, 2)
+        ],
+    } for row in rows]
+    pairs_judged = sum(verdicts[(r["id"], 1)] is not None and verdicts[(r["id"], 2)] is not None for r in rows)
+    queries_judged = sum(v is not None for v in verdicts.values())
+    mark_coverage(metrics["acc_p"], pairs_judged, len(rows), len(all_rows), "pairs")
+    mark_coverage(metrics["acc_q"], queries_judged, len(queries), 2 * len(all_rows), "queries")
+    mark_coverage(metrics["context_awareness"], len(rows), len(rows), len(all_rows), "pairs")
+    counts = {"items": len(rows), "queries": len(queries), "judge_failures": len(queries) - queries_judged,
+              "pairs_judged": pairs_judged, "queries_judged": queries_judged}
+    result = TaskResult(metrics, details, counts, agreement, comparison)
+    result.failure_errors = [error for error in errors.values() if error]
+    return result
+
+
+def _codis_metrics(rows, verdicts, outputs) -> dict[str, dict[str, Any]]:
+    """Acc_p, Acc_q (CODIS Section 3.3) over the judged pairs/queries, context awareness (Section 4.2)."""
+    pair_rows, query_rows, aware_rows = [], [], []
     for row in rows:
         v1, v2 = verdicts[(row["id"], 1)], verdicts[(row["id"], 2)]
-        for q, v in ((1, v1), (2, v2)):
-            if v is not None:
-                query_rows.append((row["category"], float(v)))
+        query_rows += [(row["category"], float(v)) for v in (v1, v2) if v is not None]
         if v1 is not None and v2 is not None:
             pair_rows.append((row["category"], float(v1 and v2)))
         differ = codis_metrics.outputs_differ(outputs[(row["id"], 1)], outputs[(row["id"], 2)])
         aware_rows.append((row["category"], float(differ)))
-        details.append({
-            "item_id": row["id"], "category": row["category"], "outputs_differ": differ,
-            "queries": [
-                {"query": q, "answer": row[f"answer_{q}"], "output": outputs[(row["id"], q)],
-                 "final_answer": codis_metrics.final_answer(outputs[(row["id"], q)]), "right": verdicts[(row["id"], q)],
-                 "rule_right": rule[(row["id"], q)], "judge_error": errors.get((row["id"], q))}
-                for q in (1, 2)
-            ],
-        })
-    metrics = {
+    return {
         "acc_p": by_category(pair_rows, CODIS_CATEGORIES),
         "acc_q": by_category(query_rows, CODIS_CATEGORIES),
         "context_awareness": by_category(aware_rows, CODIS_CATEGORIES),
     }
-    failures = sum(v is None for v in verdicts.values())
-    counts = {"items": len(rows), "queries": len(queries), "judge_failures": failures,
-              "pairs_judged": len(pair_rows), "queries_judged": len(query_rows)}
-    return TaskResult(metrics, details, counts, agreement)
 
 
 SCORERS = {"description": score_description, "vqa": score_vqa, "codis": score_codis}
@@ -297,6 +362,9 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
         judge_info: dict[str, Any] = {"kind": spec.kind}
         if judge is not None:
             judge_info.update(judge.summary())
+            judge_info["parsing"] = options.judge_parsing
+            if result.parsing_comparison is not None:
+                judge_info["parsing_comparison"] = result.parsing_comparison
     finally:
         if judge is not None:
             judge.close()
@@ -317,5 +385,24 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
             "unknown_predictions": source.get("unknown_predictions", []),
         },
     }
+    scores["complete"] = is_complete(scores)
+    scores["provenance"] = {
+        "cogbench_version": __version__,
+        "dataset": provenance.dataset_provenance(options.dataset, options.task, options.revision),
+        "prompt_templates": source.get("prompt_templates", []) + provenance.judge_templates(options.task, spec.kind),
+        "judge": provenance.judge_provenance(spec.kind, spec.model, options.judge_base_url, options.judge_parsing),
+        "models": result.models,
+        "thresholds": provenance.thresholds(options.task),
+    }
     write_run(Path(options.out), scores, result.details)
+    if result.failure_errors:
+        what = "judge verdicts (CoRs)" if options.task == "description" else "judge queries"
+        total = result.counts.get("cors", result.counts.get("queries", 0))
+        message = (
+            f"{failure_line(what, len(result.failure_errors), total, result.failure_errors)}; "
+            f"{Path(options.out) / 'scores.json'} is marked partial. Run the same command again to retry only those"
+        )
+        if not options.allow_failures:
+            raise IncompleteRunError(message + ", or pass --allow-failures to accept a partial score")
+        print(f"warning: {message}", file=sys.stderr)
     return scores

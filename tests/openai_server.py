@@ -39,6 +39,7 @@ class Reply:
     prompt_tokens: int = 10
     completion_tokens: int = 2
     headers: dict[str, str] = field(default_factory=dict)
+    drop_connection: bool = False  # close the connection without answering, as a dying server does
 
 
 @dataclass
@@ -101,6 +102,9 @@ class OpenAIServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # TCP_NODELAY, as real servers set it: otherwise headers and body, written apart,
+            # meet the client's delayed ACK and every reply waits ~40 ms.
+            disable_nagle_algorithm = True
 
             def log_message(self, *args: object) -> None:  # keep test output clean
                 pass
@@ -121,6 +125,9 @@ class OpenAIServer:
                 reply = server.responder(request)
                 if reply.delay_seconds:
                     time.sleep(reply.delay_seconds)
+                if reply.drop_connection:
+                    self.close_connection = True
+                    return
                 if reply.raw_body is not None:
                     payload = reply.raw_body
                 elif reply.status != 200:

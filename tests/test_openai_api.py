@@ -29,7 +29,8 @@ def test_reply_text_usage_and_request_body(openai_server):
     with ChatClient(settings_for(server)) as client:
         result = client.complete(text_message("hello"))
     assert result.ok and result.text == "right" and result.attempts == 1
-    assert client.usage.as_dict() == {"prompt_tokens": 7, "completion_tokens": 1, "total_tokens": 8, "requests": 1}
+    assert client.usage.as_dict() == {"prompt_tokens": 7, "completion_tokens": 1, "total_tokens": 8, "requests": 1,
+                                      "rate_limited": 0}
     (request,) = server.chat_requests
     assert request.body["model"] == "judge-model"
     assert request.body["temperature"] == 0.0

@@ -11,7 +11,7 @@ from openai_server import Reply
 from shared_files import require_raw, require_shared
 
 from cogbench.cli import main
-from cogbench.errors import CogbenchError
+from cogbench.errors import CogbenchError, IncompleteRunError
 from cogbench.reference_eval.judges import codis as codis_judge
 from cogbench.reference_eval.judges import cognition as cognition_judge
 from cogbench.reference_eval.metrics import codis as codis_metrics
@@ -106,24 +106,34 @@ def test_judge_failures_are_counted_not_scored(built_release, tmp_path, openai_s
     def responder(request):
         text = request.prompt_text
         if "Here is the output: Putting on my clothes." in text:
-            return Reply(text="I think it is probably right")
+            return Reply(text="Hard to say: right or wrong.")
         if "Here is the output: Closing your bag." in text:
             return Reply(status=500)
         return codis_truth_responder(request)
 
     server = openai_server(responder)
-    scores = run_scoring(judge_options(server, tmp_path, dataset=str(built_release), judge_max_attempts=3))
+    options = judge_options(server, tmp_path, dataset=str(built_release), judge_max_attempts=3)
+    with pytest.raises(IncompleteRunError, match=r"^2 of 706 judge queries failed \(most common: .*; .*marked partial"):
+        run_scoring(options)
+    options.allow_failures = True
+    scores = run_scoring(options)
     assert scores["counts"]["judge_failures"] == 2 and scores["judge"]["failures"] == 2
     assert scores["counts"]["pairs_judged"] == 351 and scores["counts"]["queries_judged"] == 704
-    assert scores["metrics"]["acc_p"]["overall"] == 100.0  # failures left out, not counted as 0 or 1
+    # Failures are left out, not counted as 0 or 1, and the headline is not a subset number.
+    acc_p = scores["metrics"]["acc_p"]
+    assert acc_p["overall"] is None and acc_p["overall_partial"] == 100.0 and acc_p["partial"] is True
+    assert (acc_p["judged"], acc_p["denominator"]) == (351, 353) and scores["complete"] is False
+    assert scores["metrics"]["context_awareness"]["partial"] is False
     distinct = len({r.prompt_text for r in server.chat_requests})
-    assert scores["judge"]["calls"] == distinct - 2 + 2 * 3  # the two failures tried three times each
+    # The two failures were tried three times in each of the two runs, the rest sent once.
+    assert len(server.chat_requests) == distinct - 2 + 2 * 3 * 2
     details = [json.loads(line) for line in (tmp_path / "run" / "details.jsonl").read_text().splitlines()]
     first = details[0]["queries"][0]
     assert first["right"] is None and first["judge_error"].startswith("unusable reply")
     # A re-run only retries the two failures.
     before = len(server.chat_requests)
-    run_scoring(judge_options(server, tmp_path, dataset=str(built_release), judge_max_attempts=1))
+    with pytest.raises(IncompleteRunError):
+        run_scoring(judge_options(server, tmp_path, dataset=str(built_release), judge_max_attempts=1))
     assert len(server.chat_requests) - before == 2
 
 

@@ -5,7 +5,8 @@ Used by the LLM judge of ``cogbench score`` and by the OpenAI model backend of
 
 - the API key comes from the ``OPENAI_API_KEY`` environment variable only and
   is never logged, printed, stored or put into an error message;
-- requests run concurrently, at most ``concurrency`` at a time;
+- requests run concurrently, at most ``concurrency`` at a time, fewer while
+  the server signals overload (``concurrency.AdaptiveLimit``);
 - 429, 5xx, timeouts and dropped connections are retried with exponential
   backoff plus jitter (the ``Retry-After`` header is honoured when longer);
   other errors (400, 401, 404...) fail at once, since repeating cannot help;
@@ -28,8 +29,10 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Sequence
+from urllib.parse import urlparse
 
 from cogbench.errors import UsageError
+from cogbench.reference_eval.backends.concurrency import AdaptiveLimit
 
 API_KEY_VARIABLE = "OPENAI_API_KEY"
 
@@ -42,7 +45,7 @@ class ChatSettings:
     base_url: str | None = None  # None: the official OpenAI API
     temperature: float = 0.0
     max_tokens: int | None = None
-    concurrency: int = 8
+    concurrency: int = 64  # ceiling of the adaptive limit (backends/concurrency.py)
     max_attempts: int = 6  # first try plus five retries
     backoff_seconds: float = 1.0  # first wait; doubles each retry
     max_backoff_seconds: float = 60.0
@@ -56,6 +59,7 @@ class TokenUsage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     requests: int = 0  # HTTP requests sent, retries included
+    rate_limited: int = 0  # of which answered 429
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def add(self, prompt_tokens: int, completion_tokens: int) -> None:
@@ -67,12 +71,17 @@ class TokenUsage:
         with self._lock:
             self.requests += 1
 
+    def count_rate_limited(self) -> None:
+        with self._lock:
+            self.rate_limited += 1
+
     def as_dict(self) -> dict[str, int]:
         return {
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "total_tokens": self.prompt_tokens + self.completion_tokens,
             "requests": self.requests,
+            "rate_limited": self.rate_limited,
         }
 
 
@@ -85,6 +94,7 @@ class ChatResult:
     attempts: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    unusable_text: str | None = None  # the last reply that ``accept`` refused, if that was the failure
 
     @property
     def ok(self) -> bool:
@@ -128,8 +138,13 @@ class ChatClient:
     def __init__(self, settings: ChatSettings, sleep: Callable[[float], None] = time.sleep):
         import openai
 
+        if settings.base_url is not None and urlparse(settings.base_url).scheme not in ("http", "https"):
+            raise UsageError(
+                f"base URL {settings.base_url!r}: expected http://HOST:PORT/v1 or https://... (with the scheme)"
+            )
         self.settings = settings
         self.usage = TokenUsage()
+        self.limit = AdaptiveLimit(settings.concurrency)
         self._sleep = sleep
         # The openai client's own retries are off: ours count every attempt and
         # apply one policy to transport errors and unusable replies alike.
@@ -155,10 +170,13 @@ class ChatClient:
 
         settings = self.settings
         last_error = "no attempt made"
+        unusable: str | None = None
         prompt_tokens = completion_tokens = 0
         for attempt in range(1, settings.max_attempts + 1):
             retry_after: float | None = None
+            overloaded = False
             self.usage.count_request()
+            self.limit.acquire()
             try:
                 kwargs: dict[str, Any] = {
                     "model": settings.model,
@@ -177,26 +195,32 @@ class ChatClient:
                     last_error = "reply has no message content"
                 elif accept is not None and not accept(text):
                     last_error = f"unusable reply: {_shorten(text)}"
+                    unusable = text
                 else:
                     return ChatResult(text, None, attempt, prompt_tokens, completion_tokens)
             except openai.APIStatusError as error:
                 last_error = f"HTTP {error.status_code}"
                 if not _retryable_status(error.status_code):
                     return ChatResult(None, last_error, attempt, prompt_tokens, completion_tokens)
+                overloaded = True
                 retry_after = _retry_after_seconds(error.response)
+                if error.status_code == 429:
+                    self.usage.count_rate_limited()
             except openai.APITimeoutError:
-                last_error = "timed out"
+                last_error, overloaded = "timed out", True
             except openai.APIConnectionError:
-                last_error = "connection failed"
+                last_error, overloaded = "connection failed", True
             except openai.APIResponseValidationError:
                 last_error = "malformed response body"
             except ValueError:  # a 200 whose body is not JSON
                 last_error = "malformed response body"
+            finally:
+                self.limit.release(overloaded)
             if attempt < settings.max_attempts:
                 self._sleep(self._backoff(attempt, retry_after))
         return ChatResult(
             None, f"{last_error} after {settings.max_attempts} attempts", settings.max_attempts,
-            prompt_tokens, completion_tokens,
+            prompt_tokens, completion_tokens, unusable if last_error.startswith("unusable reply") else None,
         )
 
     def complete_many(
@@ -205,7 +229,7 @@ class ChatClient:
         accept: Callable[[str], bool] | None = None,
         accept_each: Sequence[Callable[[str], bool] | None] | None = None,
     ) -> Iterator[tuple[int, ChatResult]]:
-        """Yield ``(index, result)`` as replies arrive, at most ``concurrency`` in flight.
+        """Yield ``(index, result)`` as replies arrive, at most ``self.limit`` (adaptive) in flight.
 
         ``accept`` applies to every reply; ``accept_each`` gives one check per
         conversation instead. Results come in completion order so the caller

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from cogbench.errors import CogbenchError, locate
+from cogbench.errors import CogbenchError, UsageError, locate
 from cogbench.reference_eval.formats.harness import (
     LMMS_EVAL_FORMAT,
     VLMEVALKIT_SUFFIXES,
@@ -30,7 +30,7 @@ from cogbench.reference_eval.formats.harness import (
     read_lmms_eval_samples,
     read_vlmevalkit_predictions,
 )
-from cogbench.reference_eval.formats.predictions import Prediction, parse_json_object, read_predictions
+from cogbench.reference_eval.formats.predictions import Prediction, check_utf8, parse_json_object, read_predictions
 from cogbench.schemas.features import ANSWER_LETTERS, CHOICE_COLUMNS, COGBENCH_CATEGORIES, RAW_VQA_CATEGORY
 
 FORMATS = ("project", "cogbench-description", "cogbench-vqa", "codis-output")
@@ -77,7 +77,7 @@ def _json_lines(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
 def _text_field(record: dict[str, Any], name: str, where: str) -> str:
     value = record.get(name)
     if not isinstance(value, str):
-        raise CogbenchError(f"{where}: field {name}: missing or not a string")
+        raise UsageError(f"{where}: field {name}: missing or not a string")
     return value
 
 
@@ -85,7 +85,7 @@ def _unique(predictions: list[Prediction], path: Path) -> list[Prediction]:
     seen: set[tuple[str, int | None]] = set()
     for prediction in predictions:
         if prediction.key in seen:
-            raise CogbenchError(
+            raise UsageError(
                 f"{locate(str(path), prediction.item_id)}: more than one prediction for this item"
                 + (f" (query {prediction.query})" if prediction.query else "")
             )
@@ -125,25 +125,25 @@ def read_codis_output(path: Path) -> list[Prediction]:
     try:
         records = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as error:
-        raise CogbenchError(f"{path}: not valid JSON ({error.msg}, line {error.lineno})") from None
+        raise UsageError(f"{path}: not valid JSON ({error.msg}, line {error.lineno})") from None
     if not isinstance(records, list):
-        raise CogbenchError(f"{path}: expected a JSON list of {{id, output}} objects")
+        raise UsageError(f"{path}: expected a JSON list of {{id, output}} objects")
     predictions = []
     for index, record in enumerate(records):
         where = locate(str(path), f"#{index}")
         if not isinstance(record, dict):
-            raise CogbenchError(f"{where}: expected a JSON object")
+            raise UsageError(f"{where}: expected a JSON object")
         item_id = record.get("id")
         if not isinstance(item_id, str):
-            raise CogbenchError(f"{where}: field id: missing or not a string")
+            raise UsageError(f"{where}: field id: missing or not a string")
         where = locate(str(path), item_id)
         outputs = record.get("output")
         if not isinstance(outputs, dict):
-            raise CogbenchError(f"{where}: field output: missing or not an object")
+            raise UsageError(f"{where}: field output: missing or not an object")
         for query in (1, 2):
             name = f"output_{query}"
             if not isinstance(outputs.get(name), str):
-                raise CogbenchError(f"{where}: field output.{name}: missing or not a string")
+                raise UsageError(f"{where}: field output.{name}: missing or not a string")
             predictions.append(Prediction(task="codis", item_id=item_id, query=query, output=outputs[name]))
     return _unique(predictions, path)
 
@@ -158,7 +158,7 @@ def detect_format(path: Path) -> str:
     try:
         record = json.loads(first_line)
     except json.JSONDecodeError:
-        raise CogbenchError(f"{locate(str(path), 'line 1')}: not valid JSON; cannot tell the file's format") from None
+        raise UsageError(f"{locate(str(path), 'line 1')}: not valid JSON; cannot tell the file's format") from None
     if isinstance(record, dict):
         if "task" in record and "item_id" in record:
             return "project"
@@ -168,7 +168,7 @@ def detect_format(path: Path) -> str:
             return "cogbench-vqa"
         if is_lmms_eval_sample(record):
             return LMMS_EVAL_FORMAT
-    raise CogbenchError(
+    raise UsageError(
         f"{locate(str(path), 'line 1')}: not a known predictions format (expected the project's "
         "{task, item_id, output}, CogBench {filename, model_output} or {question, ..., response}, "
         "a CODIS [{id, output}] list, an lmms-eval --log_samples JSONL, or a VLMEvalKit .xlsx/.tsv)"
@@ -179,14 +179,15 @@ def read_any_predictions(path: str | os.PathLike, task: str, ids: OfficialIds) -
     """Read predictions for ``task`` in whichever supported format the file has."""
     path = Path(path)
     if not path.is_file():
-        raise CogbenchError(f"{path}: predictions file not found")
+        raise UsageError(f"{path}: predictions file not found (or not a file)")
     if path.suffix in VLMEVALKIT_SUFFIXES:
         return read_vlmevalkit_predictions(path, task)
+    check_utf8(path)
     file_format = detect_format(path)
     if file_format == LMMS_EVAL_FORMAT:
         return read_lmms_eval_samples(path, task)
     if file_format != "project" and TASK_OF_FORMAT[file_format] != task:
-        raise CogbenchError(f"{path}: holds {file_format} predictions, not {task} ones")
+        raise UsageError(f"{path}: holds {file_format} predictions, not {task} ones")
     if file_format == "cogbench-description":
         return read_cogbench_description(path, ids)
     if file_format == "cogbench-vqa":
@@ -196,7 +197,7 @@ def read_any_predictions(path: str | os.PathLike, task: str, ids: OfficialIds) -
     predictions = read_predictions(path)
     wrong = [p for p in predictions if p.task != task]
     if wrong:
-        raise CogbenchError(
+        raise UsageError(
             f"{locate(str(path), wrong[0].item_id, 'task')}: {wrong[0].task!r} prediction in a {task} scoring run"
         )
     return predictions

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from cogbench.errors import CogbenchError, locate
+from cogbench.errors import CogbenchError, UsageError, locate
 
 TASKS = ("description", "vqa", "codis")
 
@@ -53,9 +53,9 @@ def parse_json_object(line: str, where: str) -> dict[str, Any]:
     try:
         raw = json.loads(line)
     except json.JSONDecodeError as error:
-        raise CogbenchError(f"{where}: not valid JSON ({error.msg})") from None
+        raise UsageError(f"{where}: not valid JSON ({error.msg})") from None
     if not isinstance(raw, dict):
-        raise CogbenchError(f"{where}: expected a JSON object")
+        raise UsageError(f"{where}: expected a JSON object")
     return raw
 
 
@@ -64,11 +64,32 @@ def _parse(line: str, path: Path, line_number: int) -> Prediction:
     raw = parse_json_object(line, where)
     for name, kind in (("task", str), ("item_id", str), ("output", str)):
         if not isinstance(raw.get(name), kind):
-            raise CogbenchError(f"{where}: field {name}: missing or not a {kind.__name__}")
+            raise UsageError(f"{where}: field {name}: missing or not a {kind.__name__}")
+    query = raw.get("query")
+    if query is not None and (isinstance(query, bool) or query not in (1, 2)):
+        raise UsageError(f"{where}: field query: {query!r} is not 1, 2 (CODIS context) or null")
+    for name in ("model", "prompt_id", "prompt_sha256"):
+        if not isinstance(raw.get(name, ""), str):
+            raise UsageError(f"{where}: field {name}: not a string")
+    if not isinstance(raw.get("generation", {}), dict):
+        raise UsageError(f"{where}: field generation: not an object")
     if raw["task"] not in TASKS:
-        raise CogbenchError(f"{where}: field task: {raw['task']!r} is not one of {', '.join(TASKS)}")
+        raise UsageError(f"{where}: field task: {raw['task']!r} is not one of {', '.join(TASKS)}")
     known = Prediction.__dataclass_fields__
     return Prediction(**{k: v for k, v in raw.items() if k in known})
+
+
+def check_utf8(path: Path) -> None:
+    """A one-line error naming the line of the first byte that is not UTF-8."""
+    data = path.read_bytes()
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise UsageError(
+            f"{locate(str(path), f'line {line}')}: not UTF-8 text (byte {error.start}: {error.reason}); "
+            "save the file as UTF-8"
+        ) from None
 
 
 def read_predictions(path: str | os.PathLike, skip_torn_tail: bool = False) -> list[Prediction]:
@@ -88,7 +109,7 @@ def read_predictions(path: str | os.PathLike, skip_torn_tail: bool = False) -> l
                 continue
             prediction = _parse(line, path, line_number)
             if prediction.key in seen:
-                raise CogbenchError(
+                raise UsageError(
                     f"{locate(str(path), f'line {line_number}')}: duplicate prediction for item "
                     f"{prediction.item_id!r} query {prediction.query} (first on line {seen[prediction.key]})"
                 )

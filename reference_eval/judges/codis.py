@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from rapidfuzz import fuzz
 
+from cogbench.reference_eval.judges.verdicts import parse_right_wrong
 from cogbench.reference_eval.metrics.codis import final_answer, normalize_answer
 
 # CODIS paper, Appendix G, Table 12 (verbatim; [..HERE] placeholders filled in
@@ -47,10 +48,9 @@ def judge_prompt(question: str, groundtruth: str, output: str) -> str:
     )
 
 
-def parse_verdict(reply: str) -> bool | None:
-    """``right`` -> True, ``wrong`` -> False, anything else -> None (unusable)."""
-    word = reply.strip().strip("\"'.!` *").lower()
-    return {"right": True, "wrong": False}.get(word)
+def parse_verdict(reply: str, mode: str = "tolerant") -> bool | None:
+    """``right`` -> True, ``wrong`` -> False, unusable -> None (``verdicts.parse_right_wrong``)."""
+    return parse_right_wrong(reply, mode)
 
 
 def rule_verdict(output: str, own_answer: str, other_answer: str) -> bool:

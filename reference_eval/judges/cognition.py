@@ -10,17 +10,17 @@ divided by all CoRs.
 Per image there is one judge call per prompt: one Figure 8 call listing the
 conclusions of the seven categories as numbered key points, one Figure 9 call
 listing the event relationships. The reply must give ``N. [0|1]`` for every
-number; a reply that does not is retried and, if it never does, every CoR in
+number (read by ``verdicts.parse_numbered``, tolerant or official); a reply that does not is retried and, if it never does, every CoR in
 that call is a judge failure: reported, and left out of the score rather than
 counted as 0 or 1.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from cogbench.reference_eval.judges.verdicts import parse_numbered
 from cogbench.reference_eval.metrics.cognition import CorItem
 from cogbench.schemas.features import COGBENCH_CATEGORIES
 
@@ -74,20 +74,9 @@ def figure9_prompt(description: str, event_relationships: Sequence[str]) -> str:
     return _prompt(FIGURE_9_HEAD, "EVENT RELATIONSHIP", description, event_relationships)
 
 
-_VERDICT = re.compile(r"(\d+)\s*[.):]\s*\[\s*([01])\s*\]")
-
-
-def parse_verdicts(reply: str, count: int) -> list[int] | None:
-    """``N. [0|1]`` for every N in 1..count, by number; None when any is missing or contradicts itself."""
-    found: dict[int, int] = {}
-    for number, verdict in _VERDICT.findall(reply):
-        number = int(number)
-        if number in found and found[number] != int(verdict):
-            return None
-        found[number] = int(verdict)
-    if any(number not in found for number in range(1, count + 1)):
-        return None
-    return [found[number] for number in range(1, count + 1)]
+def parse_verdicts(reply: str, count: int, mode: str = "tolerant") -> list[int] | None:
+    """``N. [0|1]`` for every N in 1..count, by number; None when unusable (``verdicts.parse_numbered``)."""
+    return parse_numbered(reply, count, mode)
 
 
 @dataclass(frozen=True)

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+import sys
 import time
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Callable, Sequence
+
+from tqdm.auto import tqdm
 
 from cogbench.errors import UsageError
 from cogbench.reference_eval.backends.openai_api import ChatClient, ChatSettings, text_message
@@ -42,6 +45,7 @@ class JudgeReply:
     text: str | None
     error: str | None = None
     cached: bool = False
+    unusable_text: str | None = None  # a reply that did not parse, kept to read it the other way
 
 
 @dataclass
@@ -72,6 +76,9 @@ class VerdictCache:
     def __init__(self, path: str | Path):
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(str(path))
+        # WAL: a commit per reply without an fsync each; a killed process still keeps every commit.
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS replies ("
             " model TEXT NOT NULL, prompt_sha256 TEXT NOT NULL, reply TEXT NOT NULL, created REAL NOT NULL,"
@@ -123,13 +130,21 @@ class LLMJudge:
             else:
                 to_send.append(prompt)
         checks = [partial(accept, prompt) for prompt in to_send]
-        for index, result in self.client.complete_many([text_message(p) for p in to_send], accept_each=checks):
-            prompt = to_send[index]
-            if result.ok:
-                self.cache.put(model, prompt, result.text)
-            else:
-                self.stats.failure_messages.append(result.error)
-            replies[prompt] = JudgeReply(result.text, result.error)
+        cached, failed = len(replies), 0
+        # On stderr, and only on a terminal (disable=None): done/total, cache hits, failures, rate.
+        with tqdm(total=len(replies) + len(to_send), initial=cached, unit="prompt", desc=f"judge {model}",
+                  file=sys.stderr, disable=None, dynamic_ncols=True) as progress:
+            progress.set_postfix(cached=cached, failed=0)
+            for index, result in self.client.complete_many([text_message(p) for p in to_send], accept_each=checks):
+                prompt = to_send[index]
+                if result.ok:
+                    self.cache.put(model, prompt, result.text)
+                else:
+                    failed += 1
+                    self.stats.failure_messages.append(result.error)
+                replies[prompt] = JudgeReply(result.text, result.error, unusable_text=result.unusable_text)
+                progress.set_postfix(cached=cached, failed=failed, refresh=False)
+                progress.update(1)
         answered = [replies[prompt] for prompt in prompts]
         self.stats.prompts += len(prompts)
         self.stats.cache_hits += sum(reply.cached for reply in answered)

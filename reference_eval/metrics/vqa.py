@@ -9,6 +9,14 @@ Two answer extractors, both reported:
   the option whose text the response matches best with rapidfuzz, if the match
   is clear. Never a guess: otherwise the response is unparseable.
 
+Lowercase letters (the robust extractor's rule): ``a``-``d`` are read as option
+letters only where they cannot be the article or a word -- the whole response
+(``b``, ``(c)``, ``d.``), bracketed at the start (``(b) a cat``), or after
+"answer"/"option" and followed by nothing but punctuation (``the answer is
+b.``). A response that is a single letter-like word (``a``, ``I``, ``x``) that
+is not read as a letter is unparseable: it never goes to fuzzy matching,
+where the article "a" would match any option containing it.
+
 Unparseable responses count as wrong and are counted and shown.
 """
 
@@ -26,7 +34,12 @@ _LETTER_PATTERNS = [
     re.compile(r"^\s*[\(\[\*]*\s*([ABCD])\s*(?:[\)\]\*]+|[.:,]|$)"),
     # "Answer: B", "The answer is (B)", "option B"; the letter itself must be a capital.
     re.compile(r"\b(?i:answer|option|choice)\s*(?i:is|:)?\s*(?i:option\s*)?[\(\[\*]*([ABCD])\b"),
+    # lowercase, only where it cannot be the article: alone, bracketed first, or ending an "answer is" phrase
+    re.compile(r"^\s*[\(\[\*]*\s*([abcd])\s*[\)\]\*]*\s*[.:!]?\s*$"),
+    re.compile(r"^\s*[\(\[]\s*([abcd])\s*[\)\]]"),
+    re.compile(r"\b(?i:answer|option|choice)\s*(?i:is|:)?\s*(?i:option\s*)?[\(\[\*]*([abcd])[\)\]\*]*\s*[.!]?\s*$"),
 ]
+_LETTER_LIKE = re.compile(r"^\W*[A-Za-z]\W*$")
 FUZZY_MIN_SCORE = 80.0
 FUZZY_MIN_MARGIN = 10.0
 
@@ -43,6 +56,8 @@ def extract_robust(response: str, choices: Sequence[str]) -> str | None:
         match = pattern.search(response)
         if match:
             return match.group(1).upper()
+    if _LETTER_LIKE.match(response):
+        return None  # one letter-like word that is not an option letter: never fuzzy-matched
     from rapidfuzz import fuzz, utils
 
     scores = [fuzz.token_set_ratio(response, choice, processor=utils.default_process) for choice in choices]

@@ -1,9 +1,15 @@
 """Judge throughput on all 706 CODIS queries against the local server at 100 ms per call.
 
-One call at a time (as the official scripts do) versus this package's judge
-(concurrent, de-duplicated, fresh cache), side by side in one run.
+Side by side in one run, each side a fresh Python process timed from the outside
+(process start, imports and the judge's sqlite cache included):
 
-    .venv/bin/python tests/benchmarks/judge_throughput.py [--concurrency 8]
+1. one call at a time, as the official script does;
+2. this package's LLM judge at default settings (adaptive concurrency, ceiling 64);
+3. the same again on the cache it wrote: must send no request;
+4. the judge against a server that answers 429 (with Retry-After) whenever more than
+   ``--rate-limit`` requests are in flight: every query judged, none failed, 429s counted.
+
+    .venv/bin/python tests/benchmarks/judge_throughput.py [--latency 0.1] [--rate-limit 4]
 """
 
 from __future__ import annotations
@@ -11,8 +17,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -21,48 +29,103 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from openai_server import OpenAIServer, Reply  # noqa: E402
 from shared_files import raw_data_dir  # noqa: E402
 
-from cogbench.reference_eval.backends.openai_api import ChatClient, ChatSettings, text_message  # noqa: E402
-from cogbench.reference_eval.judges import codis  # noqa: E402
-from cogbench.reference_eval.judges.llm import LLMJudge  # noqa: E402
-
 DATA = raw_data_dir() / "codis"
+
+
+def prompts() -> list[str]:
+    from cogbench.reference_eval.judges import codis
+
+    pairs = {p["id"]: p for p in json.loads((DATA / "data.json").read_text())}
+    outputs = json.loads((DATA / "output_example.json").read_text())
+    return [
+        codis.judge_prompt(pairs[o["id"]]["question"], pairs[o["id"]]["answer"][f"answer_{q}"], o["output"][f"output_{q}"])
+        for o in outputs for q in (1, 2)
+    ]
+
+
+def worker(mode: str, base_url: str, cache: str) -> None:
+    """Runs in the child process: judge every prompt, print a JSON summary."""
+    from cogbench.reference_eval.backends.openai_api import ChatClient, ChatSettings, text_message
+    from cogbench.reference_eval.judges import codis
+    from cogbench.reference_eval.judges.llm import LLMJudge
+
+    queries = prompts()
+    if mode == "start":  # what every child pays before its first request
+        LLMJudge(ChatSettings(model="bench", base_url=base_url), cache).close()
+        print(json.dumps({"prompts": len(queries)}))
+        return
+    if mode == "serial":
+        with ChatClient(ChatSettings(model="bench", base_url=base_url, concurrency=1)) as client:
+            failed = sum(not client.complete(text_message(p)).ok for p in queries)
+        print(json.dumps({"failed": failed, "peak": 1}))
+        return
+    judge = LLMJudge(ChatSettings(model="bench", base_url=base_url), cache)
+    replies = judge.ask(queries, accept=lambda prompt, reply: codis.parse_verdict(reply) is not None)
+    summary = judge.summary()
+    print(json.dumps({"failed": sum(r.error is not None for r in replies), "peak": judge.client.limit.peak,
+                      "judged": sum(r.error is None for r in replies), "rate_limited": summary["usage"]["rate_limited"]}))
+    judge.close()
+
+
+def timed_child(mode: str, base_url: str, cache: str) -> tuple[float, dict]:
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, __file__, "--worker", mode, "--base-url", base_url, "--cache", cache],
+                          check=True, capture_output=True, text=True, env={**os.environ, "OPENAI_API_KEY": "benchmark"})
+    return time.perf_counter() - start, json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--latency", type=float, default=0.1)
+    parser.add_argument("--rate-limit", type=int, default=4, help="requests in flight above which the server says 429")
+    parser.add_argument("--worker", choices=("start", "serial", "package"))
+    parser.add_argument("--base-url")
+    parser.add_argument("--cache")
     args = parser.parse_args()
-    os.environ.setdefault("OPENAI_API_KEY", "benchmark")
-    pairs = {p["id"]: p for p in json.loads((DATA / "data.json").read_text())}
-    outputs = json.loads((DATA / "output_example.json").read_text())
-    prompts = [
-        codis.judge_prompt(pairs[o["id"]]["question"], pairs[o["id"]]["answer"][f"answer_{q}"], o["output"][f"output_{q}"])
-        for o in outputs for q in (1, 2)
-    ]
-    with OpenAIServer(lambda request: Reply(text="right", delay_seconds=args.latency)) as server:
-        serial = ChatSettings(model="bench", base_url=server.base_url, concurrency=1)
-        start = time.perf_counter()
-        with ChatClient(serial) as client:
-            for prompt in prompts:
-                assert client.complete(text_message(prompt)).ok
-        one_at_a_time = time.perf_counter() - start
-        sent_serial = len(server.chat_requests)
+    if args.worker:
+        return worker(args.worker, args.base_url, args.cache)
 
-        with tempfile.TemporaryDirectory() as folder:
-            judge = LLMJudge(ChatSettings(model="bench", base_url=server.base_url, concurrency=args.concurrency),
-                             Path(folder) / "cache.sqlite")
-            start = time.perf_counter()
-            replies = judge.ask(prompts, accept=lambda prompt, reply: codis.parse_verdict(reply) is not None)
-            package = time.perf_counter() - start
-            judge.close()
-        assert all(reply.text == "right" for reply in replies)
+    with tempfile.TemporaryDirectory() as folder, \
+            OpenAIServer(lambda request: Reply(text="right", delay_seconds=args.latency)) as server:
+        start, _ = timed_child("start", server.base_url, str(Path(folder) / "start.sqlite"))
+        serial, serial_out = timed_child("serial", server.base_url, "")
+        sent_serial = len(server.chat_requests)
+        package, package_out = timed_child("package", server.base_url, str(Path(folder) / "cache.sqlite"))
         sent_package = len(server.chat_requests) - sent_serial
-    print(f"{len(prompts)} CODIS judge queries, {args.latency * 1000:.0f} ms per call")
-    print(f"one call at a time : {one_at_a_time:7.2f} s  ({sent_serial} calls)")
-    print(f"cogbench judge     : {package:7.2f} s  ({sent_package} calls, concurrency {args.concurrency}, "
-          "identical prompts sent once)")
-    print(f"speed-up           : {one_at_a_time / package:7.1f}x")
+        cached, _ = timed_child("package", server.base_url, str(Path(folder) / "cache.sqlite"))
+        sent_cached = len(server.chat_requests) - sent_serial - sent_package
+
+    in_flight, lock, too_many = [0], threading.Lock(), [0]
+
+    def limited(request):
+        with lock:
+            in_flight[0] += 1
+            over = in_flight[0] > args.rate_limit
+            too_many[0] += over
+        try:
+            if over:
+                return Reply(status=429, headers={"Retry-After": "1"})
+            time.sleep(args.latency)
+            return Reply(text="right")
+        finally:
+            with lock:
+                in_flight[0] -= 1
+
+    with tempfile.TemporaryDirectory() as folder, OpenAIServer(limited) as server:
+        limited_time, limited_out = timed_child("package", server.base_url, str(Path(folder) / "cache.sqlite"))
+
+    count = len(prompts())
+    print(f"{count} CODIS judge queries, {args.latency * 1000:.0f} ms per call; times include process start")
+    print(f"process start alone     : {start:7.2f} s  (imports, data, client; no request)")
+    print(f"one call at a time      : {serial:7.2f} s  ({sent_serial} requests)")
+    print(f"cogbench judge (default): {package:7.2f} s  ({sent_package} requests: identical prompts sent once; "
+          f"concurrency peaked at {package_out['peak']})")
+    print(f"speed-up                : {serial / package:7.1f}x end to end; "
+          f"{(serial - start) / max(package - start, 1e-9):.1f}x without the process start")
+    print(f"cached re-run           : {cached:7.2f} s  ({sent_cached} requests)")
+    print(f"429 above {args.rate_limit} in flight   : {limited_time:7.2f} s  judged {limited_out['judged']}, "
+          f"failed {limited_out['failed']}, 429s received {limited_out['rate_limited']} "
+          f"(server sent {too_many[0]}), concurrency peaked at {limited_out['peak']}")
 
 
 if __name__ == "__main__":

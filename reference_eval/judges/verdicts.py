@@ -1,0 +1,95 @@
+"""Reading a judge's reply as a verdict, in two modes.
+
+``official`` is what the authors' scripts do; ``tolerant`` (the default) reads
+what real judges send (GPT-4-class models, open models behind vLLM): other
+case, a full stop, markdown, quotes, a label such as ``Verdict:``, a short
+sentence. Tolerant parsing is never a guess: a reply that could be read two
+ways is unusable (None), and the caller retries it or reports it.
+
+CODIS (Table 12 asks for ``right`` or ``wrong``):
+
+- official: the reply contains the substring ``right`` (case-sensitive), as
+  the CODIS repository's ``data/eval.py`` counts it; every reply gets a verdict;
+- tolerant: exactly one of the words ``right`` / ``wrong`` occurs as a whole
+  word, case-insensitively, once quotes, markdown and one leading label are
+  removed, and it is not negated (``not right``, ``isn't wrong``).
+
+CogBench Figures 8/9 (``N. [0|1]`` for each numbered key point):
+
+- official: ``N. [0|1]`` exactly in the format the prompt asks for (a dot or
+  ``)``/``:`` after the number, square brackets), found anywhere in the reply;
+- tolerant: also other bracket styles (``()``, ``【】``, ``{}``, none),
+  markdown, labels (``Key point 1:``), a separator such as ``-``, and a line
+  ``N. ... [0|1]`` that repeats the key point before its verdict.
+
+In both modes every number 1..count must get exactly one verdict; a number
+given twice with different verdicts, or a number outside 1..count, makes the
+reply unusable.
+"""
+
+from __future__ import annotations
+
+import re
+
+PARSING_MODES = ("tolerant", "official")
+
+_MARKDOWN = re.compile(r"[*_`#>~|]")
+_QUOTES = re.compile(r"[\"'“”‘’«»]")
+_LABEL = re.compile(
+    r"^\s*(?:final\s+)?(?:verdict|answer|judge?ment|evaluation|result|output|response|decision|rating)"
+    r"\s*[:：=-]\s*",
+    re.IGNORECASE,
+)
+_WORD = re.compile(r"[a-z]+(?:['’][a-z]+)?")
+_NEGATIONS = {"not", "never", "no", "isn't", "isnt", "is't", "aren't", "wasn't", "nor", "hardly", "neither"}
+
+
+def parse_right_wrong(reply: str, mode: str = "tolerant") -> bool | None:
+    """CODIS verdict: True (right), False (wrong) or None (unusable; never in official mode)."""
+    if mode == "official":
+        return "right" in reply  # CODIS data/eval.py: 1 if 'right' in response else 0
+    text = _LABEL.sub("", _QUOTES.sub("", _MARKDOWN.sub(" ", reply)).strip()).lower()
+    words = _WORD.findall(text.replace("’", "'"))
+    positions = [index for index, word in enumerate(words) if word in ("right", "wrong")]
+    if not positions or len({words[index] for index in positions}) != 1:
+        return None  # neither word, or both
+    if any(index > 0 and words[index - 1] in _NEGATIONS for index in positions):
+        return None
+    return words[positions[0]] == "right"
+
+
+_BRACKETS = str.maketrans({"【": "[", "】": "]", "（": "(", "）": ")", "{": "[", "}": "]", "［": "[", "］": "]"})
+_OFFICIAL_ITEM = re.compile(r"(\d+)\s*[.):]\s*\[\s*([01])\s*\]")
+# "1. [1]", "1: (0)", "1 - [1]", "Key point 2: [0]", "#3 -> 1", "1.[1]"
+_SEPARATOR = r"(?:[.):：]|-+>?|=)"
+_TOLERANT_ITEM = re.compile(
+    rf"(?<![\d.\[(])(\d{{1,3}})\s*(?:{_SEPARATOR}?\s*[\[(]\s*([01])\s*[\])]|{_SEPARATOR}\s*([01])(?![.,]?\d))"
+)
+# A numbered line that repeats its key point, with one bracketed verdict at its end.
+_LINE_ITEM = re.compile(r"^\s*(\d{1,3})\s*[.):：-]\s*\S.*?[\[(]\s*([01])\s*[\])]\s*[.]?\s*$")
+
+
+def parse_numbered(reply: str, count: int, mode: str = "tolerant") -> list[int] | None:
+    """CogBench verdicts ``N. [0|1]`` for N in 1..count, in order; None when unusable."""
+    found: dict[int, set[int]] = {}
+    if mode == "official":
+        for number, verdict in _OFFICIAL_ITEM.findall(reply):
+            found.setdefault(int(number), set()).add(int(verdict))
+    else:
+        text = _MARKDOWN.sub(" ", reply.translate(_BRACKETS))
+        text = re.sub(r"(?i)\b(?:key\s*points?|event\s*relationships?|items?|points?|no\.?)\s*#?\s*(?=\d)", "", text)
+        text = text.replace("#", "")
+        for line in text.splitlines():
+            line_match = _LINE_ITEM.match(line)
+            if line_match and len(re.findall(r"[\[(]\s*[01]\s*[\])]", line)) == 1:
+                found.setdefault(int(line_match.group(1)), set()).add(int(line_match.group(2)))
+                continue
+            for number, bracketed, bare in _TOLERANT_ITEM.findall(line):
+                found.setdefault(int(number), set()).add(int(bracketed or bare))
+    if any(len(verdicts) > 1 for verdicts in found.values()):
+        return None
+    if mode == "tolerant" and any(number < 1 or number > count for number in found):
+        return None
+    if any(number not in found for number in range(1, count + 1)):
+        return None
+    return [next(iter(found[number])) for number in range(1, count + 1)]

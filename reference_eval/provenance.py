@@ -1,0 +1,123 @@
+"""What made a score, for scores.json: package, data, prompts, judge, models and thresholds.
+
+A number in scores.json depends on all of these (the Recognition Score on the
+spaCy pipeline, the embedder and the threshold; a judged score on the judge
+model and how its replies were parsed), so each run records them. The API key
+never appears: the judge endpoint is recorded by host only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any, Iterable
+from urllib.parse import urlparse
+
+from cogbench import __version__
+from cogbench.dataset_builders.load import dataset_revision
+from cogbench.reference_eval.judges import codis as codis_judge
+from cogbench.reference_eval.judges import cognition as cognition_judge
+from cogbench.reference_eval.metrics import recognition, vqa
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def folder_sha256(folder: Path) -> str:
+    """One digest for a folder: its files' relative paths and contents, in sorted order."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        digest.update(f"{path.relative_to(folder).as_posix()}\0{file_sha256(path)}\n".encode("utf-8"))
+    return digest.hexdigest()
+
+
+def dataset_provenance(dataset: str, config: str, revision: str | None) -> dict[str, Any]:
+    """Where the rows came from and the sha256 of each shard of the config that was read."""
+    local = Path(dataset)
+    if local.exists():
+        shards = sorted((local / "data" / config).glob("*.parquet"))
+        return {
+            "source": "folder", "path": str(dataset), "revision": dataset_revision(dataset, revision),
+            "shards": [{"file": p.relative_to(local).as_posix(), "sha256": file_sha256(p)} for p in shards],
+        }
+    return {"source": "hub", "repo": dataset, "revision": revision or "main", **_hub_shards(dataset, config, revision)}
+
+
+def _hub_shards(repo_id: str, config: str, revision: str | None) -> dict[str, Any]:
+    """The commit and the LFS sha256 of the config's shards, as the Hub states them (load_dataset fetched them)."""
+    import huggingface_hub
+    from huggingface_hub import constants
+
+    if constants.HF_HUB_OFFLINE:
+        return {"commit": None, "shards": [], "note": "offline: shard digests not looked up"}
+    info = huggingface_hub.HfApi().dataset_info(repo_id, revision=revision, files_metadata=True, timeout=30.0)
+    shards = [
+        {"file": s.rfilename, "sha256": s.lfs.sha256 if s.lfs else None}
+        for s in info.siblings or [] if s.rfilename.startswith(f"data/{config}/")
+    ]
+    return {"commit": info.sha, "shards": sorted(shards, key=lambda s: s["file"])}
+
+
+def _template(template_id: str, text: str, role: str) -> dict[str, str]:
+    return {"id": template_id, "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(), "role": role}
+
+
+def judge_templates(task: str, kind: str) -> list[dict[str, str]]:
+    """The judge prompts a run used (their text is in judges/codis.py and judges/cognition.py)."""
+    if kind != "openai":
+        return []
+    if task == "codis":
+        return [_template("codis-judge-table12", codis_judge.JUDGE_PROMPT, "judge")]
+    if task == "description":
+        return [
+            _template("cogbench-cognition-figure8", cognition_judge.FIGURE_8_HEAD + cognition_judge.ANSWER_FORMAT, "judge"),
+            _template("cogbench-cognition-figure9", cognition_judge.FIGURE_9_HEAD + cognition_judge.ANSWER_FORMAT, "judge"),
+        ]
+    return []
+
+
+def model_templates(pairs: Iterable[tuple[str, str]]) -> list[dict[str, str]]:
+    """The inference prompts the predictions name (project format only; official files carry none)."""
+    return [{"id": pid, "sha256": sha, "role": "model"} for pid, sha in sorted(set(pairs)) if pid]
+
+
+def judge_provenance(kind: str, model: str | None, base_url: str | None, parsing: str) -> dict[str, Any]:
+    if kind == "rule":
+        return {"kind": "rule", "min_similarity": codis_judge.RULE_MIN_SIMILARITY, "scorer": "rapidfuzz.token_set_ratio"}
+    if kind != "openai":
+        return {"kind": kind}
+    host = urlparse(base_url).hostname if base_url else "api.openai.com"
+    return {"kind": "openai", "model": model, "endpoint_host": host, "temperature": 0.0, "parsing": parsing}
+
+
+def spacy_provenance(nlp, requested: str) -> dict[str, Any]:
+    import spacy
+
+    meta = nlp.meta
+    return {"requested": requested, "pipeline": f"{meta.get('lang')}_{meta.get('name')}",
+            "version": meta.get("version"), "spacy_version": spacy.__version__}
+
+
+def embedder_provenance(requested: str) -> dict[str, Any]:
+    """The embedder by name, pinned by its Hub commit (from the local cache) or the folder's digest."""
+    folder = Path(requested).expanduser()
+    if folder.is_dir():
+        return {"requested": requested, "folder_sha256": folder_sha256(folder)}
+    import huggingface_hub
+
+    cached = huggingface_hub.try_to_load_from_cache(requested, "config.json")
+    commit = Path(cached).parent.name if isinstance(cached, str) else None
+    return {"requested": requested, "revision": commit}
+
+
+def thresholds(task: str) -> dict[str, float]:
+    if task == "description":
+        return {"recognition_similarity": recognition.THRESHOLD}
+    if task == "vqa":
+        return {"vqa_fuzzy_min_score": vqa.FUZZY_MIN_SCORE, "vqa_fuzzy_min_margin": vqa.FUZZY_MIN_MARGIN}
+    return {"codis_rule_min_similarity": codis_judge.RULE_MIN_SIMILARITY}
