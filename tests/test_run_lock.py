@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 from openai_server import Reply
@@ -33,14 +34,18 @@ def wait_for(path, process, seconds=120):
 
 
 def test_second_eval_on_the_same_folder_refuses(openai_server, built_release, tmp_path):
-    server = slow_server(openai_server)
+    gate = threading.Event()  # the first run's requests wait here until the second one has been refused
+    server = openai_server(lambda request: Reply(text="reasoning\nThe answer.") if gate.wait(300) else Reply(status=500))
     out = tmp_path / "run"
     env = {**os.environ, "OPENAI_API_KEY": "local"}
     first = subprocess.Popen(command(server, built_release, out), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              text=True, env=env)
     wait_for(out / "rank-0.lock.json", first)
     holder = json.loads((out / "rank-0.lock.json").read_text())
-    second = subprocess.run(command(server, built_release, out), capture_output=True, text=True, env=env)
+    try:
+        second = subprocess.run(command(server, built_release, out), capture_output=True, text=True, env=env)
+    finally:
+        gate.set()
     assert second.returncode == 2, second.stderr
     assert f"another cogbench eval is writing to this run folder (pid {holder['pid']} on host" in second.stderr
     assert first.wait(timeout=300) == 0, first.stderr
