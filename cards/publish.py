@@ -79,11 +79,14 @@ def redact(text: str, secret: str | None) -> str:
 
 
 def hub_problem(error: Exception, token: str | None) -> str:
-    """A Hub failure in one line: its type and HTTP status, never the response body
-    (a server may echo the request, token included)."""
+    """A Hub failure in one line: for an HTTP error its type and status only, never the
+    response body (a server may echo the request, token included); otherwise (offline,
+    DNS) its message, with the token masked."""
     response = getattr(error, "response", None)
     status = getattr(response, "status_code", None)
-    return redact(f"{type(error).__name__}" + (f" (HTTP {status})" if status else ""), token)
+    if response is not None:
+        return f"{type(error).__name__} (HTTP {status})"
+    return redact(f"{type(error).__name__}: {error}", token)
 
 
 def remote_state(api: Any, repo_id: str) -> RemoteState:
