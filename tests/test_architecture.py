@@ -39,6 +39,7 @@ PARTS = {
     "eval.metrics": (f"{EVAL}.metrics",),
     "eval.backends": (f"{EVAL}.backends",),
     "eval.judges": (f"{EVAL}.judges",),
+    "eval.harnesses": (f"{EVAL}.harnesses",),
     "eval.orchestration": (EVAL,),  # cli, runner, scoring, report
     "command": ("cogbench.cli", "cogbench.__main__"),
 }
@@ -55,6 +56,7 @@ MAY_IMPORT = {
     "eval.metrics": BELOW_EVAL,
     "eval.backends": BELOW_EVAL | {"eval.tasks", "eval.prompts"},
     "eval.judges": BELOW_EVAL | {"eval.metrics", "eval.backends"},
+    "eval.harnesses": BELOW_EVAL | {"eval.prompts", "eval.tasks", "eval.formats", "eval.metrics", "eval.judges"},
     "eval.orchestration": BELOW_EVAL | {p for p in PARTS if p.startswith("eval.")},
     "command": set(PARTS),
 }
