@@ -13,6 +13,7 @@ from cogbench.schemas.features import CONFIGS
 def register(subparsers: argparse._SubParsersAction) -> None:
     add_score_parser(subparsers)
     add_eval_parser(subparsers)
+    add_compare_parser(subparsers)
 
 
 def _add_task_and_dataset(parser: argparse.ArgumentParser) -> None:
@@ -60,6 +61,8 @@ def add_score_parser(subparsers: argparse._SubParsersAction) -> None:
         "--allow-partial", action="store_true",
         help="score only the ids present in both predictions and dataset, and report the rest",
     )
+    parser.add_argument("--resamples", type=_positive_int, default=2000, help="bootstrap resamples of the images for the 95%% intervals")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (same seed, same intervals)")
     parser.set_defaults(func=run_score)
 
 
@@ -147,6 +150,7 @@ def score_run_folder(args: argparse.Namespace, predictions_path, out) -> int:
     """The one place where `eval` hands over to the scoring code (``scoring.run_scoring``)."""
     import json
 
+    from cogbench.reference_eval.report import interval_summary
     from cogbench.reference_eval.scoring import ScoreOptions, run_scoring
 
     options = ScoreOptions(
@@ -161,5 +165,42 @@ def score_run_folder(args: argparse.Namespace, predictions_path, out) -> int:
     scores = run_scoring(options)
     overall = {name: value["overall"] for name, value in scores["metrics"].items()}
     print(f"scores: {json.dumps(overall)}")
+    print(f"intervals: {interval_summary(scores)}")
     print(f"score report: {out / 'report.md'}")
+    return 0
+
+
+# --- compare: two runs, paired ------------------------------------------------
+
+
+def add_compare_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "compare",
+        help="paired difference of two scored runs per metric, with 95%% interval and p-value",
+        description=(
+            "Compare two runs of the same task, dataset revision and prompt template (folders written by "
+            "`cogbench score` or `eval`). Each metric's difference A - B gets a bootstrap interval that "
+            "resamples the same images for both runs, and a p-value from a paired permutation test over images."
+        ),
+    )
+    parser.add_argument("run_a", metavar="RUN_A", help="score folder (with scores.json and details.jsonl) or eval run folder")
+    parser.add_argument("run_b", metavar="RUN_B")
+    parser.add_argument("--resamples", type=_positive_int, default=2000, help="bootstrap resamples of the images")
+    parser.add_argument("--permutations", type=_positive_int, default=9999, help="random swaps of the permutation test")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--alpha", type=float, default=0.05, help="significance level marked with * (default 0.05)")
+    parser.add_argument("--json", dest="json_out", help="also write the comparison to this JSON file")
+    parser.set_defaults(func=run_compare)
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    import json
+    from pathlib import Path
+
+    from cogbench.reference_eval.compare import compare_runs, load_run, render_comparison
+
+    result = compare_runs(load_run(args.run_a), load_run(args.run_b), args.resamples, args.seed, args.permutations)
+    print(render_comparison(result, args.alpha), end="")
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     return 0

@@ -23,9 +23,10 @@ from cogbench.reference_eval.judges import cognition as cognition_judge
 from cogbench.reference_eval.judges.llm import JudgeSpec, LLMJudge
 from cogbench.reference_eval.metrics import codis as codis_metrics
 from cogbench.reference_eval.metrics import cognition as cognition_metrics
+from cogbench.reference_eval.metrics import intervals as metric_intervals
 from cogbench.reference_eval.metrics import recognition, vqa
 from cogbench.reference_eval.metrics.aggregate import by_category, percent
-from cogbench.reference_eval.report import write_run
+from cogbench.reference_eval.report import interval_summary, write_run
 from cogbench.schemas.features import CHOICE_COLUMNS, CODIS_CATEGORIES, COGBENCH_CATEGORIES, ID_COLUMN
 
 SCORES_FORMAT_VERSION = 1
@@ -52,6 +53,8 @@ class ScoreOptions:
     embed_batch_size: int = 64
     out: str = "runs/score"
     allow_partial: bool = False
+    resamples: int = metric_intervals.DEFAULT_RESAMPLES  # bootstrap resamples of the confidence intervals
+    seed: int = metric_intervals.DEFAULT_SEED
 
 
 @dataclass
@@ -69,6 +72,7 @@ def score_from_args(args: argparse.Namespace) -> int:
     options = ScoreOptions(**{k: v for k, v in vars(args).items() if k in names})
     scores = run_scoring(options)
     print(json.dumps({name: value["overall"] for name, value in scores["metrics"].items()}, indent=None))
+    print(interval_summary(scores))
     print(f"wrote {Path(options.out) / 'scores.json'}, details.jsonl and report.md")
     return 0
 
@@ -219,7 +223,7 @@ def score_vqa(rows, outputs, options: ScoreOptions, judge: LLMJudge | None) -> T
         robust = vqa.extract_robust(response, [row[c] for c in CHOICE_COLUMNS])
         official_rows.append((row["category"], official == row["answer"]))
         robust_rows.append((row["category"], robust == row["answer"]))
-        details.append({"item_id": row["question_id"], "category": row["category"], "answer": row["answer"],
+        details.append({"item_id": row["question_id"], "image_id": row["image_id"], "category": row["category"], "answer": row["answer"],
                         "response": response, "extracted": robust, "extracted_official": official,
                         "correct": robust == row["answer"], "correct_official": official == row["answer"]})
     metrics = {
@@ -262,7 +266,7 @@ def score_codis(rows, outputs, options: ScoreOptions, judge: LLMJudge | None) ->
         differ = codis_metrics.outputs_differ(outputs[(row["id"], 1)], outputs[(row["id"], 2)])
         aware_rows.append((row["category"], float(differ)))
         details.append({
-            "item_id": row["id"], "category": row["category"], "outputs_differ": differ,
+            "item_id": row["id"], "image_id": row["image_id"], "category": row["category"], "outputs_differ": differ,
             "queries": [
                 {"query": q, "answer": row[f"answer_{q}"], "output": outputs[(row["id"], q)],
                  "final_answer": codis_metrics.final_answer(outputs[(row["id"], q)]), "right": verdicts[(row["id"], q)],
@@ -300,6 +304,12 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
     finally:
         if judge is not None:
             judge.close()
+    categories = CODIS_CATEGORIES if options.task == "codis" else COGBENCH_CATEGORIES
+    intervals, interval_settings = metric_intervals.score_intervals(
+        options.task, result.details, categories, options.resamples, options.seed
+    )
+    for name, interval in intervals.items():
+        result.metrics[name]["interval"] = interval
     scores = {
         "format_version": SCORES_FORMAT_VERSION,
         "task": options.task,
@@ -310,6 +320,7 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
         "judge": judge_info,
         "metrics": result.metrics,
         "judge_agreement": result.judge_agreement,
+        "intervals": interval_settings,
         "counts": {
             **result.counts,
             "dataset_items": len(rows),
