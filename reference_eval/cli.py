@@ -14,6 +14,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_score_parser(subparsers)
     add_eval_parser(subparsers)
     add_compare_parser(subparsers)
+    add_report_parser(subparsers)
 
 
 def _add_task_and_dataset(parser: argparse.ArgumentParser) -> None:
@@ -203,4 +204,34 @@ def run_compare(args: argparse.Namespace) -> int:
     print(render_comparison(result, args.alpha), end="")
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+# --- report: many runs beside the papers ----------------------------------------
+
+
+def add_report_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "report",
+        help="one report over many scored runs: tables like the papers' with intervals, published results, charts",
+        description=(
+            "Write report.md, a self-contained report.html, leaderboard.csv and PNG charts for any number of "
+            "runs (folders written by `cogbench score` or `eval`, any mix of tasks and models), with the "
+            "papers' published results beside them."
+        ),
+    )
+    parser.add_argument("runs", nargs="+", metavar="RUN_DIR", help="score folder or eval run folder")
+    parser.add_argument("--out", required=True, help="folder for report.md, report.html, leaderboard.csv and *.png")
+    parser.set_defaults(func=run_report)
+
+
+def run_report(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from cogbench.reference_eval.runs_report import write_report
+
+    written = write_report(args.runs, Path(args.out))
+    print(f"{written['runs']} run(s): {', '.join(written['tables'])}")
+    for path in written["files"] + written["charts"]:
+        print(f"wrote {path}")
     return 0
