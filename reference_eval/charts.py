@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-PUBLISHED_STYLE = {"linestyle": "--", "linewidth": 1.2, "alpha": 0.85}
+PUBLISHED_STYLE = {"linestyle": "--", "linewidth": 1.3, "alpha": 0.9, "markersize": 4}
+PUBLISHED_MARKERS = "osD^v"
 DPI = 130
 
 
@@ -25,12 +26,16 @@ class Series:
     published: bool = False
 
 
-def model_colours(labels: Sequence[str]) -> dict[str, tuple]:
-    """A fixed colour per label, in the order given: runs first (strong colours), then published models."""
+def model_colours(runs: Sequence[str], published: Sequence[str] = ()) -> dict[str, tuple]:
+    """A fixed colour per label: runs from one palette, published models from another, so they never collide."""
     import matplotlib
 
-    palette = list(matplotlib.colormaps["tab10"].colors) + list(matplotlib.colormaps["Dark2"].colors)
-    return {label: palette[i % len(palette)] for i, label in enumerate(dict.fromkeys(labels))}
+    strong = list(matplotlib.colormaps["tab10"].colors) + list(matplotlib.colormaps["tab20b"].colors)
+    muted = list(matplotlib.colormaps["Dark2"].colors)
+    colours = {label: strong[i % len(strong)] for i, label in enumerate(dict.fromkeys(runs))}
+    for i, label in enumerate(m for m in dict.fromkeys(published) if m not in colours):
+        colours[label] = muted[i % len(muted)]
+    return colours
 
 
 def _pyplot():
@@ -49,9 +54,9 @@ def radar(path: Path, title: str, categories: Sequence[str], series: Sequence[Se
     plt = _pyplot()
     angles = np.linspace(0, 2 * np.pi, len(categories), endpoint=False).tolist()
     fig, ax = plt.subplots(figsize=(8.5, 7), subplot_kw={"polar": True})
-    for s in series:
+    for i, s in enumerate(series):
         values = [v if v is not None else 0.0 for v in s.values]
-        style = PUBLISHED_STYLE if s.published else {"linewidth": 2.2}
+        style = {**PUBLISHED_STYLE, "marker": PUBLISHED_MARKERS[i % len(PUBLISHED_MARKERS)]} if s.published else {"linewidth": 2.2}
         label = f"{s.label} (published)" if s.published else s.label
         ax.plot(angles + angles[:1], values + values[:1], color=colours[s.label], label=label, **style)
         if not s.published:
@@ -64,7 +69,7 @@ def radar(path: Path, title: str, categories: Sequence[str], series: Sequence[Se
     ax.set_title(title, fontsize=12, pad=22)
     ax.legend(loc="upper left", bbox_to_anchor=(1.08, 1.05), fontsize=8, frameon=False)
     fig.tight_layout()
-    fig.savefig(path, dpi=DPI)
+    fig.savefig(path, dpi=DPI, bbox_inches="tight")
     plt.close(fig)
     return path
 
@@ -89,12 +94,14 @@ def grouped_bars(path: Path, title: str, groups: Sequence[str], series: Sequence
             lows = [v - ci[0] if ci and v is not None else 0.0 for v, ci in zip(s.values, s.intervals)]
             highs = [ci[1] - v if ci and v is not None else 0.0 for v, ci in zip(s.values, s.intervals)]
             ax.errorbar(positions, heights, yerr=[lows, highs], fmt="none", ecolor="black", capsize=3, linewidth=1)
-        for bar, value in zip(bars, s.values):
-            if value is None:
-                ax.text(bar.get_x() + bar.get_width() / 2, 1, "n/a", ha="center", va="bottom", fontsize=7, rotation=90)
+        tops = [ci[1] if ci else v for v, ci in zip(s.values, s.intervals)] if s.intervals else s.values
+        for bar, value, top in zip(bars, s.values, tops):
+            ax.text(bar.get_x() + bar.get_width() / 2, 1 if value is None else (top if top is not None else value) + 1,
+                    "not scored" if value is None else f"{value:.0f}", ha="center", va="bottom", fontsize=7,
+                    rotation=90 if value is None else 0)
     ax.set_xticks(x)
     ax.set_xticklabels(groups, fontsize=9)
-    ax.set_ylim(0, 105)
+    ax.set_ylim(0, 110)
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=12)
     ax.grid(axis="y", alpha=0.3)
@@ -103,7 +110,7 @@ def grouped_bars(path: Path, title: str, groups: Sequence[str], series: Sequence
     if note:
         fig.text(0.01, 0.01, note, fontsize=7.5, color="dimgrey")
     fig.tight_layout(rect=(0, 0.04 if note else 0, 1, 1))
-    fig.savefig(path, dpi=DPI)
+    fig.savefig(path, dpi=DPI, bbox_inches="tight")
     plt.close(fig)
     return path
 
@@ -139,6 +146,6 @@ def paired_panels(path: Path, title: str, groups: Sequence[str], panels: Sequenc
     if note:
         fig.text(0.01, 0.01, note, fontsize=7.5, color="dimgrey")
     fig.tight_layout(rect=(0, 0.04 if note else 0, 0.86, 0.95))
-    fig.savefig(path, dpi=DPI)
+    fig.savefig(path, dpi=DPI, bbox_inches="tight")
     plt.close(fig)
     return path

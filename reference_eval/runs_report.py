@@ -26,6 +26,13 @@ from cogbench.reference_eval.report import CODIS_SHORT, interval_text
 from cogbench.schemas.features import CATEGORY_LABEL, CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
 MODE_LABEL = {"spontaneous": "Mode 1 (spontaneous)", "directed": "Mode 2 (directed)", "oracle": "annotated description"}
+METRIC_LABEL = {
+    "recognition_micro": "Recognition Score", "recognition_macro": "Recognition (macro, extra)",
+    "cognition": "Cognition Score", "accuracy": "Accuracy (robust extractor)",
+    "accuracy_official": "Accuracy (first character)", "acc_p": "Acc_p", "acc_q": "Acc_q",
+    "context_awareness": "Context awareness",
+}
+TASK_TITLE = {"description": "CogBench Description", "vqa": "CogBench VQA", "codis": "CODIS"}
 PUBLISHED_RADAR_MODELS = 3  # the best published models drawn beside the runs, plus Human/Oracle
 
 
@@ -74,10 +81,20 @@ class Table:
 def _mode_of(run: ScoredRun) -> str:
     if run.scores["task"] != "description":
         return ""
+    if run.scores["predictions"] == "oracle":
+        return "oracle"
     for candidate in (run.folder / "run.json", run.folder.parent / "run.json"):
         if candidate.is_file():
             return json.loads(candidate.read_text(encoding="utf-8")).get("mode") or "spontaneous"
     return "spontaneous"
+
+
+def _short_model(model: str) -> str:
+    """hf:/long/path/model -> hf:model (the full name stays in the Runs list and leaderboard.csv)."""
+    backend, separator, name = model.partition(":")
+    if separator and backend in ("hf", "openai") and "/" in name:
+        return f"{backend}:{name.rstrip('/').rsplit('/', 1)[-1]}"
+    return model
 
 
 def load_report_runs(paths: Sequence[str]) -> list[ReportRun]:
@@ -85,7 +102,7 @@ def load_report_runs(paths: Sequence[str]) -> list[ReportRun]:
     if not runs:
         raise UsageError("give at least one run folder")
     names = [run.folder.parent.name if run.folder.name == "score" else run.folder.name for run in runs]
-    models = [run.scores["model"] for run in runs]
+    models = [_short_model(run.scores["model"]) for run in runs]
     labels = [model if models.count(model) == 1 else f"{model} · {name}" for model, name in zip(models, names)]
     if len(set(labels)) < len(labels):
         labels = [f"{label} #{i + 1}" for i, label in enumerate(labels)]
@@ -108,7 +125,8 @@ def _published_cell(value: float | None) -> Cell:
 
 
 def _source(run: ReportRun) -> str:
-    return f"run `{run.run.folder}`"
+    """Short: the folder is in the Runs list."""
+    return "run"
 
 
 def _add_published(table: Table, rows: dict[str, dict[str, float]], columns: Sequence[str], source: str,
@@ -130,8 +148,12 @@ def description_tables(runs: list[ReportRun], published: list[PublishedResult]) 
                    note="Mode 1 = Spontaneous Description prompt, Mode 2 = Directed Reasoning prompt (CogBench Section 3.2.1). "
                         "Runs whose mode is not recorded (official-format predictions) are listed as Mode 1.")
     for run in runs:
+        if run.mode == "oracle":
+            table2.reference_rows.add(len(table2.rows))
         micro = _run_cell(run.metrics.get("recognition_micro"))
         cells = [micro, Cell("")] if run.mode != "directed" else [Cell(""), micro]
+        if run.mode == "oracle":
+            cells = [micro, Cell("(one description)")]
         table2.rows.append([Cell(run.label), Cell(_source(run)), *cells, _run_cell(run.metrics.get("recognition_macro"))])
     spontaneous = published_table(published, "recognition_micro", "spontaneous")
     directed = published_table(published, "recognition_micro", "directed")
@@ -151,6 +173,8 @@ def description_tables(runs: list[ReportRun], published: list[PublishedResult]) 
                        ["Model", "Source", "Mode", *(CATEGORY_LABEL[c] for c in COGBENCH_CATEGORIES), "Overall"], [],
                        note="The paper prints both modes in one cell (Mode 1 / Mode 2); here each mode is a row.")
         for run in judged:
+            if run.mode == "oracle":
+                table3.reference_rows.add(len(table3.rows))
             table3.rows.append([Cell(run.label), Cell(_source(run)), Cell(MODE_LABEL[run.mode]),
                                 *(_run_cell(run.metrics["cognition"], None if c == "overall" else c) for c in columns)])
         for mode in ("spontaneous", "directed"):
@@ -220,18 +244,22 @@ def render_markdown(table: Table) -> str:
     return "\n".join(lines) + ("\n\n" + table.note if table.note else "") + "\n"
 
 
+def _html_cell(text: str) -> str:
+    """The value, and its interval on a second, smaller line."""
+    value, bracket, interval = text.replace("`", "").partition(" [")
+    return html.escape(value) + (f"<span class=ci>[{html.escape(interval)}</span>" if bracket else "")
+
+
 def render_html_table(table: Table) -> str:
     best = table.best()
     head = "".join(f"<th>{html.escape(h)}</th>" for h in table.header)
     body = []
     for r, cells in enumerate(table.rows):
         row_class = "published" if r in table.published_rows else "run"
-        tds = "".join(
-            f"<td{' class=best' if (r, i) in best else ''}>{html.escape(c.text.replace('`', ''))}</td>" for i, c in enumerate(cells)
-        )
+        tds = "".join(f"<td{' class=best' if (r, i) in best else ''}>{_html_cell(c.text)}</td>" for i, c in enumerate(cells))
         body.append(f"<tr class={row_class}>{tds}</tr>")
     note = f"<p class=note>{html.escape(table.note.replace('`', ''))}</p>" if table.note else ""
-    return f"<h2>{html.escape(table.title)}</h2>\n<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>{note}\n"
+    return f"<h2>{html.escape(table.title)}</h2>\n<div class=scroll><table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>{note}\n"
 
 
 # --- charts -----------------------------------------------------------------------
@@ -259,13 +287,15 @@ def make_charts(runs: list[ReportRun], published: list[PublishedResult], out: Pa
     if vqa_runs:
         radar_published["vqa"] = _top_published(published_table(published, "accuracy"), PUBLISHED_RADAR_MODELS)
     if cognition_runs:
-        mode = cognition_runs[0].mode if cognition_runs[0].mode in ("spontaneous", "directed") else "spontaneous"
+        modes = {r.mode for r in cognition_runs} & {"spontaneous", "directed"}
+        mode = "directed" if modes == {"directed"} else "spontaneous"
         radar_published["cognition"] = _top_published(published_table(published, "cognition", mode), PUBLISHED_RADAR_MODELS)
-    colours = charts.model_colours(labels + [m for table in radar_published.values() for m in table])
+    colours = charts.model_colours(labels, [m for table in radar_published.values() for m in table])
     axis = [CATEGORY_LABEL[c] for c in COGBENCH_CATEGORIES]
     for key, task_runs, metric, title in (
         ("vqa", vqa_runs, "accuracy", "VQA accuracy (%) per reasoning category — CogBench"),
-        ("cognition", cognition_runs, "cognition", "Cognition Score (%) per reasoning category — CogBench Description"),
+        ("cognition", cognition_runs, "cognition", "Cognition Score (%) per reasoning category — CogBench Description"
+         + (f"\n(published models in {MODE_LABEL[mode]})" if cognition_runs else "")),
     ):
         if task_runs:
             series = [_category_series(r, metric, COGBENCH_CATEGORIES) for r in task_runs]
@@ -281,9 +311,10 @@ def make_charts(runs: list[ReportRun], published: list[PublishedResult], out: Pa
         series = [charts.Series(r.label, [r.metrics[n]["overall"] if n in r.metrics else None for n in names],
                                 [(r.metrics[n].get("interval") or {}).get("overall") if n in r.metrics else None for n in names])
                   for r in task_runs]
-        path = charts.grouped_bars(out / f"bars_{task}.png", f"{task}: overall score per metric", names, series, colours,
+        path = charts.grouped_bars(out / f"bars_{task}.png", f"{TASK_TITLE[task]}: overall score of each run",
+                                   [METRIC_LABEL.get(n, n) for n in names], series, colours,
                                    note="Whiskers: 95% bootstrap interval over images.")
-        made.append((path, f"Overall scores of the {task} runs per metric, with 95% intervals."))
+        made.append((path, f"{TASK_TITLE[task]}: overall score of each run per metric, with 95% intervals."))
     codis_runs = [r for r in runs if r.task == "codis"]
     if codis_runs:
         groups = [*(CODIS_SHORT[c] for c in CODIS_CATEGORIES), "Overall"]
@@ -333,11 +364,12 @@ def _write(path: Path, text: str) -> None:
 
 
 HTML_STYLE = """
-body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2em auto;max-width:1400px;color:#222;padding:0 1em}
+body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2em auto;max-width:1600px;color:#222;padding:0 1em}
+.scroll{overflow-x:auto}
 table{border-collapse:collapse;font-size:13px;margin:.5em 0}th,td{border:1px solid #ccc;padding:3px 7px;text-align:right}
-th{background:#f0f0f0;position:sticky;top:0}td:first-child,td:nth-child(2),th:first-child{text-align:left}
+th{background:#f0f0f0;position:sticky;top:0}td:first-child,td:nth-child(2),th:first-child,th:nth-child(2){text-align:left}td:nth-child(2){white-space:nowrap}
 tr.run td{background:#eef5ff}tr.published td{color:#555;font-style:italic}td.best{font-weight:bold;color:#000}
-.note{font-size:12px;color:#555}figure{margin:1.5em 0}img{max-width:100%;border:1px solid #eee}
+.ci{display:block;font-size:11px;color:#666;font-weight:normal;white-space:nowrap}.note{font-size:12px;color:#555}figure{margin:1.5em 0}img{max-width:100%;border:1px solid #eee}
 figcaption{font-size:13px;color:#444}
 """
 
@@ -353,16 +385,16 @@ def write_report(paths: Sequence[str], out: Path) -> dict[str, Any]:
         f"{len(runs)} run(s). Each run's cell: score [95% interval]; the interval is a percentile bootstrap that "
         "resamples whole images (an image's questions, CoRs or CODIS pairs move together), with the resamples and "
         "seed recorded in each run's scores.json. Published rows (italic) are the papers' numbers, without intervals. "
-        "Bold: best in the column (Human and Oracle rows aside). Numbers are % (0-100)."
+        "Bold: best in the column (Human and Oracle rows, published or run, aside). Numbers are % (0-100)."
     )
-    runs_list = "\n".join(f"- **{r.label}**: {r.task}{' (' + r.mode + ')' if r.mode else ''}, `{r.run.folder}`, "
+    runs_list = "\n".join(f"- **{r.label}**: {r.run.scores['model']}, {r.task}{' (' + r.mode + ')' if r.mode else ''}, `{r.run.folder}`, "
                           f"dataset {r.run.scores['dataset_revision']}, {r.run.scores['counts']['items']} items" for r in runs)
     markdown = ["# cogbench report\n", intro + "\n", "## Runs\n", runs_list + "\n"]
     markdown += [render_markdown(t) for t in tables]
     markdown += ["## Charts\n"] + [f"![{caption}]({path.name})\n\n{caption}\n" for path, caption in figures]
     _write(out / "report.md", "\n".join(markdown))
     body = [f"<h1>cogbench report</h1><p>{html.escape(intro)}</p><h2>Runs</h2><ul>"]
-    body += [f"<li><b>{html.escape(r.label)}</b>: {html.escape(r.task)}{' (' + r.mode + ')' if r.mode else ''}, "
+    body += [f"<li><b>{html.escape(r.label)}</b>: {html.escape(r.run.scores['model'])}, {html.escape(r.task)}{' (' + r.mode + ')' if r.mode else ''}, "
              f"<code>{html.escape(str(r.run.folder))}</code>, {r.run.scores['counts']['items']} items</li>" for r in runs]
     body.append("</ul>")
     body += [render_html_table(t) for t in tables]
