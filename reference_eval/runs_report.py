@@ -350,7 +350,7 @@ def leaderboard_rows(runs: list[ReportRun]) -> list[dict[str, Any]]:
             cells = [(name, metric["overall"], interval.get("overall"))]
             cells += [(f"{name}.{c}", v, (interval.get("per_category") or {}).get(c)) for c, v in metric["per_category"].items()]
             for key, value, ci in cells:
-                row[key] = "" if value is None else round(value, 4)
+                row[key] = "" if value is None else value
                 row[f"{key}.low"] = "" if not ci else ci[0]
                 row[f"{key}.high"] = "" if not ci else ci[1]
         rows.append(row)
