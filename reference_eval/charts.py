@@ -75,7 +75,7 @@ def radar(path: Path, title: str, categories: Sequence[str], series: Sequence[Se
 
 
 def grouped_bars(path: Path, title: str, groups: Sequence[str], series: Sequence[Series], colours: dict[str, tuple],
-                 ylabel: str = "score (%)", note: str = "") -> Path:
+                 ylabel: str = "score (%)", note: str = "", reference: float | None = None) -> Path:
     """Bars per group (metric or category), one bar per model, 95% interval whiskers; published bars hatched."""
     import numpy as np
 
@@ -91,14 +91,16 @@ def grouped_bars(path: Path, title: str, groups: Sequence[str], series: Sequence
                       hatch="//" if s.published else None, alpha=0.55 if s.published else 0.9,
                       edgecolor="white" if s.published else None)
         if s.intervals:
-            lows = [v - ci[0] if ci and v is not None else 0.0 for v, ci in zip(s.values, s.intervals)]
-            highs = [ci[1] - v if ci and v is not None else 0.0 for v, ci in zip(s.values, s.intervals)]
+            lows = [max(v - ci[0], 0.0) if ci and v is not None else 0.0 for v, ci in zip(s.values, s.intervals)]
+            highs = [max(ci[1] - v, 0.0) if ci and v is not None else 0.0 for v, ci in zip(s.values, s.intervals)]
             ax.errorbar(positions, heights, yerr=[lows, highs], fmt="none", ecolor="black", capsize=3, linewidth=1)
         tops = [ci[1] if ci else v for v, ci in zip(s.values, s.intervals)] if s.intervals else s.values
         for bar, value, top in zip(bars, s.values, tops):
             ax.text(bar.get_x() + bar.get_width() / 2, 1 if value is None else (top if top is not None else value) + 1,
                     "not scored" if value is None else f"{value:.0f}", ha="center", va="bottom", fontsize=7,
                     rotation=90 if value is None else 0)
+    if reference is not None:
+        ax.axhline(reference, color="dimgrey", linestyle="--", linewidth=1)
     ax.set_xticks(x)
     ax.set_xticklabels(groups, fontsize=9)
     ax.set_ylim(0, 110)
@@ -130,8 +132,8 @@ def paired_panels(path: Path, title: str, groups: Sequence[str], panels: Sequenc
             positions = x - 0.4 + width * (i + 0.5)
             heights = [v if v is not None else 0.0 for v in s.values]
             ax.bar(positions, heights, width * 0.92, color=colours[s.label], label=s.label)
-            lows = [v - ci[0] if ci and v is not None else 0.0 for v, ci in zip(s.values, s.intervals)]
-            highs = [ci[1] - v if ci and v is not None else 0.0 for v, ci in zip(s.values, s.intervals)]
+            lows = [max(v - ci[0], 0.0) if ci and v is not None else 0.0 for v, ci in zip(s.values, s.intervals)]
+            highs = [max(ci[1] - v, 0.0) if ci and v is not None else 0.0 for v, ci in zip(s.values, s.intervals)]
             ax.errorbar(positions, heights, yerr=[lows, highs], fmt="none", ecolor="black", capsize=3, linewidth=1)
         ax.set_xticks(x)
         ax.set_xticklabels([g.replace(" and ", " &\n").replace(" ", "\n", 1) if len(g) > 11 else g for g in groups], fontsize=8.5)

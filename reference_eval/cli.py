@@ -62,6 +62,8 @@ def add_score_parser(subparsers: argparse._SubParsersAction) -> None:
         "--allow-partial", action="store_true",
         help="score only the ids present in both predictions and dataset, and report the rest",
     )
+    parser.add_argument("--circular", action="store_true", help="VQA predictions of `eval --circular` (four rotations per question)")
+    parser.add_argument("--no-image", action="store_true", help="record that the predictions were made without images (blind baseline)")
     parser.add_argument("--resamples", type=_positive_int, default=2000, help="bootstrap resamples of the images for the 95%% intervals")
     parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (same seed, same intervals)")
     parser.set_defaults(func=run_score)
@@ -109,6 +111,12 @@ def add_eval_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--concurrency", type=_positive_int, default=8, help="API requests in flight (openai)")
     parser.add_argument("--max-attempts", type=_positive_int, default=6, help="tries per API request (openai)")
     parser.add_argument("--request-timeout", type=float, default=120.0, help="seconds per API request (openai)")
+    parser.add_argument(
+        "--circular", action="store_true",
+        help="VQA: ask each question four times with the options rotated; adds all-four-right accuracy, "
+        "position bias and answer changes (resumable like plain runs)",
+    )
+    parser.add_argument("--no-image", action="store_true", help="blind baseline: send the same prompts without the image")
     scoring = parser.add_argument_group("scoring (passed to `cogbench score`)")
     scoring.add_argument("--no-score", action="store_true", help="only generate and export")
     scoring.add_argument("--judge", help="as in `cogbench score --judge`")
@@ -131,12 +139,14 @@ def run_eval_command(args: argparse.Namespace) -> int:
     from cogbench.reference_eval.runner import EvalSettings, default_run_dir, distributed_rank, run_eval
 
     out = Path(args.out) if args.out else default_run_dir(args.task, args.model, args.mode)
+    if not args.out:  # probes get their own default folder beside the plain run's
+        out = out.with_name(out.name + ("-circular" if args.circular else "") + ("-no-image" if args.no_image else ""))
     settings = EvalSettings(
         task=args.task, model=args.model, dataset=args.dataset, out=out, revision=args.revision,
         mode=args.mode, limit=args.limit, batch_size=args.batch_size, max_new_tokens=args.max_new_tokens,
         device=args.device, num_workers=args.num_workers, trust_remote_code=args.trust_remote_code,
         base_url=args.base_url, concurrency=args.concurrency, max_attempts=args.max_attempts,
-        timeout_seconds=args.request_timeout,
+        timeout_seconds=args.request_timeout, circular=args.circular, no_image=args.no_image,
     )
     summary = run_eval(settings)
     if distributed_rank()[0] != 0:
@@ -158,7 +168,7 @@ def score_run_folder(args: argparse.Namespace, predictions_path, out) -> int:
         task=args.task, dataset=args.dataset, predictions=str(predictions_path), revision=args.revision,
         judge=args.judge, judge_base_url=args.judge_base_url, out=str(out),
         # With --limit only the first rows were run: score those, report the rest as missing.
-        allow_partial=args.limit is not None,
+        allow_partial=args.limit is not None, circular=args.circular, no_image=args.no_image,
     )
     for name in ("spacy_model", "embedder"):
         if getattr(args, name) is not None:

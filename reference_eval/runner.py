@@ -60,6 +60,8 @@ class EvalSettings:
     concurrency: int = 8
     max_attempts: int = 6
     timeout_seconds: float = 120.0
+    circular: bool = False  # vqa: every question under four rotations of its options
+    no_image: bool = False  # blind baseline: the same prompts without the image
 
 
 @dataclass
@@ -142,7 +144,8 @@ def check_run_record(run_dir: Path, record: dict[str, Any]) -> None:
             existing = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as error:
             raise CogbenchError(f"{path}: not valid JSON ({error.msg}); remove it or use another --out") from None
-        for name, value in record.items():
+        for name in dict.fromkeys([*record, *existing]):
+            value = record.get(name)
             if existing.get(name) != value:
                 raise CogbenchError(
                     f"{locate(str(path), None, name)}: this run has {value!r} but the folder holds a run with "
@@ -223,13 +226,15 @@ def run_eval(settings: EvalSettings) -> RunSummary:
     backend, name = parse_model_spec(settings.model)
     if settings.mode not in DESCRIPTION_MODES:
         raise UsageError(f"--mode {settings.mode!r}: choose one of {', '.join(DESCRIPTION_MODES)}")
+    if settings.circular and settings.task != "vqa":
+        raise UsageError("--circular rotates the four options of VQA questions; it applies to --task vqa")
     rank, world = distributed_rank()
     _join_process_group(world)
 
     dataset = load_config(settings.dataset, settings.task, settings.revision)
     if settings.limit is not None:
         dataset = dataset.select(range(min(settings.limit, len(dataset))))
-    template, queries = build_queries(settings.task, dataset, settings.mode)
+    template, queries = build_queries(settings.task, dataset, settings.mode, settings.circular, not settings.no_image)
     run_dir = Path(settings.out)
     all_done = done_keys(run_dir)
     mine = [q for index, q in enumerate(queries) if index % world == rank and q.key not in all_done]
@@ -247,6 +252,9 @@ def run_eval(settings: EvalSettings) -> RunSummary:
             "generation": generation,
             "dataset": str(settings.dataset),
             "dataset_revision": dataset_revision(settings.dataset, settings.revision),
+            # Only when set, so that run.json of plain runs stays as it was.
+            **({"circular": True} if settings.circular else {}),
+            **({"no_image": True} if settings.no_image else {}),
         },
     )
 
@@ -278,6 +286,7 @@ def run_eval(settings: EvalSettings) -> RunSummary:
         )
     if rank == 0:
         summary.predictions_path = merge_shards(run_dir, queries)
+    if rank == 0 and not settings.circular:  # the official formats hold one answer per question
         rows = dataset.select_columns([c for c in dataset.column_names if c != "image"])
         summary.official_path = write_official(
             settings.task, run_dir, rows, read_predictions(summary.predictions_path)

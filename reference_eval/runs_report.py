@@ -14,15 +14,17 @@ import csv
 import html
 import io
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
 from cogbench.errors import UsageError
 from cogbench.reference_eval import charts
 from cogbench.reference_eval.compare import ScoredRun, load_run
+from cogbench.reference_eval.probes_report import blind_tables, circular_table, position_bias_chart
 from cogbench.reference_eval.published import REFERENCE_MODELS, PublishedResult, published_results, published_table
 from cogbench.reference_eval.report import CODIS_SHORT, interval_text
+from cogbench.reference_eval.tables import Cell, Table, render_html_table, render_markdown
 from cogbench.schemas.features import CATEGORY_LABEL, CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
 MODE_LABEL = {"spontaneous": "Mode 1 (spontaneous)", "directed": "Mode 2 (directed)", "oracle": "annotated description"}
@@ -49,33 +51,6 @@ class ReportRun:
     @property
     def metrics(self) -> dict[str, Any]:
         return self.run.scores["metrics"]
-
-
-@dataclass
-class Cell:
-    text: str
-    value: float | None = None  # what "best in column" compares
-
-
-@dataclass
-class Table:
-    title: str
-    header: list[str]
-    rows: list[list[Cell]]
-    published_rows: set[int] = field(default_factory=set)
-    reference_rows: set[int] = field(default_factory=set)
-    note: str = ""
-
-    def best(self) -> set[tuple[int, int]]:
-        """(row, column) of each column's highest value, ignoring reference rows (Human, Oracle)."""
-        marked = set()
-        for column in range(len(self.header)):
-            values = [(cells[column].value, r) for r, cells in enumerate(self.rows)
-                      if r not in self.reference_rows and cells[column].value is not None]
-            if values:
-                top = max(v for v, _ in values)
-                marked |= {(r, column) for v, r in values if v == top}
-        return marked
 
 
 def _mode_of(run: ScoredRun) -> str:
@@ -106,6 +81,8 @@ def load_report_runs(paths: Sequence[str]) -> list[ReportRun]:
     labels = [model if models.count(model) == 1 else f"{model} · {name}" for model, name in zip(models, names)]
     if len(set(labels)) < len(labels):
         labels = [f"{label} #{i + 1}" for i, label in enumerate(labels)]
+    labels = [label + (" [circular]" if run.scores.get("circular") else "") + (" [no image]" if run.scores.get("no_image") else "")
+              for run, label in zip(runs, labels)]
     return [ReportRun(run, label, _mode_of(run)) for run, label in zip(runs, labels)]
 
 
@@ -233,35 +210,6 @@ def codis_table(runs: list[ReportRun], published: list[PublishedResult]) -> list
     return [table]
 
 
-def render_markdown(table: Table) -> str:
-    best = table.best()
-    lines = [f"## {table.title}\n", "| " + " | ".join(table.header) + " |", "|" + "---|" * len(table.header)]
-    for r, cells in enumerate(table.rows):
-        texts = [f"**{c.text}**" if (r, i) in best else c.text for i, c in enumerate(cells)]
-        if r in table.published_rows:
-            texts[0] = f"_{texts[0]}_"
-        lines.append("| " + " | ".join(texts) + " |")
-    return "\n".join(lines) + ("\n\n" + table.note if table.note else "") + "\n"
-
-
-def _html_cell(text: str) -> str:
-    """The value, and its interval on a second, smaller line."""
-    value, bracket, interval = text.replace("`", "").partition(" [")
-    return html.escape(value) + (f"<span class=ci>[{html.escape(interval)}</span>" if bracket else "")
-
-
-def render_html_table(table: Table) -> str:
-    best = table.best()
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in table.header)
-    body = []
-    for r, cells in enumerate(table.rows):
-        row_class = "published" if r in table.published_rows else "run"
-        tds = "".join(f"<td{' class=best' if (r, i) in best else ''}>{_html_cell(c.text)}</td>" for i, c in enumerate(cells))
-        body.append(f"<tr class={row_class}>{tds}</tr>")
-    note = f"<p class=note>{html.escape(table.note.replace('`', ''))}</p>" if table.note else ""
-    return f"<h2>{html.escape(table.title)}</h2>\n<div class=scroll><table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>{note}\n"
-
-
 # --- charts -----------------------------------------------------------------------
 
 
@@ -331,7 +279,7 @@ def make_charts(runs: list[ReportRun], published: list[PublishedResult], out: Pa
         path = charts.paired_panels(out / "codis_categories.png", "CODIS: Acc_p and Acc_q per category", groups, panels,
                                     colours, note="Whiskers: 95% bootstrap interval over images.")
         made.append((path, "CODIS Acc_p and Acc_q per category (CODIS Table 3 layout), with 95% intervals."))
-    return made
+    return made + position_bias_chart(runs, out, colours)
 
 
 # --- files ------------------------------------------------------------------------
@@ -380,6 +328,7 @@ def write_report(paths: Sequence[str], out: Path) -> dict[str, Any]:
     published = published_results()
     out.mkdir(parents=True, exist_ok=True)
     tables = description_tables(runs, published) + vqa_table(runs, published) + codis_table(runs, published)
+    tables += circular_table(runs) + blind_tables(runs)
     figures = make_charts(runs, published, out)
     intro = (
         f"{len(runs)} run(s). Each run's cell: score [95% interval]; the interval is a percentile bootstrap that "

@@ -26,7 +26,9 @@ from cogbench.reference_eval.metrics import cognition as cognition_metrics
 from cogbench.reference_eval.metrics import intervals as metric_intervals
 from cogbench.reference_eval.metrics import recognition, vqa
 from cogbench.reference_eval.metrics.aggregate import by_category, percent
+from cogbench.reference_eval.probes import circular_vqa
 from cogbench.reference_eval.report import interval_summary, write_run
+from cogbench.reference_eval.tasks import ROTATIONS
 from cogbench.schemas.features import CHOICE_COLUMNS, CODIS_CATEGORIES, COGBENCH_CATEGORIES, ID_COLUMN
 
 SCORES_FORMAT_VERSION = 1
@@ -55,6 +57,8 @@ class ScoreOptions:
     allow_partial: bool = False
     resamples: int = metric_intervals.DEFAULT_RESAMPLES  # bootstrap resamples of the confidence intervals
     seed: int = metric_intervals.DEFAULT_SEED
+    circular: bool = False  # vqa predictions of `eval --circular`: four rotations per question
+    no_image: bool = False  # predictions of `eval --no-image` (recorded, scored as usual)
 
 
 @dataclass
@@ -108,8 +112,9 @@ def _outputs_by_id(options: ScoreOptions, rows: list[dict[str, Any]]) -> tuple[d
     if options.oracle:
         return {row[id_column]: row["description"] for row in rows}, {"predictions": "oracle"}
     predictions = read_any_predictions(options.predictions, options.task, OfficialIds.from_rows(options.task, rows))
-    if options.task == "codis":
-        expected = {(row[id_column], query) for row in rows for query in (1, 2)}
+    queries = (1, 2) if options.task == "codis" else ROTATIONS if options.circular else None
+    if queries:
+        expected = {(row[id_column], query) for row in rows for query in queries}
         given = {(p.item_id, p.query): p.output for p in predictions}
     else:
         expected = {row[id_column] for row in rows}
@@ -285,6 +290,10 @@ def score_codis(rows, outputs, options: ScoreOptions, judge: LLMJudge | None) ->
     return TaskResult(metrics, details, counts, agreement)
 
 
+def score_vqa_circular(rows, outputs, options: ScoreOptions, judge: LLMJudge | None) -> TaskResult:
+    return TaskResult(*circular_vqa(rows, outputs))
+
+
 SCORERS = {"description": score_description, "vqa": score_vqa, "codis": score_codis}
 
 
@@ -293,11 +302,13 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
     if not options.oracle and not options.predictions:
         raise UsageError("give --predictions FILE or --oracle")
     spec = _judge_spec(options)
+    if options.circular and options.task != "vqa":
+        raise UsageError("--circular applies to --task vqa")
     rows = _dataset_rows(options)
     outputs, source = _outputs_by_id(options, rows)
     judge = _llm_judge(options, spec)
     try:
-        result = SCORERS[options.task](rows, outputs, options, judge)
+        result = (score_vqa_circular if options.circular else SCORERS[options.task])(rows, outputs, options, judge)
         judge_info: dict[str, Any] = {"kind": spec.kind}
         if judge is not None:
             judge_info.update(judge.summary())
@@ -321,6 +332,8 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
         "metrics": result.metrics,
         "judge_agreement": result.judge_agreement,
         "intervals": interval_settings,
+        **({"circular": True} if options.circular else {}),
+        **({"no_image": True} if options.no_image else {}),
         "counts": {
             **result.counts,
             "dataset_items": len(rows),

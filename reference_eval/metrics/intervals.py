@@ -161,10 +161,17 @@ def units_from_details(task: str, details: Sequence[dict[str, Any]]) -> dict[str
     Each line must carry ``image_id`` (the cluster); the description task's item id is the image id.
     """
     if task == "vqa":
-        return {
+        units = {
             "accuracy": [Unit(d["image_id"], d["category"], float(d["correct"])) for d in details],
             "accuracy_official": [Unit(d["image_id"], d["category"], float(d["correct_official"])) for d in details],
         }
+        if details and "rotations" in details[0]:  # circular run (metrics.circular)
+            units["accuracy_circular"] = [Unit(d["image_id"], d["category"], float(d["correct_all"])) for d in details]
+            units["answer_changed"] = [Unit(d["image_id"], d["category"], float(d["answer_changed"])) for d in details]
+            for letter in "ABCD":
+                units[f"choice_{letter}"] = [Unit(d["image_id"], d["category"], float(x["extracted"] == letter))
+                                             for d in details for x in d["rotations"]]
+        return units
     if task == "codis":
         units: dict[str, list[Unit]] = {"acc_p": [], "acc_q": [], "context_awareness": []}
         for d in details:
