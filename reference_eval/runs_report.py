@@ -255,7 +255,8 @@ def make_charts(runs: list[ReportRun], published: list[PublishedResult], out: Pa
         task_runs = [r for r in runs if r.task == task]
         if not task_runs:
             continue
-        names = list(dict.fromkeys(name for r in task_runs for name in r.metrics))
+        # The papers' metrics; the circular ones have their own table and chart.
+        names = [n for n in dict.fromkeys(name for r in task_runs for name in r.metrics) if n in METRIC_LABEL]
         series = [charts.Series(r.label, [r.metrics[n]["overall"] if n in r.metrics else None for n in names],
                                 [(r.metrics[n].get("interval") or {}).get("overall") if n in r.metrics else None for n in names])
                   for r in task_runs]

@@ -76,6 +76,25 @@ def test_clustered_bootstrap_matches_the_exact_bootstrap_distribution(column, in
     assert np.mean(exact > high) <= 0.025 + 0.01 and np.mean(exact >= high) >= 0.025 - 0.01
 
 
+def test_same_resamples_as_a_direct_loop_and_scipy_bootstrap():
+    """With one seed, the matrix form draws exactly the resamples of a loop over draws (and of scipy's bootstrap)."""
+    from scipy import stats
+
+    rng = np.random.default_rng(11)
+    units = [Unit(f"i{c}", "x" if c % 3 else "y", float(rng.random() < 0.55), 1.0) for c in rng.integers(0, 40, 150)]
+    table = intervals.cluster_table(units, ["x", "y"])
+    n = len(table.clusters)
+    draws = np.random.default_rng(5).integers(0, n, (700, n))
+    direct = [100 * table.hits[d, -1].sum() / table.totals[d, -1].sum() for d in draws]
+    expected = np.percentile(direct, [2.5, 97.5])
+    assert intervals.bootstrap_intervals(table, 700, seed=5)["overall"] == pytest.approx(expected, abs=1e-4)
+    scipy_result = stats.bootstrap(
+        (np.arange(n),), lambda i, axis=-1: 100 * table.hits[i, -1].sum(axis) / table.totals[i, -1].sum(axis),
+        n_resamples=700, method="percentile", vectorized=True, random_state=np.random.default_rng(5),
+    )
+    assert [scipy_result.confidence_interval.low, scipy_result.confidence_interval.high] == pytest.approx(expected)
+
+
 def test_intervals_are_deterministic_for_a_seed():
     table = intervals.cluster_table(SMALL, ["x", "y"])
     first = intervals.bootstrap_intervals(table, 500, seed=7)

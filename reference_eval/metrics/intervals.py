@@ -6,8 +6,8 @@ units of one image are not independent (one image carries several questions and
 CoRs; CODIS has 353 pairs over 216 images), so the bootstrap resamples whole
 images (clusters) with replacement and recomputes the pooled ratio on each
 resample: a percentile interval of the clustered, non-parametric bootstrap.
-Drawing C clusters with replacement is the same as giving the clusters
-multinomial counts, so each resample is one matrix product.
+Each resample is the count of draws of every image, so all resamples of all
+columns (categories and overall) are one matrix product.
 
 For two runs on the same items, the paired difference is bootstrapped with the
 same image counts for both runs, and its p-value comes from a paired
@@ -76,9 +76,15 @@ def cluster_table(units: Iterable[Unit], categories: Sequence[str], clusters: Se
 
 
 def resample_weights(n_clusters: int, resamples: int, seed: int) -> np.ndarray:
-    """(resamples, n_clusters) counts: how often each image is drawn when drawing n_clusters with replacement."""
-    rng = np.random.default_rng(seed)
-    return rng.multinomial(n_clusters, np.full(n_clusters, 1.0 / n_clusters), size=resamples).astype(float)
+    """(resamples, n_clusters) counts: how often each image is drawn when drawing n_clusters with replacement.
+
+    Row b counts the draws ``default_rng(seed).integers(0, n, (resamples, n))[b]``: the same resamples as
+    drawing indices one resample at a time, or as ``scipy.stats.bootstrap`` with that generator.
+    """
+    draws = np.random.default_rng(seed).integers(0, n_clusters, (resamples, n_clusters))
+    offsets = (np.arange(resamples) * n_clusters)[:, None]
+    counts = np.bincount((draws + offsets).ravel(), minlength=resamples * n_clusters)
+    return counts.reshape(resamples, n_clusters).astype(float)
 
 
 def percentile_interval(samples: np.ndarray, level: float = LEVEL) -> list[list[float] | None]:
