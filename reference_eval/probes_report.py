@@ -37,7 +37,9 @@ def circular_table(runs: Sequence) -> list[Table]:
         ["Model", "Accuracy (plain order)", "All four rotations right", "Answer changed by rotation",
          *(f"Share of {letter}" for letter in ANSWER_LETTERS)], [],
         note="A question counts for \"all four right\" only if the answer, whose letter moves with its option, is right "
-             "under every rotation. Shares of A-D are over all 4 x N responses: 25% each means no position bias.",
+             "under every rotation. Shares of A-D are over all 4 x N responses: 25% each means no position bias. "
+             "Bold: best accuracy.",
+        best_columns={1, 2},
     )
     for run in runs:
         metrics = run.metrics

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import html
+import re
 from dataclasses import dataclass, field
+
+INTERVAL = re.compile(r"^(.*?) (\[[-+]?\d+(?:\.\d+)?, [-+]?\d+(?:\.\d+)?\])$")
 
 
 @dataclass
@@ -20,11 +23,12 @@ class Table:
     published_rows: set[int] = field(default_factory=set)
     reference_rows: set[int] = field(default_factory=set)
     note: str = ""
+    best_columns: set[int] | None = None  # columns where higher is better (None: every column)
 
     def best(self) -> set[tuple[int, int]]:
         """(row, column) of each column's highest value, ignoring reference rows (Human, Oracle)."""
         marked = set()
-        for column in range(len(self.header)):
+        for column in range(len(self.header)) if self.best_columns is None else sorted(self.best_columns):
             values = [(cells[column].value, r) for r, cells in enumerate(self.rows)
                       if r not in self.reference_rows and cells[column].value is not None]
             if values:
@@ -45,9 +49,11 @@ def render_markdown(table: Table) -> str:
 
 
 def _html_cell(text: str) -> str:
-    """The value, and its interval on a second, smaller line."""
-    value, bracket, interval = text.replace("`", "").partition(" [")
-    return html.escape(value) + (f"<span class=ci>[{html.escape(interval)}</span>" if bracket else "")
+    """The value, and its interval (a trailing "[low, high]" of numbers) on a second, smaller line."""
+    match = INTERVAL.match(text.replace("`", ""))
+    if not match:
+        return html.escape(text.replace("`", ""))
+    return html.escape(match.group(1)) + f"<span class=ci>{html.escape(match.group(2))}</span>"
 
 
 def render_html_table(table: Table) -> str:
