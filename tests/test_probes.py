@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 
 from conftest import needs_real_data
 from openai_server import Reply
@@ -126,3 +129,20 @@ def test_circular_and_blind_runs_resume_on_the_tiny_model(tiny_llava, built_rele
     assert json.loads((blind / "run.json").read_text())["no_image"] is True
     assert main([*base, "--out", str(blind), "--limit", "4"]) == 1  # with images, into the blind folder
     assert "field no_image" in capsys.readouterr().err
+
+
+@needs_real_data
+def test_circular_queries_split_over_torchrun_ranks_like_plain_ones(tiny_llava, built_release, tmp_path):
+    """Two CPU ranks under torchrun: the 4 x 3 rotated queries split between shards, merged as one process writes them."""
+    argv = ["eval", "--task", "vqa", "--model", f"hf:{tiny_llava}", "--dataset", str(built_release), "--max-new-tokens",
+            "4", "--num-workers", "0", "--circular", "--limit", "3", "--no-score"]
+    assert main([*argv, "--out", str(tmp_path / "single")]) == 0
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+               "-m", "cogbench", *argv, "--out", str(tmp_path / "parallel")]
+    finished = subprocess.run(command, capture_output=True, text=True, env=os.environ, timeout=300)
+    assert finished.returncode == 0, finished.stderr[-2000:]
+    shards = [read_predictions(tmp_path / "parallel" / "shards" / f"rank-{rank}.jsonl") for rank in (0, 1)]
+    assert [len(shard) for shard in shards] == [6, 6]
+    assert not {p.key for p in shards[0]} & {p.key for p in shards[1]}
+    single = [(p.key, p.output) for p in read_predictions(tmp_path / "single" / "predictions.jsonl")]
+    assert [(p.key, p.output) for p in read_predictions(tmp_path / "parallel" / "predictions.jsonl")] == single
