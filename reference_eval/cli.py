@@ -13,6 +13,8 @@ from cogbench.schemas.features import CONFIGS
 def register(subparsers: argparse._SubParsersAction) -> None:
     add_score_parser(subparsers)
     add_eval_parser(subparsers)
+    add_compare_parser(subparsers)
+    add_report_parser(subparsers)
 
 
 class _DefaultsFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -90,15 +92,23 @@ def add_score_parser(subparsers: argparse._SubParsersAction) -> None:
         "--allow-partial", action="store_true",
         help="score only the ids present in both predictions and dataset, and report the rest",
     )
+    parser.add_argument("--circular", action="store_true", help="VQA predictions of `eval --circular` (four rotations per question)")
+    parser.add_argument("--no-image", action="store_true", help="record that the predictions were made without images (blind baseline)")
+    parser.add_argument("--resamples", type=_positive_int, default=2000, help="bootstrap resamples of the images for the 95%% intervals")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (same seed, same intervals)")
     _add_failure_options(parser)
     parser.set_defaults(func=run_score, only_for=SCORE_ONLY_FOR)
 
 
 # Options refused where they do not apply (see cogbench.cli.refuse_inapplicable).
 DESCRIPTION_ONLY = ("task", ("description",))
-SCORE_ONLY_FOR = {"spacy_model": DESCRIPTION_ONLY, "embedder": DESCRIPTION_ONLY, "embed_batch_size": DESCRIPTION_ONLY}
+VQA_ONLY = ("task", ("vqa",))
+SCORE_ONLY_FOR = {
+    "spacy_model": DESCRIPTION_ONLY, "embedder": DESCRIPTION_ONLY, "embed_batch_size": DESCRIPTION_ONLY,
+    "circular": VQA_ONLY,
+}
 EVAL_ONLY_FOR = {
-    "mode": DESCRIPTION_ONLY, "spacy_model": DESCRIPTION_ONLY, "embedder": DESCRIPTION_ONLY,
+    "mode": DESCRIPTION_ONLY, "spacy_model": DESCRIPTION_ONLY, "embedder": DESCRIPTION_ONLY, "circular": VQA_ONLY,
     **dict.fromkeys(("batch_size", "device", "num_workers", "trust_remote_code"), ("model", ("hf",))),
     **dict.fromkeys(("base_url", "concurrency", "max_attempts", "request_timeout"), ("model", ("openai",))),
 }
@@ -155,6 +165,12 @@ def add_eval_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--max-attempts", type=_positive_int, default=6, help="tries per API request (openai)")
     parser.add_argument("--request-timeout", type=float, default=120.0, help="seconds per API request (openai)")
+    parser.add_argument(
+        "--circular", action="store_true",
+        help="VQA: ask each question four times with the options rotated; adds all-four-right accuracy, "
+        "position bias and answer changes (resumable like plain runs)",
+    )
+    parser.add_argument("--no-image", action="store_true", help="blind baseline: send the same prompts without the image")
     scoring = parser.add_argument_group("scoring (passed to `cogbench score`)")
     scoring.add_argument("--no-score", action="store_true", help="only generate and export")
     scoring.add_argument("--judge", help="as in `cogbench score --judge` (default: rule for codis, none otherwise)")
@@ -185,12 +201,15 @@ def run_eval_command(args: argparse.Namespace) -> int:
     parse_model_spec(args.model)  # a bad spec is a usage error before anything else
     args.mode = args.mode or "spontaneous"
     out = Path(args.out) if args.out else default_run_dir(args.task, args.model, args.mode)
+    if not args.out:  # probes get their own default folder beside the plain run's
+        out = out.with_name(out.name + ("-circular" if args.circular else "") + ("-no-image" if args.no_image else ""))
     settings = EvalSettings(
         task=args.task, model=args.model, dataset=args.dataset, out=out, revision=args.revision,
         mode=args.mode, limit=args.limit, batch_size=args.batch_size, max_new_tokens=args.max_new_tokens,
         device=args.device, num_workers=args.num_workers, trust_remote_code=args.trust_remote_code,
         base_url=args.base_url, concurrency=args.concurrency, max_attempts=args.max_attempts,
         timeout_seconds=args.request_timeout, allow_failures=args.allow_failures,
+        circular=args.circular, no_image=args.no_image,
     )
     summary = run_eval(settings)
     if distributed_rank()[0] != 0:
@@ -212,6 +231,7 @@ def score_run_folder(args: argparse.Namespace, predictions_path, out) -> int:
     """The one place where `eval` hands over to the scoring code (``scoring.run_scoring``)."""
     from pathlib import Path
 
+    from cogbench.reference_eval.report import interval_summary
     from cogbench.reference_eval.scoring import ScoreOptions, run_scoring
     from cogbench.reference_eval.summary import render_summary
 
@@ -223,10 +243,78 @@ def score_run_folder(args: argparse.Namespace, predictions_path, out) -> int:
         # With --limit only the first rows were run: score those, report the rest as missing
         # (so too, with --allow-failures, the queries that failed).
         allow_partial=args.limit is not None or args.allow_failures,
+        circular=args.circular, no_image=args.no_image,
     )
     for name in ("spacy_model", "embedder"):
         if getattr(args, name) is not None:
             setattr(options, name, getattr(args, name))
     scores = run_scoring(options)
     print(render_summary(scores, Path(out)))
+    print(f"intervals: {interval_summary(scores)}")
+    return 0
+
+
+# --- compare: two runs, paired ------------------------------------------------
+
+
+def add_compare_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "compare",
+        help="paired difference of two scored runs per metric, with 95%% interval and p-value",
+        description=(
+            "Compare two runs of the same task, dataset revision and prompt template (folders written by "
+            "`cogbench score` or `eval`). Each metric's difference A - B gets a bootstrap interval that "
+            "resamples the same images for both runs, and a p-value from a paired permutation test over images."
+        ),
+    )
+    parser.add_argument("run_a", metavar="RUN_A", help="score folder (with scores.json and details.jsonl) or eval run folder")
+    parser.add_argument("run_b", metavar="RUN_B")
+    parser.add_argument("--resamples", type=_positive_int, default=2000, help="bootstrap resamples of the images")
+    parser.add_argument("--permutations", type=_positive_int, default=9999, help="random swaps of the permutation test")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--alpha", type=float, default=0.05, help="significance level marked with * (default 0.05)")
+    parser.add_argument("--json", dest="json_out", help="also write the comparison to this JSON file")
+    parser.set_defaults(func=run_compare)
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    import json
+    from pathlib import Path
+
+    from cogbench.reference_eval.compare import compare_runs, load_run, render_comparison
+
+    result = compare_runs(load_run(args.run_a), load_run(args.run_b), args.resamples, args.seed, args.permutations)
+    print(render_comparison(result, args.alpha), end="")
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+# --- report: many runs beside the papers ----------------------------------------
+
+
+def add_report_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "report",
+        help="one report over many scored runs: tables like the papers' with intervals, published results, charts",
+        description=(
+            "Write report.md, a self-contained report.html, leaderboard.csv and PNG charts for any number of "
+            "runs (folders written by `cogbench score` or `eval`, any mix of tasks and models), with the "
+            "papers' published results beside them."
+        ),
+    )
+    parser.add_argument("runs", nargs="+", metavar="RUN_DIR", help="score folder or eval run folder")
+    parser.add_argument("--out", required=True, help="folder for report.md, report.html, leaderboard.csv and *.png")
+    parser.set_defaults(func=run_report)
+
+
+def run_report(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from cogbench.reference_eval.runs_report import write_report
+
+    written = write_report(args.runs, Path(args.out))
+    print(f"{written['runs']} run(s): {', '.join(written['tables'])}")
+    for path in written["files"] + written["charts"]:
+        print(f"wrote {path}")
     return 0

@@ -125,4 +125,41 @@ def render_report(scores: dict[str, Any]) -> str:
     missing, unknown = counts["missing_predictions"], counts["unknown_predictions"]
     if missing or unknown:
         parts.append(f"\n**Partial run**: {len(missing)} item(s) without prediction, {len(unknown)} unknown prediction(s) ignored.\n")
+    if scores.get("intervals"):
+        parts.append(render_intervals(scores))
     return "\n".join(parts)
+
+
+def interval_text(value: float | None, interval: list[float] | None) -> str:
+    """"52.3 [48.1, 56.0]": a value with its confidence interval, "-" when there is no value."""
+    if value is None:
+        return "-"
+    return f"{value:.1f}" + (f" [{interval[0]:.1f}, {interval[1]:.1f}]" if interval else "")
+
+
+def render_intervals(scores: dict[str, Any]) -> str:
+    """The section listing every metric with its 95% interval, overall and per category."""
+    settings = scores["intervals"]
+    categories = CODIS_CATEGORIES if scores["task"] == "codis" else COGBENCH_CATEGORIES
+    header = ["Metric", "Overall", *(CODIS_SHORT.get(c, CATEGORY_LABEL.get(c, c)) for c in categories)]
+    rows = []
+    for name, metric in scores["metrics"].items():
+        interval = metric.get("interval") or {"overall": None, "per_category": {}}
+        rows.append([name, interval_text(metric["overall"], interval["overall"]), *(
+            interval_text(metric["per_category"].get(c), interval["per_category"].get(c)) if c in metric["per_category"] else ""
+            for c in categories
+        )])
+    return (
+        f"\n## {100 * settings['level']:.0f}% confidence intervals\n\n"
+        f"{settings['method']}: {settings['resamples']} resamples of the {settings['clusters']} images, seed {settings['seed']}. "
+        "An image's questions, CoRs or CODIS pairs move together.\n\n" + _table(header, rows)
+    )
+
+
+def interval_summary(scores: dict[str, Any]) -> str:
+    """One line for the terminal: each metric's overall value with its interval."""
+    return "; ".join(
+        f"{name} {interval_text(metric['overall'], (metric.get('interval') or {}).get('overall'))}"
+        for name, metric in scores["metrics"].items()
+    ) + (f" ({100 * scores['intervals']['level']:.0f}% CI, {scores['intervals']['resamples']} image resamples)"
+         if scores.get("intervals") else "")

@@ -64,6 +64,8 @@ class EvalSettings:
     max_attempts: int = 6
     timeout_seconds: float = 120.0
     allow_failures: bool = False  # merge, export and score what succeeded (labelled partial) instead of exit 3
+    circular: bool = False  # vqa: every question under four rotations of its options
+    no_image: bool = False  # blind baseline: the same prompts without the image
 
 
 @dataclass
@@ -146,7 +148,8 @@ def check_run_record(run_dir: Path, record: dict[str, Any]) -> None:
             existing = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as error:
             raise CogbenchError(f"{path}: not valid JSON ({error.msg}); remove it or use another --out") from None
-        for name, value in record.items():
+        for name in dict.fromkeys([*record, *existing]):
+            value = record.get(name)
             if existing.get(name) != value:
                 raise CogbenchError(
                     f"{locate(str(path), None, name)}: this run has {value!r} but the folder holds a run with "
@@ -228,13 +231,15 @@ def run_eval(settings: EvalSettings) -> RunSummary:
     run_dir = Path(settings.out)
     if run_dir.exists() and not run_dir.is_dir():
         raise UsageError(f"--out {run_dir}: is a file, not a run folder")
+    if settings.circular and settings.task != "vqa":
+        raise UsageError("--circular rotates the four options of VQA questions; it applies to --task vqa")
     rank, world = distributed_rank()
     _join_process_group(world)
 
     dataset = load_config(settings.dataset, settings.task, settings.revision)
     if settings.limit is not None:
         dataset = dataset.select(range(min(settings.limit, len(dataset))))
-    template, queries = build_queries(settings.task, dataset, settings.mode)
+    template, queries = build_queries(settings.task, dataset, settings.mode, settings.circular, not settings.no_image)
     if backend == "hf" and not {q.key for q in rank_queries(queries, rank, world)} <= done_keys(run_dir):
         check_hf_model(name)  # only when there is something to generate: a finished run re-merges without it
     new_folders = [folder for folder in (run_dir, *run_dir.parents) if not folder.exists()]
@@ -262,6 +267,7 @@ def run_eval(settings: EvalSettings) -> RunSummary:
         )
     if rank == 0:
         summary.predictions_path = merge_shards(run_dir, queries, allow_missing=settings.allow_failures)
+    if rank == 0 and not settings.circular:  # the official formats hold one answer per question
         rows = dataset.select_columns([c for c in dataset.column_names if c != "image"])
         summary.official_path = write_official(
             settings.task, run_dir, rows, read_predictions(summary.predictions_path)
@@ -293,6 +299,9 @@ def _generate(settings, backend, name, dataset, template, queries, summary: RunS
             "generation": generation,
             "dataset": str(settings.dataset),
             "dataset_revision": dataset_revision(settings.dataset, settings.revision),
+            # Only when set, so that run.json of plain runs stays as it was.
+            **({"circular": True} if settings.circular else {}),
+            **({"no_image": True} if settings.no_image else {}),
         },
     )
     summary.resumed = sum(1 for q in queries if q.key in all_done)

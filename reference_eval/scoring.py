@@ -25,11 +25,14 @@ from cogbench.reference_eval.judges import cognition as cognition_judge
 from cogbench.reference_eval.judges.llm import JudgeSpec, LLMJudge
 from cogbench.reference_eval.metrics import codis as codis_metrics
 from cogbench.reference_eval.metrics import cognition as cognition_metrics
+from cogbench.reference_eval.metrics import intervals as metric_intervals
 from cogbench.reference_eval.metrics import recognition, vqa
 from cogbench.reference_eval.metrics.aggregate import by_category, percent
 from cogbench.reference_eval import provenance
-from cogbench.reference_eval.report import write_run
+from cogbench.reference_eval.probes import circular_vqa
+from cogbench.reference_eval.report import interval_summary, write_run
 from cogbench.reference_eval.summary import render_summary
+from cogbench.reference_eval.tasks import ROTATIONS
 from cogbench.schemas.features import CHOICE_COLUMNS, CODIS_CATEGORIES, COGBENCH_CATEGORIES, ID_COLUMN
 
 SCORES_FORMAT_VERSION = 1
@@ -58,6 +61,10 @@ class ScoreOptions:
     out: str = "runs/score"
     allow_partial: bool = False
     allow_failures: bool = False
+    resamples: int = metric_intervals.DEFAULT_RESAMPLES  # bootstrap resamples of the confidence intervals
+    seed: int = metric_intervals.DEFAULT_SEED
+    circular: bool = False  # vqa predictions of `eval --circular`: four rotations per question
+    no_image: bool = False  # predictions of `eval --no-image` (recorded, scored as usual)
 
 
 @dataclass
@@ -78,6 +85,7 @@ def score_from_args(args: argparse.Namespace) -> int:
     options = ScoreOptions(**{k: v for k, v in vars(args).items() if k in names})
     scores = run_scoring(options)
     print(render_summary(scores, Path(options.out)))
+    print(interval_summary(scores))
     return 0
 
 
@@ -112,8 +120,9 @@ def _outputs_by_id(options: ScoreOptions, rows: list[dict[str, Any]]) -> tuple[d
     if options.oracle:
         return {row[id_column]: row["description"] for row in rows}, {"predictions": "oracle"}
     predictions = read_any_predictions(options.predictions, options.task, OfficialIds.from_rows(options.task, rows))
-    if options.task == "codis":
-        expected = {(row[id_column], query) for row in rows for query in (1, 2)}
+    queries = (1, 2) if options.task == "codis" else ROTATIONS if options.circular else None
+    if queries:
+        expected = {(row[id_column], query) for row in rows for query in queries}
         given = {(p.item_id, p.query): p.output for p in predictions}
     else:
         expected = {row[id_column] for row in rows}
@@ -264,7 +273,7 @@ def score_vqa(rows, outputs, options: ScoreOptions, judge: LLMJudge | None) -> T
         robust = vqa.extract_robust(response, [row[c] for c in CHOICE_COLUMNS])
         official_rows.append((row["category"], official == row["answer"]))
         robust_rows.append((row["category"], robust == row["answer"]))
-        details.append({"item_id": row["question_id"], "category": row["category"], "answer": row["answer"],
+        details.append({"item_id": row["question_id"], "image_id": row["image_id"], "category": row["category"], "answer": row["answer"],
                         "response": response, "extracted": robust, "extracted_official": official,
                         "correct": robust == row["answer"], "correct_official": official == row["answer"]})
     metrics = {
@@ -308,7 +317,7 @@ def score_codis(all_rows, outputs, options: ScoreOptions, judge: LLMJudge | None
                           "metrics": {name: other_metrics[name]["overall"] for name in ("acc_p", "acc_q")}}
     metrics = _codis_metrics(rows, verdicts, outputs)
     details = [{
-        "item_id": row["id"], "category": row["category"],
+        "item_id": row["id"], "image_id": row["image_id"], "category": row["category"],
         "outputs_differ": codis_metrics.outputs_differ(outputs[(row["id"], 1)], outputs[(row["id"], 2)]),
         "queries": [
             {"query": q, "answer": row[f"answer_{q}"], "output": outputs[(row["id"], q)],
@@ -346,6 +355,10 @@ def _codis_metrics(rows, verdicts, outputs) -> dict[str, dict[str, Any]]:
     }
 
 
+def score_vqa_circular(rows, outputs, options: ScoreOptions, judge: LLMJudge | None) -> TaskResult:
+    return TaskResult(*circular_vqa(rows, outputs))
+
+
 SCORERS = {"description": score_description, "vqa": score_vqa, "codis": score_codis}
 
 
@@ -354,11 +367,13 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
     if not options.oracle and not options.predictions:
         raise UsageError("give --predictions FILE or --oracle")
     spec = _judge_spec(options)
+    if options.circular and options.task != "vqa":
+        raise UsageError("--circular applies to --task vqa")
     rows = _dataset_rows(options)
     outputs, source = _outputs_by_id(options, rows)
     judge = _llm_judge(options, spec)
     try:
-        result = SCORERS[options.task](rows, outputs, options, judge)
+        result = (score_vqa_circular if options.circular else SCORERS[options.task])(rows, outputs, options, judge)
         judge_info: dict[str, Any] = {"kind": spec.kind}
         if judge is not None:
             judge_info.update(judge.summary())
@@ -368,6 +383,12 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
     finally:
         if judge is not None:
             judge.close()
+    categories = CODIS_CATEGORIES if options.task == "codis" else COGBENCH_CATEGORIES
+    intervals, interval_settings = metric_intervals.score_intervals(
+        options.task, result.details, categories, options.resamples, options.seed
+    )
+    for name, interval in intervals.items():
+        result.metrics[name]["interval"] = interval
     scores = {
         "format_version": SCORES_FORMAT_VERSION,
         "task": options.task,
@@ -378,6 +399,9 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
         "judge": judge_info,
         "metrics": result.metrics,
         "judge_agreement": result.judge_agreement,
+        "intervals": interval_settings,
+        **({"circular": True} if options.circular else {}),
+        **({"no_image": True} if options.no_image else {}),
         "counts": {
             **result.counts,
             "dataset_items": len(rows),

@@ -12,9 +12,16 @@ import io
 from dataclasses import dataclass
 
 from cogbench.reference_eval.prompts import PromptTemplate, template_for
-from cogbench.schemas.features import ID_COLUMN
+from cogbench.schemas.features import CHOICE_COLUMNS, ID_COLUMN
 
 DESCRIPTION_MODES = ("spontaneous", "directed")
+ROTATIONS = (0, 1, 2, 3)  # circular VQA (eval --circular); scored by ``metrics.circular``
+
+
+def rotate(choices, answer: int, rotation: int) -> tuple[list, int]:
+    """Rotation r puts original option (i + r) mod n at position i; returns the options and the right one's new position."""
+    n = len(choices)
+    return [choices[(i + rotation) % n] for i in range(n)], (answer - rotation) % n
 
 
 @dataclass(frozen=True)
@@ -22,9 +29,10 @@ class Query:
     """One request to a model: a prompt about one image."""
 
     item_id: str
-    query: int | None  # 1 or 2 for the two contexts of a CODIS pair, else None
+    query: int | None  # 1 or 2 for the two contexts of a CODIS pair, 0-3 for a circular VQA rotation, else None
     row: int  # index of the dataset row that holds the image
     prompt: str
+    with_image: bool = True  # False for the blind baseline (eval --no-image)
 
     @property
     def key(self) -> tuple[str, int | None]:
@@ -41,8 +49,14 @@ class Answer:
     generated_tokens: int | None  # None when the backend cannot tell
 
 
-def build_queries(task: str, dataset, mode: str = "spontaneous") -> tuple[PromptTemplate, list[Query]]:
-    """All queries of a config in dataset order, and the template they use."""
+def build_queries(
+    task: str, dataset, mode: str = "spontaneous", circular: bool = False, with_image: bool = True
+) -> tuple[PromptTemplate, list[Query]]:
+    """All queries of a config in dataset order, and the template they use.
+
+    ``circular`` (VQA): each question four times, options rotated (``metrics.circular``), query = rotation.
+    ``with_image=False``: the same prompts, sent without the image (blind baseline).
+    """
     template = template_for(task, mode)
     text_columns = [name for name in dataset.column_names if name != "image"]
     rows = dataset.select_columns(text_columns)
@@ -51,14 +65,17 @@ def build_queries(task: str, dataset, mode: str = "spontaneous") -> tuple[Prompt
     for index, row in enumerate(rows):
         item_id = str(row[id_column])
         if task == "description":
-            queries.append(Query(item_id, None, index, template.render()))
+            queries.append(Query(item_id, None, index, template.render(), with_image))
         elif task == "vqa":
-            fields = {name: row[name] for name in ("question", "choice_a", "choice_b", "choice_c", "choice_d")}
-            queries.append(Query(item_id, None, index, template.render(**fields)))
+            choices = [row[name] for name in CHOICE_COLUMNS]
+            for rotation in ROTATIONS if circular else (None,):
+                shown = rotate(choices, 0, rotation)[0] if rotation is not None else choices
+                prompt = template.render(question=row["question"], **dict(zip(CHOICE_COLUMNS, shown)))
+                queries.append(Query(item_id, rotation, index, prompt, with_image))
         else:  # codis: one query per context
             for number in (1, 2):
                 prompt = template.render(context=row[f"context_{number}"], question=row["question"])
-                queries.append(Query(item_id, number, index, prompt))
+                queries.append(Query(item_id, number, index, prompt, with_image))
     return template, queries
 
 

@@ -82,9 +82,10 @@ def load_model(settings: HFSettings) -> LoadedModel:
     return LoadedModel(processor, model, device, dtype)
 
 
-def chat_prompt(processor, prompt: str) -> str:
-    """One user turn (the image, then the prompt) through the model's chat template."""
-    messages = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": prompt}]}]
+def chat_prompt(processor, prompt: str, with_image: bool = True) -> str:
+    """One user turn (the image, then the prompt) through the model's chat template; no image for a blind query."""
+    content = [{"type": "image"}] if with_image else []
+    messages = [{"role": "user", "content": [*content, {"type": "text", "text": prompt}]}]
     return processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
 
 
@@ -104,9 +105,11 @@ def length_sorted_batches(queries: list[Query], images, processor, batch_size: i
     tokenizer = processor.tokenizer
     lengths = {}
     for query in queries:
-        width, height = image_size(images[query.row]["image"])
-        text_tokens = len(tokenizer(chat_prompt(processor, query.prompt), add_special_tokens=False)["input_ids"])
-        lengths[query.key] = text_tokens + _image_tokens(processor, width, height)
+        text_tokens = len(tokenizer(chat_prompt(processor, query.prompt, query.with_image), add_special_tokens=False)["input_ids"])
+        lengths[query.key] = text_tokens
+        if query.with_image:
+            width, height = image_size(images[query.row]["image"])
+            lengths[query.key] += _image_tokens(processor, width, height)
     ordered = sorted(queries, key=lambda q: -lengths[q.key])
     return [ordered[start : start + batch_size] for start in range(0, len(ordered), batch_size)]
 
@@ -124,9 +127,9 @@ class PreparedBatches(torch.utils.data.Dataset):
 
     def __getitem__(self, index: int):
         batch = self.batches[index]
-        pictures = [open_image(self.images[query.row]["image"]) for query in batch]
-        texts = [chat_prompt(self.processor, query.prompt) for query in batch]
-        inputs = self.processor(text=texts, images=pictures, return_tensors="pt", padding=True)
+        pictures = [open_image(self.images[query.row]["image"]) for query in batch if query.with_image]
+        texts = [chat_prompt(self.processor, query.prompt, query.with_image) for query in batch]
+        inputs = self.processor(text=texts, images=pictures or None, return_tensors="pt", padding=True)
         return index, inputs
 
 

@@ -36,9 +36,12 @@ def _image_bytes_and_type(value: dict) -> tuple[bytes, str]:
 
 
 def conversation(query: Query, images) -> list[dict[str, Any]]:
-    """One user turn: the image, then the prompt (the same order as the hf backend)."""
-    data, mime_type = _image_bytes_and_type(images[query.row]["image"])
-    return [{"role": "user", "content": [image_part(data, mime_type), {"type": "text", "text": query.prompt}]}]
+    """One user turn: the image, then the prompt (the same order as the hf backend); no image for a blind query."""
+    content = []
+    if query.with_image:
+        data, mime_type = _image_bytes_and_type(images[query.row]["image"])
+        content.append(image_part(data, mime_type))
+    return [{"role": "user", "content": [*content, {"type": "text", "text": query.prompt}]}]
 
 
 def answer_queries(settings: ChatSettings, queries: list[Query], images, failures: list[str]) -> Iterator[list[Answer]]:

@@ -1,0 +1,92 @@
+"""Bias probes: circular VQA scoring (``eval --circular``) and the blind baseline's shared hits (``--no-image``).
+
+Circular: each question's four rotated answers (``tasks.rotate``) are read with
+the VQA extractors against the options as shown, then pooled by
+``metrics.circular``'s definitions. Blind: a run made without images that still
+answers a question right shows the question can be answered from its text
+alone; questions that several blind runs get right are listed for maintainers
+(the CogBench authors filtered such questions out).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Sequence
+
+from cogbench.reference_eval.metrics import circular, vqa
+from cogbench.reference_eval.metrics.aggregate import by_category
+from cogbench.reference_eval.tasks import ROTATIONS, rotate
+from cogbench.schemas.features import ANSWER_LETTERS, CHOICE_COLUMNS, COGBENCH_CATEGORIES
+
+CHOICE_METRICS = tuple(f"choice_{letter}" for letter in ANSWER_LETTERS)
+
+
+def circular_vqa(rows: Sequence[dict[str, Any]], outputs: dict[tuple[str, int], str]):
+    """(metrics, details, counts) of a circular VQA run; rows whose four answers are not all there are skipped."""
+    details = []
+    for row in rows:
+        question = row["question_id"]
+        if not all((question, r) in outputs for r in ROTATIONS):
+            continue
+        choices = [row[c] for c in CHOICE_COLUMNS]
+        rotations = []
+        for r in ROTATIONS:
+            shown, answer = rotate(choices, ANSWER_LETTERS.index(row["answer"]), r)
+            response = outputs[(question, r)]
+            robust, official = vqa.extract_robust(response, shown), vqa.extract_official(response)
+            right = ANSWER_LETTERS[answer]
+            rotations.append({"rotation": r, "answer": right, "response": response, "extracted": robust,
+                              "extracted_official": official, "correct": robust == right, "correct_official": official == right})
+        details.append({
+            "item_id": question, "image_id": row["image_id"], "category": row["category"], "answer": row["answer"],
+            # Rotation 0 is the plain question: the paper's accuracy, comparable with a plain run.
+            "correct": rotations[0]["correct"], "correct_official": rotations[0]["correct_official"],
+            "correct_all": all(x["correct"] for x in rotations),
+            "answer_changed": circular.answer_changed({x["rotation"]: x["extracted"] for x in rotations}),
+            "rotations": rotations,
+        })
+    responses = [(d["category"], x["extracted"]) for d in details for x in d["rotations"]]
+    metrics = {
+        "accuracy": by_category([(d["category"], float(d["correct"])) for d in details], COGBENCH_CATEGORIES),
+        "accuracy_official": by_category([(d["category"], float(d["correct_official"])) for d in details], COGBENCH_CATEGORIES),
+        "accuracy_circular": by_category([(d["category"], float(d["correct_all"])) for d in details], COGBENCH_CATEGORIES),
+        "answer_changed": by_category([(d["category"], float(d["answer_changed"])) for d in details], COGBENCH_CATEGORIES),
+        **{
+            f"choice_{letter}": by_category([(c, float(x == letter)) for c, x in responses], COGBENCH_CATEGORIES)
+            for letter in ANSWER_LETTERS
+        },
+    }
+    counts = {
+        "items": len(details),
+        "queries": len(responses),
+        "unparseable": sum(x is None for _, x in responses),
+        "unparseable_official": sum(x["extracted_official"] is None for d in details for x in d["rotations"]),
+    }
+    return metrics, details, counts
+
+
+def blind_hits(details_per_run: dict[str, Iterable[dict[str, Any]]], at_least: int = 2) -> list[dict[str, Any]]:
+    """Items answered right by ``at_least`` of the blind runs given (run label -> details lines)."""
+    right: dict[str, list[str]] = {}
+    info: dict[str, dict[str, Any]] = {}
+    for label, details in details_per_run.items():
+        for detail in details:
+            if _answered_right(detail):
+                right.setdefault(detail["item_id"], []).append(label)
+                info[detail["item_id"]] = detail
+    rows = [{"item_id": item, "category": info[item].get("category", ""), "runs": labels}
+            for item, labels in right.items() if len(labels) >= at_least]
+    return sorted(rows, key=lambda row: (-len(row["runs"]), str(row["item_id"])))
+
+
+def _answered_right(detail: dict[str, Any]) -> bool:
+    """VQA: the robust extractor's answer; CODIS: both queries of the pair (Acc_p)."""
+    if "queries" in detail:
+        return all(q["right"] for q in detail["queries"])
+    return bool(detail.get("correct"))
+
+
+def choice_shares(metrics: dict[str, Any]) -> dict[str, Any] | None:
+    """Each letter's overall share and interval, when the run is circular."""
+    if not all(name in metrics for name in CHOICE_METRICS):
+        return None
+    return {name[-1]: metrics[name] for name in CHOICE_METRICS}

@@ -1,0 +1,109 @@
+"""The bias-probe sections of ``cogbench report``: circular VQA, the blind baseline and its shared hits."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Sequence
+
+from cogbench.reference_eval import charts
+from cogbench.reference_eval.probes import CHOICE_METRICS, blind_hits
+from cogbench.reference_eval.report import CODIS_SHORT, interval_text
+from cogbench.reference_eval.tables import Cell, Table
+from cogbench.schemas.features import ANSWER_LETTERS, CATEGORY_LABEL, CODIS_CATEGORIES, COGBENCH_CATEGORIES
+
+MAIN_METRIC = {"vqa": "accuracy", "codis": "acc_p", "description": "recognition_micro"}
+
+
+def is_circular(run) -> bool:
+    return bool(run.run.scores.get("circular"))
+
+
+def is_blind(run) -> bool:
+    return bool(run.run.scores.get("no_image"))
+
+
+def _cell(metric: dict[str, Any] | None) -> Cell:
+    if metric is None:
+        return Cell("-")
+    return Cell(interval_text(metric["overall"], (metric.get("interval") or {}).get("overall")), metric["overall"])
+
+
+def circular_table(runs: Sequence) -> list[Table]:
+    runs = [r for r in runs if is_circular(r)]
+    if not runs:
+        return []
+    table = Table(
+        "Circular evaluation, VQA (options rotated four times)",
+        ["Model", "Accuracy (plain order)", "All four rotations right", "Answer changed by rotation",
+         *(f"Share of {letter}" for letter in ANSWER_LETTERS)], [],
+        note="A question counts for \"all four right\" only if the answer, whose letter moves with its option, is right "
+             "under every rotation. Shares of A-D are over all 4 x N responses: 25% each means no position bias. "
+             "Bold: best accuracy.",
+        best_columns={1, 2},
+    )
+    for run in runs:
+        metrics = run.metrics
+        table.rows.append([Cell(run.label), _cell(metrics.get("accuracy")), _cell(metrics.get("accuracy_circular")),
+                           _cell(metrics.get("answer_changed")), *(_cell(metrics.get(name)) for name in CHOICE_METRICS)])
+    return [table]
+
+
+def _sighted_twin(blind, runs: Sequence):
+    """A run of the same model and task made with images, if the report has one."""
+    for run in runs:
+        if run.task == blind.task and not is_blind(run) and run.run.scores["model"] == blind.run.scores["model"]:
+            return run
+    return None
+
+
+def blind_tables(runs: Sequence) -> list[Table]:
+    blind = [r for r in runs if is_blind(r)]
+    if not blind:
+        return []
+    tables = []
+    for task in ("vqa", "codis", "description"):
+        task_runs = [r for r in blind if r.task == task]
+        if not task_runs:
+            continue
+        metric = MAIN_METRIC[task]
+        categories = CODIS_CATEGORIES if task == "codis" else COGBENCH_CATEGORIES if task == "vqa" else []
+        labels = [CODIS_SHORT.get(c) or CATEGORY_LABEL.get(c, c) for c in categories]
+        table = Table(f"Blind baseline, {task}: {metric} without the image", ["Model", *labels, "Overall"], [],
+                      note="Each cell: the blind score, then the same model's score with images and the share of it "
+                           "that survives without looking (when the report has that run).")
+        for run in task_runs:
+            twin = _sighted_twin(run, runs)
+            cells = [Cell(run.label)]
+            for category in [*categories, None]:
+                blind_value = run.metrics[metric]["overall"] if category is None else run.metrics[metric]["per_category"].get(category)
+                seen = None
+                if twin is not None:
+                    seen = twin.metrics[metric]["overall"] if category is None else twin.metrics[metric]["per_category"].get(category)
+                text = "-" if blind_value is None else f"{blind_value:.1f}"
+                if blind_value is not None and seen:
+                    text += f" of {seen:.1f} ({100 * blind_value / seen:.0f}%)"
+                cells.append(Cell(text))
+            table.rows.append(cells)
+        tables.append(table)
+        hits = blind_hits({r.label: r.run.details for r in task_runs}, at_least=2)
+        hit_table = Table(
+            f"Questions answered right without the image by several runs ({task})", ["Item", "Category", "Blind runs right"],
+            [[Cell(str(h["item_id"])), Cell(str(h["category"])), Cell(", ".join(h["runs"]))] for h in hits],
+            note=(f"{len(hits)} item(s) right in at least 2 of the {len(task_runs)} blind runs: candidates for filtering, as the "
+                  "CogBench authors filtered questions answerable without the image." if len(task_runs) >= 2 else
+                  "Only one blind run of this task: give two or more to list the items they agree on."),
+        )
+        tables.append(hit_table)
+    return tables
+
+
+def position_bias_chart(runs: Sequence, out: Path, colours: dict) -> list[tuple[Path, str]]:
+    runs = [r for r in runs if is_circular(r)]
+    if not runs:
+        return []
+    series = [charts.Series(r.label, [r.metrics[n]["overall"] for n in CHOICE_METRICS],
+                            [(r.metrics[n].get("interval") or {}).get("overall") for n in CHOICE_METRICS]) for r in runs]
+    path = charts.grouped_bars(out / "position_bias.png", "Circular VQA: share of each answer letter", list(ANSWER_LETTERS),
+                               series, colours, ylabel="share of responses (%)", reference=25.0,
+                               note="Dashed line: 25%, a model without position bias. Whiskers: 95% interval over images.")
+    return [(path, "Position bias under circular evaluation: each letter's share of the model's choices.")]

@@ -1,0 +1,366 @@
+"""``cogbench report RUN_DIR... --out DIR``: many runs side by side, beside the papers' published results.
+
+Writes report.md, report.html (self-contained: charts inlined), leaderboard.csv
+and the PNG charts. Tables follow the papers' layouts (CogBench Tables 2, 3, 5;
+CODIS Table 3); each run's cell carries its 95% interval, published cells are
+marked as such, and the best value of each column (references such as Human and
+Oracle aside) is bold.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import html
+import io
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from cogbench.errors import UsageError
+from cogbench.reference_eval import charts
+from cogbench.reference_eval.compare import ScoredRun, load_run
+from cogbench.reference_eval.probes_report import blind_tables, circular_table, position_bias_chart
+from cogbench.reference_eval.published import REFERENCE_MODELS, PublishedResult, published_results, published_table
+from cogbench.reference_eval.report import CODIS_SHORT, interval_text
+from cogbench.reference_eval.tables import Cell, Table, render_html_table, render_markdown
+from cogbench.schemas.features import CATEGORY_LABEL, CODIS_CATEGORIES, COGBENCH_CATEGORIES
+
+MODE_LABEL = {"spontaneous": "Mode 1 (spontaneous)", "directed": "Mode 2 (directed)", "oracle": "annotated description"}
+METRIC_LABEL = {
+    "recognition_micro": "Recognition Score", "recognition_macro": "Recognition (macro, extra)",
+    "cognition": "Cognition Score", "accuracy": "Accuracy (robust extractor)",
+    "accuracy_official": "Accuracy (first character)", "acc_p": "Acc_p", "acc_q": "Acc_q",
+    "context_awareness": "Context awareness",
+}
+TASK_TITLE = {"description": "CogBench Description", "vqa": "CogBench VQA", "codis": "CODIS"}
+PUBLISHED_RADAR_MODELS = 3  # the best published models drawn beside the runs, plus Human/Oracle
+
+
+@dataclass
+class ReportRun:
+    run: ScoredRun
+    label: str
+    mode: str  # description mode from run.json ("" elsewhere, "spontaneous" when not recorded)
+
+    @property
+    def task(self) -> str:
+        return self.run.scores["task"]
+
+    @property
+    def metrics(self) -> dict[str, Any]:
+        return self.run.scores["metrics"]
+
+
+def _mode_of(run: ScoredRun) -> str:
+    if run.scores["task"] != "description":
+        return ""
+    if run.scores["predictions"] == "oracle":
+        return "oracle"
+    for candidate in (run.folder / "run.json", run.folder.parent / "run.json"):
+        if candidate.is_file():
+            return json.loads(candidate.read_text(encoding="utf-8")).get("mode") or "spontaneous"
+    return "spontaneous"
+
+
+def _short_model(model: str) -> str:
+    """hf:/long/path/model -> hf:model (the full name stays in the Runs list and leaderboard.csv)."""
+    backend, separator, name = model.partition(":")
+    if separator and backend in ("hf", "openai") and "/" in name:
+        return f"{backend}:{name.rstrip('/').rsplit('/', 1)[-1]}"
+    return model
+
+
+def load_report_runs(paths: Sequence[str]) -> list[ReportRun]:
+    runs = [load_run(path) for path in paths]
+    if not runs:
+        raise UsageError("give at least one run folder")
+    names = [run.folder.parent.name if run.folder.name == "score" else run.folder.name for run in runs]
+    models = [_short_model(run.scores["model"]) for run in runs]
+    labels = [model if models.count(model) == 1 else f"{model} · {name}" for model, name in zip(models, names)]
+    if len(set(labels)) < len(labels):
+        labels = [f"{label} #{i + 1}" for i, label in enumerate(labels)]
+    labels = [label + (" [circular]" if run.scores.get("circular") else "") + (" [no image]" if run.scores.get("no_image") else "")
+              for run, label in zip(runs, labels)]
+    return [ReportRun(run, label, _mode_of(run)) for run, label in zip(runs, labels)]
+
+
+def _run_cell(metric: dict[str, Any] | None, category: str | None = None) -> Cell:
+    if metric is None:
+        return Cell("-")
+    interval = metric.get("interval") or {}
+    if category is None:
+        value, ci = metric["overall"], interval.get("overall")
+    else:
+        value, ci = metric["per_category"].get(category), (interval.get("per_category") or {}).get(category)
+    return Cell(interval_text(value, ci), value)
+
+
+def _published_cell(value: float | None) -> Cell:
+    return Cell("-" if value is None else f"{value:.1f}", value)
+
+
+def _source(run: ReportRun) -> str:
+    """Short: the folder is in the Runs list."""
+    return "run"
+
+
+def _add_published(table: Table, rows: dict[str, dict[str, float]], columns: Sequence[str], source: str,
+                   leading: Sequence[str] = ()) -> None:
+    for model, values in rows.items():
+        if model in REFERENCE_MODELS:
+            table.reference_rows.add(len(table.rows))
+        table.published_rows.add(len(table.rows))
+        table.rows.append([Cell(model), Cell(f"published, {source}"), *(Cell(x) for x in leading),
+                           *(_published_cell(values.get(c)) for c in columns)])
+
+
+def description_tables(runs: list[ReportRun], published: list[PublishedResult]) -> list[Table]:
+    runs = [r for r in runs if r.task == "description"]
+    if not runs:
+        return []
+    table2 = Table("Recognition Score, Description task (CogBench Table 2)",
+                   ["Model", "Source", "Mode 1 (spontaneous)", "Mode 2 (directed)", "macro (extra)"], [],
+                   note="Mode 1 = Spontaneous Description prompt, Mode 2 = Directed Reasoning prompt (CogBench Section 3.2.1). "
+                        "Runs whose mode is not recorded (official-format predictions) are listed as Mode 1.")
+    for run in runs:
+        if run.mode == "oracle":
+            table2.reference_rows.add(len(table2.rows))
+        micro = _run_cell(run.metrics.get("recognition_micro"))
+        cells = [micro, Cell("")] if run.mode != "directed" else [Cell(""), micro]
+        if run.mode == "oracle":
+            cells = [micro, Cell("(one description)")]
+        table2.rows.append([Cell(run.label), Cell(_source(run)), *cells, _run_cell(run.metrics.get("recognition_macro"))])
+    spontaneous = published_table(published, "recognition_micro", "spontaneous")
+    directed = published_table(published, "recognition_micro", "directed")
+    for model in spontaneous:
+        if model in REFERENCE_MODELS:
+            table2.reference_rows.add(len(table2.rows))
+        table2.published_rows.add(len(table2.rows))
+        both = model in directed
+        table2.rows.append([Cell(model), Cell("published, CogBench Table 2"),
+                            _published_cell(spontaneous[model]["overall"]),
+                            _published_cell(directed[model]["overall"] if both else None), Cell("-")])
+    tables = [table2]
+    judged = [r for r in runs if "cognition" in r.metrics]
+    if judged:
+        columns = [*COGBENCH_CATEGORIES, "overall"]
+        table3 = Table("Cognition Score, Description task (CogBench Table 3)",
+                       ["Model", "Source", "Mode", *(CATEGORY_LABEL[c] for c in COGBENCH_CATEGORIES), "Overall"], [],
+                       note="The paper prints both modes in one cell (Mode 1 / Mode 2); here each mode is a row.")
+        for run in judged:
+            if run.mode == "oracle":
+                table3.reference_rows.add(len(table3.rows))
+            table3.rows.append([Cell(run.label), Cell(_source(run)), Cell(MODE_LABEL[run.mode]),
+                                *(_run_cell(run.metrics["cognition"], None if c == "overall" else c) for c in columns)])
+        for mode in ("spontaneous", "directed"):
+            rows = {m: v for m, v in published_table(published, "cognition", mode).items()
+                    if mode == "directed" or m not in REFERENCE_MODELS}
+            _add_published(table3, rows, columns, "CogBench Table 3", [MODE_LABEL[mode]])
+        tables.append(table3)
+    return tables
+
+
+def vqa_table(runs: list[ReportRun], published: list[PublishedResult]) -> list[Table]:
+    runs = [r for r in runs if r.task == "vqa"]
+    if not runs:
+        return []
+    columns = [*COGBENCH_CATEGORIES, "overall"]
+    table = Table("VQA accuracy (CogBench Table 5)",
+                  ["Model", "Source", "Answer extractor", *(CATEGORY_LABEL[c] for c in COGBENCH_CATEGORIES), "Overall"], [],
+                  note="Extractor: `official` takes the response's first character as the authors' script does; "
+                       "`robust` also reads \"The answer is B\" and option texts. Chance is 25%.")
+    for run in runs:
+        for metric, extractor in (("accuracy", "robust"), ("accuracy_official", "official")):
+            table.rows.append([Cell(run.label), Cell(_source(run)), Cell(extractor),
+                               *(_run_cell(run.metrics.get(metric), None if c == "overall" else c) for c in columns)])
+    _add_published(table, published_table(published, "accuracy"), columns, "CogBench Table 5", ["as published"])
+    return [table]
+
+
+def codis_table(runs: list[ReportRun], published: list[PublishedResult]) -> list[Table]:
+    runs = [r for r in runs if r.task == "codis"]
+    if not runs:
+        return []
+    header = ["Model", "Source"]
+    for category in CODIS_CATEGORIES:
+        header += [f"{CODIS_SHORT[category]} Acc_p", f"{CODIS_SHORT[category]} Acc_q"]
+    header += ["Overall Acc_p", "Overall Acc_q", "Context Awareness"]
+    table = Table("CODIS (CODIS Table 3)", header, [],
+                  note="Acc_p: both queries of a pair right; Acc_q: single queries right (CODIS Section 3.3). "
+                       "Published numbers were judged by humans; runs here by the judge named in their scores.json.")
+    for run in runs:
+        row = [Cell(run.label), Cell(_source(run))]
+        for category in [*CODIS_CATEGORIES, None]:
+            row += [_run_cell(run.metrics.get("acc_p"), category), _run_cell(run.metrics.get("acc_q"), category)]
+        row.append(_run_cell(run.metrics.get("context_awareness")))
+        table.rows.append(row)
+    acc_p, acc_q = published_table(published, "acc_p"), published_table(published, "acc_q")
+    awareness = published_table(published, "context_awareness")
+    for model in acc_p:
+        if model in REFERENCE_MODELS:
+            table.reference_rows.add(len(table.rows))
+        table.published_rows.add(len(table.rows))
+        row = [Cell(model), Cell("published, CODIS Table 3")]
+        for category in [*CODIS_CATEGORIES, "overall"]:
+            row += [_published_cell(acc_p[model].get(category)), _published_cell(acc_q[model].get(category))]
+        row.append(_published_cell(awareness.get(model, {}).get("overall")))
+        table.rows.append(row)
+    return [table]
+
+
+# --- charts -----------------------------------------------------------------------
+
+
+def _top_published(table: dict[str, dict[str, float]], count: int) -> dict[str, dict[str, float]]:
+    models = [m for m in table if m not in REFERENCE_MODELS]
+    top = sorted(models, key=lambda m: table[m].get("overall", 0.0), reverse=True)[:count]
+    return {m: table[m] for m in [*top, *(m for m in table if m in REFERENCE_MODELS)]}
+
+
+def _category_series(run: ReportRun, metric: str, categories: Sequence[str]) -> charts.Series:
+    values = run.metrics[metric]
+    interval = (values.get("interval") or {}).get("per_category") or {}
+    return charts.Series(run.label, [values["per_category"].get(c) for c in categories], [interval.get(c) for c in categories])
+
+
+def make_charts(runs: list[ReportRun], published: list[PublishedResult], out: Path) -> list[tuple[Path, str]]:
+    """Every chart that the runs have data for, as (file, caption)."""
+    made: list[tuple[Path, str]] = []
+    labels = [r.label for r in runs]
+    radar_published: dict[str, dict[str, dict[str, float]]] = {}
+    vqa_runs = [r for r in runs if r.task == "vqa"]
+    cognition_runs = [r for r in runs if r.task == "description" and "cognition" in r.metrics]
+    if vqa_runs:
+        radar_published["vqa"] = _top_published(published_table(published, "accuracy"), PUBLISHED_RADAR_MODELS)
+    if cognition_runs:
+        modes = {r.mode for r in cognition_runs} & {"spontaneous", "directed"}
+        mode = "directed" if modes == {"directed"} else "spontaneous"
+        radar_published["cognition"] = _top_published(published_table(published, "cognition", mode), PUBLISHED_RADAR_MODELS)
+    colours = charts.model_colours(labels, [m for table in radar_published.values() for m in table])
+    axis = [CATEGORY_LABEL[c] for c in COGBENCH_CATEGORIES]
+    for key, task_runs, metric, title in (
+        ("vqa", vqa_runs, "accuracy", "VQA accuracy (%) per reasoning category — CogBench"),
+        ("cognition", cognition_runs, "cognition", "Cognition Score (%) per reasoning category — CogBench Description"
+         + (f"\n(published models in {MODE_LABEL[mode]})" if cognition_runs else "")),
+    ):
+        if task_runs:
+            series = [_category_series(r, metric, COGBENCH_CATEGORIES) for r in task_runs]
+            series += [charts.Series(m, [v.get(c) for c in COGBENCH_CATEGORIES], published=True)
+                       for m, v in radar_published[key].items()]
+            path = charts.radar(out / f"radar_{key}.png", title, axis, series, colours)
+            made.append((path, f"{title}: runs (solid) and the best published models of the paper (dashed)."))
+    for task in ("description", "vqa", "codis"):
+        task_runs = [r for r in runs if r.task == task]
+        if not task_runs:
+            continue
+        # The papers' metrics; the circular ones have their own table and chart.
+        names = [n for n in dict.fromkeys(name for r in task_runs for name in r.metrics) if n in METRIC_LABEL]
+        series = [charts.Series(r.label, [r.metrics[n]["overall"] if n in r.metrics else None for n in names],
+                                [(r.metrics[n].get("interval") or {}).get("overall") if n in r.metrics else None for n in names])
+                  for r in task_runs]
+        path = charts.grouped_bars(out / f"bars_{task}.png", f"{TASK_TITLE[task]}: overall score of each run",
+                                   [METRIC_LABEL.get(n, n) for n in names], series, colours,
+                                   note="Whiskers: 95% bootstrap interval over images.")
+        made.append((path, f"{TASK_TITLE[task]}: overall score of each run per metric, with 95% intervals."))
+    codis_runs = [r for r in runs if r.task == "codis"]
+    if codis_runs:
+        groups = [*(CODIS_SHORT[c] for c in CODIS_CATEGORIES), "Overall"]
+        panels = []
+        for metric, name in (("acc_p", "Acc_p (both queries of a pair right)"), ("acc_q", "Acc_q (single queries right)")):
+            series = []
+            for r in codis_runs:
+                s = _category_series(r, metric, CODIS_CATEGORIES)
+                m = r.metrics[metric]
+                s.values.append(m["overall"])
+                s.intervals.append((m.get("interval") or {}).get("overall"))
+                series.append(s)
+            panels.append((name, series))
+        path = charts.paired_panels(out / "codis_categories.png", "CODIS: Acc_p and Acc_q per category", groups, panels,
+                                    colours, note="Whiskers: 95% bootstrap interval over images.")
+        made.append((path, "CODIS Acc_p and Acc_q per category (CODIS Table 3 layout), with 95% intervals."))
+    return made + position_bias_chart(runs, out, colours)
+
+
+# --- files ------------------------------------------------------------------------
+
+
+def leaderboard_rows(runs: list[ReportRun]) -> list[dict[str, Any]]:
+    """One row per run: what it is, then every metric overall and per category with interval ends."""
+    rows = []
+    for run in runs:
+        scores = run.run.scores
+        row: dict[str, Any] = {"run": run.label, "model": scores["model"], "task": run.task, "mode": run.mode,
+                               "folder": str(run.run.folder), "dataset_revision": scores["dataset_revision"],
+                               "prompt_id": run.run.prompt_id or "", "items": scores["counts"]["items"]}
+        for name, metric in run.metrics.items():
+            interval = metric.get("interval") or {}
+            cells = [(name, metric["overall"], interval.get("overall"))]
+            cells += [(f"{name}.{c}", v, (interval.get("per_category") or {}).get(c)) for c, v in metric["per_category"].items()]
+            for key, value, ci in cells:
+                row[key] = "" if value is None else value
+                row[f"{key}.low"] = "" if not ci else ci[0]
+                row[f"{key}.high"] = "" if not ci else ci[1]
+        rows.append(row)
+    return rows
+
+
+def _write(path: Path, text: str) -> None:
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(text, encoding="utf-8")
+    partial.replace(path)
+
+
+HTML_STYLE = """
+body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2em auto;max-width:1600px;color:#222;padding:0 1em}
+.scroll{overflow-x:auto}
+table{border-collapse:collapse;font-size:13px;margin:.5em 0}th,td{border:1px solid #ccc;padding:3px 7px;text-align:right}
+th{background:#f0f0f0;position:sticky;top:0}td:first-child,td:nth-child(2),th:first-child,th:nth-child(2){text-align:left}td:nth-child(2){white-space:nowrap}
+tr.run td{background:#eef5ff}tr.published td{color:#555;font-style:italic}td.best{font-weight:bold;color:#000}
+.ci{display:block;font-size:11px;color:#666;font-weight:normal;white-space:nowrap}.note{font-size:12px;color:#555}figure{margin:1.5em 0}img{max-width:100%;border:1px solid #eee}
+figcaption{font-size:13px;color:#444}
+"""
+
+
+def write_report(paths: Sequence[str], out: Path) -> dict[str, Any]:
+    """Load the runs, write every file of the report into ``out``; returns what was written."""
+    runs = load_report_runs(paths)
+    published = published_results()
+    out.mkdir(parents=True, exist_ok=True)
+    tables = description_tables(runs, published) + vqa_table(runs, published) + codis_table(runs, published)
+    tables += circular_table(runs) + blind_tables(runs)
+    figures = make_charts(runs, published, out)
+    intro = (
+        f"{len(runs)} run(s). Each run's cell: score [95% interval]; the interval is a percentile bootstrap that "
+        "resamples whole images (an image's questions, CoRs or CODIS pairs move together), with the resamples and "
+        "seed recorded in each run's scores.json. Published rows (italic) are the papers' numbers, without intervals. "
+        "Bold: best in the column (Human and Oracle rows, published or run, aside). Numbers are % (0-100)."
+    )
+    runs_list = "\n".join(f"- **{r.label}**: {r.run.scores['model']}, {r.task}{' (' + r.mode + ')' if r.mode else ''}, `{r.run.folder}`, "
+                          f"dataset {r.run.scores['dataset_revision']}, {r.run.scores['counts']['items']} items" for r in runs)
+    markdown = ["# cogbench report\n", intro + "\n", "## Runs\n", runs_list + "\n"]
+    markdown += [render_markdown(t) for t in tables]
+    markdown += ["## Charts\n"] + [f"![{caption}]({path.name})\n\n{caption}\n" for path, caption in figures]
+    _write(out / "report.md", "\n".join(markdown))
+    body = [f"<h1>cogbench report</h1><p>{html.escape(intro)}</p><h2>Runs</h2><ul>"]
+    body += [f"<li><b>{html.escape(r.label)}</b>: {html.escape(r.run.scores['model'])}, {html.escape(r.task)}{' (' + r.mode + ')' if r.mode else ''}, "
+             f"<code>{html.escape(str(r.run.folder))}</code>, {r.run.scores['counts']['items']} items</li>" for r in runs]
+    body.append("</ul>")
+    body += [render_html_table(t) for t in tables]
+    body.append("<h2>Charts</h2>")
+    for path, caption in figures:
+        data = base64.b64encode(path.read_bytes()).decode("ascii")
+        body.append(f"<figure><img src=\"data:image/png;base64,{data}\" alt=\"{html.escape(caption)}\">"
+                    f"<figcaption>{html.escape(caption)}</figcaption></figure>")
+    _write(out / "report.html", "<!doctype html><html><head><meta charset=utf-8><title>cogbench report</title>"
+           f"<style>{HTML_STYLE}</style></head><body>{''.join(body)}</body></html>\n")
+    rows = leaderboard_rows(runs)
+    fields = list(dict.fromkeys(key for row in rows for key in row))
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=fields, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    _write(out / "leaderboard.csv", buffer.getvalue())
+    return {"runs": len(runs), "tables": [t.title for t in tables], "charts": [str(p) for p, _ in figures],
+            "files": [str(out / n) for n in ("report.md", "report.html", "leaderboard.csv")]}

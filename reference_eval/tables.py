@@ -1,0 +1,68 @@
+"""Tables of ``cogbench report``: cells with the value "best in column" compares, rendered to Markdown and HTML."""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass, field
+
+INTERVAL = re.compile(r"^(.*?) (\[[-+]?\d+(?:\.\d+)?, [-+]?\d+(?:\.\d+)?\])$")
+
+
+@dataclass
+class Cell:
+    text: str
+    value: float | None = None  # what "best in column" compares
+
+
+@dataclass
+class Table:
+    title: str
+    header: list[str]
+    rows: list[list[Cell]]
+    published_rows: set[int] = field(default_factory=set)
+    reference_rows: set[int] = field(default_factory=set)
+    note: str = ""
+    best_columns: set[int] | None = None  # columns where higher is better (None: every column)
+
+    def best(self) -> set[tuple[int, int]]:
+        """(row, column) of each column's highest value, ignoring reference rows (Human, Oracle)."""
+        marked = set()
+        for column in range(len(self.header)) if self.best_columns is None else sorted(self.best_columns):
+            values = [(cells[column].value, r) for r, cells in enumerate(self.rows)
+                      if r not in self.reference_rows and cells[column].value is not None]
+            if values:
+                top = max(v for v, _ in values)
+                marked |= {(r, column) for v, r in values if v == top}
+        return marked
+
+
+def render_markdown(table: Table) -> str:
+    best = table.best()
+    lines = [f"## {table.title}\n", "| " + " | ".join(table.header) + " |", "|" + "---|" * len(table.header)]
+    for r, cells in enumerate(table.rows):
+        texts = [f"**{c.text}**" if (r, i) in best else c.text for i, c in enumerate(cells)]
+        if r in table.published_rows:
+            texts[0] = f"_{texts[0]}_"
+        lines.append("| " + " | ".join(texts) + " |")
+    return "\n".join(lines) + ("\n\n" + table.note if table.note else "") + "\n"
+
+
+def _html_cell(text: str) -> str:
+    """The value, and its interval (a trailing "[low, high]" of numbers) on a second, smaller line."""
+    match = INTERVAL.match(text.replace("`", ""))
+    if not match:
+        return html.escape(text.replace("`", ""))
+    return html.escape(match.group(1)) + f"<span class=ci>{html.escape(match.group(2))}</span>"
+
+
+def render_html_table(table: Table) -> str:
+    best = table.best()
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in table.header)
+    body = []
+    for r, cells in enumerate(table.rows):
+        row_class = "published" if r in table.published_rows else "run"
+        tds = "".join(f"<td{' class=best' if (r, i) in best else ''}>{_html_cell(c.text)}</td>" for i, c in enumerate(cells))
+        body.append(f"<tr class={row_class}>{tds}</tr>")
+    note = f"<p class=note>{html.escape(table.note.replace('`', ''))}</p>" if table.note else ""
+    return f"<h2>{html.escape(table.title)}</h2>\n<div class=scroll><table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>{note}\n"

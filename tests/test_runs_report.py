@@ -1,0 +1,79 @@
+"""``cogbench report`` over several real scored runs: every file, published rows, intervals, best marks."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+
+from conftest import needs_real_data
+from PIL import Image
+from test_intervals import codis_example, score_codis, swap_pairs
+
+from cogbench.cli import main
+from cogbench.errors import UsageError
+from cogbench.reference_eval.scoring import ScoreOptions, run_scoring
+
+
+def vqa_run(built_release, tmp_path, name: str, right_every: int):
+    """Official VQA predictions: every ``right_every``-th question right, the rest answered with a wrong letter."""
+    from cogbench.dataset_builders.load import load_config
+
+    rows = load_config(str(built_release), "vqa").remove_columns("image").to_list()
+    lines = []
+    for index, row in enumerate(rows):
+        record = {k: row[k] for k in ("question", "choice_a", "choice_b", "choice_c", "choice_d")}
+        letter = row["answer"] if index % right_every == 0 else (row["answer"] + 1) % 4
+        record.update(img_id=row["image_id"], answer="ABCD"[row["answer"]], response="ABCD"[letter])
+        lines.append(json.dumps(record))
+    path = tmp_path / f"{name}.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    out = tmp_path / name
+    run_scoring(ScoreOptions(task="vqa", dataset=str(built_release), predictions=str(path), out=str(out), resamples=300))
+    return out
+
+
+@needs_real_data
+def test_report_over_four_runs_writes_every_file(built_release, tmp_path, capsys):
+    truth = tmp_path / "truth"
+    score_codis(built_release, codis_example(), truth, resamples=300)
+    swapped = tmp_path / "swapped"
+    score_codis(built_release, swap_pairs(codis_example(), 0.3, 1, tmp_path / "swapped.json"), swapped, resamples=300)
+    good, poor = vqa_run(built_release, tmp_path, "good", 1), vqa_run(built_release, tmp_path, "poor", 3)
+    out = tmp_path / "report"
+    assert main(["report", str(truth), str(swapped), str(good), str(poor), "--out", str(out)]) == 0
+    assert "4 run(s)" in capsys.readouterr().out
+
+    markdown = (out / "report.md").read_text()
+    assert "## CODIS (CODIS Table 3)" in markdown and "## VQA accuracy (CogBench Table 5)" in markdown
+    codis_rows = [line for line in markdown.splitlines() if line.startswith("| ") and "CODIS Table 3" in line]
+    assert any(line.startswith("| _GPT-4V_ | published, CODIS Table 3 | 33.3 | 54.2 |") for line in codis_rows)
+    swapped_row = next(line for line in markdown.splitlines() if line.startswith("| swapped |"))
+    assert re.search(r"\| 70\.0 \[\d+\.\d, \d+\.\d\] \|", swapped_row)  # overall Acc_p with its interval
+    # Best per column: the ground truth (100) in CODIS, the all-right VQA run beats every published model.
+    truth_row = next(line for line in markdown.splitlines() if line.startswith("| output_example |"))
+    assert truth_row.count("**100.0 [100.0, 100.0]**") == 13
+    good_row = next(line for line in markdown.splitlines() if line.startswith("| good | run | robust |"))
+    assert good_row.count("**100.0") == 9
+    human = next(line for line in markdown.splitlines() if line.startswith("| _Human_ | published, CogBench Table 5"))
+    assert "**" not in human  # references are never "best"
+
+    page = (out / "report.html").read_text()
+    assert page.count('src="data:image/png;base64,') == 4  # radar, two bar charts, CODIS categories
+    assert not re.search(r'(src|href)="(?!data:)', page)  # nothing outside the file
+
+    with (out / "leaderboard.csv").open() as handle:
+        board = list(csv.DictReader(handle))
+    assert [row["run"] for row in board] == ["output_example", "swapped", "good", "poor"]
+    assert float(board[1]["acc_p"]) == float(json.loads((swapped / "scores.json").read_text())["metrics"]["acc_p"]["overall"])
+    assert float(board[1]["acc_p.low"]) < float(board[1]["acc_p"]) < float(board[1]["acc_p.high"])
+    assert board[2]["accuracy.time"] == "100.0" and board[0]["accuracy"] == ""
+
+    for name in ("radar_vqa", "bars_vqa", "bars_codis", "codis_categories"):
+        with Image.open(out / f"{name}.png") as image:
+            assert image.width > 600 and image.height > 400
+
+
+def test_report_of_a_folder_without_scores_is_a_usage_error(tmp_path, capsys):
+    assert main(["report", str(tmp_path), "--out", str(tmp_path / "r")]) == UsageError.exit_code
+    assert "no scores.json" in capsys.readouterr().err
