@@ -41,8 +41,8 @@ def add_score_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--judge", default=None,
-        help="rule (offline CODIS judge), none (skip judge-based metrics) or openai:MODEL "
-        "(default: rule for codis, none otherwise)",
+        help="rule (offline CODIS judge), none (skip judge-based metrics), openai:MODEL, or an offline "
+        "Cognition judge rouge|bertscore|nli (description) (default: rule for codis, none otherwise)",
     )
     parser.add_argument("--judge-base-url", help="base URL of an OpenAI-compatible API (default: OpenAI's)")
     parser.add_argument("--judge-concurrency", type=int, default=8, help="judge requests in flight at once")
@@ -60,7 +60,37 @@ def add_score_parser(subparsers: argparse._SubParsersAction) -> None:
         "--allow-partial", action="store_true",
         help="score only the ids present in both predictions and dataset, and report the rest",
     )
+    _add_analysis_options(parser)
     parser.set_defaults(func=run_score)
+
+
+def _add_analysis_options(parser: argparse.ArgumentParser) -> None:
+    """The papers' further measurements (reference_eval/analyses.py; README "Further measurements")."""
+    group = parser.add_argument_group("further measurements")
+    group.add_argument(
+        "--metrics", action="append", default=[], choices=("captioning",),
+        help="description: also METEOR, CIDEr, BLEU-1..4 against the reference (CogBench Appendix E, Table 7; needs Java)",
+    )
+    group.add_argument(
+        "--offline-judge", choices=("rouge", "bertscore", "nli"),
+        help="description: an offline Cognition judge (CogBench Appendix F) beside --judge openai:MODEL, "
+        "with agreement per category; --judge rouge|bertscore|nli uses one alone",
+    )
+    group.add_argument("--offline-threshold", type=float,
+                       help="score threshold of rouge (default 0.5) / bertscore (default 0.9); not given by the paper")
+    group.add_argument("--offline-model", help="bertscore / nli model name or local path "
+                       "(defaults: roberta-large; MoritzLaurer/mDeBERTa-v3-base-xnli-multilingual-nli-2mil7)")
+    group.add_argument("--offline-layers", type=int, help="bertscore: hidden layer to use (default: bert-score's, else the last)")
+    group.add_argument("--offline-device", help="torch device for bertscore / nli (default: bert-score's / CPU)")
+    group.add_argument(
+        "--no-context-predictions",
+        help="codis: predictions of `eval --no-context`; reports output variability (CODIS Section 4.2, Table 4)",
+    )
+    group.add_argument(
+        "--word-pairs",
+        help="codis answer bias (CODIS Table 6): FIRST/SECOND pairs, comma-separated "
+        "(default: up/down,morning/afternoon,appropriate/not appropriate)",
+    )
 
 
 def run_score(args: argparse.Namespace) -> int:
@@ -105,6 +135,10 @@ def add_eval_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--concurrency", type=_positive_int, default=8, help="API requests in flight (openai)")
     parser.add_argument("--max-attempts", type=_positive_int, default=6, help="tries per API request (openai)")
     parser.add_argument("--request-timeout", type=float, default=120.0, help="seconds per API request (openai)")
+    parser.add_argument(
+        "--no-context", action="store_true",
+        help="codis: ask each query without its context (CODIS Section 4.2); score with --no-context-predictions",
+    )
     scoring = parser.add_argument_group("scoring (passed to `cogbench score`)")
     scoring.add_argument("--no-score", action="store_true", help="only generate and export")
     scoring.add_argument("--judge", help="as in `cogbench score --judge`")
@@ -126,13 +160,13 @@ def run_eval_command(args: argparse.Namespace) -> int:
 
     from cogbench.reference_eval.runner import EvalSettings, default_run_dir, distributed_rank, run_eval
 
-    out = Path(args.out) if args.out else default_run_dir(args.task, args.model, args.mode)
+    out = Path(args.out) if args.out else default_run_dir(args.task, args.model, args.mode, args.no_context)
     settings = EvalSettings(
         task=args.task, model=args.model, dataset=args.dataset, out=out, revision=args.revision,
         mode=args.mode, limit=args.limit, batch_size=args.batch_size, max_new_tokens=args.max_new_tokens,
         device=args.device, num_workers=args.num_workers, trust_remote_code=args.trust_remote_code,
         base_url=args.base_url, concurrency=args.concurrency, max_attempts=args.max_attempts,
-        timeout_seconds=args.request_timeout,
+        timeout_seconds=args.request_timeout, no_context=args.no_context,
     )
     summary = run_eval(settings)
     if distributed_rank()[0] != 0:

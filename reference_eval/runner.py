@@ -60,6 +60,7 @@ class EvalSettings:
     concurrency: int = 8
     max_attempts: int = 6
     timeout_seconds: float = 120.0
+    no_context: bool = False  # codis: ask without the contexts (CODIS Section 4.2)
 
 
 @dataclass
@@ -98,9 +99,9 @@ def parse_model_spec(spec: str) -> tuple[str, str]:
     return backend, name
 
 
-def default_run_dir(task: str, model: str, mode: str) -> Path:
+def default_run_dir(task: str, model: str, mode: str, no_context: bool = False) -> Path:
     slug = re.sub(r"[^A-Za-z0-9._-]+", "_", model.split(":", 1)[1]).strip("_")[-80:]
-    suffix = f"-{mode}" if task == "description" else ""
+    suffix = f"-{mode}" if task == "description" else ("-no-context" if no_context else "")
     return Path("runs") / f"eval-{task}{suffix}-{slug}"
 
 
@@ -229,7 +230,9 @@ def run_eval(settings: EvalSettings) -> RunSummary:
     dataset = load_config(settings.dataset, settings.task, settings.revision)
     if settings.limit is not None:
         dataset = dataset.select(range(min(settings.limit, len(dataset))))
-    template, queries = build_queries(settings.task, dataset, settings.mode)
+    if settings.no_context and settings.task != "codis":
+        raise UsageError("--no-context applies to --task codis")
+    template, queries = build_queries(settings.task, dataset, settings.mode, settings.no_context)
     run_dir = Path(settings.out)
     all_done = done_keys(run_dir)
     mine = [q for index, q in enumerate(queries) if index % world == rank and q.key not in all_done]

@@ -16,6 +16,7 @@ from typing import Any
 
 from cogbench.dataset_builders.load import dataset_revision, load_config
 from cogbench.errors import CogbenchError, UsageError
+from cogbench.reference_eval import analyses
 from cogbench.reference_eval.backends.openai_api import ChatSettings
 from cogbench.reference_eval.formats.official import OfficialIds, read_any_predictions
 from cogbench.reference_eval.judges import codis as codis_judge
@@ -52,6 +53,15 @@ class ScoreOptions:
     embed_batch_size: int = 64
     out: str = "runs/score"
     allow_partial: bool = False
+    # The papers' further measurements (analyses.py).
+    metrics: tuple[str, ...] = ()  # "captioning" (description)
+    offline_judge: str | None = None  # rouge | bertscore | nli beside an LLM judge (description)
+    offline_threshold: float | None = None
+    offline_model: str | None = None
+    offline_layers: int | None = None
+    offline_device: str | None = None
+    no_context_predictions: str | None = None  # codis: output variability
+    word_pairs: str | None = None  # codis: answer bias, "up/down,morning/afternoon"
 
 
 @dataclass
@@ -74,6 +84,9 @@ def score_from_args(args: argparse.Namespace) -> int:
 
 
 def _judge_spec(options: ScoreOptions) -> JudgeSpec:
+    analyses.check_options(options)
+    if options.judge in analyses.offline_judges.OFFLINE_JUDGES:
+        return JudgeSpec(options.judge)  # an offline Cognition judge (analyses.run_offline_judge)
     spec = JudgeSpec.parse(options.judge or ("rule" if options.task == "codis" else "none"))
     if spec.kind == "rule" and options.task != "codis":
         raise UsageError("--judge rule is the offline CODIS judge; use none or openai:MODEL for this task")
@@ -121,6 +134,7 @@ def _outputs_by_id(options: ScoreOptions, rows: list[dict[str, Any]]) -> tuple[d
         raise CogbenchError(f"{options.predictions}: " + "; ".join(parts) + " (use --allow-partial to score the rest)")
     models = sorted({p.model for p in predictions if p.model})
     info = {
+        "prompt_ids": sorted({p.prompt_id for p in predictions if p.prompt_id}),
         "predictions": str(options.predictions),
         "model": ", ".join(models) or Path(options.predictions).stem,
         "missing_predictions": [_id_text(key) for key in missing],
@@ -294,6 +308,8 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
     judge = _llm_judge(options, spec)
     try:
         result = SCORERS[options.task](rows, outputs, options, judge)
+        extra = analyses.run_analyses(options, rows, outputs, source.get("prompt_ids", []), judge,
+                                      result.details, result.metrics, result.counts)
         judge_info: dict[str, Any] = {"kind": spec.kind}
         if judge is not None:
             judge_info.update(judge.summary())
@@ -317,5 +333,7 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
             "unknown_predictions": source.get("unknown_predictions", []),
         },
     }
+    if extra:
+        scores["analyses"] = extra
     write_run(Path(options.out), scores, result.details)
     return scores

@@ -41,9 +41,16 @@ class Answer:
     generated_tokens: int | None  # None when the backend cannot tell
 
 
-def build_queries(task: str, dataset, mode: str = "spontaneous") -> tuple[PromptTemplate, list[Query]]:
-    """All queries of a config in dataset order, and the template they use."""
-    template = template_for(task, mode)
+def build_queries(
+    task: str, dataset, mode: str = "spontaneous", no_context: bool = False
+) -> tuple[PromptTemplate, list[Query]]:
+    """All queries of a config in dataset order, and the template they use.
+
+    ``no_context`` (codis): both queries of a pair are asked without their
+    context (CODIS Section 4.2), so each query's with- and without-context
+    answers can be compared; they share one prompt and keep their numbers.
+    """
+    template = template_for(task, mode, no_context)
     text_columns = [name for name in dataset.column_names if name != "image"]
     rows = dataset.select_columns(text_columns)
     id_column = ID_COLUMN[task]
@@ -57,7 +64,8 @@ def build_queries(task: str, dataset, mode: str = "spontaneous") -> tuple[Prompt
             queries.append(Query(item_id, None, index, template.render(**fields)))
         else:  # codis: one query per context
             for number in (1, 2):
-                prompt = template.render(context=row[f"context_{number}"], question=row["question"])
+                context = {} if no_context else {"context": row[f"context_{number}"]}
+                prompt = template.render(question=row["question"], **context)
                 queries.append(Query(item_id, number, index, prompt))
     return template, queries
 
