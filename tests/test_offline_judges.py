@@ -101,6 +101,13 @@ def test_nli_needs_one_entailing_sentence(described, tmp_path):
         overall(offline.OfflineJudgeSettings("nli", model=unlabelled), items, texts["oracle"])
 
 
+@pytest.mark.parametrize("kind", ["bertscore", "nli"])
+def test_a_model_that_cannot_be_loaded_is_a_usage_error(described, tmp_path, kind):
+    items, texts = described
+    with pytest.raises(UsageError, match=r"--offline-model .*no-such-model: cannot load it"):
+        overall(offline.OfflineJudgeSettings(kind, model=str(tmp_path / "no-such-model")), items, texts["oracle"])
+
+
 def test_offline_judge_beside_llm_judge_reports_agreement_per_category(built_release, tmp_path, openai_server):
     """The local judge says 1 to every key point: agreement per category = the offline judge's recall."""
 

@@ -143,13 +143,21 @@ def bertscore_recall(settings: OfflineJudgeSettings, references: Sequence[str], 
 
     model = settings.resolved_model()
     layers = settings.bertscore_layers
-    if layers is None and model not in model2layers:
-        from transformers import AutoConfig
+    try:
+        if layers is None and model not in model2layers:
+            from transformers import AutoConfig
 
-        layers = AutoConfig.from_pretrained(model).num_hidden_layers
-    scorer = BERTScorer(model_type=model, num_layers=layers, batch_size=settings.batch_size, device=settings.device)
+            layers = AutoConfig.from_pretrained(model).num_hidden_layers
+        scorer = BERTScorer(model_type=model, num_layers=layers, batch_size=settings.batch_size, device=settings.device)
+    except OSError as error:
+        raise UsageError(_unloadable(model, error)) from None
     _, recall, _ = scorer.score(list(candidates), list(references))
     return [float(value) for value in recall]
+
+
+def _unloadable(model: str, error: OSError) -> str:
+    first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    return f"--offline-model {model}: cannot load it ({first_line}); give a local model folder or a Hub id you can download"
 
 
 def entailment_label(id2label: dict[int, str]) -> int:
@@ -167,8 +175,11 @@ def nli_entailment(settings: OfflineJudgeSettings, premises: Sequence[str], hypo
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     model_name = settings.resolved_model()
-    tokenizer = AutoTokenizer.from_pretrained(model_name)
-    model = AutoModelForSequenceClassification.from_pretrained(model_name).eval()
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(model_name)
+        model = AutoModelForSequenceClassification.from_pretrained(model_name).eval()
+    except OSError as error:
+        raise UsageError(_unloadable(model_name, error)) from None
     if settings.device:
         model.to(settings.device)
     entail = entailment_label(model.config.id2label)
