@@ -67,8 +67,8 @@ def add_score_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--judge", default=None,
-        help="rule (offline CODIS judge), none (skip judge-based metrics) or openai:MODEL "
-        "(default: rule for codis, none otherwise)",
+        help="rule (offline CODIS judge), none (skip judge-based metrics), openai:MODEL, or an offline "
+        "Cognition judge rouge|bertscore|nli (description) (default: rule for codis, none otherwise)",
     )
     parser.add_argument("--judge-base-url", help="base URL of an OpenAI-compatible API (default: OpenAI's)")
     parser.add_argument(
@@ -96,6 +96,7 @@ def add_score_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--no-image", action="store_true", help="record that the predictions were made without images (blind baseline)")
     parser.add_argument("--resamples", type=_positive_int, default=2000, help="bootstrap resamples of the images for the 95%% intervals")
     parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (same seed, same intervals)")
+    _add_analysis_options(parser)
     _add_failure_options(parser)
     parser.set_defaults(func=run_score, only_for=SCORE_ONLY_FOR)
 
@@ -112,6 +113,35 @@ EVAL_ONLY_FOR = {
     **dict.fromkeys(("batch_size", "device", "num_workers", "trust_remote_code"), ("model", ("hf",))),
     **dict.fromkeys(("base_url", "concurrency", "max_attempts", "request_timeout"), ("model", ("openai",))),
 }
+
+
+def _add_analysis_options(parser: argparse.ArgumentParser) -> None:
+    """The papers' further measurements (reference_eval/analyses.py; README "Further measurements")."""
+    group = parser.add_argument_group("further measurements")
+    group.add_argument(
+        "--metrics", action="append", default=[], choices=("captioning",),
+        help="description: also METEOR, CIDEr, BLEU-1..4 against the reference (CogBench Appendix E, Table 7; needs Java)",
+    )
+    group.add_argument(
+        "--offline-judge", choices=("rouge", "bertscore", "nli"),
+        help="description: an offline Cognition judge (CogBench Appendix F) beside --judge openai:MODEL, "
+        "with agreement per category; --judge rouge|bertscore|nli uses one alone",
+    )
+    group.add_argument("--offline-threshold", type=float,
+                       help="score threshold of rouge (default 0.5) / bertscore (default 0.9); not given by the paper")
+    group.add_argument("--offline-model", help="bertscore / nli model name or local path "
+                       "(defaults: roberta-large; MoritzLaurer/mDeBERTa-v3-base-xnli-multilingual-nli-2mil7)")
+    group.add_argument("--offline-layers", type=int, help="bertscore: hidden layer to use (default: bert-score's, else the last)")
+    group.add_argument("--offline-device", help="torch device for bertscore / nli (default: bert-score's / CPU)")
+    group.add_argument(
+        "--no-context-predictions",
+        help="codis: predictions of `eval --no-context`; reports output variability (CODIS Section 4.2, Table 4)",
+    )
+    group.add_argument(
+        "--word-pairs",
+        help="codis answer bias (CODIS Table 6): FIRST/SECOND pairs, comma-separated "
+        "(default: up/down,morning/afternoon,appropriate/not appropriate)",
+    )
 
 
 def run_score(args: argparse.Namespace) -> int:
@@ -171,6 +201,10 @@ def add_eval_parser(subparsers: argparse._SubParsersAction) -> None:
         "position bias and answer changes (resumable like plain runs)",
     )
     parser.add_argument("--no-image", action="store_true", help="blind baseline: send the same prompts without the image")
+    parser.add_argument(
+        "--no-context", action="store_true",
+        help="codis: ask each query without its context (CODIS Section 4.2); score with --no-context-predictions",
+    )
     scoring = parser.add_argument_group("scoring (passed to `cogbench score`)")
     scoring.add_argument("--no-score", action="store_true", help="only generate and export")
     scoring.add_argument("--judge", help="as in `cogbench score --judge` (default: rule for codis, none otherwise)")
@@ -196,11 +230,17 @@ def _positive_int(text: str) -> int:
 def run_eval_command(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from cogbench.reference_eval.runner import EvalSettings, default_run_dir, distributed_rank, parse_model_spec, run_eval
+    from cogbench.reference_eval.runner import (
+        EvalSettings,
+        default_run_dir,
+        distributed_rank,
+        parse_model_spec,
+        run_eval,
+    )
 
     parse_model_spec(args.model)  # a bad spec is a usage error before anything else
     args.mode = args.mode or "spontaneous"
-    out = Path(args.out) if args.out else default_run_dir(args.task, args.model, args.mode)
+    out = Path(args.out) if args.out else default_run_dir(args.task, args.model, args.mode, args.no_context)
     if not args.out:  # probes get their own default folder beside the plain run's
         out = out.with_name(out.name + ("-circular" if args.circular else "") + ("-no-image" if args.no_image else ""))
     settings = EvalSettings(
@@ -209,7 +249,7 @@ def run_eval_command(args: argparse.Namespace) -> int:
         device=args.device, num_workers=args.num_workers, trust_remote_code=args.trust_remote_code,
         base_url=args.base_url, concurrency=args.concurrency, max_attempts=args.max_attempts,
         timeout_seconds=args.request_timeout, allow_failures=args.allow_failures,
-        circular=args.circular, no_image=args.no_image,
+        circular=args.circular, no_image=args.no_image, no_context=args.no_context,
     )
     summary = run_eval(settings)
     if distributed_rank()[0] != 0:

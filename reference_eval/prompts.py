@@ -85,15 +85,31 @@ CODIS_DI_COT = PromptTemplate(
     ),
 )
 
+# CODIS paper, Section 4.2 (output variability, Table 4): the queries are asked
+# "by excluding context and providing only images and questions as inputs"; the
+# paper does not print that prompt. This one is the project's own: CODIS_DI_COT
+# with every mention of the context taken out, so that the answer format (reasoning,
+# newline, short answer) and therefore the answer extraction stay the same.
+CODIS_NO_CONTEXT = PromptTemplate(
+    id="codis-no-context-cot-v1",
+    text=(
+        "I'll give you an image. Please answer my question based on the image. Your answer should contain "
+        "two parts. Two parts should be separated by a newline. In the first part, please think of the "
+        "question step by step based on the image and output your reasoning process. In the second part, "
+        "please summarize your reasoning process and directly answer the question in a single word or "
+        "phrase. Question: {question}"
+    ),
+)
+
 DESCRIPTION_MODES = {"spontaneous": DESCRIPTION_SPONTANEOUS, "directed": DESCRIPTION_DIRECTED}
 
 
-def template_for(task: str, mode: str = "spontaneous") -> PromptTemplate:
-    """The template a task is run with; ``mode`` only matters for description."""
+def template_for(task: str, mode: str = "spontaneous", no_context: bool = False) -> PromptTemplate:
+    """The template a task is run with; ``mode`` only matters for description, ``no_context`` for codis."""
     if task == "description":
         return DESCRIPTION_MODES[mode]
     if task == "vqa":
         return VQA_MULTIPLE_CHOICE
     if task == "codis":
-        return CODIS_DI_COT
+        return CODIS_NO_CONTEXT if no_context else CODIS_DI_COT
     raise ValueError(f"unknown task {task!r}")

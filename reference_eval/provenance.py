@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any, Iterable
 from urllib.parse import urlparse
 
-from cogbench import __version__
 from cogbench.dataset_builders.load import dataset_revision
 from cogbench.reference_eval.judges import codis as codis_judge
 from cogbench.reference_eval.judges import cognition as cognition_judge

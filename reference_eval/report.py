@@ -10,6 +10,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from cogbench.reference_eval.analyses import render as render_analyses
 from cogbench.schemas.features import CATEGORY_LABEL, CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
 # Column headings of CODIS Table 3.
@@ -109,6 +110,8 @@ def render_report(scores: dict[str, Any]) -> str:
         parts.append(f"\nJudge failures: {counts['judge_failures']} of {counts['queries']} queries.\n")
         if scores["judge_agreement"] is not None:
             parts.append(f"Agreement of the LLM judge with the rule judge: {_cell(scores['judge_agreement'])}%.\n")
+    if scores.get("analyses"):
+        parts.append("\n" + render_analyses(scores))
     judge = scores["judge"]
     if judge["kind"] == "openai":
         usage = judge["usage"]

@@ -66,6 +66,7 @@ class EvalSettings:
     allow_failures: bool = False  # merge, export and score what succeeded (labelled partial) instead of exit 3
     circular: bool = False  # vqa: every question under four rotations of its options
     no_image: bool = False  # blind baseline: the same prompts without the image
+    no_context: bool = False  # codis: ask without the contexts (CODIS Section 4.2)
 
 
 @dataclass
@@ -104,9 +105,9 @@ def parse_model_spec(spec: str) -> tuple[str, str]:
     return backend, name
 
 
-def default_run_dir(task: str, model: str, mode: str) -> Path:
+def default_run_dir(task: str, model: str, mode: str, no_context: bool = False) -> Path:
     slug = re.sub(r"[^A-Za-z0-9._-]+", "_", model.split(":", 1)[1]).strip("_")[-80:]
-    suffix = f"-{mode}" if task == "description" else ""
+    suffix = f"-{mode}" if task == "description" else ("-no-context" if no_context else "")
     return Path("runs") / f"eval-{task}{suffix}-{slug}"
 
 
@@ -239,7 +240,11 @@ def run_eval(settings: EvalSettings) -> RunSummary:
     dataset = load_config(settings.dataset, settings.task, settings.revision)
     if settings.limit is not None:
         dataset = dataset.select(range(min(settings.limit, len(dataset))))
-    template, queries = build_queries(settings.task, dataset, settings.mode, settings.circular, not settings.no_image)
+    if settings.no_context and settings.task != "codis":
+        raise UsageError("--no-context applies to --task codis")
+    template, queries = build_queries(
+        settings.task, dataset, settings.mode, settings.circular, not settings.no_image, settings.no_context
+    )
     if backend == "hf" and not {q.key for q in rank_queries(queries, rank, world)} <= done_keys(run_dir):
         check_hf_model(name)  # only when there is something to generate: a finished run re-merges without it
     new_folders = [folder for folder in (run_dir, *run_dir.parents) if not folder.exists()]

@@ -17,6 +17,7 @@ from typing import Any
 from cogbench import __version__
 from cogbench.dataset_builders.load import dataset_revision, load_config
 from cogbench.errors import CogbenchError, IncompleteRunError, UsageError
+from cogbench.reference_eval import analyses, provenance
 from cogbench.reference_eval.backends.openai_api import ChatSettings
 from cogbench.reference_eval.completeness import failure_line, is_complete, mark_coverage
 from cogbench.reference_eval.formats.official import OfficialIds, read_any_predictions
@@ -28,7 +29,6 @@ from cogbench.reference_eval.metrics import cognition as cognition_metrics
 from cogbench.reference_eval.metrics import intervals as metric_intervals
 from cogbench.reference_eval.metrics import recognition, vqa
 from cogbench.reference_eval.metrics.aggregate import by_category, percent
-from cogbench.reference_eval import provenance
 from cogbench.reference_eval.probes import circular_vqa
 from cogbench.reference_eval.report import interval_summary, write_run
 from cogbench.reference_eval.summary import render_summary
@@ -65,6 +65,15 @@ class ScoreOptions:
     seed: int = metric_intervals.DEFAULT_SEED
     circular: bool = False  # vqa predictions of `eval --circular`: four rotations per question
     no_image: bool = False  # predictions of `eval --no-image` (recorded, scored as usual)
+    # The papers' further measurements (analyses.py).
+    metrics: tuple[str, ...] = ()  # "captioning" (description)
+    offline_judge: str | None = None  # rouge | bertscore | nli beside an LLM judge (description)
+    offline_threshold: float | None = None
+    offline_model: str | None = None
+    offline_layers: int | None = None
+    offline_device: str | None = None
+    no_context_predictions: str | None = None  # codis: output variability
+    word_pairs: str | None = None  # codis: answer bias, "up/down,morning/afternoon"
 
 
 @dataclass
@@ -90,6 +99,9 @@ def score_from_args(args: argparse.Namespace) -> int:
 
 
 def _judge_spec(options: ScoreOptions) -> JudgeSpec:
+    analyses.check_options(options)
+    if options.judge in analyses.offline_judges.OFFLINE_JUDGES:
+        return JudgeSpec(options.judge)  # an offline Cognition judge (analyses.run_offline_judge)
     spec = JudgeSpec.parse(options.judge or ("rule" if options.task == "codis" else "none"))
     if spec.kind == "rule" and options.task != "codis":
         raise UsageError("--judge rule is the offline CODIS judge; use none or openai:MODEL for this task")
@@ -139,6 +151,7 @@ def _outputs_by_id(options: ScoreOptions, rows: list[dict[str, Any]]) -> tuple[d
     models = sorted({p.model for p in predictions if p.model})
     info = {
         "prompt_templates": provenance.model_templates((p.prompt_id, p.prompt_sha256) for p in predictions),
+        "prompt_ids": sorted({p.prompt_id for p in predictions if p.prompt_id}),
         "predictions": str(options.predictions),
         "model": ", ".join(models) or Path(options.predictions).stem,
         "missing_predictions": [_id_text(key) for key in missing],
@@ -374,6 +387,8 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
     judge = _llm_judge(options, spec)
     try:
         result = (score_vqa_circular if options.circular else SCORERS[options.task])(rows, outputs, options, judge)
+        extra = analyses.run_analyses(options, rows, outputs, source.get("prompt_ids", []), judge,
+                                      result.details, result.metrics, result.counts)
         judge_info: dict[str, Any] = {"kind": spec.kind}
         if judge is not None:
             judge_info.update(judge.summary())
@@ -418,6 +433,8 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
         "models": result.models,
         "thresholds": provenance.thresholds(options.task),
     }
+    if extra:
+        scores["analyses"] = extra
     write_run(Path(options.out), scores, result.details)
     if result.failure_errors:
         what = "judge verdicts (CoRs)" if options.task == "description" else "judge queries"

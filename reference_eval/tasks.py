@@ -50,14 +50,18 @@ class Answer:
 
 
 def build_queries(
-    task: str, dataset, mode: str = "spontaneous", circular: bool = False, with_image: bool = True
+    task: str, dataset, mode: str = "spontaneous", circular: bool = False, with_image: bool = True,
+    no_context: bool = False,
 ) -> tuple[PromptTemplate, list[Query]]:
     """All queries of a config in dataset order, and the template they use.
 
     ``circular`` (VQA): each question four times, options rotated (``metrics.circular``), query = rotation.
     ``with_image=False``: the same prompts, sent without the image (blind baseline).
+    ``no_context`` (codis): both queries of a pair are asked without their
+    context (CODIS Section 4.2), so each query's with- and without-context
+    answers can be compared; they share one prompt and keep their numbers.
     """
-    template = template_for(task, mode)
+    template = template_for(task, mode, no_context)
     text_columns = [name for name in dataset.column_names if name != "image"]
     rows = dataset.select_columns(text_columns)
     id_column = ID_COLUMN[task]
@@ -74,7 +78,8 @@ def build_queries(
                 queries.append(Query(item_id, rotation, index, prompt, with_image))
         else:  # codis: one query per context
             for number in (1, 2):
-                prompt = template.render(context=row[f"context_{number}"], question=row["question"])
+                context = {} if no_context else {"context": row[f"context_{number}"]}
+                prompt = template.render(question=row["question"], **context)
                 queries.append(Query(item_id, number, index, prompt, with_image))
     return template, queries
 

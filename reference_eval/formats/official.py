@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from cogbench.errors import CogbenchError, UsageError, locate
+from cogbench.errors import UsageError, locate
 from cogbench.reference_eval.formats.harness import (
     LMMS_EVAL_FORMAT,
     VLMEVALKIT_SUFFIXES,

@@ -1,0 +1,196 @@
+"""Offline Cognition judges: ROUGE-L, BERTScore and NLI (CogBench final paper, Appendix F, Table 4).
+
+For users without a GPT-4 endpoint, the paper's non-GPT methods. Each decides,
+like the LLM judge, whether a description states one annotated CoR; the text
+looked for is the CoR's conclusion, or the whole CoR for Event Relationship
+(Section 3.2.1; the same key point the LLM judge is shown, ``CorItem.key_point``):
+
+- ``rouge`` and ``bertscore`` (Appendix F): split the description into
+  sentences, score every sentence with the CoR as the reference (recall: ROUGE-L
+  recall by ``rouge-score``, BERTScore recall by ``bert-score``), keep the
+  highest score, and call the CoR stated when it reaches a threshold. The paper
+  gives no threshold value; the defaults below are this project's, chosen so the
+  oracle description passes and an unrelated one does not, and are options.
+- ``nli`` (Appendix F): sentence-level NLI with each sentence as premise and
+  the CoR as hypothesis; the CoR is stated when at least one sentence is
+  classified "entailment" (the model's top label; no threshold). The paper's
+  model is mDeBERTa-v3-base-xnli-multilingual-nli-2mil7; any local
+  transformers NLI model with an "entailment" label works.
+
+Sentences are split by spaCy's rule-based ``sentencizer`` (no model download).
+An empty description has no sentence, so every CoR is 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from cogbench.errors import UsageError
+from cogbench.reference_eval.judges.cognition import WHOLE_COR_CATEGORY
+from cogbench.reference_eval.metrics.cognition import CorItem
+from cogbench.schemas.features import COGBENCH_CATEGORIES
+
+OFFLINE_JUDGES = ("rouge", "bertscore", "nli")
+# The paper names its NLI model (Appendix F); this is its Hugging Face id.
+DEFAULT_NLI_MODEL = "MoritzLaurer/mDeBERTa-v3-base-xnli-multilingual-nli-2mil7"
+# The paper does not say which BERTScore model it used; this is bert-score's own
+# default for English (roberta-large, layer 17).
+DEFAULT_BERTSCORE_MODEL = "roberta-large"
+# Ours, not the paper's (Appendix F gives no value): see the module docstring.
+DEFAULT_THRESHOLDS = {"rouge": 0.5, "bertscore": 0.9}
+
+
+@dataclass(frozen=True)
+class OfflineJudgeSettings:
+    kind: str  # rouge | bertscore | nli
+    threshold: float | None = None  # None = DEFAULT_THRESHOLDS[kind]; unused by nli
+    model: str | None = None  # bertscore / nli model name or local path
+    bertscore_layers: int | None = None  # None: bert-score's table, else the model's last layer
+    batch_size: int = 32
+    device: str | None = None
+
+    def resolved_threshold(self) -> float | None:
+        if self.kind == "nli":
+            return None
+        return DEFAULT_THRESHOLDS[self.kind] if self.threshold is None else self.threshold
+
+    def resolved_model(self) -> str | None:
+        if self.kind == "rouge":
+            return None
+        return self.model or (DEFAULT_NLI_MODEL if self.kind == "nli" else DEFAULT_BERTSCORE_MODEL)
+
+
+def check_kind(kind: str) -> None:
+    if kind not in OFFLINE_JUDGES:
+        raise UsageError(f"offline judge {kind!r}: choose one of {', '.join(OFFLINE_JUDGES)}")
+
+
+def cor_items(image_id: str, cors: dict[str, list[dict[str, Any]]]) -> list[CorItem]:
+    """Every CoR of one image with the text an offline judge looks for (Section 3.2.1)."""
+    items = []
+    for category in COGBENCH_CATEGORIES:
+        for index, cor in enumerate(cors.get(category) or []):
+            key_point = cor["text"] if category == WHOLE_COR_CATEGORY else cor["conclusion"]
+            items.append(CorItem(image_id, category, index, cor["text"], key_point))
+    return items
+
+
+def split_sentences(texts: Sequence[str]) -> list[list[str]]:
+    """Sentences of each text, by spaCy's rule-based sentencizer."""
+    import spacy
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("sentencizer")
+    return [[s.text.strip() for s in doc.sents if s.text.strip()] for doc in nlp.pipe(texts)]
+
+
+@dataclass(frozen=True)
+class OfflineVerdict:
+    item: CorItem
+    score: float | None  # best sentence score (rouge, bertscore) or best entailment probability (nli)
+    sentence: str | None  # the best sentence
+    verdict: int
+
+
+def judge_descriptions(
+    settings: OfflineJudgeSettings, items_per_text: Sequence[list[CorItem]], texts: Sequence[str]
+) -> list[OfflineVerdict]:
+    """One verdict per CoR: the best sentence of its description, thresholded (or entailed)."""
+    check_kind(settings.kind)
+    sentences = split_sentences(texts)
+    pairs = [(item, sentence) for items, sents in zip(items_per_text, sentences) for item in items for sentence in sents]
+    if settings.kind == "rouge":
+        scores = rouge_recall([i.key_point for i, _ in pairs], [s for _, s in pairs])
+    elif settings.kind == "bertscore":
+        scores = bertscore_recall(settings, [i.key_point for i, _ in pairs], [s for _, s in pairs])
+    else:
+        scores = nli_entailment(settings, [s for _, s in pairs], [i.key_point for i, _ in pairs])
+    # The best sentence per CoR: highest score; for NLI an entailing sentence
+    # first, then the highest entailment probability.
+    best: dict[int, tuple[tuple[bool, float], str]] = {}
+    for (item, sentence), score in zip(pairs, scores):
+        rank = (score[1], score[0]) if isinstance(score, tuple) else (False, score)
+        if id(item) not in best or rank > best[id(item)][0]:
+            best[id(item)] = (rank, sentence)
+    threshold = settings.resolved_threshold()
+    verdicts = []
+    for items in items_per_text:
+        for item in items:
+            if id(item) not in best:
+                verdicts.append(OfflineVerdict(item, None, None, 0))
+                continue
+            (entailed, value), sentence = best[id(item)]
+            stated = entailed if settings.kind == "nli" else value >= threshold
+            verdicts.append(OfflineVerdict(item, value, sentence, int(stated)))
+    return verdicts
+
+
+def rouge_recall(references: Sequence[str], candidates: Sequence[str]) -> list[float]:
+    """ROUGE-L recall of each candidate sentence against its reference CoR (rouge-score, Lin 2004)."""
+    from rouge_score import rouge_scorer
+
+    scorer = rouge_scorer.RougeScorer(["rougeL"])
+    return [scorer.score(reference, candidate)["rougeL"].recall for reference, candidate in zip(references, candidates)]
+
+
+def bertscore_recall(settings: OfflineJudgeSettings, references: Sequence[str], candidates: Sequence[str]) -> list[float]:
+    """BERTScore recall (bert-score, Zhang et al. 2020) of each candidate sentence against its CoR."""
+    if not references:
+        return []
+    from bert_score import BERTScorer
+    from bert_score.utils import model2layers
+
+    model = settings.resolved_model()
+    layers = settings.bertscore_layers
+    try:
+        if layers is None and model not in model2layers:
+            from transformers import AutoConfig
+
+            layers = AutoConfig.from_pretrained(model).num_hidden_layers
+        scorer = BERTScorer(model_type=model, num_layers=layers, batch_size=settings.batch_size, device=settings.device)
+    except OSError as error:
+        raise UsageError(_unloadable(model, error)) from None
+    _, recall, _ = scorer.score(list(candidates), list(references))
+    return [float(value) for value in recall]
+
+
+def _unloadable(model: str, error: OSError) -> str:
+    first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    return f"--offline-model {model}: cannot load it ({first_line}); give a local model folder or a Hub id you can download"
+
+
+def entailment_label(id2label: dict[int, str]) -> int:
+    for index, label in id2label.items():
+        if label.lower().startswith("entail"):
+            return int(index)
+    raise UsageError(f"NLI model labels {sorted(id2label.values())} have no 'entailment' label")
+
+
+def nli_entailment(settings: OfflineJudgeSettings, premises: Sequence[str], hypotheses: Sequence[str]) -> list[tuple[float, bool]]:
+    """(entailment probability, entailment is the top label) of each premise/hypothesis pair."""
+    if not premises:
+        return []
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    model_name = settings.resolved_model()
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(model_name)
+        model = AutoModelForSequenceClassification.from_pretrained(model_name).eval()
+    except OSError as error:
+        raise UsageError(_unloadable(model_name, error)) from None
+    if settings.device:
+        model.to(settings.device)
+    entail = entailment_label(model.config.id2label)
+    results: list[tuple[float, bool]] = []
+    with torch.inference_mode():
+        for start in range(0, len(premises), settings.batch_size):
+            batch = tokenizer(
+                list(premises[start:start + settings.batch_size]), list(hypotheses[start:start + settings.batch_size]),
+                padding=True, truncation=True, return_tensors="pt",
+            ).to(model.device)
+            probabilities = model(**batch).logits.softmax(-1)
+            for row in probabilities:
+                results.append((float(row[entail]), int(row.argmax()) == entail))
+    return results
