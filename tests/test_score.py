@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -17,7 +18,8 @@ from cogbench.reference_eval.metrics import codis as codis_metrics
 from cogbench.reference_eval.metrics import vqa
 from cogbench.reference_eval.scoring import ScoreOptions, run_scoring
 
-CODIS_EXAMPLE = Path("/work/shared/data/codis/output_example.json")
+CODIS_EXAMPLE = (Path(os.environ.get("COGBENCH_RAW_DIR") or Path(__file__).resolve().parents[2] / "shared" / "data")
+                 / "codis" / "output_example.json")
 SPACY_STAND_IN = Path(__file__).resolve().parents[2] / "shared" / "models" / "en_ud_ewt_pos"
 SECRET = "sk-score-test-key-987654321"
 
