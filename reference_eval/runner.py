@@ -317,13 +317,14 @@ def _generate(settings, backend, name, dataset, template, queries, summary: RunS
             position=rank, dynamic_ncols=True, file=sys.stderr, disable=None,
         )
         with progress:
+            progress.set_postfix(resumed=summary.resumed, refresh=False)
             for batch in answers():
                 writer.write(_prediction(settings, template, generation, answer) for answer in batch)
                 summary.generated += len(batch)
                 summary.generated_tokens += sum(a.generated_tokens or 0 for a in batch)
                 progress.update(len(batch))
                 if failures:
-                    progress.set_postfix(failed=len(failures), refresh=False)
+                    progress.set_postfix(resumed=summary.resumed, failed=len(failures), refresh=False)
     summary.seconds = time.perf_counter() - started
 
 

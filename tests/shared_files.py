@@ -51,3 +51,13 @@ def require_raw(*parts: str, what: str) -> Path:
     if not path.exists():
         pytest.skip(f"{what} is not present: {path} (set COGBENCH_RAW_DIR or COGBENCH_SHARED)")
     return path
+
+
+def codis_example() -> Path:
+    """The authors' CODIS output example (706 answers, the ground truth) from the real raw data."""
+    return require_raw("codis", "output_example.json", what="CODIS output_example.json")
+
+
+def spacy_stand_in() -> Path:
+    """The offline spaCy POS pipeline that stands in for en_core_web_sm in the tests."""
+    return require_shared("models", "en_ud_ewt_pos", what="the spaCy POS stand-in model")

@@ -10,6 +10,8 @@ import math
 import shutil
 
 import pytest
+from shared_files import spacy_stand_in
+from test_score import minilm_path
 
 from cogbench.cli import main
 from cogbench.errors import CogbenchError
@@ -43,10 +45,8 @@ def test_bleu_and_cider_equal_hand_computations():
 
 @needs_java
 def test_oracle_scores_full_marks_and_empty_scores_zero(built_release, tmp_path):
-    from test_score import SPACY_STAND_IN, minilm_path
-
     common = dict(task="description", dataset=str(built_release), metrics=("captioning",),
-                  spacy_model=str(SPACY_STAND_IN), embedder=minilm_path())
+                  spacy_model=str(spacy_stand_in()), embedder=minilm_path())
     oracle = run_scoring(ScoreOptions(oracle=True, out=str(tmp_path / "oracle"), **common))
     scores = oracle["analyses"]["captioning"]["scores"]
     assert scores["CIDEr"] == pytest.approx(10.0) and scores["METEOR"] == pytest.approx(1.0)

@@ -6,8 +6,9 @@ import json
 
 import pytest
 from openai_server import Reply
+from shared_files import codis_example
 from test_eval_run import _eval_argv
-from test_score import CODIS_EXAMPLE, swapped
+from test_score import swapped
 
 from cogbench.cli import main
 from cogbench.errors import UsageError
@@ -51,7 +52,7 @@ def test_word_pairs_parse_and_reject_malformed_ones():
 
 
 def test_answer_bias_on_the_released_data_and_swapped_answers(built_release, tmp_path):
-    truth = run_scoring(ScoreOptions(task="codis", dataset=str(built_release), predictions=str(CODIS_EXAMPLE),
+    truth = run_scoring(ScoreOptions(task="codis", dataset=str(built_release), predictions=str(codis_example()),
                                      out=str(tmp_path / "truth")))
     bias = truth["analyses"]["answer_bias"]
     assert {p["pair"]: p["groundtruth"] for p in bias["pairs"]} == RELEASED_GROUNDTRUTH
@@ -78,12 +79,12 @@ def test_output_variability_rule_and_llm_judge(built_release, tmp_path, openai_s
         two = text.rsplit("Here is output 2: ", 1)[1]
         return Reply(text="same" if one.strip().lower() == two.strip().lower() else "different")
 
-    same = run_scoring(ScoreOptions(task="codis", dataset=str(built_release), predictions=str(CODIS_EXAMPLE),
-                                    no_context_predictions=str(CODIS_EXAMPLE), out=str(tmp_path / "same")))
+    same = run_scoring(ScoreOptions(task="codis", dataset=str(built_release), predictions=str(codis_example()),
+                                    no_context_predictions=str(codis_example()), out=str(tmp_path / "same")))
     assert same["metrics"]["output_variability"]["overall"] == 0.0
     server = openai_server(same_answer_judge)
     changed = run_scoring(ScoreOptions(
-        task="codis", dataset=str(built_release), predictions=str(CODIS_EXAMPLE), no_context_predictions=swapped(tmp_path),
+        task="codis", dataset=str(built_release), predictions=str(codis_example()), no_context_predictions=swapped(tmp_path),
         judge="openai:gpt-judge", judge_base_url=server.base_url, judge_backoff=0.01, judge_concurrency=16,
         out=str(tmp_path / "changed"),
     ))
@@ -97,8 +98,8 @@ def test_output_variability_rule_and_llm_judge(built_release, tmp_path, openai_s
 
 def test_no_context_predictions_must_cover_the_scored_queries(built_release, tmp_path, capsys):
     partial = tmp_path / "partial.json"
-    partial.write_text(json.dumps(json.loads(CODIS_EXAMPLE.read_text())[:10]))
-    code = main(["score", "--task", "codis", "--dataset", str(built_release), "--predictions", str(CODIS_EXAMPLE),
+    partial.write_text(json.dumps(json.loads(codis_example().read_text())[:10]))
+    code = main(["score", "--task", "codis", "--dataset", str(built_release), "--predictions", str(codis_example()),
                  "--no-context-predictions", str(partial), "--out", str(tmp_path / "run")])
     err = capsys.readouterr().err
     assert code != 0 and "have no no-context prediction" in err and "--allow-partial" in err

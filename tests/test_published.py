@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from conftest import SHARED
+from shared_files import shared_path
 
 from cogbench.reference_eval.published import published_results, published_table
 from cogbench.schemas.features import CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
-PAPERS = SHARED / "papers"
+PAPERS = shared_path("papers")
 COGBENCH_PAPER = PAPERS / "000_6dc3e33e0e23f358.txt"
 CODIS_PAPER = PAPERS / "002_32deffa052033b7d.txt"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from openai_server import Reply
-from shared_files import require_raw, require_shared
+from shared_files import codis_example, spacy_stand_in
 
 from cogbench.cli import main
 from cogbench.errors import CogbenchError, IncompleteRunError
@@ -18,11 +18,6 @@ from cogbench.reference_eval.metrics import codis as codis_metrics
 from cogbench.reference_eval.metrics import vqa
 from cogbench.reference_eval.scoring import ScoreOptions, run_scoring
 
-
-
-def codis_example() -> Path:
-    """The authors' CODIS output example (706 answers) from the real raw data."""
-    return require_raw("codis", "output_example.json", what="CODIS output_example.json")
 SECRET = "sk-score-test-key-987654321"
 
 
@@ -188,7 +183,7 @@ def test_oracle_description_with_cognition_judge(built_release, tmp_path, openai
     server = openai_server(responder)
     scores = run_scoring(ScoreOptions(
         task="description", dataset=str(built_release), oracle=True, judge="openai:gpt-judge",
-        judge_base_url=server.base_url, spacy_model=str(require_shared("models", "en_ud_ewt_pos", what="the spaCy POS stand-in model")), embedder=minilm_path(),
+        judge_base_url=server.base_url, spacy_model=str(spacy_stand_in()), embedder=minilm_path(),
         out=str(tmp_path / "oracle"),
     ))
     details = [json.loads(line) for line in (tmp_path / "oracle" / "details.jsonl").read_text().splitlines()]
