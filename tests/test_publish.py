@@ -16,6 +16,7 @@ from synthetic_raw import write_synthetic_raw
 from cogbench.cards.publish import publish
 from cogbench.cards.release import build_release
 from cogbench.cli import main
+from cogbench.dataset_builders.output import MARKER_FILE
 from cogbench.errors import CogbenchError, UsageError
 
 REPO = "cogbench-org/cogbench"
@@ -63,7 +64,8 @@ def test_new_repo_is_created_gated_then_committed_and_tagged(release, api, capsy
     assert commit.kwargs["commit_message"] == "Release v1.2.0" and commit.kwargs["repo_type"] == "dataset"
     operations = commit.kwargs["operations"]
     assert all(isinstance(op, CommitOperationAdd) for op in operations)
-    assert sorted(op.path_in_repo for op in operations) == release_files(release)
+    # Every file of the build but its local marker (never uploaded).
+    assert sorted(op.path_in_repo for op in operations) == [p for p in release_files(release) if p != MARKER_FILE]
     readme = next(op for op in operations if op.path_in_repo == "README.md")
     assert Path(readme.path_or_fileobj).read_bytes() == (release / "README.md").read_bytes()
     api.create_tag.assert_called_once_with(
