@@ -54,7 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
 def show_defaults(parser: argparse.ArgumentParser) -> None:
     """Append ``(default: X)`` to every option whose help does not already say its default."""
     for action in parser._actions:
-        if action.default in (None, False, argparse.SUPPRESS) or isinstance(action, argparse._SubParsersAction):
+        if action.default is None or action.default is False or action.default is argparse.SUPPRESS \
+                or isinstance(action, argparse._SubParsersAction):
             continue
         text = (action.help or "").rstrip()
         if "default" not in text.lower():

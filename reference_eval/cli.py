@@ -125,7 +125,7 @@ def _add_analysis_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--offline-judge", choices=("rouge", "bertscore", "nli"),
         help="description: an offline Cognition judge (CogBench Appendix F) beside --judge openai:MODEL, "
-        "with agreement per category; --judge rouge|bertscore|nli uses one alone",
+        "with agreement per category; --judge rouge|bertscore|nli uses one alone (default: none)",
     )
     group.add_argument("--offline-threshold", type=float,
                        help="score threshold of rouge (default 0.5) / bertscore (default 0.9); not given by the paper")
@@ -135,7 +135,8 @@ def _add_analysis_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--offline-device", help="torch device for bertscore / nli (default: bert-score's / CPU)")
     group.add_argument(
         "--no-context-predictions",
-        help="codis: predictions of `eval --no-context`; reports output variability (CODIS Section 4.2, Table 4)",
+        help="codis: predictions of `eval --no-context`; reports output variability (CODIS Section 4.2, Table 4) "
+        "(default: not reported)",
     )
     group.add_argument(
         "--word-pairs",
@@ -173,8 +174,8 @@ def add_eval_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--mode", choices=("spontaneous", "directed"), default=None,
-        help="description prompt: Spontaneous Description or Directed Reasoning (CogBench Section 3.2.1; "
-        "default: spontaneous)",
+        help="description prompt: Spontaneous Description or Directed Reasoning, CogBench Section 3.2.1 "
+        "(default: spontaneous)",
     )
     parser.add_argument("--out", help="run folder (default: runs/eval-TASK-MODEL); re-use it to resume")
     parser.add_argument("--limit", type=_positive_int, help="only the first N rows of the config (default: all)")
@@ -271,9 +272,9 @@ def score_run_folder(args: argparse.Namespace, predictions_path, out) -> int:
     """The one place where `eval` hands over to the scoring code (``scoring.run_scoring``)."""
     from pathlib import Path
 
-    from cogbench.reference_eval.report import interval_summary
+    from cogbench.reference_eval.reports.run import interval_summary
+    from cogbench.reference_eval.reports.summary import render_summary
     from cogbench.reference_eval.scoring import ScoreOptions, run_scoring
-    from cogbench.reference_eval.summary import render_summary
 
     options = ScoreOptions(
         task=args.task, dataset=args.dataset, predictions=str(predictions_path), revision=args.revision,
@@ -308,12 +309,12 @@ def add_compare_parser(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     parser.add_argument("run_a", metavar="RUN_A", help="score folder (with scores.json and details.jsonl) or eval run folder")
-    parser.add_argument("run_b", metavar="RUN_B")
+    parser.add_argument("run_b", metavar="RUN_B", help="the run compared against RUN_A (differences are A - B)")
     parser.add_argument("--resamples", type=_positive_int, default=2000, help="bootstrap resamples of the images")
     parser.add_argument("--permutations", type=_positive_int, default=9999, help="random swaps of the permutation test")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help="seed of the resampling (same seed, same result)")
     parser.add_argument("--alpha", type=float, default=0.05, help="significance level marked with * (default 0.05)")
-    parser.add_argument("--json", dest="json_out", help="also write the comparison to this JSON file")
+    parser.add_argument("--json", dest="json_out", help="also write the comparison to this JSON file (default: print only)")
     parser.set_defaults(func=run_compare)
 
 
@@ -321,7 +322,7 @@ def run_compare(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
-    from cogbench.reference_eval.compare import compare_runs, load_run, render_comparison
+    from cogbench.reference_eval.reports.compare import compare_runs, load_run, render_comparison
 
     result = compare_runs(load_run(args.run_a), load_run(args.run_b), args.resamples, args.seed, args.permutations)
     print(render_comparison(result, args.alpha), end="")
@@ -351,7 +352,7 @@ def add_report_parser(subparsers: argparse._SubParsersAction) -> None:
 def run_report(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from cogbench.reference_eval.runs_report import write_report
+    from cogbench.reference_eval.reports.runs import write_report
 
     written = write_report(args.runs, Path(args.out))
     print(f"{written['runs']} run(s): {', '.join(written['tables'])}")

@@ -30,8 +30,8 @@ from cogbench.reference_eval.metrics import intervals as metric_intervals
 from cogbench.reference_eval.metrics import recognition, vqa
 from cogbench.reference_eval.metrics.aggregate import by_category, percent
 from cogbench.reference_eval.probes import circular_vqa
-from cogbench.reference_eval.report import interval_summary, write_run
-from cogbench.reference_eval.summary import render_summary
+from cogbench.reference_eval.reports.run import interval_summary, write_run
+from cogbench.reference_eval.reports.summary import render_summary
 from cogbench.reference_eval.tasks import ROTATIONS
 from cogbench.schemas.features import CHOICE_COLUMNS, CODIS_CATEGORIES, COGBENCH_CATEGORIES, ID_COLUMN
 

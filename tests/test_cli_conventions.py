@@ -56,6 +56,8 @@ def usage_errors(tmp):
         "score": ["score", "--task", "vqa", "--dataset", str(tmp / "missing"), "--predictions", str(tmp / "p.jsonl")],
         "eval": ["eval", "--task", "vqa", "--dataset", str(tmp / "missing"), "--model", "no-backend"],
         "export": ["export", "--format", "lmms-eval", "--dataset", str(tmp / "missing"), "--out", str(tmp / "x")],
+        "compare": ["compare", str(tmp / "missing-a"), str(tmp / "missing-b")],
+        "report": ["report", str(tmp / "missing"), "--out", str(tmp / "report")],
     }
 
 

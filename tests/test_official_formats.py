@@ -6,12 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-
 from shared_files import require_raw
 
 from cogbench.errors import CogbenchError
 from cogbench.reference_eval.formats.official import OfficialIds, detect_format, read_any_predictions
-
 
 
 def codis_example() -> Path:

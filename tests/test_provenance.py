@@ -11,7 +11,7 @@ from shared_files import spacy_stand_in
 from test_score import minilm_path
 
 from cogbench import __version__
-from cogbench.reference_eval.report import scores_schema
+from cogbench.reference_eval.reports.run import scores_schema
 from cogbench.reference_eval.scoring import ScoreOptions, run_scoring
 
 SECRET = "sk-provenance-test-55555"

@@ -7,7 +7,7 @@ from collections import Counter
 import pytest
 from shared_files import shared_path
 
-from cogbench.reference_eval.published import published_results, published_table
+from cogbench.reference_eval.reports.published import published_results, published_table
 from cogbench.schemas.features import CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
 PAPERS = shared_path("papers")

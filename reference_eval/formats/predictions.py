@@ -66,8 +66,11 @@ def _parse(line: str, path: Path, line_number: int) -> Prediction:
         if not isinstance(raw.get(name), kind):
             raise UsageError(f"{where}: field {name}: missing or not a {kind.__name__}")
     query = raw.get("query")
-    if query is not None and (isinstance(query, bool) or query not in (1, 2)):
-        raise UsageError(f"{where}: field query: {query!r} is not 1, 2 (CODIS context) or null")
+    # codis: the context asked (1, 2); vqa: null, or the rotation of a circular query (0-3, eval --circular).
+    allowed = {"codis": (1, 2), "vqa": (None, 0, 1, 2, 3)}.get(raw["task"], (None,))
+    if isinstance(query, bool) or query not in allowed:
+        shown = ", ".join("null" if q is None else str(q) for q in allowed)
+        raise UsageError(f"{where}: field query: {query!r} is not one of {shown} for task {raw['task']}")
     for name in ("model", "prompt_id", "prompt_sha256"):
         if not isinstance(raw.get(name, ""), str):
             raise UsageError(f"{where}: field {name}: not a string")

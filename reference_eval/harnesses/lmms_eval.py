@@ -13,7 +13,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cogbench.reference_eval.prompts import CODIS_DI_COT, DESCRIPTION_DIRECTED, DESCRIPTION_SPONTANEOUS, VQA_MULTIPLE_CHOICE
+from cogbench.reference_eval.prompts import (
+    CODIS_DI_COT,
+    DESCRIPTION_DIRECTED,
+    DESCRIPTION_SPONTANEOUS,
+    VQA_MULTIPLE_CHOICE,
+)
 
 UTILS = '''"""lmms-eval calls these through the YAMLs beside this file; the code is the cogbench package's."""
 

@@ -17,7 +17,12 @@ from cogbench.reference_eval.formats.harness import QUERY_FIELD
 from cogbench.reference_eval.judges.codis import rule_verdict
 from cogbench.reference_eval.metrics import recognition
 from cogbench.reference_eval.metrics.vqa import extract_official, extract_robust
-from cogbench.reference_eval.prompts import CODIS_DI_COT, DESCRIPTION_DIRECTED, DESCRIPTION_SPONTANEOUS, VQA_MULTIPLE_CHOICE
+from cogbench.reference_eval.prompts import (
+    CODIS_DI_COT,
+    DESCRIPTION_DIRECTED,
+    DESCRIPTION_SPONTANEOUS,
+    VQA_MULTIPLE_CHOICE,
+)
 from cogbench.schemas.features import ANSWER_LETTERS, CHOICE_COLUMNS
 
 

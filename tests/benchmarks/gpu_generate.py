@@ -30,12 +30,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import torch  # noqa: E402
+from shared_files import raw_data_dir, shared_path  # noqa: E402
 
 from cogbench.cards.release import build_release  # noqa: E402
 from cogbench.dataset_builders.load import load_config  # noqa: E402
 from cogbench.reference_eval.backends import hf as hf_backend  # noqa: E402
 from cogbench.reference_eval.tasks import build_queries, undecoded_images  # noqa: E402
-from shared_files import raw_data_dir, shared_path  # noqa: E402
 
 PROCESSOR_DIR = shared_path("models", "qwen2.5-vl-7b-instruct-processor")
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Sequence
 
-from cogbench.reference_eval import charts
 from cogbench.reference_eval.probes import CHOICE_METRICS, blind_hits
-from cogbench.reference_eval.report import CODIS_SHORT, interval_text
-from cogbench.reference_eval.tables import Cell, Table
+from cogbench.reference_eval.reports import charts
+from cogbench.reference_eval.reports.run import CODIS_SHORT, interval_text
+from cogbench.reference_eval.reports.tables import Cell, Table
 from cogbench.schemas.features import ANSWER_LETTERS, CATEGORY_LABEL, CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
 MAIN_METRIC = {"vqa": "accuracy", "codis": "acc_p", "description": "recognition_micro"}

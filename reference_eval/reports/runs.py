@@ -19,12 +19,17 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from cogbench.errors import UsageError
-from cogbench.reference_eval import charts
-from cogbench.reference_eval.compare import ScoredRun, load_run
-from cogbench.reference_eval.probes_report import blind_tables, circular_table, position_bias_chart
-from cogbench.reference_eval.published import REFERENCE_MODELS, PublishedResult, published_results, published_table
-from cogbench.reference_eval.report import CODIS_SHORT, interval_text
-from cogbench.reference_eval.tables import Cell, Table, render_html_table, render_markdown
+from cogbench.reference_eval.reports import charts
+from cogbench.reference_eval.reports.compare import ScoredRun, load_run
+from cogbench.reference_eval.reports.probes import blind_tables, circular_table, position_bias_chart
+from cogbench.reference_eval.reports.published import (
+    REFERENCE_MODELS,
+    PublishedResult,
+    published_results,
+    published_table,
+)
+from cogbench.reference_eval.reports.run import CODIS_SHORT, interval_text
+from cogbench.reference_eval.reports.tables import Cell, Table, render_html_table, render_markdown
 from cogbench.schemas.features import CATEGORY_LABEL, CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
 MODE_LABEL = {"spontaneous": "Mode 1 (spontaneous)", "directed": "Mode 2 (directed)", "oracle": "annotated description"}

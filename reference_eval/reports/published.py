@@ -40,7 +40,7 @@ class PublishedResult:
 
 
 def published_results() -> list[PublishedResult]:
-    text = resources.files("cogbench.reference_eval").joinpath("published_results.csv").read_text(encoding="utf-8")
+    text = resources.files("cogbench.reference_eval.reports").joinpath("published_results.csv").read_text(encoding="utf-8")
     return [
         PublishedResult(**{**row, "value": float(row["value"])}) for row in csv.DictReader(io.StringIO(text))
     ]
