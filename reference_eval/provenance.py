@@ -14,24 +14,17 @@ from typing import Any, Iterable
 from urllib.parse import urlparse
 
 from cogbench.dataset_builders.load import dataset_revision
+from cogbench.dataset_builders.raw import sha256_file
 from cogbench.reference_eval.judges import codis as codis_judge
 from cogbench.reference_eval.judges import cognition as cognition_judge
 from cogbench.reference_eval.metrics import recognition, vqa
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def folder_sha256(folder: Path) -> str:
     """One digest for a folder: its files' relative paths and contents, in sorted order."""
     digest = hashlib.sha256()
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-        digest.update(f"{path.relative_to(folder).as_posix()}\0{file_sha256(path)}\n".encode("utf-8"))
+        digest.update(f"{path.relative_to(folder).as_posix()}\0{sha256_file(path)}\n".encode("utf-8"))
     return digest.hexdigest()
 
 
@@ -42,7 +35,7 @@ def dataset_provenance(dataset: str, config: str, revision: str | None) -> dict[
         shards = sorted((local / "data" / config).glob("*.parquet"))
         return {
             "source": "folder", "path": str(dataset), "revision": dataset_revision(dataset, revision),
-            "shards": [{"file": p.relative_to(local).as_posix(), "sha256": file_sha256(p)} for p in shards],
+            "shards": [{"file": p.relative_to(local).as_posix(), "sha256": sha256_file(p)} for p in shards],
         }
     return {"source": "hub", "repo": dataset, "revision": revision or "main", **_hub_shards(dataset, config, revision)}
 
