@@ -71,7 +71,15 @@ class JudgeStats:
 
 
 class VerdictCache:
-    """sqlite store of judge replies, keyed by (model, sha256 of the prompt)."""
+    """sqlite store of judge replies, keyed by (model, sha256 of the prompt).
+
+    Replies are committed at most ``COMMIT_EVERY_SECONDS`` apart (and on ``flush``
+    and ``close``): a commit per reply cost about 1.4 ms each, on the thread that
+    collects replies. A killed run keeps every reply but those of its last
+    fraction of a second, which the re-run sends again.
+    """
+
+    COMMIT_EVERY_SECONDS = 0.25
 
     def __init__(self, path: str | Path):
         Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -85,6 +93,7 @@ class VerdictCache:
             " PRIMARY KEY (model, prompt_sha256))"
         )
         self._db.commit()
+        self._last_commit = time.monotonic()
 
     @staticmethod
     def _digest(prompt: str) -> str:
@@ -100,9 +109,15 @@ class VerdictCache:
         self._db.execute(
             "INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?)", (model, self._digest(prompt), reply, time.time())
         )
+        if time.monotonic() - self._last_commit >= self.COMMIT_EVERY_SECONDS:
+            self.flush()
+
+    def flush(self) -> None:
         self._db.commit()
+        self._last_commit = time.monotonic()
 
     def close(self) -> None:
+        self.flush()
         self._db.close()
 
 
@@ -145,6 +160,7 @@ class LLMJudge:
                 replies[prompt] = JudgeReply(result.text, result.error, unusable_text=result.unusable_text)
                 progress.set_postfix(cached=cached, failed=failed, refresh=False)
                 progress.update(1)
+        self.cache.flush()
         answered = [replies[prompt] for prompt in prompts]
         self.stats.prompts += len(prompts)
         self.stats.cache_hits += sum(reply.cached for reply in answered)
