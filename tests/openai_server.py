@@ -21,6 +21,7 @@ or the ``openai_server`` pytest fixture from ``tests/conftest.py``.
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -192,3 +193,13 @@ def openai_server_fixture():
     yield start
     for server in started:
         server.stop()
+
+
+def numbered_verdicts(verdict, separator: str = " "):
+    """A responder for the Figure 8/9 judge: ``N. [verdict(N)]`` for every key point the prompt lists."""
+
+    def responder(request):
+        count = int(re.search(r"Your answers to the (\d+) <", request.prompt_text).group(1))
+        return Reply(text=separator.join(f"{n}. [{verdict(n)}]" for n in range(1, count + 1)))
+
+    return responder

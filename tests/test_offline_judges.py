@@ -6,11 +6,10 @@ judge (the local OpenAI-compatible server) the agreement per category is reporte
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
-from openai_server import Reply
+from openai_server import numbered_verdicts
 from shared_files import spacy_stand_in
 from test_score import minilm_path
 
@@ -112,11 +111,7 @@ def test_a_model_that_cannot_be_loaded_is_a_usage_error(described, tmp_path, kin
 def test_offline_judge_beside_llm_judge_reports_agreement_per_category(built_release, tmp_path, openai_server):
     """The local judge says 1 to every key point: agreement per category = the offline judge's recall."""
 
-    def responder(request):
-        count = int(re.search(r"Your answers to the (\d+) <", request.prompt_text).group(1))
-        return Reply(text=" ".join(f"{n}. [1]" for n in range(1, count + 1)))
-
-    server = openai_server(responder)
+    server = openai_server(numbered_verdicts(lambda n: 1))
     scores = run_scoring(ScoreOptions(
         task="description", dataset=str(built_release), oracle=True, judge="openai:gpt-judge",
         judge_base_url=server.base_url, offline_judge="rouge", spacy_model=str(spacy_stand_in()),

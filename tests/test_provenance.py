@@ -6,7 +6,7 @@ import json
 import re
 
 import jsonschema
-from openai_server import Reply
+from openai_server import numbered_verdicts
 from shared_files import spacy_stand_in
 from test_score import minilm_path
 
@@ -23,11 +23,7 @@ def test_description_provenance(built_release, tmp_path, openai_server, monkeypa
     spacy_model = str(spacy_stand_in())
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
 
-    def responder(request):
-        count = int(re.search(r"Your answers to the (\d+) <", request.prompt_text).group(1))
-        return Reply(text="\n".join(f"{n}. [1]" for n in range(1, count + 1)))
-
-    server = openai_server(responder)
+    server = openai_server(numbered_verdicts(lambda n: 1, separator="\n"))
     scores = run_scoring(ScoreOptions(
         task="description", dataset=str(built_release), oracle=True, judge="openai:gpt-judge",
         judge_base_url=server.base_url, spacy_model=spacy_model, embedder=minilm_path(),

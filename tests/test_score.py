@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from openai_server import Reply
+from openai_server import Reply, numbered_verdicts
 from shared_files import codis_example, spacy_stand_in
 
 from cogbench.cli import main
@@ -176,11 +176,7 @@ def test_vqa_official_and_robust_accuracy(built_release, tmp_path):
 def test_oracle_description_with_cognition_judge(built_release, tmp_path, openai_server):
     """A judge that says 1 to odd-numbered key points and 0 to even ones: cognition is hand-computable."""
 
-    def responder(request):
-        count = int(re.search(r"Your answers to the (\d+) <", request.prompt_text).group(1))
-        return Reply(text=" ".join(f"{n}. [{n % 2}]" for n in range(1, count + 1)))
-
-    server = openai_server(responder)
+    server = openai_server(numbered_verdicts(lambda n: n % 2))
     scores = run_scoring(ScoreOptions(
         task="description", dataset=str(built_release), oracle=True, judge="openai:gpt-judge",
         judge_base_url=server.base_url, spacy_model=str(spacy_stand_in()), embedder=minilm_path(),
