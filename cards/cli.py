@@ -62,7 +62,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_build(args: argparse.Namespace) -> int:
     from cogbench.cards.release import build_release
+    from cogbench.dataset_builders.memory import cap_malloc_arenas
 
+    cap_malloc_arenas()
     raw_dir = args.raw_dir or default_raw_dir()
     started = time.perf_counter()
     result = build_release(raw_dir, args.out, version=args.dataset_version, previous=args.previous, repo_id=args.repo_id)
@@ -93,7 +95,9 @@ def run_diff(args: argparse.Namespace) -> int:
 
 def run_publish(args: argparse.Namespace) -> int:
     from cogbench.cards.publish import publish
+    from cogbench.dataset_builders.memory import cap_malloc_arenas
 
+    cap_malloc_arenas()
     expected = None if args.expected.lower() == "none" else args.expected
     publish(args.folder, args.repo_id, args.dataset_version, gated=args.gated, private=args.private, dry_run=args.dry_run,
             expected=expected)

@@ -44,7 +44,8 @@ def stream_rows(folder: str, config: str, batch_rows: int = 10):
     The data files and features are resolved by ``datasets.load_dataset_builder`` from the
     card, exactly as for users; the rows are then read a few at a time from those Parquet
     files and cast to those features, so memory stays flat whatever the size of the data
-    (``load_dataset(streaming=True)`` buffers whole row groups of images).
+    (``load_dataset(streaming=True)`` buffers whole row groups of images). Arrow's threads
+    are not used: a batch is ten rows, and each thread would keep its own freed buffers.
     """
     import datasets
     import pyarrow as pa
@@ -60,7 +61,7 @@ def stream_rows(folder: str, config: str, batch_rows: int = 10):
     def rows():
         for path in files:
             parquet = pq.ParquetFile(path, pre_buffer=False)
-            for batch in parquet.iter_batches(batch_size=batch_rows):
+            for batch in parquet.iter_batches(batch_size=batch_rows, use_threads=False):
                 yield from pa.Table.from_batches([batch]).cast(features.arrow_schema).to_pylist()
             del parquet
             pa.default_memory_pool().release_unused()

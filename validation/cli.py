@@ -26,8 +26,10 @@ def register(subparsers) -> None:
 
 
 def run_validate(args: argparse.Namespace) -> int:
+    from cogbench.dataset_builders.memory import cap_malloc_arenas
     from cogbench.validation import validate
 
+    cap_malloc_arenas()
     expected = None if args.expected.lower() == "none" else args.expected
     report = validate(args.path, expected=expected, strict=args.strict)
     print(report.to_json() if args.format == "json" else report.to_text(verbose=args.verbose))
