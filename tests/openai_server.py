@@ -151,7 +151,12 @@ class OpenAIServer:
                 except (BrokenPipeError, ConnectionResetError):  # the client timed out and left
                     pass
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        # A listen backlog like real servers' (socketserver's default is 5): a client that opens
+        # 64 connections at once otherwise has some of them reset.
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler, bind_and_activate=False)
+        self._httpd.request_queue_size = 1024
+        self._httpd.server_bind()
+        self._httpd.server_activate()
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
 

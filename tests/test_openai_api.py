@@ -91,6 +91,30 @@ def test_malformed_body_and_unusable_reply_are_retried(openai_server):
     assert client.usage.requests == 3
 
 
+@pytest.mark.parametrize("body, error", [
+    (b"\xff\xfe not UTF-8", "malformed response body"),
+    (b"[]", "reply has no message content"),
+    (b'{"choices": []}', "reply has no message content"),
+    (b'{"choices": [{"message": {"content": null}}]}', "reply has no message content"),
+    (b'{"choices": [{"message": {"content": ["right"]}}]}', "reply has no message content"),
+])
+def test_replies_that_are_not_a_chat_completion_fail_with_a_reason(openai_server, body, error):
+    server = openai_server(lambda request: Reply(raw_body=body))
+    with ChatClient(settings_for(server, max_attempts=2)) as client:
+        result = client.complete(text_message("x"))
+    assert result.error == f"{error} after 2 attempts" and result.text is None
+    assert client.usage.requests == 2 and client.usage.prompt_tokens == 0
+
+
+def test_a_reply_without_usage_counts_no_tokens(openai_server):
+    body = b'{"choices": [{"message": {"role": "assistant", "content": "right"}}], "usage": {"prompt_tokens": true}}'
+    server = openai_server(lambda request: Reply(raw_body=body))
+    with ChatClient(settings_for(server)) as client:
+        result = client.complete(text_message("x"))
+    assert result.text == "right" and (result.prompt_tokens, result.completion_tokens) == (0, 0)
+    assert client.usage.as_dict()["total_tokens"] == 0
+
+
 def test_concurrency_is_bounded(openai_server):
     lock = threading.Lock()
     state = {"now": 0, "peak": 0}

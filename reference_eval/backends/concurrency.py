@@ -60,4 +60,6 @@ class AdaptiveLimit:
             else:
                 self.limit = min(float(self.ceiling), self.limit + 1 / self.limit)
             self.peak = max(self.peak, int(self.limit))
-            self._condition.notify_all()
+            # Wake only as many waiters as there are free slots: with 64 threads waiting,
+            # waking all of them on every reply costs more CPU than the requests themselves.
+            self._condition.notify(max(0, int(self.limit) - self.in_flight))

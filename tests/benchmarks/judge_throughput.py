@@ -24,32 +24,29 @@ import threading
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from openai_server import OpenAIServer, Reply  # noqa: E402
-from shared_files import raw_data_dir  # noqa: E402
-
-DATA = raw_data_dir() / "codis"
+# The children import only what a judge run imports: the test helpers (pytest among
+# them) are the parent's, so they stay out of the process start being timed.
+TESTS = Path(__file__).resolve().parents[1]
 
 
-def prompts() -> list[str]:
+def prompts(data: Path) -> list[str]:
     from cogbench.reference_eval.judges import codis
 
-    pairs = {p["id"]: p for p in json.loads((DATA / "data.json").read_text())}
-    outputs = json.loads((DATA / "output_example.json").read_text())
+    pairs = {p["id"]: p for p in json.loads((data / "data.json").read_text())}
+    outputs = json.loads((data / "output_example.json").read_text())
     return [
         codis.judge_prompt(pairs[o["id"]]["question"], pairs[o["id"]]["answer"][f"answer_{q}"], o["output"][f"output_{q}"])
         for o in outputs for q in (1, 2)
     ]
 
 
-def worker(mode: str, base_url: str, cache: str) -> None:
+def worker(mode: str, base_url: str, cache: str, data: Path) -> None:
     """Runs in the child process: judge every prompt, print a JSON summary."""
     from cogbench.reference_eval.backends.openai_api import ChatClient, ChatSettings, text_message
     from cogbench.reference_eval.judges import codis
     from cogbench.reference_eval.judges.llm import LLMJudge
 
-    queries = prompts()
+    queries = prompts(data)
     if mode == "start":  # what every child pays before its first request
         LLMJudge(ChatSettings(model="bench", base_url=base_url), cache).close()
         print(json.dumps({"prompts": len(queries)}))
@@ -67,9 +64,9 @@ def worker(mode: str, base_url: str, cache: str) -> None:
     judge.close()
 
 
-def timed_child(mode: str, base_url: str, cache: str) -> tuple[float, dict]:
+def timed_child(mode: str, base_url: str, cache: str, data: Path) -> tuple[float, dict]:
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, __file__, "--worker", mode, "--base-url", base_url, "--cache", cache],
+    done = subprocess.run([sys.executable, __file__, "--worker", mode, "--base-url", base_url, "--cache", cache, "--data", str(data)],
                           check=True, capture_output=True, text=True, env={**os.environ, "OPENAI_API_KEY": "benchmark"})
     return time.perf_counter() - start, json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -81,18 +78,25 @@ def main() -> None:
     parser.add_argument("--worker", choices=("start", "serial", "package"))
     parser.add_argument("--base-url")
     parser.add_argument("--cache")
+    parser.add_argument("--data", type=Path)
     args = parser.parse_args()
     if args.worker:
-        return worker(args.worker, args.base_url, args.cache)
+        return worker(args.worker, args.base_url, args.cache, args.data)
+
+    sys.path.insert(0, str(TESTS))
+    from openai_server import OpenAIServer, Reply
+    from shared_files import raw_data_dir
+
+    data = raw_data_dir() / "codis"
 
     with tempfile.TemporaryDirectory() as folder, \
             OpenAIServer(lambda request: Reply(text="right", delay_seconds=args.latency)) as server:
-        start, _ = timed_child("start", server.base_url, str(Path(folder) / "start.sqlite"))
-        serial, serial_out = timed_child("serial", server.base_url, "")
+        start, _ = timed_child("start", server.base_url, str(Path(folder) / "start.sqlite"), data)
+        serial, serial_out = timed_child("serial", server.base_url, "", data)
         sent_serial = len(server.chat_requests)
-        package, package_out = timed_child("package", server.base_url, str(Path(folder) / "cache.sqlite"))
+        package, package_out = timed_child("package", server.base_url, str(Path(folder) / "cache.sqlite"), data)
         sent_package = len(server.chat_requests) - sent_serial
-        cached, _ = timed_child("package", server.base_url, str(Path(folder) / "cache.sqlite"))
+        cached, _ = timed_child("package", server.base_url, str(Path(folder) / "cache.sqlite"), data)
         sent_cached = len(server.chat_requests) - sent_serial - sent_package
 
     in_flight, lock, too_many = [0], threading.Lock(), [0]
@@ -112,9 +116,9 @@ def main() -> None:
                 in_flight[0] -= 1
 
     with tempfile.TemporaryDirectory() as folder, OpenAIServer(limited) as server:
-        limited_time, limited_out = timed_child("package", server.base_url, str(Path(folder) / "cache.sqlite"))
+        limited_time, limited_out = timed_child("package", server.base_url, str(Path(folder) / "cache.sqlite"), data)
 
-    count = len(prompts())
+    count = len(prompts(data))
     print(f"{count} CODIS judge queries, {args.latency * 1000:.0f} ms per call; times include process start")
     print(f"process start alone     : {start:7.2f} s  (imports, data, client; no request)")
     print(f"one call at a time      : {serial:7.2f} s  ({sent_serial} requests)")
