@@ -1,8 +1,11 @@
 """``cogbench score``: predictions + dataset -> scores.json, details.jsonl, report.md.
 
-This module wires things together: the metrics live in ``metrics/`` (one module
-per paper metric), the judges in ``judges/``, the file formats in ``formats/``
-and the report layout in ``report``.
+This module wires a run together: options, the dataset's rows and the
+predictions (checked against its ids), the judge, the task's scorer
+(``task_scorers``), the papers' further measurements (``analyses``), intervals
+and provenance, then the run folder (``reports/run``). The metrics live in
+``metrics/`` (one module per paper metric), the judges in ``judges/`` and the
+file formats in ``formats/``.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,21 +22,15 @@ from cogbench.dataset_builders.load import dataset_revision, load_config
 from cogbench.errors import CogbenchError, IncompleteRunError, UsageError
 from cogbench.reference_eval import analyses, provenance
 from cogbench.reference_eval.backends.openai_api import ChatSettings
-from cogbench.reference_eval.completeness import failure_line, is_complete, mark_coverage
+from cogbench.reference_eval.completeness import failure_line, is_complete
 from cogbench.reference_eval.formats.official import OfficialIds, read_any_predictions
-from cogbench.reference_eval.judges import codis as codis_judge
-from cogbench.reference_eval.judges import cognition as cognition_judge
 from cogbench.reference_eval.judges.llm import JudgeSpec, LLMJudge
-from cogbench.reference_eval.metrics import codis as codis_metrics
-from cogbench.reference_eval.metrics import cognition as cognition_metrics
 from cogbench.reference_eval.metrics import intervals as metric_intervals
-from cogbench.reference_eval.metrics import recognition, vqa
-from cogbench.reference_eval.metrics.aggregate import by_category, percent
-from cogbench.reference_eval.probes import circular_vqa
 from cogbench.reference_eval.reports.run import interval_summary, write_run
 from cogbench.reference_eval.reports.summary import render_summary
+from cogbench.reference_eval.task_scorers import SCORERS, score_vqa_circular
 from cogbench.reference_eval.tasks import ROTATIONS
-from cogbench.schemas.features import CHOICE_COLUMNS, CODIS_CATEGORIES, COGBENCH_CATEGORIES, ID_COLUMN
+from cogbench.schemas.features import CODIS_CATEGORIES, COGBENCH_CATEGORIES, ID_COLUMN
 
 SCORES_FORMAT_VERSION = 1
 
@@ -74,19 +71,6 @@ class ScoreOptions:
     offline_device: str | None = None
     no_context_predictions: str | None = None  # codis: output variability
     word_pairs: str | None = None  # codis: answer bias, "up/down,morning/afternoon"
-
-
-@dataclass
-class TaskResult:
-    """What a task scorer hands back: metrics in the scores.json shape, per-item details, counts."""
-
-    metrics: dict[str, dict[str, Any]]
-    details: list[dict[str, Any]]
-    counts: dict[str, Any] = field(default_factory=dict)
-    judge_agreement: float | None = None
-    parsing_comparison: dict[str, Any] | None = None  # the other parsing mode's numbers, when they differ
-    failure_errors: list[str] = field(default_factory=list)  # one per unit without a verdict
-    models: dict[str, Any] = field(default_factory=dict)  # models the metrics used (spaCy, embedder), for provenance
 
 
 def score_from_args(args: argparse.Namespace) -> int:
@@ -185,194 +169,6 @@ def _llm_judge(options: ScoreOptions, spec: JudgeSpec) -> LLMJudge | None:
     return LLMJudge(settings, cache)
 
 
-def score_description(all_rows, outputs, options: ScoreOptions, judge: LLMJudge | None) -> TaskResult:
-    rows = [row for row in all_rows if row["image_id"] in outputs]
-    descriptions = [outputs[row["image_id"]] for row in rows]
-    nlp = recognition.load_noun_tagger(options.spacy_model)
-    embedder = recognition.load_embedder(options.embedder)
-    models = {"spacy": provenance.spacy_provenance(nlp, options.spacy_model),
-              "embedder": provenance.embedder_provenance(options.embedder)}
-    matches = recognition.recognition_matches(
-        nlp, embedder, [row["entities"] for row in rows], descriptions, options.embed_batch_size
-    )
-    scores = recognition.recognition_scores(matches)
-    metrics = {name: {"overall": value, "per_category": {}} for name, value in scores.items()}
-    details = [
-        {
-            "item_id": row["image_id"],
-            "recognition": {
-                "annotated": len(image_matches),
-                "recognized": sum(m.recognized for m in image_matches),
-                "matches": [m.__dict__ for m in image_matches],
-            },
-        }
-        for row, image_matches in zip(rows, matches)
-    ]
-    counts: dict[str, Any] = {
-        "items": len(rows),
-        "entities": sum(len(m) for m in matches),
-        "entities_recognized": sum(x.recognized for m in matches for x in m),
-    }
-    entity_total = sum(len(row["entities"]) for row in all_rows)
-    for name in scores:
-        mark_coverage(metrics[name], counts["entities"], counts["entities"], entity_total, "entities")
-    result = TaskResult(metrics, details, counts, models=models)
-    if judge is not None:
-        _judge_cognition(judge, rows, descriptions, all_rows, options, result)
-    return result
-
-
-def _judge_replies(judge: LLMJudge, prompts: list[str], parse, mode: str):
-    """Per prompt: the verdict in ``mode``, the verdict in the other mode, and the error (None if judged)."""
-    other = "official" if mode == "tolerant" else "tolerant"
-    replies = judge.ask(prompts, accept=lambda prompt, reply: parse(prompt, reply, mode) is not None)
-    results = []
-    for prompt, reply in zip(prompts, replies):
-        text = reply.text if reply.text is not None else reply.unusable_text
-        chosen = parse(prompt, reply.text, mode) if reply.text is not None else None
-        results.append((chosen, parse(prompt, text, other) if text is not None else None, reply.error))
-    return other, results
-
-
-def _judge_cognition(judge, rows, descriptions, all_rows, options: ScoreOptions, result: TaskResult) -> None:
-    """Cognition Score (CogBench Section 3.2.1) with the LLM judge, added to ``result``."""
-    calls = [c for row, text in zip(rows, descriptions) for c in cognition_judge.judge_calls(row["image_id"], row["cors"], text)]
-    sizes = {c.prompt: len(c.items) for c in calls}
-    other, replies = _judge_replies(
-        judge, [c.prompt for c in calls],
-        lambda prompt, reply, mode: cognition_judge.parse_verdicts(reply, sizes[prompt], mode), options.judge_parsing,
-    )
-    verdicts: list[tuple[cognition_metrics.CorItem, int | None]] = []
-    alternative: list[tuple[cognition_metrics.CorItem, int | None]] = []
-    per_image: dict[str, list[dict[str, Any]]] = {}
-    for call, (parsed, parsed_other, error) in zip(calls, replies):
-        error = error or (None if parsed is not None else "reply does not give N. [0|1] for every key point")
-        for position, item in enumerate(call.items):
-            verdict = parsed[position] if parsed is not None else None
-            verdicts.append((item, verdict))
-            alternative.append((item, parsed_other[position] if parsed_other is not None else None))
-            if error:
-                result.failure_errors.append(error)
-            per_image.setdefault(call.image_id, []).append(
-                {"category": item.category, "index": item.index, "figure": call.prompt_figure,
-                 "key_point": item.key_point, "verdict": verdict, "judge_error": error}
-            )
-    counts = result.counts
-    counts["cors"] = len(verdicts)
-    counts["cors_judged"] = sum(v is not None for _, v in verdicts)
-    counts["judge_failures"] = sum(v is None for _, v in verdicts)
-    counts["cors_per_category"] = {c: sum(i.category == c for i, _ in verdicts) for c in COGBENCH_CATEGORIES}
-    all_cors = sum(len(cors or []) for row in all_rows for cors in row["cors"].values())
-    result.metrics["cognition"] = mark_coverage(
-        cognition_metrics.cognition_scores(verdicts), counts["cors_judged"], len(verdicts), all_cors, "CoRs"
-    )
-    for detail in result.details:
-        detail["cognition"] = per_image.get(detail["item_id"], [])
-    differing = sum(a != b for (_, a), (_, b) in zip(verdicts, alternative))
-    if differing:
-        result.parsing_comparison = {
-            "mode": other, "differing_verdicts": differing,
-            "metrics": {"cognition": cognition_metrics.cognition_scores(alternative)["overall"]},
-        }
-
-
-def score_vqa(rows, outputs, options: ScoreOptions, judge: LLMJudge | None) -> TaskResult:
-    robust_rows, official_rows, details = [], [], []
-    for row in rows:
-        if row["question_id"] not in outputs:
-            continue
-        response = outputs[row["question_id"]]
-        official = vqa.extract_official(response)
-        robust = vqa.extract_robust(response, [row[c] for c in CHOICE_COLUMNS])
-        official_rows.append((row["category"], official == row["answer"]))
-        robust_rows.append((row["category"], robust == row["answer"]))
-        details.append({"item_id": row["question_id"], "image_id": row["image_id"], "category": row["category"], "answer": row["answer"],
-                        "response": response, "extracted": robust, "extracted_official": official,
-                        "correct": robust == row["answer"], "correct_official": official == row["answer"]})
-    metrics = {
-        "accuracy": by_category(robust_rows, COGBENCH_CATEGORIES),
-        "accuracy_official": by_category(official_rows, COGBENCH_CATEGORIES),
-    }
-    counts = {
-        "items": len(details),
-        "unparseable": sum(d["extracted"] is None for d in details),
-        "unparseable_official": sum(d["extracted_official"] is None for d in details),
-    }
-    for metric in metrics.values():
-        mark_coverage(metric, len(details), len(details), len(rows), "questions")
-    return TaskResult(metrics, details, counts)
-
-
-def score_codis(all_rows, outputs, options: ScoreOptions, judge: LLMJudge | None) -> TaskResult:
-    rows = [row for row in all_rows if (row["id"], 1) in outputs and (row["id"], 2) in outputs]
-    queries = [(row, q) for row in rows for q in (1, 2)]
-    rule = {(row["id"], q): codis_judge.rule_verdict(outputs[(row["id"], q)], row[f"answer_{q}"], row[f"answer_{3 - q}"])
-            for row, q in queries}
-    verdicts: dict[tuple[str, int], bool | None] = dict(rule)
-    errors: dict[tuple[str, int], str | None] = {}
-    agreement = comparison = None
-    if judge is not None:
-        prompts = [codis_judge.judge_prompt(row["question"], row[f"answer_{q}"], outputs[(row["id"], q)]) for row, q in queries]
-        other, replies = _judge_replies(
-            judge, prompts, lambda prompt, reply, mode: codis_judge.parse_verdict(reply, mode), options.judge_parsing
-        )
-        alternative = {}
-        for (row, q), (verdict, verdict_other, error) in zip(queries, replies):
-            key = (row["id"], q)
-            verdicts[key], alternative[key] = verdict, verdict_other
-            errors[key] = error or (None if verdict is not None else "reply gives no verdict")
-        both = [key for key in verdicts if verdicts[key] is not None]
-        agreement = percent(sum(verdicts[key] == rule[key] for key in both), len(both))
-        differing = sum(verdicts[key] != alternative[key] for key in verdicts)
-        if differing:
-            other_metrics = _codis_metrics(rows, alternative, outputs)
-            comparison = {"mode": other, "differing_verdicts": differing,
-                          "metrics": {name: other_metrics[name]["overall"] for name in ("acc_p", "acc_q")}}
-    metrics = _codis_metrics(rows, verdicts, outputs)
-    details = [{
-        "item_id": row["id"], "image_id": row["image_id"], "category": row["category"],
-        "outputs_differ": codis_metrics.outputs_differ(outputs[(row["id"], 1)], outputs[(row["id"], 2)]),
-        "queries": [
-            {"query": q, "answer": row[f"answer_{q}"], "output": outputs[(row["id"], q)],
-             "final_answer": codis_metrics.final_answer(outputs[(row["id"], q)]), "right": verdicts[(row["id"], q)],
-             "rule_right": rule[(row["id"], q)], "judge_error": errors.get((row["id"], q))}
-            for q in (1, 2)
-        ],
-    } for row in rows]
-    pairs_judged = sum(verdicts[(r["id"], 1)] is not None and verdicts[(r["id"], 2)] is not None for r in rows)
-    queries_judged = sum(v is not None for v in verdicts.values())
-    mark_coverage(metrics["acc_p"], pairs_judged, len(rows), len(all_rows), "pairs")
-    mark_coverage(metrics["acc_q"], queries_judged, len(queries), 2 * len(all_rows), "queries")
-    mark_coverage(metrics["context_awareness"], len(rows), len(rows), len(all_rows), "pairs")
-    counts = {"items": len(rows), "queries": len(queries), "judge_failures": len(queries) - queries_judged,
-              "pairs_judged": pairs_judged, "queries_judged": queries_judged}
-    result = TaskResult(metrics, details, counts, agreement, comparison)
-    result.failure_errors = [error for error in errors.values() if error]
-    return result
-
-
-def _codis_metrics(rows, verdicts, outputs) -> dict[str, dict[str, Any]]:
-    """Acc_p, Acc_q (CODIS Section 3.3) over the judged pairs/queries, context awareness (Section 4.2)."""
-    pair_rows, query_rows, aware_rows = [], [], []
-    for row in rows:
-        v1, v2 = verdicts[(row["id"], 1)], verdicts[(row["id"], 2)]
-        query_rows += [(row["category"], float(v)) for v in (v1, v2) if v is not None]
-        if v1 is not None and v2 is not None:
-            pair_rows.append((row["category"], float(v1 and v2)))
-        differ = codis_metrics.outputs_differ(outputs[(row["id"], 1)], outputs[(row["id"], 2)])
-        aware_rows.append((row["category"], float(differ)))
-    return {
-        "acc_p": by_category(pair_rows, CODIS_CATEGORIES),
-        "acc_q": by_category(query_rows, CODIS_CATEGORIES),
-        "context_awareness": by_category(aware_rows, CODIS_CATEGORIES),
-    }
-
-
-def score_vqa_circular(rows, outputs, options: ScoreOptions, judge: LLMJudge | None) -> TaskResult:
-    return TaskResult(*circular_vqa(rows, outputs))
-
-
-SCORERS = {"description": score_description, "vqa": score_vqa, "codis": score_codis}
 
 
 def run_scoring(options: ScoreOptions) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """CODIS metrics: Acc_p, Acc_q and context awareness (CODIS paper).
 
 Acc_p and Acc_q, Section 3.3: Acc_p is the share of pairs whose two queries
-are both right, Acc_q the share of single queries right (``scoring.score_codis``
+are both right, Acc_q the share of single queries right (``task_scorers.score_codis``
 pools the verdicts of a judge in ``judges.codis`` with ``metrics.aggregate``).
 Context awareness, Section 4.2: the share of pairs whose two outputs differ;
 the paper judges "differ" by hand on the semantic level, this package compares
