@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Callable
+from unittest import mock
+
+from huggingface_hub import HfApi
 
 
 def copy_real_raw(real_raw_dir: Path, dest: Path) -> Path:
@@ -21,12 +23,6 @@ def copy_real_raw(real_raw_dir: Path, dest: Path) -> Path:
     return dest
 
 
-def edit_json(path: Path, edit: Callable[[Any], None]) -> None:
-    data = json.loads(path.read_text(encoding="utf-8"))
-    edit(data)
-    path.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
-
-
 def report(*errors: str) -> Callable[..., Any]:
     """A ``validate`` function with the validation package's signature returning fixed errors."""
 
@@ -36,3 +32,12 @@ def report(*errors: str) -> Callable[..., Any]:
 
     validate.calls = []
     return validate
+
+
+def fake_hub_api():
+    """An HfApi whose methods keep their real signatures but reach no server: no repo yet,
+    and every commit succeeds."""
+    hub = mock.create_autospec(HfApi, instance=True)
+    hub.repo_exists.return_value = False
+    hub.create_commit.return_value = SimpleNamespace(oid="c0ffee" * 6 + "abcd", commit_url="")
+    return hub

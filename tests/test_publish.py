@@ -5,12 +5,11 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 from types import SimpleNamespace
-from unittest import mock
 
 import pytest
 from conftest import needs_real_data
-from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
-from release_helpers import report
+from huggingface_hub import CommitOperationAdd, CommitOperationDelete
+from release_helpers import fake_hub_api, report
 from synthetic_raw import write_synthetic_raw
 
 from cogbench.cards.publish import publish
@@ -31,11 +30,7 @@ def release(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def api():
-    """An HfApi whose methods keep their real signatures but reach no server."""
-    hub = mock.create_autospec(HfApi, instance=True)
-    hub.repo_exists.return_value = False
-    hub.create_commit.return_value = SimpleNamespace(oid="c0ffee" * 6 + "abcd", commit_url="")
-    return hub
+    return fake_hub_api()
 
 
 @pytest.fixture(autouse=True)

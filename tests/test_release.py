@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import REPO_ROOT, needs_real_data
 from huggingface_hub import DatasetCard
-from release_helpers import copy_real_raw, edit_json
+from release_helpers import copy_real_raw
+from validation_helpers import edit_json
 
 from cogbench.cards.card import card_metadata, render_card
 from cogbench.cards.release import build_release

@@ -15,11 +15,10 @@ import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace
-from unittest import mock
 
 import pytest
-from huggingface_hub import HfApi
 from huggingface_hub.errors import HfHubHTTPError
+from release_helpers import fake_hub_api
 from requests import Response
 from validation_helpers import copy_samples, edit_json
 
@@ -57,10 +56,7 @@ def token(monkeypatch):
 
 @pytest.fixture
 def api():
-    hub = mock.create_autospec(HfApi, instance=True)
-    hub.repo_exists.return_value = False
-    hub.create_commit.return_value = SimpleNamespace(oid="c0ffee" * 6 + "abcd", commit_url="")
-    return hub
+    return fake_hub_api()
 
 
 def manifest_of(folder: Path) -> dict:

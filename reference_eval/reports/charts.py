@@ -47,6 +47,16 @@ def _pyplot():
     return plt
 
 
+def _save(fig, path: Path, note: str = "", right: float = 1.0, top: float = 1.0) -> Path:
+    """The end of every chart: an optional footnote, the layout (inside ``right``/``top``), the PNG."""
+    if note:
+        fig.text(0.01, 0.01, note, fontsize=7.5, color="dimgrey")
+    fig.tight_layout(rect=(0, 0.04 if note else 0, right, top))
+    fig.savefig(path, dpi=DPI, bbox_inches="tight")
+    _pyplot().close(fig)
+    return path
+
+
 def radar(path: Path, title: str, categories: Sequence[str], series: Sequence[Series], colours: dict[str, tuple]) -> Path:
     """Scores per category on a closed polygon, 0-100; published models dashed."""
     import numpy as np
@@ -68,10 +78,7 @@ def radar(path: Path, title: str, categories: Sequence[str], series: Sequence[Se
     ax.set_yticklabels(["20%", "40%", "60%", "80%", "100%"], fontsize=7, color="grey")
     ax.set_title(title, fontsize=12, pad=22)
     ax.legend(loc="upper left", bbox_to_anchor=(1.08, 1.05), fontsize=8, frameon=False)
-    fig.tight_layout()
-    fig.savefig(path, dpi=DPI, bbox_inches="tight")
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def grouped_bars(path: Path, title: str, groups: Sequence[str], series: Sequence[Series], colours: dict[str, tuple],
@@ -109,12 +116,7 @@ def grouped_bars(path: Path, title: str, groups: Sequence[str], series: Sequence
     ax.grid(axis="y", alpha=0.3)
     ax.set_axisbelow(True)
     ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    if note:
-        fig.text(0.01, 0.01, note, fontsize=7.5, color="dimgrey")
-    fig.tight_layout(rect=(0, 0.04 if note else 0, 1, 1))
-    fig.savefig(path, dpi=DPI, bbox_inches="tight")
-    plt.close(fig)
-    return path
+    return _save(fig, path, note)
 
 
 def paired_panels(path: Path, title: str, groups: Sequence[str], panels: Sequence[tuple[str, Sequence[Series]]],
@@ -145,9 +147,4 @@ def paired_panels(path: Path, title: str, groups: Sequence[str], panels: Sequenc
     handles, labels = np.atleast_1d(axes)[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="upper right", fontsize=8, frameon=False)
     fig.suptitle(title, fontsize=12)
-    if note:
-        fig.text(0.01, 0.01, note, fontsize=7.5, color="dimgrey")
-    fig.tight_layout(rect=(0, 0.04 if note else 0, 0.86, 0.95))
-    fig.savefig(path, dpi=DPI, bbox_inches="tight")
-    plt.close(fig)
-    return path
+    return _save(fig, path, note, right=0.86, top=0.95)  # room for the figure legend and title
