@@ -79,7 +79,7 @@ def build_release(
         manifest["expected_counts"] = declared_expected(sources, previous)
         write_json(staging / MANIFEST_FILE, manifest)
         (staging / CARD_FILE).write_text(render_card(manifest), encoding="utf-8")
-        write_marker(staging, manifest["builder_version"])
+        write_marker(staging, manifest["builder_version"], hashed=(MANIFEST_FILE, CARD_FILE))
         require_valid(validate(staging, expected=None), f"the built release {out}")
         move_into_place(staging, out)
     except BaseException:

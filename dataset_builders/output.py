@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from cogbench.dataset_builders.raw import sha256_file
 from cogbench.errors import CogbenchError, UsageError
 
 try:  # POSIX; where missing (Windows) the rename itself still refuses a non-empty target
@@ -51,10 +52,12 @@ def read_marker(folder: Path) -> dict | None:
     return marker
 
 
-def write_marker(staging: Path, builder_version: str) -> None:
-    """Write the marker last, listing every file written so far (and itself)."""
+def write_marker(staging: Path, builder_version: str, hashed: tuple[str, ...] = ()) -> None:
+    """Write the marker last, listing every file written so far (and itself), with the
+    sha256 of the ``hashed`` ones (the manifest and the card: no other file vouches for them)."""
     files = sorted(set(folder_files(staging)) | {MARKER_FILE})
-    marker = {"builder": MARKER_BUILDER, "format": MARKER_FORMAT, "builder_version": builder_version, "files": files}
+    marker = {"builder": MARKER_BUILDER, "format": MARKER_FORMAT, "builder_version": builder_version, "files": files,
+              "sha256": {name: sha256_file(staging / name) for name in hashed}}
     (staging / MARKER_FILE).write_text(json.dumps(marker, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 

@@ -187,7 +187,22 @@ def _empty_configs_and_sources(manifest):
     manifest["sources"] = {}
 
 
+def _edit_version(manifest):
+    manifest["dataset_version"] = "9.9.9"
+
+
+def _edit_sources(manifest):
+    manifest["sources"] = "codis"
+
+
+def _edit_expected_counts(manifest):
+    manifest["expected_counts"] = None
+
+
 MANIFEST_EDITS = {
+    "dataset_version": (_edit_version, ("files.edited", "manifest.json")),
+    "sources": (_edit_sources, ("files.edited", "manifest.json")),
+    "expected_counts": (_edit_expected_counts, ("files.edited", "manifest.json")),
     "rows": (_edit_rows, ("manifest.mismatch", "manifest.json")),
     "counts": (_edit_counts, ("manifest.mismatch", "manifest.json")),
     "sha256": (_edit_hash, ("files.hash_mismatch", "data/vqa/test-00000-of-00001.parquet")),
@@ -205,6 +220,14 @@ def test_manifest_edits_are_caught_and_refused(damaged, capsys, case):
     assert code == 1 and "FAILED" in out
     code, text = publish_cli(damaged, capsys)
     assert code == 1 and "nothing was uploaded" in text and "gating:      none" not in text
+
+
+def test_an_edited_card_is_caught(damaged, capsys):
+    card = damaged / "README.md"
+    card.write_text(card.read_text(encoding="utf-8") + "\nA line added after the build.\n", encoding="utf-8")
+    assert ("files.edited", "README.md") in codes_at(damaged)
+    code, out, _ = validate_cli(damaged, capsys)
+    assert code == 1 and "FAILED" in out
 
 
 def test_emptied_manifest_still_plans_gating_from_the_shards(damaged, api, capsys):
@@ -338,3 +361,14 @@ def test_skipped_counts_say_skipped_and_info_is_folded(real_raw_dir, capsys):
     assert "identity.repeated_question" not in out
     code, out, _ = validate_cli(real_raw_dir / "codis", capsys, "--verbose")
     assert "info identity.repeated_question" in out and "expected counts: codis-1.0.json (auto" in out
+
+
+@pytest.mark.parametrize("edit", ["unparseable card", "sources not an object"])
+def test_hand_edited_metadata_is_reported_not_raised(damaged, capsys, edit):
+    if edit == "unparseable card":
+        (damaged / "manifest.json").unlink()
+        (damaged / "README.md").write_text("---\nconfigs: [\n---\n", encoding="utf-8")
+    else:
+        edit_json(damaged / "manifest.json", _edit_sources)
+    code, out, _ = validate_cli(damaged, capsys)
+    assert code == 1 and "FAILED" in out

@@ -9,10 +9,12 @@ unresolvable image ids) become findings here.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cogbench.dataset_builders.build import MANIFEST_FILE
 from cogbench.dataset_builders.load import stream_rows
 from cogbench.dataset_builders.raw import RawSources
 from cogbench.dataset_builders.read import ImageRef, RawRead
@@ -23,6 +25,7 @@ from cogbench.schemas.features import CHOICE_COLUMNS, COGBENCH_CATEGORIES, CONFI
 from cogbench.schemas.records import CodisRecord, DescriptionRecord, VqaRecord
 from cogbench.validation.findings import Finding, finding
 from cogbench.validation.images import MAX_PIXELS, ImageChecker
+from cogbench.validation.integrity import card_header
 
 
 @dataclass
@@ -61,24 +64,28 @@ def contents_of(read: RawRead) -> Contents:
 # ------------------------------------------------------------ built releases
 
 
-def _built_configs(folder: Path) -> list[str]:
+def _manifest_data(folder: Path) -> dict[str, Any] | None:
+    """The manifest as far as it parses: None without one, {} when it is unreadable
+    (``integrity.py`` reports why)."""
+    path = folder / MANIFEST_FILE
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, RecursionError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _built_configs(folder: Path, manifest: dict[str, Any] | None) -> list[str]:
     """The configs a built folder declares: its manifest, else its card's YAML."""
-    import json
-
-    import yaml
-
-    manifest = folder / "manifest.json"
-    if manifest.is_file():
-        try:
-            configs = json.loads(manifest.read_text(encoding="utf-8")).get("configs", {})
-        except (ValueError, AttributeError, RecursionError):  # reported as manifest.invalid by integrity.py
-            configs = {}
+    if manifest is not None:
+        configs = manifest.get("configs")
         return [c for c in configs if c in CONFIGS] if isinstance(configs, dict) else []
-    if not (folder / "README.md").is_file():
+    entries = (card_header(folder) or {}).get("configs")
+    if not isinstance(entries, list):
         return []
-    text = (folder / "README.md").read_text(encoding="utf-8")
-    header = yaml.safe_load(text.split("---")[1]) if text.startswith("---") else {}
-    return [entry["config_name"] for entry in header.get("configs", []) if entry.get("config_name") in CONFIGS]
+    return [entry["config_name"] for entry in entries if isinstance(entry, dict) and entry.get("config_name") in CONFIGS]
 
 
 def _chain_from_row(cor: dict, image_id: str, where: str, contents: Contents) -> ChainOfReasoning:
@@ -117,18 +124,12 @@ def read_built(folder: Path, max_pixels: int = MAX_PIXELS) -> Contents:
     """
     contents = Contents(kind="built", path=folder)
     checker = ImageChecker(max_pixels)
-    manifest = folder / "manifest.json"
-    if manifest.is_file():
-        import json
-
-        try:
-            data = json.loads(manifest.read_text(encoding="utf-8"))
-        except (ValueError, RecursionError):  # reported as manifest.invalid by integrity.py
-            data = {}
-        if isinstance(data, dict):
-            contents.source_folders = dict(data.get("sources") or {})
-            contents.declared_expected = data.get("expected_counts")
-    for config in _built_configs(folder):
+    manifest = _manifest_data(folder)
+    if manifest:
+        sources = manifest.get("sources")
+        contents.source_folders = dict(sources) if isinstance(sources, dict) else {}
+        contents.declared_expected = manifest.get("expected_counts")
+    for config in _built_configs(folder, manifest):
         contents.shown[config] = config
         records = []
         try:

@@ -57,6 +57,7 @@ CHECKS: dict[str, tuple[str, str, str]] = {
     "files.stray": ("release", "error", "a file in a built folder that the build does not write; publish never uploads it"),
     "files.size_mismatch": ("release", "error", "a shard's size differs from the manifest"),
     "files.hash_mismatch": ("release", "error", "a shard's sha256 differs from the manifest"),
+    "files.edited": ("release", "error", "the manifest or card changed after the build (sha256 differs from the build marker's)"),
     "manifest.invalid": ("release", "error", "manifest.json is not JSON, or lacks configs/shards, or names a path outside data/<config>/"),
     "manifest.mismatch": ("release", "error", "the manifest's rows, counts or configs differ from the data in the shards"),
     "card.mismatch": ("release", "error", "the card's YAML configs or split sizes differ from the build"),

@@ -59,8 +59,10 @@ def build_files(manifest: dict[str, Any]) -> set[str]:
 def check_files(folder: Path, manifest: dict[str, Any]) -> list[Finding]:
     """Stray and missing files; every shard's size and sha256 against the manifest."""
     found = []
-    if read_marker(folder) is None:
+    marker = read_marker(folder)
+    if marker is None:
         found.append(finding("files.missing", MARKER_FILE, None, None, "no build marker: this folder was not written by `cogbench build`"))
+    found += check_edited(folder, marker)
     expected = build_files(manifest)
     present = set(folder_files(folder))
     for name in sorted(present - expected):
@@ -81,6 +83,20 @@ def check_files(folder: Path, manifest: dict[str, Any]) -> list[Finding]:
             digest = sha256_file(path)
             if digest != shard.get("sha256"):
                 found.append(finding("files.hash_mismatch", name, None, None, f"sha256 {digest[:16]}..., the manifest says {str(shard.get('sha256'))[:16]}..."))
+    return found
+
+
+def check_edited(folder: Path, marker: dict[str, Any] | None) -> list[Finding]:
+    """The manifest and card against the sha256 the build marker recorded of them (builds
+    made before the marker held hashes have none to check)."""
+    recorded = (marker or {}).get("sha256")
+    if not isinstance(recorded, dict):
+        return []
+    found = []
+    for name in (MANIFEST_FILE, CARD_FILE):
+        path = folder / name
+        if isinstance(recorded.get(name), str) and path.is_file() and sha256_file(path) != recorded[name]:
+            found.append(finding("files.edited", name, None, None, "changed after the build (its sha256 differs from the build marker's); rebuild the folder"))
     return found
 
 
