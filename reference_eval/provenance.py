@@ -17,6 +17,7 @@ from cogbench.dataset_builders.load import dataset_revision
 from cogbench.dataset_builders.raw import sha256_file
 from cogbench.reference_eval.judges import codis as codis_judge
 from cogbench.reference_eval.judges import cognition as cognition_judge
+from cogbench.reference_eval import model_checks
 from cogbench.reference_eval.metrics import recognition, vqa
 
 
@@ -91,20 +92,36 @@ def spacy_provenance(nlp, requested: str) -> dict[str, Any]:
     import spacy
 
     meta = nlp.meta
+    folder = Path(nlp.path) if getattr(nlp, "path", None) else None
     return {"requested": requested, "pipeline": f"{meta.get('lang')}_{meta.get('name')}",
-            "version": meta.get("version"), "spacy_version": spacy.__version__}
+            "version": meta.get("version"), "spacy_version": spacy.__version__,
+            "folder": str(folder) if folder else None, "components": list(nlp.pipe_names),
+            "weights_sha256": model_checks.weights_sha256(folder) if folder else None}
 
 
-def embedder_provenance(requested: str) -> dict[str, Any]:
-    """The embedder by name, pinned by its Hub commit (from the local cache) or the folder's digest."""
+def embedder_provenance(requested: str, embedder=None) -> dict[str, Any]:
+    """The embedder by name, pinned by its Hub commit (from the local cache) or the folder's digest,
+    with the transformers class and weights digest of each module that loaded one."""
     folder = Path(requested).expanduser()
     if folder.is_dir():
-        return {"requested": requested, "folder_sha256": folder_sha256(folder)}
-    import huggingface_hub
+        record = {"requested": requested, "folder_sha256": folder_sha256(folder)}
+    else:
+        import huggingface_hub
 
-    cached = huggingface_hub.try_to_load_from_cache(requested, "config.json")
-    commit = Path(cached).parent.name if isinstance(cached, str) else None
-    return {"requested": requested, "revision": commit}
+        cached = huggingface_hub.try_to_load_from_cache(requested, "config.json")
+        commit = Path(cached).parent.name if isinstance(cached, str) else None
+        record = {"requested": requested, "revision": commit}
+    if embedder is not None:
+        record["transformers"] = [
+            model_checks.model_record(module.auto_model.name_or_path, type(module.auto_model).__name__)
+            for module in embedder if hasattr(module, "auto_model")
+        ]
+    return record
+
+
+def with_libraries(models: dict[str, Any]) -> dict[str, Any]:
+    """The models' records and, when any model was used, the versions of the libraries that ran them."""
+    return {**models, "libraries": model_checks.library_versions()} if models else models
 
 
 def thresholds(task: str) -> dict[str, float]:

@@ -184,7 +184,7 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
     try:
         result = (score_vqa_circular if options.circular else SCORERS[options.task])(rows, outputs, options, judge)
         extra = analyses.run_analyses(options, rows, outputs, source.get("prompt_ids", []), judge,
-                                      result.details, result.metrics, result.counts)
+                                      result.details, result.metrics, result.counts, result.models)
         judge_info: dict[str, Any] = {"kind": spec.kind}
         if judge is not None:
             judge_info.update(judge.summary())
@@ -226,7 +226,7 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
         "dataset": provenance.dataset_provenance(options.dataset, options.task, options.revision),
         "prompt_templates": source.get("prompt_templates", []) + provenance.judge_templates(options.task, spec.kind),
         "judge": provenance.judge_provenance(spec.kind, spec.model, options.judge_base_url, options.judge_parsing),
-        "models": result.models,
+        "models": provenance.with_libraries(result.models),
         "thresholds": provenance.thresholds(options.task),
     }
     if extra:

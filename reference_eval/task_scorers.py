@@ -44,7 +44,7 @@ def score_description(all_rows, outputs, options, judge: LLMJudge | None) -> Tas
     nlp = recognition.load_noun_tagger(options.spacy_model)
     embedder = recognition.load_embedder(options.embedder)
     models = {"spacy": provenance.spacy_provenance(nlp, options.spacy_model),
-              "embedder": provenance.embedder_provenance(options.embedder)}
+              "embedder": provenance.embedder_provenance(options.embedder, embedder)}
     matches = recognition.recognition_matches(
         nlp, embedder, [row["entities"] for row in rows], descriptions, options.embed_batch_size
     )

@@ -25,6 +25,7 @@ from typing import Any, Iterator
 
 import torch
 
+from cogbench.reference_eval.model_checks import load_checked
 from cogbench.reference_eval.tasks import Answer, Query, image_size, open_image
 
 
@@ -72,7 +73,9 @@ def load_model(settings: HFSettings) -> LoadedModel:
         tokenizer.pad_token = tokenizer.eos_token
     if not getattr(processor, "chat_template", None):
         raise ValueError(f"{settings.model}: the processor has no chat template; cannot build prompts")
-    model = AutoModelForImageTextToText.from_pretrained(
+    # Checked: a checkpoint with missing weights is refused before any query (model_checks).
+    model = load_checked(
+        AutoModelForImageTextToText,
         settings.model,
         dtype=dtype,
         attn_implementation="sdpa",

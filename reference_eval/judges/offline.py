@@ -23,12 +23,15 @@ An empty description has no sentence, so every CoR is 0.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Sequence
 
 from cogbench.errors import UsageError
 from cogbench.reference_eval.judges.cognition import WHOLE_COR_CATEGORY
 from cogbench.reference_eval.metrics.cognition import CorItem
+from cogbench.reference_eval.model_checks import load_checked, model_record
 from cogbench.schemas.features import COGBENCH_CATEGORIES
 
 OFFLINE_JUDGES = ("rouge", "bertscore", "nli")
@@ -94,18 +97,22 @@ class OfflineVerdict:
 
 
 def judge_descriptions(
-    settings: OfflineJudgeSettings, items_per_text: Sequence[list[CorItem]], texts: Sequence[str]
+    settings: OfflineJudgeSettings, items_per_text: Sequence[list[CorItem]], texts: Sequence[str],
+    models: dict[str, Any] | None = None,
 ) -> list[OfflineVerdict]:
-    """One verdict per CoR: the best sentence of its description, thresholded (or entailed)."""
+    """One verdict per CoR: the best sentence of its description, thresholded (or entailed).
+
+    ``models``, when given, receives what was loaded (``model_checks.model_record``) under the judge's kind.
+    """
     check_kind(settings.kind)
     sentences = split_sentences(texts)
     pairs = [(item, sentence) for items, sents in zip(items_per_text, sentences) for item in items for sentence in sents]
     if settings.kind == "rouge":
         scores = rouge_recall([i.key_point for i, _ in pairs], [s for _, s in pairs])
     elif settings.kind == "bertscore":
-        scores = bertscore_recall(settings, [i.key_point for i, _ in pairs], [s for _, s in pairs])
+        scores = bertscore_recall(settings, [i.key_point for i, _ in pairs], [s for _, s in pairs], models)
     else:
-        scores = nli_entailment(settings, [s for _, s in pairs], [i.key_point for i, _ in pairs])
+        scores = nli_entailment(settings, [s for _, s in pairs], [i.key_point for i, _ in pairs], models)
     # The best sentence per CoR: highest score; for NLI an entailing sentence
     # first, then the highest entailment probability.
     best: dict[int, tuple[tuple[bool, float], str]] = {}
@@ -134,25 +141,57 @@ def rouge_recall(references: Sequence[str], candidates: Sequence[str]) -> list[f
     return [scorer.score(reference, candidate)["rougeL"].recall for reference, candidate in zip(references, candidates)]
 
 
-def bertscore_recall(settings: OfflineJudgeSettings, references: Sequence[str], candidates: Sequence[str]) -> list[float]:
+def bertscore_recall(settings: OfflineJudgeSettings, references: Sequence[str], candidates: Sequence[str],
+                     models: dict[str, Any] | None = None) -> list[float]:
     """BERTScore recall (bert-score, Zhang et al. 2020) of each candidate sentence against its CoR."""
     if not references:
         return []
-    from bert_score import BERTScorer
-    from bert_score.utils import model2layers
+    from bert_score.utils import bert_cos_score_idf
 
-    model = settings.resolved_model()
-    layers = settings.bertscore_layers
+    model, tokenizer, record = load_bertscore_model(settings)
+    if models is not None:
+        models["bertscore"] = record
+    # As ``BERTScorer.score`` does without idf: weight 1 for every token, 0 for [SEP] and [CLS].
+    idf = defaultdict(lambda: 1.0)
+    idf[tokenizer.sep_token_id] = 0
+    idf[tokenizer.cls_token_id] = 0
+    scores = bert_cos_score_idf(model, list(references), list(candidates), tokenizer, idf,
+                                device=str(model.device), batch_size=settings.batch_size)
+    return [float(value) for value in scores[:, 1].cpu()]  # (precision, recall, F1): recall
+
+
+def load_bertscore_model(settings: OfflineJudgeSettings):
+    """The BERTScore model the user named, whatever its path: (model, tokenizer, provenance record).
+
+    bert-score 0.3's ``get_model`` picks the class by substring of the name (any
+    "t5" in a folder path gives ``T5EncoderModel``, so a BERT folder under
+    ``gpt5-models/`` became a random T5). Here the class comes from the folder's
+    config (transformers' Auto classes) and the load is checked; the layers are
+    cut as bert-score cuts them (the first ``num_layers``, via the config), the
+    encoder of an encoder-decoder model is used, and the tokenizer is bert-score's
+    (``get_tokenizer``). The scoring itself stays bert-score's ``bert_cos_score_idf``.
+    """
+    from bert_score.utils import get_tokenizer, model2layers
+    from transformers import AutoConfig, AutoModel
+
+    name = settings.resolved_model()
+    folder = Path(name).expanduser()
+    # bert-score reads a name starting with "scibert" as its own download; an absolute path never does.
+    source = str(folder.resolve()) if folder.is_dir() else name
     try:
-        if layers is None and model not in model2layers:
-            from transformers import AutoConfig
-
-            layers = AutoConfig.from_pretrained(model).num_hidden_layers
-        scorer = BERTScorer(model_type=model, num_layers=layers, batch_size=settings.batch_size, device=settings.device)
+        config = AutoConfig.from_pretrained(source)
+        layers = settings.bertscore_layers or model2layers.get(name) or config.num_hidden_layers
+        model = load_checked(AutoModel, source, num_hidden_layers=layers)
+        tokenizer = get_tokenizer(source, use_fast=False)
     except OSError as error:
-        raise UsageError(_unloadable(model, error)) from None
-    _, recall, _ = scorer.score(list(candidates), list(references))
-    return [float(value) for value in recall]
+        raise UsageError(_unloadable(name, error)) from None
+    record = {**model_record(name, type(model).__name__), "num_layers": layers}
+    if getattr(model.config, "is_encoder_decoder", False):
+        model = model.get_encoder()
+    model.eval()
+    if settings.device:
+        model.to(settings.device)
+    return model, tokenizer, record
 
 
 def _unloadable(model: str, error: OSError) -> str:
@@ -167,7 +206,8 @@ def entailment_label(id2label: dict[int, str]) -> int:
     raise UsageError(f"NLI model labels {sorted(id2label.values())} have no 'entailment' label")
 
 
-def nli_entailment(settings: OfflineJudgeSettings, premises: Sequence[str], hypotheses: Sequence[str]) -> list[tuple[float, bool]]:
+def nli_entailment(settings: OfflineJudgeSettings, premises: Sequence[str], hypotheses: Sequence[str],
+                   models: dict[str, Any] | None = None) -> list[tuple[float, bool]]:
     """(entailment probability, entailment is the top label) of each premise/hypothesis pair."""
     if not premises:
         return []
@@ -177,9 +217,11 @@ def nli_entailment(settings: OfflineJudgeSettings, premises: Sequence[str], hypo
     model_name = settings.resolved_model()
     try:
         tokenizer = AutoTokenizer.from_pretrained(model_name)
-        model = AutoModelForSequenceClassification.from_pretrained(model_name).eval()
+        model = load_checked(AutoModelForSequenceClassification, model_name).eval()
     except OSError as error:
         raise UsageError(_unloadable(model_name, error)) from None
+    if models is not None:
+        models["nli"] = model_record(model_name, type(model).__name__)
     if settings.device:
         model.to(settings.device)
     entail = entailment_label(model.config.id2label)

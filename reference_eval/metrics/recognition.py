@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 from cogbench.errors import UsageError
+from cogbench.reference_eval.model_checks import check_reloaded
 
 THRESHOLD = 0.6  # Section 3.2.1: "greater than a threshold (0.6 in this paper)"
 NOUN_TAGS = ("NOUN", "PROPN")
@@ -33,16 +34,35 @@ class EntityMatch:
 
 
 def load_noun_tagger(name_or_path: str):
-    """spaCy pipeline by package name or folder; a clear message when it is not installed."""
+    """spaCy pipeline by package name or folder; a clear message when it is not installed or tags no POS."""
     import spacy
 
     try:
-        return spacy.load(name_or_path, exclude=["parser", "ner", "lemmatizer", "textcat"])
+        nlp = spacy.load(name_or_path, exclude=["parser", "ner", "lemmatizer", "textcat"])
     except OSError as error:
         raise UsageError(
             f"cannot load spaCy model {name_or_path!r} ({str(error).splitlines()[0]}); install it with "
             f"`python -m spacy download {name_or_path}` or pass --spacy-model PATH to a pipeline folder"
         ) from None
+    check_pos_tagging(nlp, name_or_path)
+    return nlp
+
+
+def check_pos_tagging(nlp, name_or_path: str) -> None:
+    """The nouns come from ``token.pos_``: refuse a pipeline that sets no POS or whose tagger is not trained.
+
+    A probe sentence goes through the pipeline: a missing tagger/morphologizer
+    leaves every ``pos_`` empty, an untrained one raises or tags nothing useful.
+    """
+    probe = "The dog sleeps on the red sofa."
+    try:
+        tags = [token.pos_ for token in nlp(probe)]
+    except Exception as error:  # an uninitialised component raises from thinc
+        raise UsageError(f"{name_or_path}: spaCy pipeline {nlp.pipe_names} fails on a probe sentence "
+                         f"({type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''})") from None
+    if not any(tag in NOUN_TAGS for tag in tags):
+        raise UsageError(f"{name_or_path}: spaCy pipeline {nlp.pipe_names} finds no noun in {probe!r} "
+                         "(it needs a trained tagger + attribute_ruler or morphologizer that sets token.pos)")
 
 
 def load_embedder(name_or_path: str):
@@ -50,13 +70,17 @@ def load_embedder(name_or_path: str):
     from sentence_transformers import SentenceTransformer
 
     try:
-        return SentenceTransformer(name_or_path)
+        embedder = SentenceTransformer(name_or_path)
     except (OSError, ValueError) as error:
         raise UsageError(
             f"cannot load embedder {name_or_path!r} ({str(error).splitlines()[0] if str(error) else type(error).__name__}); "
             "it is downloaded from the Hugging Face Hub on first use (needs network, HF_HUB_OFFLINE unset), "
             "or pass --embedder PATH to a downloaded sentence-transformers folder"
         ) from None
+    for module in embedder:
+        if hasattr(module, "auto_model"):
+            check_reloaded(module.auto_model, module.auto_model.name_or_path)
+    return embedder
 
 
 def normalize_noun(text: str) -> str:
