@@ -78,20 +78,33 @@ def run_captioning(rows, outputs, prompt_ids: list[str], details: list[dict[str,
             "reference": "CogBench final paper, Appendix E, Table 7 (pycocoevalcap)"}
 
 
-def run_offline_judge(options: Any, rows, outputs, details: list[dict[str, Any]], metrics: dict[str, Any],
-                      counts: dict[str, Any], models: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Offline Cognition verdicts; the Cognition Score when no LLM judge ran, else agreement with it.
-
-    ``models`` (the run's provenance of models) receives the loaded BERTScore or NLI model.
-    """
+def offline_settings(options: Any) -> offline_judges.OfflineJudgeSettings | None:
     kind = offline_kind(options)
-    settings = offline_judges.OfflineJudgeSettings(
+    if not kind:
+        return None
+    return offline_judges.OfflineJudgeSettings(
         kind=kind, threshold=options.offline_threshold, model=options.offline_model,
         bertscore_layers=options.offline_layers, device=options.offline_device,
     )
+
+
+def load_offline_model(options: Any) -> offline_judges.JudgeModel | None:
+    """The offline judge's model, loaded and checked before any item is scored (None: none needed)."""
+    settings = offline_settings(options)
+    return offline_judges.load_judge_model(settings) if settings and options.task == "description" else None
+
+
+def run_offline_judge(options: Any, rows, outputs, details: list[dict[str, Any]], metrics: dict[str, Any],
+                      counts: dict[str, Any], loaded: offline_judges.JudgeModel | None = None) -> dict[str, Any]:
+    """Offline Cognition verdicts; the Cognition Score when no LLM judge ran, else agreement with it.
+
+    ``loaded``: the judge's model from ``load_offline_model`` (loaded here when not given).
+    """
+    settings = offline_settings(options)
+    kind = settings.kind
     scored = [row for row in rows if row["image_id"] in outputs]
     items = [offline_judges.cor_items(row["image_id"], row["cors"]) for row in scored]
-    verdicts = offline_judges.judge_descriptions(settings, items, [outputs[row["image_id"]] for row in scored], models)
+    verdicts = offline_judges.judge_descriptions(settings, items, [outputs[row["image_id"]] for row in scored], loaded)
     scores = cognition.cognition_scores([(v.item, v.verdict) for v in verdicts])
     by_image: dict[str, list[dict[str, Any]]] = {}
     for v in verdicts:
@@ -178,14 +191,14 @@ def run_answer_bias(options: Any, rows, outputs) -> dict[str, Any]:
 
 def run_analyses(options: Any, rows, outputs, prompt_ids: list[str], judge: LLMJudge | None,
                  details: list[dict[str, Any]], metrics: dict[str, Any], counts: dict[str, Any],
-                 models: dict[str, Any] | None = None) -> dict[str, Any]:
+                 offline_model: offline_judges.JudgeModel | None = None) -> dict[str, Any]:
     """Every further measurement the options ask for (or that is cheap: answer bias); ``{}`` if none."""
     analyses: dict[str, Any] = {}
     if options.task == "description":
         if "captioning" in options.metrics:
             analyses["captioning"] = run_captioning(rows, outputs, prompt_ids, details)
         if offline_kind(options):
-            analyses["offline_judge"] = run_offline_judge(options, rows, outputs, details, metrics, counts, models)
+            analyses["offline_judge"] = run_offline_judge(options, rows, outputs, details, metrics, counts, offline_model)
     elif options.task == "codis":
         scored = [row for row in rows if (row["id"], 1) in outputs and (row["id"], 2) in outputs]
         if options.no_context_predictions:

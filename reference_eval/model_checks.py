@@ -22,6 +22,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from cogbench.dataset_builders.raw import sha256_file
 from cogbench.errors import UsageError
 
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".h5", ".msgpack", ".ckpt")
@@ -85,16 +86,15 @@ def weights_sha256(folder: Path | None) -> str | None:
     """One digest of a folder's weight files (relative path and content, sorted); None when it has none."""
     if folder is None:
         return None
-    files = sorted(p for p in folder.rglob("*") if p.is_file() and p.name.endswith(WEIGHT_SUFFIXES))
-    if not files:
-        return None
+    files = [p for p in folder.rglob("*") if p.is_file() and p.name.endswith(WEIGHT_SUFFIXES)]
+    return files_sha256(folder, files) if files else None
+
+
+def files_sha256(folder: Path, files) -> str:
+    """One digest for files of a folder: their relative paths and contents, in sorted order."""
     digest = hashlib.sha256()
-    for path in files:
-        file_digest = hashlib.sha256()
-        with path.open("rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                file_digest.update(block)
-        digest.update(f"{path.relative_to(folder).as_posix()}\0{file_digest.hexdigest()}\n".encode("utf-8"))
+    for path in sorted(files):
+        digest.update(f"{path.relative_to(folder).as_posix()}\0{sha256_file(path)}\n".encode("utf-8"))
     return digest.hexdigest()
 
 

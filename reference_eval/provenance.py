@@ -23,10 +23,7 @@ from cogbench.reference_eval.metrics import recognition, vqa
 
 def folder_sha256(folder: Path) -> str:
     """One digest for a folder: its files' relative paths and contents, in sorted order."""
-    digest = hashlib.sha256()
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-        digest.update(f"{path.relative_to(folder).as_posix()}\0{sha256_file(path)}\n".encode("utf-8"))
-    return digest.hexdigest()
+    return model_checks.files_sha256(folder, [p for p in folder.rglob("*") if p.is_file()])
 
 
 def dataset_provenance(dataset: str, config: str, revision: str | None) -> dict[str, Any]:

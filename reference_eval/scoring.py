@@ -180,11 +180,13 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
         raise UsageError("--circular applies to --task vqa")
     rows = _dataset_rows(options)
     outputs, source = _outputs_by_id(options, rows)
+    # Before any item is scored: a judge model whose weights did not load stops the run here (model_checks).
+    offline_model = analyses.load_offline_model(options)
     judge = _llm_judge(options, spec)
     try:
         result = (score_vqa_circular if options.circular else SCORERS[options.task])(rows, outputs, options, judge)
         extra = analyses.run_analyses(options, rows, outputs, source.get("prompt_ids", []), judge,
-                                      result.details, result.metrics, result.counts, result.models)
+                                      result.details, result.metrics, result.counts, offline_model)
         judge_info: dict[str, Any] = {"kind": spec.kind}
         if judge is not None:
             judge_info.update(judge.summary())
@@ -226,7 +228,8 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
         "dataset": provenance.dataset_provenance(options.dataset, options.task, options.revision),
         "prompt_templates": source.get("prompt_templates", []) + provenance.judge_templates(options.task, spec.kind),
         "judge": provenance.judge_provenance(spec.kind, spec.model, options.judge_base_url, options.judge_parsing),
-        "models": provenance.with_libraries(result.models),
+        "models": provenance.with_libraries({
+            **result.models, **({offline_model.kind: offline_model.record} if offline_model else {})}),
         "thresholds": provenance.thresholds(options.task),
     }
     if extra:

@@ -14,6 +14,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from openai_server import numbered_verdicts
 from shared_files import spacy_stand_in
 from test_offline_judges import build_tiny_nli
 from test_score import minilm_path
@@ -70,9 +71,9 @@ def test_bertscore_is_the_same_under_a_path_with_t5(plain_minilm, tmp_path):
 
     t5_path = linked(minilm_path(), tmp_path / "gpt5-models" / "minilm")
     plain = offline.bertscore_recall(offline.OfflineJudgeSettings("bertscore", model=plain_minilm), REFERENCES, CANDIDATES)
-    models: dict = {}
-    moved = offline.bertscore_recall(offline.OfflineJudgeSettings("bertscore", model=t5_path), REFERENCES, CANDIDATES, models)
-    assert moved == plain and models["bertscore"]["class"] == "BertModel"
+    loaded = offline.load_judge_model(offline.OfflineJudgeSettings("bertscore", model=t5_path))
+    moved = offline.bertscore_recall(offline.OfflineJudgeSettings("bertscore", model=t5_path), REFERENCES, CANDIDATES, loaded)
+    assert moved == plain and loaded.record["class"] == "BertModel"
     # What bert-score itself does with that path: a random T5 encoder, other numbers (the bug this guards).
     _, theirs, _ = BERTScorer(model_type=t5_path, num_layers=6).score(CANDIDATES, REFERENCES)
     assert type(BERTScorer(model_type=t5_path, num_layers=6)._model).__name__ == "T5EncoderModel"
@@ -93,9 +94,8 @@ def test_nli_refuses_a_checkpoint_with_a_missing_weight(tmp_path):
     folder, removed = without_weight(complete, tmp_path / "nli-incomplete", r"^classifier\.weight$")
     with pytest.raises(UsageError, match=rf"loaded as BertForSequenceClassification, but .*{re.escape(removed)}"):
         offline.nli_entailment(offline.OfflineJudgeSettings("nli", model=folder), ["A dog."], ["An animal."])
-    models: dict = {}
-    offline.nli_entailment(offline.OfflineJudgeSettings("nli", model=complete), ["A dog."], ["An animal."], models)
-    assert models["nli"]["class"] == "BertForSequenceClassification"
+    loaded = offline.load_judge_model(offline.OfflineJudgeSettings("nli", model=complete))
+    assert loaded.record["class"] == "BertForSequenceClassification" and loaded.record["weights_sha256"]
 
 
 def test_embedder_refuses_a_checkpoint_with_a_missing_weight(tmp_path):
@@ -126,16 +126,25 @@ def test_hf_backend_refuses_a_checkpoint_with_a_missing_weight(tiny_llava, tmp_p
         hf_backend.load_model(hf_backend.HFSettings(model=folder))
 
 
-def test_score_cli_refuses_an_incomplete_bertscore_model_in_one_line(built_release, tmp_path, capsys):
+@pytest.mark.parametrize("beside_llm_judge", [False, True])
+def test_score_cli_refuses_an_incomplete_bertscore_model_in_one_line(built_release, tmp_path, capsys, openai_server,
+                                                                     monkeypatch, beside_llm_judge):
     folder, _ = without_weight(minilm_path(), tmp_path / "minilm-incomplete", r"embeddings\.word_embeddings")
     out = tmp_path / "run"
-    code = main(["score", "--task", "description", "--dataset", str(built_release), "--oracle", "--judge", "bertscore",
+    judge = ["--judge", "bertscore"]
+    if beside_llm_judge:  # the model is checked before the first judge query is sent
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-model-checks-test")
+        server = openai_server(numbered_verdicts(lambda n: 1))
+        judge = ["--judge", "openai:gpt-judge", "--judge-base-url", server.base_url, "--offline-judge", "bertscore"]
+    code = main(["score", "--task", "description", "--dataset", str(built_release), "--oracle", *judge,
                  "--offline-model", folder, "--spacy-model", str(spacy_stand_in()), "--embedder", minilm_path(),
                  "--out", str(out)])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and [line for line in err if line.startswith("error:")] == [err[-1]]
     assert err[-1].startswith(f"error: {folder}: loaded as BertModel") and "embeddings.word_embeddings" in err[-1]
     assert not (out / "scores.json").exists()
+    if beside_llm_judge:
+        assert server.chat_requests == []
 
 
 def test_scores_json_names_every_model_it_used(built_release, tmp_path, plain_minilm):

@@ -96,13 +96,31 @@ class OfflineVerdict:
     verdict: int
 
 
+@dataclass(frozen=True)
+class JudgeModel:
+    """A loaded and checked BERTScore or NLI model, with what it is (``model_checks.model_record``)."""
+
+    kind: str  # bertscore | nli
+    model: Any
+    tokenizer: Any
+    record: dict[str, Any]
+
+
+def load_judge_model(settings: OfflineJudgeSettings) -> JudgeModel | None:
+    """The model the judge needs (None for rouge): loaded once, checked, before anything is scored."""
+    check_kind(settings.kind)
+    if settings.kind == "rouge":
+        return None
+    return load_bertscore_model(settings) if settings.kind == "bertscore" else load_nli_model(settings)
+
+
 def judge_descriptions(
     settings: OfflineJudgeSettings, items_per_text: Sequence[list[CorItem]], texts: Sequence[str],
-    models: dict[str, Any] | None = None,
+    loaded: JudgeModel | None = None,
 ) -> list[OfflineVerdict]:
     """One verdict per CoR: the best sentence of its description, thresholded (or entailed).
 
-    ``models``, when given, receives what was loaded (``model_checks.model_record``) under the judge's kind.
+    ``loaded``: the judge's model from ``load_judge_model`` (loaded here when not given).
     """
     check_kind(settings.kind)
     sentences = split_sentences(texts)
@@ -110,9 +128,9 @@ def judge_descriptions(
     if settings.kind == "rouge":
         scores = rouge_recall([i.key_point for i, _ in pairs], [s for _, s in pairs])
     elif settings.kind == "bertscore":
-        scores = bertscore_recall(settings, [i.key_point for i, _ in pairs], [s for _, s in pairs], models)
+        scores = bertscore_recall(settings, [i.key_point for i, _ in pairs], [s for _, s in pairs], loaded)
     else:
-        scores = nli_entailment(settings, [s for _, s in pairs], [i.key_point for i, _ in pairs], models)
+        scores = nli_entailment(settings, [s for _, s in pairs], [i.key_point for i, _ in pairs], loaded)
     # The best sentence per CoR: highest score; for NLI an entailing sentence
     # first, then the highest entailment probability.
     best: dict[int, tuple[tuple[bool, float], str]] = {}
@@ -142,15 +160,14 @@ def rouge_recall(references: Sequence[str], candidates: Sequence[str]) -> list[f
 
 
 def bertscore_recall(settings: OfflineJudgeSettings, references: Sequence[str], candidates: Sequence[str],
-                     models: dict[str, Any] | None = None) -> list[float]:
+                     loaded: JudgeModel | None = None) -> list[float]:
     """BERTScore recall (bert-score, Zhang et al. 2020) of each candidate sentence against its CoR."""
     if not references:
         return []
     from bert_score.utils import bert_cos_score_idf
 
-    model, tokenizer, record = load_bertscore_model(settings)
-    if models is not None:
-        models["bertscore"] = record
+    judge = loaded or load_bertscore_model(settings)
+    model, tokenizer = judge.model, judge.tokenizer
     # As ``BERTScorer.score`` does without idf: weight 1 for every token, 0 for [SEP] and [CLS].
     idf = defaultdict(lambda: 1.0)
     idf[tokenizer.sep_token_id] = 0
@@ -160,8 +177,8 @@ def bertscore_recall(settings: OfflineJudgeSettings, references: Sequence[str], 
     return [float(value) for value in scores[:, 1].cpu()]  # (precision, recall, F1): recall
 
 
-def load_bertscore_model(settings: OfflineJudgeSettings):
-    """The BERTScore model the user named, whatever its path: (model, tokenizer, provenance record).
+def load_bertscore_model(settings: OfflineJudgeSettings) -> JudgeModel:
+    """The BERTScore model the user named, whatever its path.
 
     bert-score 0.3's ``get_model`` picks the class by substring of the name (any
     "t5" in a folder path gives ``T5EncoderModel``, so a BERT folder under
@@ -191,7 +208,7 @@ def load_bertscore_model(settings: OfflineJudgeSettings):
     model.eval()
     if settings.device:
         model.to(settings.device)
-    return model, tokenizer, record
+    return JudgeModel("bertscore", model, tokenizer, record)
 
 
 def _unloadable(model: str, error: OSError) -> str:
@@ -206,12 +223,8 @@ def entailment_label(id2label: dict[int, str]) -> int:
     raise UsageError(f"NLI model labels {sorted(id2label.values())} have no 'entailment' label")
 
 
-def nli_entailment(settings: OfflineJudgeSettings, premises: Sequence[str], hypotheses: Sequence[str],
-                   models: dict[str, Any] | None = None) -> list[tuple[float, bool]]:
-    """(entailment probability, entailment is the top label) of each premise/hypothesis pair."""
-    if not premises:
-        return []
-    import torch
+def load_nli_model(settings: OfflineJudgeSettings) -> JudgeModel:
+    """The NLI model and its tokenizer, loaded with the class its config names and checked."""
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     model_name = settings.resolved_model()
@@ -220,10 +233,21 @@ def nli_entailment(settings: OfflineJudgeSettings, premises: Sequence[str], hypo
         model = load_checked(AutoModelForSequenceClassification, model_name).eval()
     except OSError as error:
         raise UsageError(_unloadable(model_name, error)) from None
-    if models is not None:
-        models["nli"] = model_record(model_name, type(model).__name__)
+    entailment_label(model.config.id2label)  # an NLI model without that label is refused before scoring
     if settings.device:
         model.to(settings.device)
+    return JudgeModel("nli", model, tokenizer, model_record(model_name, type(model).__name__))
+
+
+def nli_entailment(settings: OfflineJudgeSettings, premises: Sequence[str], hypotheses: Sequence[str],
+                   loaded: JudgeModel | None = None) -> list[tuple[float, bool]]:
+    """(entailment probability, entailment is the top label) of each premise/hypothesis pair."""
+    if not premises:
+        return []
+    import torch
+
+    judge = loaded or load_nli_model(settings)
+    model, tokenizer = judge.model, judge.tokenizer
     entail = entailment_label(model.config.id2label)
     results: list[tuple[float, bool]] = []
     with torch.inference_mode():
