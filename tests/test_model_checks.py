@@ -69,7 +69,8 @@ def test_bertscore_equals_bert_score_on_a_path_it_reads_right(plain_minilm, laye
 def test_bertscore_is_the_same_under_a_path_with_t5(plain_minilm, tmp_path):
     from bert_score import BERTScorer
 
-    t5_path = linked(minilm_path(), tmp_path / "gpt5-models" / "minilm")
+    t5_path = str(tmp_path / "gpt5-models" / "minilm")
+    shutil.copytree(minilm_path(), t5_path)  # a real copy, as a user makes one (no link to resolve)
     plain = offline.bertscore_recall(offline.OfflineJudgeSettings("bertscore", model=plain_minilm), REFERENCES, CANDIDATES)
     loaded = offline.load_judge_model(offline.OfflineJudgeSettings("bertscore", model=t5_path))
     moved = offline.bertscore_recall(offline.OfflineJudgeSettings("bertscore", model=t5_path), REFERENCES, CANDIDATES, loaded)

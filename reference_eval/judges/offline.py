@@ -194,7 +194,7 @@ def load_bertscore_model(settings: OfflineJudgeSettings) -> JudgeModel:
     name = settings.resolved_model()
     folder = Path(name).expanduser()
     # bert-score reads a name starting with "scibert" as its own download; an absolute path never does.
-    source = str(folder.resolve()) if folder.is_dir() else name
+    source = str(folder.absolute()) if folder.is_dir() else name
     try:
         config = AutoConfig.from_pretrained(source)
         layers = settings.bertscore_layers or model2layers.get(name) or config.num_hidden_layers
