@@ -44,7 +44,7 @@ def check_loading_info(folder: str, class_name: str, info: dict[str, Any]) -> No
     if errors:
         parts.append(f"load error: {str(errors[0]).splitlines()[0]}")
     raise UsageError(
-        f"{folder}: loaded as {class_name}, but {'; '.join(parts)}; these would be random, so nothing is scored "
+        f"{folder}: loaded as {class_name}, but {'; '.join(parts)}; these would be random, so the model is not used "
         "(is this the model you meant, and is its folder complete?)"
     )
 
