@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 from conftest import needs_real_data
 from huggingface_hub import CommitOperationAdd, CommitOperationDelete
-from release_helpers import fake_hub_api, report
+from release_helpers import fake_hub_api, git_refs, report
 from synthetic_raw import write_synthetic_raw
 
 from cogbench.cards.publish import publish
@@ -75,7 +74,7 @@ def test_existing_repo_loses_the_shards_the_release_no_longer_has(release, api):
     api.repo_exists.return_value = True
     api.list_repo_files.return_value = [".gitattributes", "README.md", "data/codis/test-00000-of-00002.parquet",
                                         "data/codis/test-00001-of-00002.parquet", "data/vqa/test-00000-of-00001.parquet"]
-    api.list_repo_refs.return_value = SimpleNamespace(tags=[SimpleNamespace(name="v1.1.0")])
+    api.list_repo_refs.return_value = git_refs("v1.1.0")
     publish(release, REPO, "1.2.0", gated="auto", private=True, api=api, validate=report())
     assert call_names(api) == ["repo_exists", "list_repo_files", "list_repo_refs", "create_repo",
                                "update_repo_settings", "create_commit", "create_tag"]
@@ -130,7 +129,7 @@ def test_a_build_that_does_not_match_the_request_is_refused(release, api, repo_i
 def test_an_existing_tag_is_refused(release, api):
     api.repo_exists.return_value = True
     api.list_repo_files.return_value = []
-    api.list_repo_refs.return_value = SimpleNamespace(tags=[SimpleNamespace(name="v1.2.0")])
+    api.list_repo_refs.return_value = git_refs("v1.2.0")
     with pytest.raises(UsageError, match="already has a release v1.2.0"):
         publish(release, REPO, "1.2.0", api=api, validate=report())
     assert "create_commit" not in call_names(api)

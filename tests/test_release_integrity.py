@@ -18,8 +18,7 @@ from types import SimpleNamespace
 
 import pytest
 from huggingface_hub.errors import HfHubHTTPError
-from release_helpers import fake_hub_api
-from requests import Response
+from release_helpers import fake_hub_api, hub_http_error
 from validation_helpers import copy_samples, edit_json
 
 from cogbench.cards.card import render_card
@@ -292,20 +291,19 @@ def test_an_edited_gating_text_is_refused_by_publish(damaged, api):
     assert api.mock_calls == []
 
 
-def hub_error(status: int) -> HfHubHTTPError:
-    response = Response()
-    response.status_code = status
-    response._content = f"invalid token {SECRET}".encode()
-    return HfHubHTTPError(f"{status} Client Error: token {SECRET} rejected; body: invalid token {SECRET}", response=response)
+def hub_error(status: int, url: str) -> HfHubHTTPError:
+    """The error huggingface_hub itself raises for this status, the body echoing the token."""
+    return hub_http_error(status, url, body=f"invalid token {SECRET}", headers={"X-Error-Message": f"token {SECRET} rejected"})
 
 
 def test_a_hub_error_body_echoing_the_token_is_never_printed(samples_build, api, capsys):
-    api.create_commit.side_effect = hub_error(401)
+    api.create_commit.side_effect = hub_error(401, f"https://huggingface.co/api/datasets/{REPO}/commit/main")
     with pytest.raises(CogbenchError) as caught:
         publish(samples_build, REPO, "1.0.0", api=api)
-    assert SECRET not in str(caught.value) and "HfHubHTTPError (HTTP 401)" in str(caught.value)
+    # huggingface_hub 2.4 reads a 401 on a repo URL as "repository not found"
+    assert SECRET not in str(caught.value) and "RepositoryNotFoundError (HTTP 401)" in str(caught.value)
     assert "create_commit" in [name for name, _, _ in api.mock_calls]
-    api.repo_exists.side_effect = hub_error(403)
+    api.repo_exists.side_effect = hub_error(403, f"https://huggingface.co/api/datasets/{REPO}")
     publish(samples_build, REPO, "1.0.0", api=api, dry_run=True)  # the plan is still shown
     out = capsys.readouterr().out
     assert "could not be checked (HfHubHTTPError (HTTP 403))" in out and SECRET not in out
