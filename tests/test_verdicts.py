@@ -147,3 +147,10 @@ def test_tolerant_accepts_every_reply_the_authors_score_with_0_or_1(reply, count
 def test_tolerant_reads_the_formats_the_authors_retry():
     assert [parse_numbered(r, c) for r, c, a in AUTHORS_READINGS if a is None] == [
         [1, 0], [1, 0], [1, 0], [1, 0], [1, 0], [1, 0], [1, 0]]
+
+
+def test_the_mode_is_compared_by_value_not_identity():
+    """A mode read from the command line is a new string object, not the interned literal."""
+    official = "".join(["offi", "cial"])
+    assert parse_numbered("2. [0]  1. [1]", 2, official) == [0, 1]
+    assert parse_right_wrong("Right.", official) is False
