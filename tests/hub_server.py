@@ -129,3 +129,26 @@ class LocalHub:
             repo.tags[json.loads(body)["tag"]] = COMMIT_OID
             return 200, {}, {}
         return 404, {"error": f"no route {method} {path}"}, {}
+
+
+def call_names(hub: LocalHub) -> list[str]:
+    """The ``HfApi`` methods behind the recorded requests, in order (a commit's three requests are one call)."""
+    names = []
+    for method, path in hub.requests:
+        last = path.rstrip("/").split("/")
+        name = ("create_repo" if path == "/api/repos/create" else "update_repo_settings" if last[-1] == "settings"
+                else "list_repo_refs" if last[-1] == "refs" else "list_repo_files" if "tree" in last
+                else "create_tag" if "tag" in last
+                else "create_commit" if "commit" in last or "preupload" in last or path == "/api/validate-yaml"
+                else "repo_exists" if method == "GET" else f"{method} {path}")
+        if not (name == "create_commit" and names[-1:] == ["create_commit"]):
+            names.append(name)
+    return names
+
+
+def local_hub_api(hub: LocalHub, monkeypatch):
+    """The real ``HfApi`` on ``hub`` (the tests' HF_HUB_OFFLINE guard lifted for it: it is 127.0.0.1)."""
+    from huggingface_hub import HfApi, constants
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    return HfApi(endpoint=hub.endpoint)

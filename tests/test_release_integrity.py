@@ -17,8 +17,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from huggingface_hub.errors import HfHubHTTPError
-from release_helpers import fake_hub_api, hub_http_error
+from hub_server import LocalHub, call_names, local_hub_api
 from validation_helpers import copy_samples, edit_json
 
 from cogbench.cards.card import render_card
@@ -54,8 +53,14 @@ def token(monkeypatch):
 
 
 @pytest.fixture
-def api():
-    return fake_hub_api()
+def hub():
+    with LocalHub() as server:
+        yield server
+
+
+@pytest.fixture
+def api(hub, monkeypatch):
+    return local_hub_api(hub, monkeypatch)
 
 
 def manifest_of(folder: Path) -> dict:
@@ -229,7 +234,7 @@ def test_an_edited_card_is_caught(damaged, capsys):
     assert code == 1 and "FAILED" in out
 
 
-def test_emptied_manifest_still_plans_gating_from_the_shards(damaged, api, capsys):
+def test_emptied_manifest_still_plans_gating_from_the_shards(damaged, hub, api, capsys):
     """Even with validation bypassed, the shards on disk decide gating, and unlisted shards are refused."""
     edit_json(damaged / "manifest.json", _empty_configs_and_sources)
     (damaged / "README.md").write_text(render_card(manifest_of(damaged)))  # a consistent forgery
@@ -238,11 +243,11 @@ def test_emptied_manifest_still_plans_gating_from_the_shards(damaged, api, capsy
     passing = lambda path, expected="auto": SimpleNamespace(errors=[], ok=True)  # noqa: E731
     with pytest.raises(CogbenchError, match="holds files the build did not write: data/description/"):
         publish(damaged, REPO, "1.0.0", api=api, validate=passing, dry_run=True)
-    assert api.mock_calls == []
+    assert hub.requests == []
 
 
 @pytest.mark.parametrize("stray", [".env", "notes.txt", "data/vqa/test-00001-of-00001.parquet", "data/extra/x.parquet"])
-def test_a_stray_file_is_caught_and_never_uploaded(damaged, api, capsys, stray):
+def test_a_stray_file_is_caught_and_never_uploaded(damaged, hub, api, capsys, stray):
     (damaged / stray).parent.mkdir(parents=True, exist_ok=True)
     if stray.endswith(".parquet"):
         shutil.copy(shard(damaged), damaged / stray)
@@ -254,7 +259,7 @@ def test_a_stray_file_is_caught_and_never_uploaded(damaged, api, capsys, stray):
     passing = lambda path, expected="auto": SimpleNamespace(errors=[], ok=True)  # noqa: E731
     with pytest.raises(CogbenchError, match=f"holds files the build did not write: {stray}"):
         publish(damaged, REPO, "1.0.0", api=api, validate=passing)
-    assert api.mock_calls == []
+    assert hub.requests == []
 
 
 def test_the_marker_is_never_uploaded(samples_build, api):
@@ -282,28 +287,23 @@ def test_an_edited_card_licence_or_gating_is_caught(damaged, capsys, old, new, c
     assert publish_cli(damaged, capsys)[0] == 1
 
 
-def test_an_edited_gating_text_is_refused_by_publish(damaged, api):
+def test_an_edited_gating_text_is_refused_by_publish(damaged, hub, api):
     card = damaged / "README.md"
     card.write_text(card.read_text().replace("non-commercial", "commercial", 1))
     passing = lambda path, expected="auto": SimpleNamespace(errors=[], ok=True)  # noqa: E731
     with pytest.raises(CogbenchError, match="not the card the build rendered"):
         publish(damaged, REPO, "1.0.0", api=api, validate=passing)
-    assert api.mock_calls == []
+    assert hub.requests == []
 
 
-def hub_error(status: int, url: str) -> HfHubHTTPError:
-    """The error huggingface_hub itself raises for this status, the body echoing the token."""
-    return hub_http_error(status, url, body=f"invalid token {SECRET}", headers={"X-Error-Message": f"token {SECRET} rejected"})
-
-
-def test_a_hub_error_body_echoing_the_token_is_never_printed(samples_build, api, capsys):
-    api.create_commit.side_effect = hub_error(401, f"https://huggingface.co/api/datasets/{REPO}/commit/main")
+def test_a_hub_error_body_echoing_the_token_is_never_printed(samples_build, hub, api, capsys):
+    """The real client's errors for a local Hub server that answers with the token in the body."""
+    hub.refuse = ("POST", "main", 401, f"invalid token {SECRET}")  # the commit
     with pytest.raises(CogbenchError) as caught:
         publish(samples_build, REPO, "1.0.0", api=api)
-    # huggingface_hub 2.4 reads a 401 on a repo URL as "repository not found"
-    assert SECRET not in str(caught.value) and "RepositoryNotFoundError (HTTP 401)" in str(caught.value)
-    assert "create_commit" in [name for name, _, _ in api.mock_calls]
-    api.repo_exists.side_effect = hub_error(403, f"https://huggingface.co/api/datasets/{REPO}")
+    assert SECRET not in str(caught.value) and "HfHubHTTPError (HTTP 401)" in str(caught.value)
+    assert "create_commit" in call_names(hub)
+    hub.refuse = ("GET", REPO.split("/")[1], 403, f"invalid token {SECRET}")  # repo info
     publish(samples_build, REPO, "1.0.0", api=api, dry_run=True)  # the plan is still shown
     out = capsys.readouterr().out
     assert "could not be checked (HfHubHTTPError (HTTP 403))" in out and SECRET not in out
