@@ -150,3 +150,14 @@ def test_the_mode_is_compared_by_value_not_identity():
     official = "".join(["offi", "cial"])
     assert parse_numbered("2. [0]  1. [1]", 2, official) == [0, 1]
     assert parse_right_wrong("Right.", official) is False
+
+
+def test_only_the_word_before_a_verdict_can_negate_it():
+    # a negation at the very end is not "before" the first word (no wrap-around to the last word)
+    assert parse_right_wrong("right, and the other is not") is True
+
+
+def test_a_key_point_numbered_0_fails_the_by_number_reading():
+    # 0 is outside 1..count: tolerant falls back to the authors' positions, as they read it
+    assert parse_numbered("0. [1]  1. [1]  2. [0]", 2) == [1, 1]
+    assert parse_numbered("0. [1]  1. [1]  2. [0]", 2, "official") == [1, 1]
