@@ -253,10 +253,11 @@ def test_official_parsing_of_any_reply_equals_output_parse(output_parse_module, 
 def test_a_judge_never_readable_crashes_the_oracle_and_is_a_failure_here(built_release, description_rows, annotations,
                                                                           openai_server, tmp_path, monkeypatch):
     """After five unreadable replies the authors' evaluator stores [] as the verdicts, and
-    cognition_score.py fails summing them; cogbench counts judge failures and leaves them out."""
+    cognition_score.py fails summing them; cogbench counts judge failures and leaves them out.
+    (The oracle also needs every annotated image in the file: a subset stops gt_result_merge.)"""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-oracle")
     server = openai_server(lambda request: Reply(text="I cannot tell."))
-    path = write_descriptions(description_rows[:1], [description_rows[0]["description"]], tmp_path / "official")
+    path = write_descriptions(description_rows, [row["description"] for row in description_rows], tmp_path / "official")
     with pytest.raises(TypeError):
         run_authors_cognition(annotations, path, server.base_url, tmp_path, monkeypatch)
     scores = score_description(built_release, path, tmp_path / "run", judge="openai:gpt-4-turbo", judge_parsing="official",
