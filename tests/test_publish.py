@@ -27,17 +27,6 @@ def release(tmp_path_factory) -> Path:
     return build_release(raw, tmp_path_factory.mktemp("out") / "cogbench", version="1.2.0", repo_id=REPO).out
 
 
-@pytest.fixture
-def hub():
-    with LocalHub() as server:
-        yield server
-
-
-@pytest.fixture
-def api(hub, monkeypatch):
-    return local_hub_api(hub, monkeypatch)
-
-
 @pytest.fixture(autouse=True)
 def token(monkeypatch):
     monkeypatch.setenv("HF_TOKEN", SECRET)

@@ -17,7 +17,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from hub_server import LocalHub, call_names, local_hub_api
+from hub_server import call_names
 from validation_helpers import copy_samples, edit_json
 
 from cogbench.cards.card import render_card
@@ -50,17 +50,6 @@ def damaged(samples_build, tmp_path) -> Path:
 @pytest.fixture(autouse=True)
 def token(monkeypatch):
     monkeypatch.setenv("HF_TOKEN", SECRET)
-
-
-@pytest.fixture
-def hub():
-    with LocalHub() as server:
-        yield server
-
-
-@pytest.fixture
-def api(hub, monkeypatch):
-    return local_hub_api(hub, monkeypatch)
 
 
 def manifest_of(folder: Path) -> dict:
