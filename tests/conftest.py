@@ -20,8 +20,9 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("HF_HOME", tempfile.mkdtemp(prefix="cogbench-hf-home-"))
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+from hub_server import LocalHub, local_hub_api  # noqa: E402
 from openai_server import openai_server_fixture  # noqa: E402
-from shared_files import REPO_ROOT, missing_message, raw_data_dir  # noqa: E402,F401
+from shared_files import REPO_ROOT, in_ci, missing_message, missing_shared_parts, raw_data_dir, skip_or_fail  # noqa: E402,F401
 from synthetic_raw import write_synthetic_raw  # noqa: E402
 
 
@@ -37,10 +38,18 @@ MISSING_RAW = f"the real raw data is not present: {raw_data_dir()} (set COGBENCH
 needs_real_data = pytest.mark.skipif(REAL_RAW_DIR is None, reason=MISSING_RAW)
 
 
+def pytest_sessionstart(session):
+    """Under ``CI=true`` an incomplete shared folder stops the run loudly instead of skipping ~180 tests."""
+    missing = missing_shared_parts()
+    if in_ci() and (missing or REAL_RAW_DIR is None):
+        names = ", ".join(str(path) for path in missing) or MISSING_RAW
+        pytest.exit(f"CI=true but the shared folder is incomplete: missing {names} (set COGBENCH_SHARED)", returncode=1)
+
+
 @pytest.fixture(scope="session")
 def real_raw_dir() -> Path:
     if REAL_RAW_DIR is None:
-        pytest.skip(MISSING_RAW)
+        skip_or_fail(MISSING_RAW)
     return REAL_RAW_DIR
 
 
@@ -66,6 +75,18 @@ def built_release(raw_dir, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("release") / "cogbench"
     build_release(raw_dir, out)
     return out
+
+
+@pytest.fixture
+def hub():
+    """A real local Hub server (hub_server.py); ``api`` is the real ``HfApi`` pointed at it."""
+    with LocalHub() as server:
+        yield server
+
+
+@pytest.fixture
+def api(hub, monkeypatch):
+    return local_hub_api(hub, monkeypatch)
 
 
 # A real local HTTP server speaking the OpenAI chat-completions API (see openai_server.py).

@@ -1,4 +1,4 @@
-"""Helpers for the release tests: writable copies of the real raw data, and Hub stand-ins."""
+"""Helpers for the release tests: writable copies of the real raw data, a fixed validation report."""
 
 from __future__ import annotations
 
@@ -6,9 +6,6 @@ import shutil
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Callable
-from unittest import mock
-
-from huggingface_hub import HfApi
 
 
 def copy_real_raw(real_raw_dir: Path, dest: Path) -> Path:
@@ -32,12 +29,3 @@ def report(*errors: str) -> Callable[..., Any]:
 
     validate.calls = []
     return validate
-
-
-def fake_hub_api():
-    """An HfApi whose methods keep their real signatures but reach no server: no repo yet,
-    and every commit succeeds."""
-    hub = mock.create_autospec(HfApi, instance=True)
-    hub.repo_exists.return_value = False
-    hub.create_commit.return_value = SimpleNamespace(oid="c0ffee" * 6 + "abcd", commit_url="")
-    return hub

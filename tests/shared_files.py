@@ -5,7 +5,9 @@ when set, else ``../shared`` beside the repository. The raw data is
 ``$COGBENCH_RAW_DIR`` when set, else ``data/`` of the shared folder. No path
 of any one machine is written here, so a fresh clone runs the README's test
 command wherever the shared folder sits; a test whose files are absent skips
-and says which file and which variable to set.
+and says which file and which variable to set. Under ``CI=true`` an absent
+file fails the test instead (and ``conftest.py`` stops the run at its start
+when the shared folder is incomplete): CI must never pass by skipping.
 """
 
 from __future__ import annotations
@@ -34,14 +36,33 @@ def shared_path(*parts: str) -> Path:
 
 
 def missing_message(path: Path, what: str) -> str:
-    return f"{what} is not present: {path} (set COGBENCH_SHARED to the folder holding data/, models/, papers/)"
+    return f"{what} is not present: {path} (set COGBENCH_SHARED to the folder holding data/, models/, papers/, oracles/)"
+
+
+SHARED_PARTS = ("data", "models", "papers", "oracles")
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").lower() == "true"
+
+
+def skip_or_fail(message: str):
+    """Skip naming the missing file; under ``CI=true`` fail instead."""
+    if in_ci():
+        pytest.fail(f"CI=true: {message}", pytrace=False)
+    pytest.skip(message)
+
+
+def missing_shared_parts() -> list[Path]:
+    """The parts of the shared folder that are absent (all four are needed in CI)."""
+    return [shared_path(part) for part in SHARED_PARTS if not shared_path(part).is_dir()]
 
 
 def require_shared(*parts: str, what: str) -> Path:
     """The shared file or folder at ``parts``, or skip the test naming what is missing."""
     path = shared_path(*parts)
     if not path.exists():
-        pytest.skip(missing_message(path, what))
+        skip_or_fail(missing_message(path, what))
     return path
 
 
@@ -49,7 +70,7 @@ def require_raw(*parts: str, what: str) -> Path:
     """A file of the real raw data, or skip the test naming what is missing."""
     path = raw_data_dir().joinpath(*parts)
     if not path.exists():
-        pytest.skip(f"{what} is not present: {path} (set COGBENCH_RAW_DIR or COGBENCH_SHARED)")
+        skip_or_fail(f"{what} is not present: {path} (set COGBENCH_RAW_DIR or COGBENCH_SHARED)")
     return path
 
 

@@ -148,3 +148,21 @@ def test_offline_judge_usage_errors(built_release, tmp_path, capsys, argv, messa
                  "--out", str(tmp_path / "run")])
     err = capsys.readouterr().err
     assert code != 0 and message in err and "Traceback" not in err
+
+
+def test_nli_reads_premise_then_hypothesis_and_upper_case_labels(described, tmp_path):
+    """An NLI model whose verdict depends on the pair (and on its order), labels in upper case."""
+    from tiny_nli import build_input_dependent_nli, pipeline_entailment
+
+    items, texts = described
+    sentences = [s for text in texts["oracle"] for s in offline.split_sentences([text])[0]][:12]
+    points = [i.key_point for image in items for i in image][:12]
+    model = build_input_dependent_nli(tmp_path / "nli", minilm_path(), sentences, points)
+    settings = offline.OfflineJudgeSettings("nli", model=model)
+    ours = offline.nli_entailment(settings, sentences, points)
+    expected = pipeline_entailment(model, sentences, points)
+    assert [top for _, top in ours] == [top for _, top in expected]
+    assert [p for p, _ in ours] == pytest.approx([p for p, _ in expected], abs=1e-5)
+    assert 0 < sum(top for _, top in ours) < len(ours)  # the verdict depends on the input
+    swapped = pipeline_entailment(model, points, sentences)
+    assert [p for p, _ in swapped] != pytest.approx([p for p, _ in ours], abs=1e-3)  # order matters

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from shared_files import shared_path
+from paper_tables import codis_cells, cogbench_cells
+from shared_files import require_shared, shared_path
 
 from cogbench.reference_eval.reports.published import published_results, published_table
 from cogbench.schemas.features import CODIS_CATEGORIES, COGBENCH_CATEGORIES
@@ -32,21 +33,8 @@ def test_every_table_is_complete():
     assert {r.category for r in results if r.metric == "acc_q"} == {*CODIS_CATEGORIES, "overall"}
 
 
-@pytest.mark.skipif(not COGBENCH_PAPER.is_file(), reason="../shared/papers is not present")
-@pytest.mark.parametrize("label, model, table, metric, mode, category, column", [
-    ("GPT-40", "GPT-4o", "Table 5", "accuracy", "", "overall", 9),  # second "GPT-40" row: Table 5
-    ("InternVL2-26B", "InternVL2-26B", "Table 2", "recognition_micro", "spontaneous", "overall", 1),
-    ("LLaVA-OV-7B-Chat", "LLaVA-OV-7B-Chat", "Table 2", "recognition_micro", "directed", "overall", 2),
-    ("Human", "Human", "Table 5", "accuracy", "", "event_relationship", 6),
-])
-def test_cogbench_cells_match_the_paper(label, model, table, metric, mode, category, column):
-    rows = paper_row(COGBENCH_PAPER, label)
-    row = {"Table 2": rows[0], "Table 3": rows[1], "Table 5": rows[-1]}[table] if len(rows) > 1 else rows[0]
-    assert published_table([r for r in published_results() if r.table == table], metric, mode)[model][category] == float(row[column])
-
-
-@pytest.mark.skipif(not COGBENCH_PAPER.is_file(), reason="../shared/papers is not present")
 def test_cognition_cells_split_the_two_modes():
+    require_shared("papers", COGBENCH_PAPER.name, what="the CogBench paper")
     row = paper_row(COGBENCH_PAPER, "LLaVA-v1.6-34B")[1]  # Table 2, Table 3, Table 5
     spontaneous, directed = (float(x) for x in row[3].split("/"))  # Character
     results = [r for r in published_results() if r.table == "Table 3" and r.paper.startswith("CogBench")]
@@ -54,14 +42,14 @@ def test_cognition_cells_split_the_two_modes():
     assert published_table(results, "cognition", "directed")["LLaVA-v1.6-34B"]["character"] == directed == 47.2
 
 
-@pytest.mark.skipif(not CODIS_PAPER.is_file(), reason="../shared/papers is not present")
-@pytest.mark.parametrize("model, metric, category, column", [
-    ("GPT-4V", "acc_p", "overall", 11),
-    ("GPT-4V", "acc_q", "Relationships", 10),
-    ("BLIP-2-11B", "acc_p", "Cultural Background", 5),  # underlined in the paper
-    ("Human", "context_awareness", "overall", 13),
-])
-def test_codis_cells_match_the_paper(model, metric, category, column):
-    row = [r for r in paper_row(CODIS_PAPER, model) if len(r) == 14][0]
-    results = [r for r in published_results() if r.paper.startswith("CODIS")]
-    assert published_table(results, metric)[model][category] == float(row[column])
+def test_every_published_cell_is_the_papers():
+    """All 707 cells of published_results.csv against the tables parsed from the papers' text."""
+    paper = {**cogbench_cells(require_shared("papers", COGBENCH_PAPER.name, what="the CogBench paper")),
+             **codis_cells(require_shared("papers", CODIS_PAPER.name, what="the CODIS paper"))}
+    ours = {(r.paper.split()[0], r.table, r.model.casefold(), r.mode, r.metric, r.category): r.value
+            for r in published_results()}
+    assert len(ours) == len(published_results()) == 707
+    wrong = [f"{table} row {model!r} {metric} {mode} {category}: csv {ours.get(key)}, paper {paper.get(key)}"
+             for key in sorted(set(ours) | set(paper)) for (name, table, model, mode, metric, category) in [key]
+             if ours.get(key) != paper.get(key)]
+    assert not wrong, f"{len(wrong)} cells differ: " + "; ".join(wrong[:20])

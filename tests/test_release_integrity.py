@@ -17,9 +17,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from huggingface_hub.errors import HfHubHTTPError
-from release_helpers import fake_hub_api
-from requests import Response
+from hub_server import call_names
 from validation_helpers import copy_samples, edit_json
 
 from cogbench.cards.card import render_card
@@ -52,11 +50,6 @@ def damaged(samples_build, tmp_path) -> Path:
 @pytest.fixture(autouse=True)
 def token(monkeypatch):
     monkeypatch.setenv("HF_TOKEN", SECRET)
-
-
-@pytest.fixture
-def api():
-    return fake_hub_api()
 
 
 def manifest_of(folder: Path) -> dict:
@@ -230,7 +223,7 @@ def test_an_edited_card_is_caught(damaged, capsys):
     assert code == 1 and "FAILED" in out
 
 
-def test_emptied_manifest_still_plans_gating_from_the_shards(damaged, api, capsys):
+def test_emptied_manifest_still_plans_gating_from_the_shards(damaged, hub, api, capsys):
     """Even with validation bypassed, the shards on disk decide gating, and unlisted shards are refused."""
     edit_json(damaged / "manifest.json", _empty_configs_and_sources)
     (damaged / "README.md").write_text(render_card(manifest_of(damaged)))  # a consistent forgery
@@ -239,11 +232,11 @@ def test_emptied_manifest_still_plans_gating_from_the_shards(damaged, api, capsy
     passing = lambda path, expected="auto": SimpleNamespace(errors=[], ok=True)  # noqa: E731
     with pytest.raises(CogbenchError, match="holds files the build did not write: data/description/"):
         publish(damaged, REPO, "1.0.0", api=api, validate=passing, dry_run=True)
-    assert api.mock_calls == []
+    assert hub.requests == []
 
 
 @pytest.mark.parametrize("stray", [".env", "notes.txt", "data/vqa/test-00001-of-00001.parquet", "data/extra/x.parquet"])
-def test_a_stray_file_is_caught_and_never_uploaded(damaged, api, capsys, stray):
+def test_a_stray_file_is_caught_and_never_uploaded(damaged, hub, api, capsys, stray):
     (damaged / stray).parent.mkdir(parents=True, exist_ok=True)
     if stray.endswith(".parquet"):
         shutil.copy(shard(damaged), damaged / stray)
@@ -255,7 +248,7 @@ def test_a_stray_file_is_caught_and_never_uploaded(damaged, api, capsys, stray):
     passing = lambda path, expected="auto": SimpleNamespace(errors=[], ok=True)  # noqa: E731
     with pytest.raises(CogbenchError, match=f"holds files the build did not write: {stray}"):
         publish(damaged, REPO, "1.0.0", api=api, validate=passing)
-    assert api.mock_calls == []
+    assert hub.requests == []
 
 
 def test_the_marker_is_never_uploaded(samples_build, api):
@@ -283,29 +276,23 @@ def test_an_edited_card_licence_or_gating_is_caught(damaged, capsys, old, new, c
     assert publish_cli(damaged, capsys)[0] == 1
 
 
-def test_an_edited_gating_text_is_refused_by_publish(damaged, api):
+def test_an_edited_gating_text_is_refused_by_publish(damaged, hub, api):
     card = damaged / "README.md"
     card.write_text(card.read_text().replace("non-commercial", "commercial", 1))
     passing = lambda path, expected="auto": SimpleNamespace(errors=[], ok=True)  # noqa: E731
     with pytest.raises(CogbenchError, match="not the card the build rendered"):
         publish(damaged, REPO, "1.0.0", api=api, validate=passing)
-    assert api.mock_calls == []
+    assert hub.requests == []
 
 
-def hub_error(status: int) -> HfHubHTTPError:
-    response = Response()
-    response.status_code = status
-    response._content = f"invalid token {SECRET}".encode()
-    return HfHubHTTPError(f"{status} Client Error: token {SECRET} rejected; body: invalid token {SECRET}", response=response)
-
-
-def test_a_hub_error_body_echoing_the_token_is_never_printed(samples_build, api, capsys):
-    api.create_commit.side_effect = hub_error(401)
+def test_a_hub_error_body_echoing_the_token_is_never_printed(samples_build, hub, api, capsys):
+    """The real client's errors for a local Hub server that answers with the token in the body."""
+    hub.refuse = ("POST", "main", 401, f"invalid token {SECRET}")  # the commit
     with pytest.raises(CogbenchError) as caught:
         publish(samples_build, REPO, "1.0.0", api=api)
     assert SECRET not in str(caught.value) and "HfHubHTTPError (HTTP 401)" in str(caught.value)
-    assert "create_commit" in [name for name, _, _ in api.mock_calls]
-    api.repo_exists.side_effect = hub_error(403)
+    assert "create_commit" in call_names(hub)
+    hub.refuse = ("GET", REPO.split("/")[1], 403, f"invalid token {SECRET}")  # repo info
     publish(samples_build, REPO, "1.0.0", api=api, dry_run=True)  # the plan is still shown
     out = capsys.readouterr().out
     assert "could not be checked (HfHubHTTPError (HTTP 403))" in out and SECRET not in out

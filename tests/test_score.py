@@ -204,7 +204,7 @@ def test_cognition_prompt_and_parser():
     assert prompt.endswith("Your answers to the 2 <KEY POINT>(s) above: 1. [] 2. []")
     assert cognition_judge.parse_verdicts("2. [0] 1. [1]", 2) == [1, 0]
     assert cognition_judge.parse_verdicts("1. [1]", 2) is None
-    assert cognition_judge.parse_verdicts("1. [1] 2. [0] 1. [0]", 2) is None
+    assert cognition_judge.parse_verdicts("1. [1] 2. [0] 1. [0]", 2) == [1, 0]  # the authors read it by position
 
 
 def test_codis_rule_judge_and_answer_extraction():

@@ -65,10 +65,10 @@ def test_right_wrong_replies(reply, tolerant, official):
 NUMBERED = [
     ("1. [1] 2. [0] 3. [1]", [1, 0, 1], [1, 0, 1]),
     ("1. [1]\n2. [0]\n3. [1]", [1, 0, 1], [1, 0, 1]),
-    ("1.[1] 2.[0] 3.[1]", [1, 0, 1], [1, 0, 1]),
-    ("1. [ 1 ] 2. [ 0 ] 3. [ 1 ]", [1, 0, 1], [1, 0, 1]),
-    ("1) [1] 2) [0] 3) [1]", [1, 0, 1], [1, 0, 1]),
-    ("1: [1], 2: [0], 3: [1]", [1, 0, 1], [1, 0, 1]),
+    ("1.[1] 2.[0] 3.[1]", [1, 0, 1], None),
+    ("1. [ 1 ] 2. [ 0 ] 3. [ 1 ]", [1, 0, 1], None),
+    ("1) [1] 2) [0] 3) [1]", [1, 0, 1], None),
+    ("1: [1], 2: [0], 3: [1]", [1, 0, 1], None),
     ("Here are my answers:\n1. [1] 2. [0] 3. [1]\nHope this helps.", [1, 0, 1], [1, 0, 1]),
     ("1. (1) 2. (0) 3. (1)", [1, 0, 1], None),
     ("1. 【1】 2. 【0】 3. 【1】", [1, 0, 1], None),
@@ -79,16 +79,16 @@ NUMBERED = [
     ("1 -> 1\n2 -> 0\n3 -> 1", [1, 0, 1], None),
     ("**1.** [1]\n**2.** [0]\n**3.** [1]", [1, 0, 1], None),
     ("1. **[1]** 2. **[0]** 3. **[1]**", [1, 0, 1], None),
-    ("Key point 1: [1]\nKey point 2: [0]\nKey point 3: [1]", [1, 0, 1], [1, 0, 1]),
+    ("Key point 1: [1]\nKey point 2: [0]\nKey point 3: [1]", [1, 0, 1], None),
     ("<KEY POINT> 1: 1\n<KEY POINT> 2: 0\n<KEY POINT> 3: 1", [1, 0, 1], None),
     ("1. The woman is the mother of the boy. [1]\n2. It is winter. [0]\n3. The boy is sad. [1]", [1, 0, 1], None),
     ("1. [1] - mentioned explicitly\n2. [0] - not mentioned\n3. [1] - implied by 'her son'", [1, 0, 1], [1, 0, 1]),
-    ("3. [1] 1. [1] 2. [0]", [1, 0, 1], [1, 0, 1]),  # by number, not by position
+    ("3. [1] 1. [1] 2. [0]", [1, 0, 1], [1, 1, 0]),  # tolerant by number, the authors by position
     ("1. [1] 2. [0] 3. [1] 1. [1]", [1, 0, 1], [1, 0, 1]),  # a repeat that agrees
     # unusable
     ("1. [1] 2. [0]", None, None),  # 3 missing
-    ("1. [1] 2. [0] 3. [1] 2. [1]", None, None),  # 2 contradicts itself
-    ("1. [1] 2. [0] 3. [1] 4. [0]", None, [1, 0, 1]),  # a fourth verdict for three points
+    ("1. [1] 2. [0] 3. [1] 2. [1]", [1, 0, 1], [1, 0, 1]),  # 2 contradicts itself: the authors read the first three
+    ("1. [1] 2. [0] 3. [1] 4. [0]", [1, 0, 1], [1, 0, 1]),  # a fourth verdict for three points: ignored
     ("Yes, yes and no.", None, None),
     ("1. [yes] 2. [no] 3. [yes]", None, None),
     ("", None, None),
@@ -103,5 +103,61 @@ def test_numbered_replies(reply, tolerant, official):
     assert parse_numbered(reply, 3, "official") == official
 
 
-def test_table_sizes():
-    assert len(RIGHT_WRONG) >= 30 and len(NUMBERED) >= 25
+# Issue 22 item 6: what the authors' ``output_parse`` (cognition_gpt_eval.py), as its evaluator uses it,
+# reads from each reply; measured by running the script. None: no verdict, the reply is retried.
+AUTHORS_READINGS = [
+    ("1. [1]  2. [0]", 2, [1, 0]),
+    ("1. [1]  2. [0]  3. [1]", 2, [1, 0]),
+    ("1.[1] 2.[0]", 2, None),
+    ("1) [1] 2) [0]", 2, None),
+    ("1: [1] 2: [0]", 2, None),
+    ("2. [0]  1. [1]", 2, [0, 1]),
+    ("1. [1]  3. [0]", 2, [1, 0]),
+    ("1. [1]\n1. [0]\n2. [1]", 2, [1, 0]),
+    ("[1]", 1, [1]),
+    ("1", 1, [1]),
+    ("1.  [1]  2.  [0]", 2, None),
+    ("1. [ 1 ]  2. [0]", 2, None),
+    ("1. [1]  2. [2]", 2, [1, 2]),
+    ("Key point 1: [1]\nKey point 2: [0]", 2, None),
+    ("1. (1)  2. (0)", 2, None),
+]
+
+
+@pytest.mark.parametrize("reply, count, authors", AUTHORS_READINGS)
+def test_official_reads_as_the_authors_output_parse(reply, count, authors):
+    assert parse_numbered(reply, count, "official") == authors
+
+
+@pytest.mark.parametrize("reply, count, authors", AUTHORS_READINGS)
+def test_tolerant_accepts_every_reply_the_authors_score_with_0_or_1(reply, count, authors):
+    tolerant = parse_numbered(reply, count)
+    if authors is not None and set(authors) <= {0, 1}:
+        assert tolerant is not None
+        # by number where the numbers say which point is which, else the authors' positions
+        assert tolerant == ([1, 0] if reply == "2. [0]  1. [1]" else authors)
+    if authors is not None and not set(authors) <= {0, 1}:
+        assert tolerant is None  # a verdict of 2 is no verdict
+
+
+def test_tolerant_reads_the_formats_the_authors_retry():
+    assert [parse_numbered(r, c) for r, c, a in AUTHORS_READINGS if a is None] == [
+        [1, 0], [1, 0], [1, 0], [1, 0], [1, 0], [1, 0], [1, 0]]
+
+
+def test_the_mode_is_compared_by_value_not_identity():
+    """A mode read from the command line is a new string object, not the interned literal."""
+    official = "".join(["offi", "cial"])
+    assert parse_numbered("2. [0]  1. [1]", 2, official) == [0, 1]
+    assert parse_right_wrong("Right.", official) is False
+
+
+def test_only_the_word_before_a_verdict_can_negate_it():
+    # a negation at the very end is not "before" the first word (no wrap-around to the last word)
+    assert parse_right_wrong("right, and the other is not") is True
+
+
+def test_a_key_point_numbered_0_fails_the_by_number_reading():
+    # 0 is outside 1..count: tolerant falls back to the authors' positions, as they read it
+    assert parse_numbered("0. [1]  1. [1]  2. [0]", 2) == [1, 1]
+    assert parse_numbered("0. [1]  1. [1]  2. [0]", 2, "official") == [1, 1]

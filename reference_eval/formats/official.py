@@ -4,7 +4,8 @@ This module is the one place that knows how the authors' scripts lay out
 model outputs:
 
 - CogBench description: JSONL, one ``{"filename": "x.jpg", "model_output": "..."}`` per image;
-- CogBench VQA: JSONL, the question's own fields (``img_id``, ``question``,
+- CogBench VQA: JSONL (or a ``.json`` list of the same records, which
+  ``vqa_accuracy.py`` also reads), the question's own fields (``img_id``, ``question``,
   ``choice_a``..``choice_d``, ...) plus ``response``; there is no question id,
   so a question is found by its image, text and choices;
 - CODIS: one JSON list of ``{"id": "000", "output": {"output_1": "...", "output_2": "..."}}``.
@@ -105,11 +106,33 @@ def read_cogbench_description(path: Path, ids: OfficialIds) -> list[Prediction]:
     return _unique(predictions, path)
 
 
-def read_cogbench_vqa(path: Path, ids: OfficialIds) -> list[Prediction]:
-    """CogBench VQA JSONL -> one Prediction per question, found by image, text and choices."""
-    predictions = []
+def _json_list(path: Path) -> list[Any]:
+    try:
+        records = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise UsageError(f"{path}: not valid JSON ({error.msg}, line {error.lineno})") from None
+    if not isinstance(records, list):
+        raise UsageError(f"{path}: expected a JSON list")
+    return records
+
+
+def _vqa_records(path: Path) -> Iterable[tuple[str, dict[str, Any]]]:
+    """(where, record) of a VQA file: JSONL, or a ``.json`` list as ``vqa_accuracy.py`` also reads."""
+    if path.read_text(encoding="utf-8").lstrip().startswith("["):
+        for index, record in enumerate(_json_list(path)):
+            where = locate(str(path), f"#{index}")
+            if not isinstance(record, dict):
+                raise UsageError(f"{where}: expected a JSON object")
+            yield where, record
+        return
     for line_number, record in _json_lines(path):
-        where = locate(str(path), f"line {line_number}")
+        yield locate(str(path), f"line {line_number}"), record
+
+
+def read_cogbench_vqa(path: Path, ids: OfficialIds) -> list[Prediction]:
+    """CogBench VQA JSONL or JSON list -> one Prediction per question, found by image, text and choices."""
+    predictions = []
+    for where, record in _vqa_records(path):
         fields = [_text_field(record, name, where) for name in ("img_id", "question", *CHOICE_COLUMNS)]
         response = _text_field(record, "response", where)
         key = vqa_question_key(fields[0], fields[1], fields[2:])
@@ -122,12 +145,7 @@ def read_cogbench_vqa(path: Path, ids: OfficialIds) -> list[Prediction]:
 
 def read_codis_output(path: Path) -> list[Prediction]:
     """CODIS output JSON -> two Predictions per pair (query 1 and 2)."""
-    try:
-        records = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise UsageError(f"{path}: not valid JSON ({error.msg}, line {error.lineno})") from None
-    if not isinstance(records, list):
-        raise UsageError(f"{path}: expected a JSON list of {{id, output}} objects")
+    records = _json_list(path)
     predictions = []
     for index, record in enumerate(records):
         where = locate(str(path), f"#{index}")
@@ -153,6 +171,10 @@ def detect_format(path: Path) -> str:
     with path.open(encoding="utf-8") as handle:
         head = handle.read(1 << 16).lstrip()
     if head.startswith("["):
+        records = _json_list(path)
+        first = records[0] if records else None
+        if isinstance(first, dict) and "response" in first and "question" in first:
+            return "cogbench-vqa"  # vqa_accuracy.py reads a .json list of the JSONL's records
         return "codis-output"
     first_line = head.split("\n", 1)[0]
     try:

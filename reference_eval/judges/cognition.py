@@ -9,9 +9,11 @@ divided by all CoRs.
 
 Per image there is one judge call per prompt: one Figure 8 call listing the
 conclusions of the seven categories as numbered key points, one Figure 9 call
-listing the event relationships. The reply must give ``N. [0|1]`` for every
-number (read by ``verdicts.parse_numbered``, tolerant or official); a reply that does not is retried and, if it never does, every CoR in
-that call is a judge failure: reported, and left out of the score rather than
+listing the event relationships. The reply must give a verdict for every
+key point (read by ``verdicts.parse_numbered``: ``official`` is the authors'
+``output_parse``, by position; ``tolerant`` reads by number in more formats);
+a reply that gives none is retried and, if it never does, every CoR in that
+call is a judge failure: reported, and left out of the score rather than
 counted as 0 or 1.
 """
 
@@ -75,7 +77,7 @@ def figure9_prompt(description: str, event_relationships: Sequence[str]) -> str:
 
 
 def parse_verdicts(reply: str, count: int, mode: str = "tolerant") -> list[int] | None:
-    """``N. [0|1]`` for every N in 1..count, by number; None when unusable (``verdicts.parse_numbered``)."""
+    """One verdict per key point 1..count, in the given mode; None when unusable (``verdicts.parse_numbered``)."""
     return parse_numbered(reply, count, mode)
 
 

@@ -16,15 +16,27 @@ CODIS (Table 12 asks for ``right`` or ``wrong``):
 
 CogBench Figures 8/9 (``N. [0|1]`` for each numbered key point):
 
-- official: ``N. [0|1]`` exactly in the format the prompt asks for (a dot or
-  ``)``/``:`` after the number, square brackets), found anywhere in the reply;
-- tolerant: also other bracket styles (``()``, ``【】``, ``{}``, none),
-  markdown, labels (``Key point 1:``), a separator such as ``-``, and a line
-  ``N. ... [0|1]`` that repeats the key point before its verdict.
-
-In both modes every number 1..count must get exactly one verdict; a number
-given twice with different verdicts, or a number outside 1..count, makes the
-reply unusable.
+- official: ``output_parse`` of the authors' ``eval/cognition_gpt_eval.py``
+  and the way its ``evaluator`` uses it, reproduced exactly. The reply is
+  stripped; a reply that is one digit is the verdict of key point 1; a reply
+  that *starts* with ``[d]`` gives key point 1 the first ``[d]`` in it; any
+  other reply is searched for ``<digits>. [<digits>]`` with exactly one
+  whitespace character between the dot and the bracket, and key point j gets
+  the j-th match, whatever number stands before it (positions, not numbers:
+  ``2. [0]  1. [1]`` reads [0, 1]). Matches beyond the count are ignored;
+  fewer matches than key points is no verdict (the authors retry). Verdicts
+  are not limited to 0 and 1 (``[2]`` reads 2, and the authors' sum counts it
+  as 2), and its digit class is Python's, so digits of other scripts count.
+- tolerant: reads by number: also other bracket styles (``()``, ``【】``,
+  ``{}``, none), ``1.[1]``, ``1) [1]``, ``1: [1]``, markdown, labels
+  (``Key point 1:``), a separator such as ``-``, and a line ``N. ... [0|1]``
+  that repeats the key point before its verdict. Every number 1..count must
+  get exactly one verdict; a number given twice with different verdicts, or a
+  number outside 1..count, makes the by-number reading fail. A reply whose
+  by-number reading fails but that the authors' rule reads with verdicts 0
+  and 1 only gets the authors' reading, so tolerant never rejects a reply the
+  authors score (``1. [1]  3. [0]`` for two points reads [1, 0] by position).
+  Verdicts other than 0 and 1 are never accepted.
 """
 
 from __future__ import annotations
@@ -59,7 +71,11 @@ def parse_right_wrong(reply: str, mode: str = "tolerant") -> bool | None:
 
 
 _BRACKETS = str.maketrans({"【": "[", "】": "]", "（": "(", "）": ")", "{": "[", "}": "]", "［": "[", "］": "]"})
-_OFFICIAL_ITEM = re.compile(r"(\d+)\s*[.):]\s*\[\s*([01])\s*\]")
+# cognition_gpt_eval.py ``output_parse``: its three patterns, verbatim.
+_AUTHORS_ONE_DIGIT = re.compile(r"^\d$")
+_AUTHORS_LEADING_BRACKET = re.compile(r"\[\d\]")
+_AUTHORS_BRACKET = re.compile(r"\[(\d)\]")
+_AUTHORS_ITEM = re.compile(r"\d+\.\s\[(\d+)\]")
 # "1. [1]", "1: (0)", "1 - [1]", "Key point 2: [0]", "#3 -> 1", "1.[1]"
 _SEPARATOR = r"(?:[.):：]|-+>?|=)"
 _TOLERANT_ITEM = re.compile(
@@ -69,27 +85,50 @@ _TOLERANT_ITEM = re.compile(
 _LINE_ITEM = re.compile(r"^\s*(\d{1,3})\s*[.):：-]\s*\S.*?[\[(]\s*([01])\s*[\])]\s*[.]?\s*$")
 
 
-def parse_numbered(reply: str, count: int, mode: str = "tolerant") -> list[int] | None:
-    """CogBench verdicts ``N. [0|1]`` for N in 1..count, in order; None when unusable."""
-    found: dict[int, set[int]] = {}
-    if mode == "official":
-        for number, verdict in _OFFICIAL_ITEM.findall(reply):
-            found.setdefault(int(number), set()).add(int(verdict))
+def authors_numbered(reply: str, count: int) -> list[int] | None:
+    """Verdicts of key points 1..count as the authors' ``output_parse`` + ``evaluator`` read them, or None.
+
+    None is the authors' KeyError on ``output_dict[str(j)]``: the reply is
+    retried. ``chat_gpt_evaluation`` strips every reply before parsing.
+    """
+    text = reply.strip()
+    if _AUTHORS_ONE_DIGIT.match(text):
+        verdicts = [int(text)]
+    elif _AUTHORS_LEADING_BRACKET.match(text):
+        verdicts = [int(_AUTHORS_BRACKET.search(text).group(1))]
     else:
-        text = _MARKDOWN.sub(" ", reply.translate(_BRACKETS))
-        text = re.sub(r"(?i)\b(?:key\s*points?|event\s*relationships?|items?|points?|no\.?)\s*#?\s*(?=\d)", "", text)
-        text = text.replace("#", "")
-        for line in text.splitlines():
-            line_match = _LINE_ITEM.match(line)
-            if line_match and len(re.findall(r"[\[(]\s*[01]\s*[\])]", line)) == 1:
-                found.setdefault(int(line_match.group(1)), set()).add(int(line_match.group(2)))
-                continue
-            for number, bracketed, bare in _TOLERANT_ITEM.findall(line):
-                found.setdefault(int(number), set()).add(int(bracketed or bare))
+        verdicts = [int(verdict) for verdict in _AUTHORS_ITEM.findall(text)]
+    return verdicts[:count] if len(verdicts) >= count else None
+
+
+def _by_number(reply: str, count: int) -> list[int] | None:
+    """Tolerant reading: ``N [0|1]`` in many formats, by number; None unless 1..count each get one verdict."""
+    found: dict[int, set[int]] = {}
+    text = _MARKDOWN.sub(" ", reply.translate(_BRACKETS))
+    text = re.sub(r"(?i)\b(?:key\s*points?|event\s*relationships?|items?|points?|no\.?)\s*#?\s*(?=\d)", "", text)
+    text = text.replace("#", "")
+    for line in text.splitlines():
+        line_match = _LINE_ITEM.match(line)
+        if line_match and len(re.findall(r"[\[(]\s*[01]\s*[\])]", line)) == 1:
+            found.setdefault(int(line_match.group(1)), set()).add(int(line_match.group(2)))
+            continue
+        for number, bracketed, bare in _TOLERANT_ITEM.findall(line):
+            found.setdefault(int(number), set()).add(int(bracketed or bare))
     if any(len(verdicts) > 1 for verdicts in found.values()):
         return None
-    if mode == "tolerant" and any(number < 1 or number > count for number in found):
+    if any(number < 1 or number > count for number in found):
         return None
     if any(number not in found for number in range(1, count + 1)):
         return None
     return [next(iter(found[number])) for number in range(1, count + 1)]
+
+
+def parse_numbered(reply: str, count: int, mode: str = "tolerant") -> list[int] | None:
+    """CogBench verdicts of key points 1..count, in order; None when unusable (see the module docstring)."""
+    authors = authors_numbered(reply, count)
+    if mode == "official":
+        return authors
+    by_number = _by_number(reply, count)
+    if by_number is None and authors is not None and set(authors) <= {0, 1}:
+        return authors
+    return by_number

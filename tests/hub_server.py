@@ -1,0 +1,154 @@
+"""A real local HTTP server answering the Hugging Face Hub endpoints that ``cogbench publish`` uses.
+
+The real ``huggingface_hub.HfApi(endpoint=server.endpoint)`` talks to it, so the
+publish tests see the library's own requests, return types and errors: repo
+info (404 with ``X-Error-Code: RepoNotFound`` for a repo that does not exist),
+the file tree, refs, create, settings, card YAML check, preupload (every file "regular", so
+the commit carries its bytes inline), commit and tag. Every request is
+recorded and the repo's files are kept, so a test checks what was uploaded.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+COMMIT_OID = "0123456789abcdef0123456789abcdef01234567"
+
+
+@dataclass
+class HubRepo:
+    files: dict[str, bytes] = field(default_factory=dict)
+    tags: dict[str, str] = field(default_factory=dict)
+    settings: dict[str, Any] = field(default_factory=dict)
+
+
+class LocalHub:
+    def __init__(self):
+        self.repos: dict[str, HubRepo] = {}
+        self.requests: list[tuple[str, str]] = []
+        self.refuse: tuple[str, str, int, str] | None = None  # (method, last path part, status, body) to refuse
+        hub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def _body(self) -> bytes:
+                return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+
+            def _send(self, status: int, payload: Any = None, headers: dict[str, str] | None = None):
+                body = json.dumps(payload).encode() if payload is not None else b""
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def _route(self, method: str):
+                path = unquote(urlparse(self.path).path)
+                hub.requests.append((method, path))
+                body = self._body() if method in ("POST", "PUT") else b""
+                status, payload, headers = hub.answer(method, path, body)
+                self._send(status, payload, headers)
+
+            def do_GET(self):
+                self._route("GET")
+
+            def do_POST(self):
+                self._route("POST")
+
+            def do_PUT(self):
+                self._route("PUT")
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    @property
+    def endpoint(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def __enter__(self) -> "LocalHub":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def answer(self, method: str, path: str, body: bytes):
+        parts = path.strip("/").split("/")
+        if self.refuse and (method, parts[-1]) == self.refuse[:2]:
+            return self.refuse[2], {"error": self.refuse[3]}, {}
+        if method == "POST" and path == "/api/repos/create":
+            request = json.loads(body)
+            repo_id = f"{request['organization']}/{request['name']}" if request.get("organization") else request["name"]
+            self.repos.setdefault(repo_id, HubRepo())
+            return 200, {"url": f"{self.endpoint}/datasets/{repo_id}"}, {}
+        if method == "POST" and path == "/api/validate-yaml":  # the client checks a README's card header
+            return 200, {"errors": [], "warnings": []}, {}
+        if parts[:2] != ["api", "datasets"] or len(parts) < 4:
+            return 404, {"error": "not found"}, {}
+        repo_id, rest = "/".join(parts[2:4]), parts[4:]
+        repo = self.repos.get(repo_id)
+        if repo is None:
+            return 404, {"error": "Repository not found"}, {"X-Error-Code": "RepoNotFound"}
+        if method == "GET" and not rest or rest[:1] == ["revision"]:
+            return 200, {"id": repo_id, "sha": COMMIT_OID, "private": False, "siblings": []}, {}
+        if method == "GET" and rest[:1] == ["tree"]:
+            return 200, [{"type": "file", "path": name, "size": len(data), "oid": "0" * 40}
+                         for name, data in sorted(repo.files.items())], {}
+        if method == "GET" and rest == ["refs"]:
+            refs = [{"name": tag, "ref": f"refs/tags/{tag}", "targetCommit": oid} for tag, oid in repo.tags.items()]
+            return 200, {"branches": [{"name": "main", "ref": "refs/heads/main", "targetCommit": COMMIT_OID}],
+                         "converts": [], "tags": refs}, {}
+        if method == "PUT" and rest == ["settings"]:
+            repo.settings.update(json.loads(body))
+            return 200, {}, {}
+        if method == "POST" and rest[:1] == ["preupload"]:
+            files = json.loads(body)["files"]
+            return 200, {"files": [{"path": f["path"], "uploadMode": "regular", "shouldIgnore": False} for f in files]}, {}
+        if method == "POST" and rest[:1] == ["commit"]:
+            for line in body.decode().splitlines():
+                entry = json.loads(line)
+                if entry["key"] == "file":
+                    repo.files[entry["value"]["path"]] = base64.b64decode(entry["value"]["content"])
+                elif entry["key"] == "deletedFile":
+                    repo.files.pop(entry["value"]["path"], None)
+            return 200, {"commitUrl": f"{self.endpoint}/datasets/{repo_id}/commit/{COMMIT_OID}",
+                         "commitOid": COMMIT_OID}, {}
+        if method == "POST" and rest[:1] == ["tag"]:
+            repo.tags[json.loads(body)["tag"]] = COMMIT_OID
+            return 200, {}, {}
+        return 404, {"error": f"no route {method} {path}"}, {}
+
+
+def call_names(hub: LocalHub) -> list[str]:
+    """The ``HfApi`` methods behind the recorded requests, in order (a commit's three requests are one call)."""
+    names = []
+    for method, path in hub.requests:
+        last = path.rstrip("/").split("/")
+        name = ("create_repo" if path == "/api/repos/create" else "update_repo_settings" if last[-1] == "settings"
+                else "list_repo_refs" if last[-1] == "refs" else "list_repo_files" if "tree" in last
+                else "create_tag" if "tag" in last
+                else "create_commit" if "commit" in last or "preupload" in last or path == "/api/validate-yaml"
+                else "repo_exists" if method == "GET" else f"{method} {path}")
+        if not (name == "create_commit" and names[-1:] == ["create_commit"]):
+            names.append(name)
+    return names
+
+
+def local_hub_api(hub: LocalHub, monkeypatch):
+    """The real ``HfApi`` on ``hub`` (the tests' HF_HUB_OFFLINE guard lifted for it: it is 127.0.0.1)."""
+    from huggingface_hub import HfApi, constants
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    return HfApi(endpoint=hub.endpoint)
