@@ -75,7 +75,9 @@ def run_captioning(rows, outputs, prompt_ids: list[str], details: list[dict[str,
     )
     for detail in details:
         detail["captioning"] = result["per_item"].get(detail["item_id"])
-    return {"mode": description_mode(prompt_ids), "items": len(scored), "scores": result["overall"],
+    empty = sum(not outputs[row["image_id"]].strip() for row in scored)
+    return {"mode": description_mode(prompt_ids), "items": len(scored), "empty_descriptions": empty,
+            "scores": result["overall"],
             "reference": "CogBench final paper, Appendix E, Table 7 (pycocoevalcap)"}
 
 
