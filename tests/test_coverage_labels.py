@@ -140,7 +140,8 @@ def test_exit_3_run_is_partial_in_the_report(built_release, tmp_path, openai_ser
     markdown = (tmp_path / "report" / "report.md").read_text()
     assert f"PARTIAL ({acc_q['n_scored']}/706 queries)" in markdown
     row = next(line for line in markdown.splitlines() if line.startswith("| output_example"))
-    assert "**" not in row
+    # Acc_p and Acc_q are partial: never bold; context awareness needs no judge and is complete (the one bold cell)
+    assert row.count("**") == 2 and row.rstrip(" |").endswith("**")
 
 
 def test_codis_subset_counts_queries_and_pairs(built_release, tmp_path, capsys):

@@ -86,3 +86,15 @@ def test_coverage_on_five_images_through_the_scoring_entry_point():
         low, high = result["accuracy"]["overall"]
         held += low <= 60.0 <= high
     assert held / runs >= 0.92
+
+
+def test_all_wrong_and_one_image_categories_through_the_scoring_entry_point():
+    """64 questions on 5 images, all wrong: not "0.0 [0.0, 0.0]" but an upper bound above the exact binomial
+    bound of 64 independent questions (1 - 0.025^(1/64) = 5.6%); a category on one image: no interval."""
+    details = [{"item_id": f"{g}-{q}", "image_id": f"img{g}", "category": "event" if g else "time",
+                "correct": False, "correct_official": False} for g in range(5) for q in range(13 if g < 4 else 12)]
+    result, _ = intervals.score_intervals("vqa", details, ["time", "event"])
+    low, high = result["accuracy"]["overall"]
+    assert low == 0.0 and high > 100 * (1 - 0.025 ** (1 / 64)) > 5.6
+    assert result["accuracy"]["per_category"]["time"] is None
+    assert result["accuracy"]["clusters"]["per_category"]["time"] == 1
