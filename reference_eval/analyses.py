@@ -128,7 +128,7 @@ def _no_context_outputs(options: Any, rows) -> dict[tuple[str, int], str]:
 
 
 def run_output_variability(options: Any, rows, outputs, judge: LLMJudge | None, details: list[dict[str, Any]],
-                           metrics: dict[str, Any]) -> dict[str, Any]:
+                           metrics: dict[str, Any], expected: int | None = None) -> dict[str, Any]:
     """Share of queries whose output changed without context (CODIS Section 4.2, Table 4)."""
     without = _no_context_outputs(options, rows)
     keys = [(row, q) for row in rows for q in (1, 2) if (row["id"], q) in outputs]
@@ -142,7 +142,7 @@ def run_output_variability(options: Any, rows, outputs, judge: LLMJudge | None, 
     rule = {(row["id"], q): output_changed(outputs[(row["id"], q)], without[(row["id"], q)]) for row, q in keys}
     metrics["output_variability"] = mark_coverage(
         by_category([(row["category"], float(rule[(row["id"], q)])) for row, q in keys], CODIS_CATEGORIES),
-        len(keys), len(keys), 2 * len(rows), "queries")
+        len(keys), len(keys), expected or 2 * len(rows), "queries")
     analysis: dict[str, Any] = {"queries": len(keys), "missing": missing,
                                 "no_context_predictions": str(options.no_context_predictions),
                                 "reference": "CODIS paper, Section 4.2, Table 4 (judged by hand in the paper)"}
@@ -155,7 +155,7 @@ def run_output_variability(options: Any, rows, outputs, judge: LLMJudge | None, 
             llm[(row["id"], q)] = codis_equality.parse_changed(reply.text) if reply.text is not None else None
         judged = [(row["category"], float(llm[(row["id"], q)])) for row, q in keys if llm[(row["id"], q)] is not None]
         metrics["output_variability_llm"] = mark_coverage(
-            by_category(judged, CODIS_CATEGORIES), len(judged), len(keys), 2 * len(rows), "queries")
+            by_category(judged, CODIS_CATEGORIES), len(judged), len(keys), expected or 2 * len(rows), "queries")
         analysis.update(llm_prompt_id=codis_equality.SAME_ANSWER_PROMPT_ID,
                         llm_prompt_sha256=codis_equality.SAME_ANSWER_PROMPT_SHA256,
                         llm_failures=len(keys) - len(judged),
@@ -193,7 +193,8 @@ def run_analyses(options: Any, rows, outputs, prompt_ids: list[str], judge: LLMJ
     elif options.task == "codis":
         scored = [row for row in rows if (row["id"], 1) in outputs and (row["id"], 2) in outputs]
         if options.no_context_predictions:
-            analyses["output_variability"] = run_output_variability(options, scored, outputs, judge, details, metrics)
+            analyses["output_variability"] = run_output_variability(options, scored, outputs, judge, details, metrics,
+                                                                    expected=2 * len(rows))
         analyses["answer_bias"] = run_answer_bias(options, scored, outputs)
     return analyses
 

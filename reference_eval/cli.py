@@ -94,7 +94,8 @@ def add_score_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--circular", action="store_true", help="VQA predictions of `eval --circular` (four rotations per question)")
     parser.add_argument("--no-image", action="store_true", help="record that the predictions were made without images (blind baseline)")
-    parser.add_argument("--resamples", type=_positive_int, default=2000, help="bootstrap resamples of the images for the 95%% intervals")
+    parser.add_argument("--resamples", type=_positive_int, default=2000, help="recorded in scores.json for compare; the 95%% intervals are Korn-Graubard "
+                             "(metrics/small_sample.py) and need no resampling")
     parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (same seed, same intervals)")
     _add_analysis_options(parser)
     _add_failure_options(parser)
@@ -312,7 +313,8 @@ def add_compare_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("run_a", metavar="RUN_A", help="score folder (with scores.json and details.jsonl) or eval run folder")
     parser.add_argument("run_b", metavar="RUN_B", help="the run compared against RUN_A (differences are A - B)")
-    parser.add_argument("--resamples", type=_positive_int, default=2000, help="bootstrap resamples of the images")
+    parser.add_argument("--resamples", type=_positive_int, default=2000,
+                        help="recorded only: the interval of A - B is a t interval over images, not resampled")
     parser.add_argument("--permutations", type=_positive_int, default=9999, help="random swaps of the permutation test")
     parser.add_argument("--seed", type=int, default=0, help="seed of the resampling (same seed, same result)")
     parser.add_argument("--alpha", type=float, default=0.05, help="significance level marked with * (default 0.05)")
