@@ -180,7 +180,7 @@ def render_intervals(scores: dict[str, Any]) -> str:
         )])
     return (
         f"\n## {100 * settings['level']:.0f}% confidence intervals\n\n"
-        f"{settings['method']}, over the {settings['clusters']} images: an image's questions, CoRs or CODIS pairs "
+        f"{settings['method']}, over the {settings['clusters']} image(s): an image's questions, CoRs or CODIS pairs "
         "count together. A category whose units all come from one image has no interval (n/a). "
         "PARTIAL metrics: the interval of the subset's value.\n\n" + _table(header, rows)
     )
