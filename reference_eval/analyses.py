@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from cogbench.errors import CogbenchError, UsageError
+from cogbench.reference_eval.completeness import mark_coverage
 from cogbench.reference_eval.formats.official import OfficialIds, read_any_predictions
 from cogbench.reference_eval.judges import codis_equality
 from cogbench.reference_eval.judges import offline as offline_judges
@@ -74,7 +75,9 @@ def run_captioning(rows, outputs, prompt_ids: list[str], details: list[dict[str,
     )
     for detail in details:
         detail["captioning"] = result["per_item"].get(detail["item_id"])
-    return {"mode": description_mode(prompt_ids), "items": len(scored), "scores": result["overall"],
+    empty = sum(not outputs[row["image_id"]].strip() for row in scored)
+    return {"mode": description_mode(prompt_ids), "items": len(scored), "empty_descriptions": empty,
+            "scores": result["overall"],
             "reference": "CogBench final paper, Appendix E, Table 7 (pycocoevalcap)"}
 
 
@@ -117,6 +120,9 @@ def run_offline_judge(options: Any, rows, outputs, details: list[dict[str, Any]]
         "kind": kind, "model": settings.resolved_model(), "threshold": settings.resolved_threshold(),
         "cors": len(verdicts), "reference": "CogBench final paper, Appendix F, Table 4",
     }
+    all_cors = sum(len(cors or []) for row in rows for cors in row["cors"].values())
+    # Offline verdicts never fail: every CoR of a scored image is judged; fewer than the config has is partial.
+    mark_coverage(scores, len(verdicts), len(verdicts), all_cors, "CoRs")
     if "cognition" not in metrics:
         metrics["cognition"] = scores
         counts.update(cors=len(verdicts), cors_judged=len(verdicts), judge_failures=0,
@@ -138,7 +144,7 @@ def _no_context_outputs(options: Any, rows) -> dict[tuple[str, int], str]:
 
 
 def run_output_variability(options: Any, rows, outputs, judge: LLMJudge | None, details: list[dict[str, Any]],
-                           metrics: dict[str, Any]) -> dict[str, Any]:
+                           metrics: dict[str, Any], expected: int | None = None) -> dict[str, Any]:
     """Share of queries whose output changed without context (CODIS Section 4.2, Table 4)."""
     without = _no_context_outputs(options, rows)
     keys = [(row, q) for row in rows for q in (1, 2) if (row["id"], q) in outputs]
@@ -150,8 +156,9 @@ def run_output_variability(options: Any, rows, outputs, judge: LLMJudge | None, 
         )
     keys = [(row, q) for row, q in keys if (row["id"], q) in without]
     rule = {(row["id"], q): output_changed(outputs[(row["id"], q)], without[(row["id"], q)]) for row, q in keys}
-    metrics["output_variability"] = by_category([(row["category"], float(rule[(row["id"], q)])) for row, q in keys],
-                                                CODIS_CATEGORIES)
+    metrics["output_variability"] = mark_coverage(
+        by_category([(row["category"], float(rule[(row["id"], q)])) for row, q in keys], CODIS_CATEGORIES),
+        len(keys), len(keys), expected or 2 * len(rows), "queries")
     analysis: dict[str, Any] = {"queries": len(keys), "missing": missing,
                                 "no_context_predictions": str(options.no_context_predictions),
                                 "reference": "CODIS paper, Section 4.2, Table 4 (judged by hand in the paper)"}
@@ -163,7 +170,8 @@ def run_output_variability(options: Any, rows, outputs, judge: LLMJudge | None, 
         for (row, q), reply in zip(keys, replies):
             llm[(row["id"], q)] = codis_equality.parse_changed(reply.text) if reply.text is not None else None
         judged = [(row["category"], float(llm[(row["id"], q)])) for row, q in keys if llm[(row["id"], q)] is not None]
-        metrics["output_variability_llm"] = by_category(judged, CODIS_CATEGORIES)
+        metrics["output_variability_llm"] = mark_coverage(
+            by_category(judged, CODIS_CATEGORIES), len(judged), len(keys), expected or 2 * len(rows), "queries")
         analysis.update(llm_prompt_id=codis_equality.SAME_ANSWER_PROMPT_ID,
                         llm_prompt_sha256=codis_equality.SAME_ANSWER_PROMPT_SHA256,
                         llm_failures=len(keys) - len(judged),
@@ -202,7 +210,8 @@ def run_analyses(options: Any, rows, outputs, prompt_ids: list[str], judge: LLMJ
     elif options.task == "codis":
         scored = [row for row in rows if (row["id"], 1) in outputs and (row["id"], 2) in outputs]
         if options.no_context_predictions:
-            analyses["output_variability"] = run_output_variability(options, scored, outputs, judge, details, metrics)
+            analyses["output_variability"] = run_output_variability(options, scored, outputs, judge, details, metrics,
+                                                                    expected=2 * len(rows))
         analyses["answer_bias"] = run_answer_bias(options, scored, outputs)
     return analyses
 

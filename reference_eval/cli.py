@@ -94,7 +94,8 @@ def add_score_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--circular", action="store_true", help="VQA predictions of `eval --circular` (four rotations per question)")
     parser.add_argument("--no-image", action="store_true", help="record that the predictions were made without images (blind baseline)")
-    parser.add_argument("--resamples", type=_positive_int, default=2000, help="bootstrap resamples of the images for the 95%% intervals")
+    parser.add_argument("--resamples", type=_positive_int, default=2000, help="recorded in scores.json for compare; the 95%% intervals are Korn-Graubard "
+                             "(metrics/small_sample.py) and need no resampling")
     parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (same seed, same intervals)")
     _add_analysis_options(parser)
     _add_failure_options(parser)
@@ -304,17 +305,23 @@ def add_compare_parser(subparsers: argparse._SubParsersAction) -> None:
         help="paired difference of two scored runs per metric, with 95%% interval and p-value",
         description=(
             "Compare two runs of the same task, dataset revision and prompt template (folders written by "
-            "`cogbench score` or `eval`). Each metric's difference A - B gets a bootstrap interval that "
-            "resamples the same images for both runs, and a p-value from a paired permutation test over images."
+            "`cogbench score` or `eval`). Runs that differ in items, dataset version or fingerprint, or generation "
+            "settings are refused unless --allow-mismatch. Each metric's difference A - B gets a t interval over the "
+            "images (G-1 degrees of freedom), a p-value from a paired permutation test over images, and a minimum "
+            "detectable difference at 80%% power."
         ),
     )
     parser.add_argument("run_a", metavar="RUN_A", help="score folder (with scores.json and details.jsonl) or eval run folder")
     parser.add_argument("run_b", metavar="RUN_B", help="the run compared against RUN_A (differences are A - B)")
-    parser.add_argument("--resamples", type=_positive_int, default=2000, help="bootstrap resamples of the images")
+    parser.add_argument("--resamples", type=_positive_int, default=2000,
+                        help="recorded only: the interval of A - B is a t interval over images, not resampled")
     parser.add_argument("--permutations", type=_positive_int, default=9999, help="random swaps of the permutation test")
     parser.add_argument("--seed", type=int, default=0, help="seed of the resampling (same seed, same result)")
     parser.add_argument("--alpha", type=float, default=0.05, help="significance level marked with * (default 0.05)")
     parser.add_argument("--json", dest="json_out", help="also write the comparison to this JSON file (default: print only)")
+    parser.add_argument("--allow-mismatch", action="store_true",
+                        help="compare runs that differ (items, dataset, generation settings) on their shared items only, "
+                             "labelled so on every line; without it such a pair is refused")
     parser.set_defaults(func=run_compare)
 
 
@@ -324,7 +331,8 @@ def run_compare(args: argparse.Namespace) -> int:
 
     from cogbench.reference_eval.reports.compare import compare_runs, load_run, render_comparison
 
-    result = compare_runs(load_run(args.run_a), load_run(args.run_b), args.resamples, args.seed, args.permutations)
+    result = compare_runs(load_run(args.run_a), load_run(args.run_b), args.resamples, args.seed, args.permutations,
+                          args.allow_mismatch)
     print(render_comparison(result, args.alpha), end="")
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")

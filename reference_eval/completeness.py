@@ -1,11 +1,14 @@
 """Denominators and failures: a score is either complete or says it is partial.
 
-Every metric in scores.json carries how many units it counted (``judged``)
-and the paper's denominator for the whole dataset (``denominator``: all pairs,
-all queries, all CoRs, all questions, all entities). When judge or model
-queries failed, the metric's ``overall`` is null and the number computed on
-the judged subset is kept as ``overall_partial`` beside ``partial: true``, so
-no reader takes a subset score for the real one.
+Every metric in scores.json carries how many units it counted (``n_scored``,
+also ``judged``) and the paper's denominator for the whole dataset config
+(``n_expected``, also ``denominator``: all pairs, all queries, all CoRs, all
+questions, all entities). A metric counted on fewer units than the config has,
+for whatever reason (``eval --limit``, ``score --allow-partial``, judge or model
+failures, a harness file covering a subset), is ``partial: true``: its
+``overall`` is null and the number computed on the subset is kept as
+``overall_partial``, so no reader takes a subset score for the real one.
+``coverage_label`` is how every output (terminal, report, compare) says so.
 """
 
 from __future__ import annotations
@@ -15,11 +18,14 @@ from typing import Any, Iterable
 
 
 def mark_coverage(metric: dict[str, Any], judged: int, scored: int, denominator: int, unit: str) -> dict[str, Any]:
-    """Annotate one metric: ``scored`` units had an output, ``judged`` of them got a verdict."""
+    """Annotate one metric: ``scored`` units had an output, ``judged`` of them got a verdict, of ``denominator``."""
     metric["judged"] = judged
     metric["denominator"] = denominator
     metric["unit"] = unit
-    metric["partial"] = judged < scored
+    metric["n_scored"] = judged
+    metric["n_expected"] = denominator
+    metric["failed"] = scored - judged
+    metric["partial"] = judged < denominator
     if metric["partial"]:
         metric["overall_partial"] = metric["overall"]
         metric["overall"] = None
@@ -45,3 +51,44 @@ def _error_kind(error: str) -> str:
     """An error without its per-item part, so equal causes count together."""
     kind = error.split(": ", 1)[1] if error.startswith("item ") and ": " in error else error
     return kind.split(": ", 1)[0] if kind.startswith("unusable reply") else kind
+
+
+def coverage_label(metric: dict[str, Any] | None) -> str:
+    """``PARTIAL (5/64 questions)`` for a metric counted on a subset of the config; "" when complete."""
+    if not metric or not metric.get("partial"):
+        return ""
+    scored = metric.get("n_scored", metric.get("judged"))
+    expected = metric.get("n_expected", metric.get("denominator"))
+    return f"PARTIAL ({scored}/{expected} {metric.get('unit', 'units')})"
+
+
+def shown_value(metric: dict[str, Any] | None, category: str | None = None) -> float | None:
+    """The number to print: overall (or the subset's value when partial), or a category's value."""
+    if not metric:
+        return None
+    if category is not None:
+        return metric["per_category"].get(category)
+    return metric["overall"] if metric["overall"] is not None else metric.get("overall_partial")
+
+
+# The full release as the papers count it: CogBench Table 1 and Section 2 (251 images, 2577 questions),
+# CODIS Section 3 (216 images, 706 queries = 353 pairs).
+FULL_RELEASE = {"description": (251, 251), "vqa": (251, 2577), "codis": (216, 353)}  # (images, items)
+
+
+def sample_label(scores: dict[str, Any]) -> str:
+    """``SAMPLE (5 of 251 images)`` for a run on a build that is not the full release; "" for the full release."""
+    images, items = FULL_RELEASE[scores["task"]]
+    counts = scores["counts"]
+    have_images, have_items = counts.get("dataset_images"), counts.get("dataset_items")
+    if have_images is not None and have_images != images:
+        return f"SAMPLE ({have_images} of {images} images)"
+    if have_items is not None and have_items != items:
+        return f"SAMPLE ({have_items} of {items} {'questions' if scores['task'] == 'vqa' else 'items'})"
+    return ""
+
+
+def run_labels(scores: dict[str, Any]) -> list[str]:
+    """Every coverage label of a run: PARTIAL of its partial metrics (once per distinct n/N), then SAMPLE."""
+    labels = list(dict.fromkeys(coverage_label(m) for m in scores["metrics"].values()))
+    return [label for label in labels if label] + ([sample_label(scores)] if sample_label(scores) else [])

@@ -116,6 +116,7 @@ def _outputs_by_id(options: ScoreOptions, rows: list[dict[str, Any]]) -> tuple[d
     if options.oracle:
         return {row[id_column]: row["description"] for row in rows}, {"predictions": "oracle"}
     predictions = read_any_predictions(options.predictions, options.task, OfficialIds.from_rows(options.task, rows))
+    refuse_unflagged_circular(options, predictions)
     queries = (1, 2) if options.task == "codis" else ROTATIONS if options.circular else None
     if queries:
         expected = {(row[id_column], query) for row in rows for query in queries}
@@ -142,6 +143,19 @@ def _outputs_by_id(options: ScoreOptions, rows: list[dict[str, Any]]) -> tuple[d
         "unknown_predictions": [_id_text(key) for key in extra],
     }
     return {key: given[key] for key in given if key in expected}, info
+
+
+def refuse_unflagged_circular(options: ScoreOptions, predictions) -> None:
+    """Rotated predictions (``eval --circular``: query 0-3) read as plain ones would keep one rotation at random."""
+    if options.task != "vqa" or options.circular:
+        return
+    rotated = [p for p in predictions if p.query is not None]
+    if rotated:
+        raise UsageError(
+            f"{options.predictions}: {len(rotated)} prediction(s) carry a rotation (query {rotated[0].query} of "
+            f"item {rotated[0].item_id!r}): these are circular predictions (four rotations per question); "
+            "score them with --circular"
+        )
 
 
 def _id_text(key: Any) -> str:
@@ -218,6 +232,7 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
         "counts": {
             **result.counts,
             "dataset_items": len(rows),
+            "dataset_images": len({row["image_id"] for row in rows}),
             "missing_predictions": source.get("missing_predictions", []),
             "unknown_predictions": source.get("unknown_predictions", []),
         },

@@ -222,7 +222,13 @@ def _codis_metrics(rows, verdicts, outputs) -> dict[str, dict[str, Any]]:
 
 
 def score_vqa_circular(rows, outputs, options, judge: LLMJudge | None) -> TaskResult:
-    return TaskResult(*circular_vqa(rows, outputs))
+    metrics, details, counts = circular_vqa(rows, outputs)
+    for name, metric in metrics.items():
+        if name.startswith("choice_"):  # each letter's share of all responses (four per question)
+            mark_coverage(metric, counts["queries"], counts["queries"], 4 * len(rows), "responses")
+        else:
+            mark_coverage(metric, len(details), len(details), len(rows), "questions")
+    return TaskResult(metrics, details, counts)
 
 
 SCORERS = {"description": score_description, "vqa": score_vqa, "codis": score_codis}

@@ -16,6 +16,7 @@ from test_score import minilm_path
 from cogbench.cli import main
 from cogbench.errors import CogbenchError
 from cogbench.reference_eval.formats.predictions import Prediction
+from cogbench.reference_eval.metrics import captioning
 from cogbench.reference_eval.metrics.captioning import captioning_scores
 from cogbench.reference_eval.scoring import ScoreOptions, run_scoring
 
@@ -60,6 +61,7 @@ def test_oracle_scores_full_marks_and_empty_scores_zero(built_release, tmp_path)
     result = run_scoring(ScoreOptions(predictions=str(empty), out=str(tmp_path / "empty"), **common))
     assert result["analyses"]["captioning"]["mode"] == "directed"
     assert set(result["analyses"]["captioning"]["scores"].values()) == {0.0}
+    assert result["analyses"]["captioning"]["empty_descriptions"] == len(ids)
 
 
 def test_missing_java_is_a_one_line_error(built_release, tmp_path, monkeypatch, capsys):
@@ -77,3 +79,29 @@ def test_captioning_applies_to_description_only(built_release, tmp_path, capsys)
     code = main(["score", "--task", "vqa", "--dataset", str(built_release), "--predictions", "x.jsonl",
                  "--metrics", "captioning", "--out", str(tmp_path / "run")])
     assert code != 0 and "--metrics captioning applies to --task description" in capsys.readouterr().err
+
+
+@needs_java
+def test_one_empty_description_changes_no_other_score():
+    """Issue 22 item 7: the empty item is left to pycocoevalcap as it is (METEOR 0, nothing added but its
+    reference); a placeholder token changed every other item's corpus METEOR. The expected values are
+    pycocoevalcap's own, called directly on the same tokenized input."""
+    from pycocoevalcap.meteor.meteor import Meteor
+
+    references = {"a": "A man is walking a dog in the park.", "b": "Two children play with a ball on the grass.",
+                  "c": "A woman reads a book."}
+    candidates = {"a": "A man walks a dog.", "b": "Children play ball.", "c": ""}
+    result = captioning.captioning_scores(references, candidates)
+    gts, res = captioning.tokenize(references), captioning.tokenize(candidates)
+    scorer = Meteor()
+    corpus, items = scorer.compute_score(gts, res)
+    others, other_items = scorer.compute_score({k: gts[k] for k in "ab"}, {k: res[k] for k in "ab"})
+    del scorer
+    assert result["overall"]["METEOR"] == pytest.approx(corpus, abs=1e-12)
+    assert [result["per_item"][k]["METEOR"] for k in "ab"] == pytest.approx(other_items, abs=1e-12)
+    assert all(value == 0.0 for value in result["per_item"]["c"].values())
+    # the others' scores are those of a run without the empty item
+    without = captioning.captioning_scores({k: references[k] for k in "ab"}, {k: candidates[k] for k in "ab"})
+    assert without["overall"]["METEOR"] == pytest.approx(others, abs=1e-12)
+    for key in "ab":
+        assert result["per_item"][key]["Bleu_1"] == pytest.approx(without["per_item"][key]["Bleu_1"])

@@ -127,5 +127,7 @@ def test_eval_no_context_runs_resumes_and_reports_output_variability(tiny_llava,
         no_context_predictions=str(without / "predictions.jsonl"), allow_partial=True, out=str(tmp_path / "score"),
     ))
     assert scores["analyses"]["output_variability"]["queries"] == 6
-    assert scores["metrics"]["output_variability"]["overall"] is not None
+    variability = scores["metrics"]["output_variability"]  # 6 of the 706 queries: PARTIAL, value kept aside
+    assert (variability["partial"], variability["n_scored"], variability["n_expected"]) == (True, 6, 706)
+    assert variability["overall"] is None and variability["overall_partial"] is not None
     assert main(_eval_argv("vqa", tiny_llava, built_release, tmp_path / "vqa", "--no-context", "--no-score")) != 0

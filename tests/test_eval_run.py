@@ -60,6 +60,10 @@ def test_eval_then_score_on_the_real_config(task, template, per_item, tiny_llava
     assert scores["task"] == task and scores["model"] == f"hf:{tiny_llava}"
     assert scores["counts"]["dataset_items"] == len(rows)
     assert len(scores["counts"]["missing_predictions"]) == (len(rows) - 5) * per_item  # --limit 5
+    # --limit 5 is a subset: PARTIAL (n/N) in scores.json and on the terminal, in the metrics' own units
+    assert all(m["partial"] and m["overall"] is None for m in scores["metrics"].values())
+    unit = "pairs" if task == "codis" else "questions"
+    assert f"PARTIAL (5/{len(rows)} {unit})" in stdout
     assert (out / "score" / "report.md").is_file()
 
 

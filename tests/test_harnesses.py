@@ -55,6 +55,16 @@ def test_vlmevalkit_tsv_round_trips_and_its_predictions_score(built_release, tmp
         assert main(["score", "--task", "vqa", "--dataset", str(built_release), "--predictions", str(tmp_path / name), "--out", str(out)]) == 0
         assert scores(out)["accuracy"]["overall"] == pytest.approx(expected)
         assert scores(out)["accuracy_official"]["overall"] == pytest.approx(expected)
+    # A harness file covering a subset (the first 20 rows): refused, or with --allow-partial PARTIAL (20/64)
+    predictions.head(20).to_csv(tmp_path / "SUBSET_CogBench_VQA.tsv", sep="\t", index=False)
+    argv = ["score", "--task", "vqa", "--dataset", str(built_release), "--predictions",
+            str(tmp_path / "SUBSET_CogBench_VQA.tsv"), "--out", str(tmp_path / "subset")]
+    assert main(argv) == 1
+    assert "44 dataset item(s) have no prediction" in capsys.readouterr().err
+    assert main([*argv, "--allow-partial"]) == 0
+    accuracy = scores(tmp_path / "subset")["accuracy"]
+    assert (accuracy["partial"], accuracy["n_scored"], accuracy["n_expected"]) == (True, 20, len(vqa))
+    assert f"PARTIAL (20/{len(vqa)} questions)" in capsys.readouterr().out
 
 
 def test_vlmevalkit_file_without_question_ids_is_refused(built_release, tmp_path, capsys):

@@ -120,7 +120,9 @@ def test_offline_judge_beside_llm_judge_reports_agreement_per_category(built_rel
     assert scores["metrics"]["cognition"]["overall"] == 100.0  # the LLM judge's
     offline_scores = scores["metrics"]["cognition_offline"]
     agreement = scores["analyses"]["offline_judge"]["agreement_with_llm_judge"]
-    assert agreement == offline_scores and 75 <= agreement["overall"] < 100
+    assert {k: offline_scores[k] for k in ("overall", "per_category")} == agreement and 75 <= agreement["overall"] < 100
+    assert offline_scores["judged"] == offline_scores["n_expected"] == scores["counts"]["cors"]
+    assert offline_scores["interval"]["overall"][0] < offline_scores["overall"] < offline_scores["interval"]["overall"][1]
     assert set(agreement["per_category"]) == set(COGBENCH_CATEGORIES)
     report = (tmp_path / "both" / "report.md").read_text()
     assert "Agreement with the LLM judge" in report and "Offline Cognition judge: rouge" in report
@@ -136,6 +138,16 @@ def test_judge_rouge_alone_gives_the_cognition_score(built_release, tmp_path, ca
     assert scores["judge"] == {"kind": "rouge"} and scores["metrics"]["cognition"]["overall"] >= 75
     assert scores["analyses"]["offline_judge"]["threshold"] == offline.DEFAULT_THRESHOLDS["rouge"]
     assert "Cognition Score (CogBench Table 3)" in (out / "report.md").read_text()
+    # like the LLM judge: judged count, denominator (every CoR of the config, counted from the rows) and interval
+    from cogbench.dataset_builders.load import load_config
+
+    rows = load_config(str(built_release), "description").remove_columns("image").to_list()
+    all_cors = sum(len(cors or []) for row in rows for cors in row["cors"].values())
+    cognition = scores["metrics"]["cognition"]
+    assert (cognition["judged"], cognition["denominator"], cognition["unit"], cognition["partial"]) == (all_cors, all_cors, "CoRs", False)
+    low, high = cognition["interval"]["overall"]
+    assert low < cognition["overall"] < high and 0 < high - low
+    assert f"cognition {all_cors}/{all_cors} CoRs" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("argv, message", [

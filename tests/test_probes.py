@@ -49,16 +49,23 @@ def test_circular_vqa_scores_a_reader_and_a_position_biased_model(openai_server,
         choices = [row[f"choice_{c}"] for c in "abcd"]
         assert prompts[row["question"]] == {tuple(rotate(choices, 0, r)[0]) for r in range(4)}
     scores = json.loads((tmp_path / "reader" / "score" / "scores.json").read_text())
-    metrics = {name: value["overall"] for name, value in scores["metrics"].items()}
+    # --limit 12: every metric is PARTIAL (12 of 64 questions); its value is kept as overall_partial
+    assert all(value["partial"] and value["overall"] is None for value in scores["metrics"].values())
+    metrics = {name: value["overall_partial"] for name, value in scores["metrics"].items()}
     assert scores["circular"] is True and scores["counts"]["queries"] == 48
     assert metrics["accuracy"] == metrics["accuracy_circular"] == 100 and metrics["answer_changed"] == 0
     assert [metrics[f"choice_{x}"] for x in "ABCD"] == [25.0] * 4  # the right letter visits every position once
-    assert scores["metrics"]["accuracy_circular"]["interval"]["overall"] == [100, 100]
+    interval = scores["metrics"]["accuracy_circular"]["interval"]
+    # the first 12 questions are all on one image: no spread between images to measure, so no interval
+    assert len({row["image_id"] for row in rows}) == 1
+    assert interval["overall"] is None and interval["clusters"]["overall"] == 1
 
     biased = openai_server(lambda request: Reply(text="A"))
     assert main(_api_argv(biased, built_release, tmp_path / "biased", "vqa", "--circular", "--limit", "12")) == 0
     scores = json.loads((tmp_path / "biased" / "score" / "scores.json").read_text())
-    metrics = {name: value["overall"] for name, value in scores["metrics"].items()}
+    # --limit 12: every metric is PARTIAL (12 of 64 questions); its value is kept as overall_partial
+    assert all(value["partial"] and value["overall"] is None for value in scores["metrics"].values())
+    metrics = {name: value["overall_partial"] for name, value in scores["metrics"].items()}
     first_is_right = sum(row["answer"] == 0 for row in rows)
     assert metrics["accuracy"] == 100 * first_is_right / 12 and metrics["accuracy_circular"] == 0
     assert metrics["choice_A"] == 100 and metrics["answer_changed"] == 100
@@ -89,7 +96,7 @@ def test_blind_requests_carry_no_image_and_the_report_lists_shared_hits(openai_s
         for request in server.chat_requests:
             assert [part["type"] for part in request.messages[0]["content"]] == ["text"]
     scores = json.loads((tmp_path / "blind-1" / "score" / "scores.json").read_text())
-    assert scores["no_image"] is True and scores["metrics"]["accuracy"]["overall"] == 100 * 5 / 8
+    assert scores["no_image"] is True and scores["metrics"]["accuracy"]["overall_partial"] == 100 * 5 / 8
     assert json.loads((tmp_path / "blind-1" / "run.json").read_text())["no_image"] is True
 
     out = tmp_path / "report"

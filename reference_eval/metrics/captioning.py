@@ -52,8 +52,8 @@ def captioning_scores(references: Mapping[str, str], candidates: Mapping[str, st
     """Table 7's six scores over the ids of ``candidates``, and each id's own scores.
 
     Returns ``{"overall": {metric: value}, "per_item": {id: {metric: value}}}``.
-    An empty candidate is scored as it is (zero on every n-gram metric); it is
-    not left out.
+    An empty candidate is scored as the reference code scores it (zero on every
+    metric, nothing added to the corpus but its reference); it is not left out.
     """
     from pycocoevalcap.bleu.bleu import Bleu
     from pycocoevalcap.cider.cider import Cider
@@ -68,9 +68,9 @@ def captioning_scores(references: Mapping[str, str], candidates: Mapping[str, st
         raise CogbenchError("captioning metrics: nothing to score")
     gts = tokenize({key: references[key] for key in ids})
     res = tokenize({key: candidates[key] for key in ids})
-    # METEOR's Java process cannot score an empty hypothesis line; a single
-    # space-free placeholder token that matches nothing scores 0 the same way.
-    res_meteor = {key: [text[0] if text[0].strip() else "<empty>"] for key, text in res.items()}
+    # An empty description goes to the code as it is: its METEOR is 0 and it adds only its reference's
+    # length to the corpus statistics. A placeholder token would add a hypothesis word and change the
+    # corpus METEOR of every other item.
     overall: dict[str, float] = {}
     per_item: dict[str, dict[str, float]] = {key: {} for key in ids}
     bleu, bleu_items = Bleu(4).compute_score(gts, res, verbose=0)
@@ -83,7 +83,7 @@ def captioning_scores(references: Mapping[str, str], candidates: Mapping[str, st
     for key, value in zip(ids, cider_items):
         per_item[key]["CIDEr"] = float(value)
     meteor_scorer = Meteor()  # one Java process; the wrapper ends it when the object goes
-    meteor, meteor_items = meteor_scorer.compute_score(gts, res_meteor)
+    meteor, meteor_items = meteor_scorer.compute_score(gts, res)
     del meteor_scorer
     overall["METEOR"] = float(meteor)
     for key, value in zip(ids, meteor_items):

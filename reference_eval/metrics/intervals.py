@@ -26,6 +26,8 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from cogbench.reference_eval.metrics import small_sample
+
 DEFAULT_RESAMPLES = 2000
 DEFAULT_SEED = 0
 LEVEL = 0.95
@@ -129,7 +131,7 @@ def paired_difference(
         hits = np.concatenate([table_a.hits[:, k], table_b.hits[:, k]])
         totals = np.concatenate([table_a.totals[:, k], table_b.totals[:, k]])
         p_value = None
-        if not np.isnan(point[k]):
+        if not np.isnan(point[k]) and n >= 2:  # one image: nothing to permute
             p_value = _paired_permutation_p(hits, totals, n, permutations, seed)
         rows.append({"column": name, "a": _number(table_a.pooled()[k]), "b": _number(table_b.pooled()[k]),
                      "difference": _number(point[k]), "interval": None if np.isnan(point[k]) else intervals[k],
@@ -198,7 +200,15 @@ def units_from_details(task: str, details: Sequence[dict[str, Any]]) -> dict[str
             units.setdefault("cognition", []).extend(
                 Unit(image, c["category"], float(c["verdict"])) for c in d["cognition"] if c["verdict"] is not None
             )
+        for kind in OFFLINE_KINDS:  # offline judges: the Cognition Score alone, or beside the LLM judge's
+            if f"cognition_{kind}" in d:
+                name = "cognition_offline" if "cognition" in d else "cognition"
+                units.setdefault(name, []).extend(
+                    Unit(image, c["category"], float(c["verdict"])) for c in d[f"cognition_{kind}"])
     return units
+
+
+OFFLINE_KINDS = ("rouge", "bertscore", "nli")
 
 
 def metric_tables(task: str, details: Sequence[dict[str, Any]], categories: Sequence[str],
@@ -219,6 +229,8 @@ def score_intervals(task: str, details: Sequence[dict[str, Any]], categories: Se
     """(interval per metric, the settings to record beside them) for one scored run."""
     tables = metric_tables(task, details, categories)
     clusters = len(next(iter(tables.values())).clusters) if tables else 0
-    intervals = {name: bootstrap_intervals(table, resamples, seed) for name, table in tables.items()}
-    settings = {"method": METHOD, "level": LEVEL, "resamples": resamples, "seed": seed, "clusters": clusters}
+    intervals = {name: small_sample.column_intervals(table.hits, table.totals, table.columns)
+                 for name, table in tables.items()}
+    # resamples and seed are those of `compare`'s permutation test; the intervals themselves are not random.
+    settings = {"method": small_sample.METHOD, "level": LEVEL, "resamples": resamples, "seed": seed, "clusters": clusters}
     return intervals, settings

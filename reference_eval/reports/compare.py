@@ -1,9 +1,11 @@
 """``cogbench compare RUN_A RUN_B``: is the difference between two runs more than noise?
 
-Both runs must score the same items of the same dataset revision with the same
-prompt template; each metric's difference A - B is then bootstrapped over the
-same image resamples for both runs, and tested with a paired permutation test
-over images (``metrics.intervals``).
+Both runs must be comparable (``comparable``: same items, dataset version and
+fingerprint, generation settings) or ``--allow-mismatch`` compares the shared
+items, labelled so on every line. Each metric's difference A - B gets a t
+interval over the images on G - 1 degrees of freedom (``metrics.small_sample``)
+and a paired permutation test over images (``metrics.intervals``); a minimum
+detectable difference says which differences these sizes cannot resolve.
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from cogbench.errors import CogbenchError, UsageError
-from cogbench.reference_eval.metrics import intervals
+from cogbench.reference_eval.completeness import coverage_label
+from cogbench.reference_eval.metrics import intervals, small_sample
+from cogbench.reference_eval.reports.comparable import Mismatch, check_or_refuse
 from cogbench.schemas.features import CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
 
@@ -76,43 +80,26 @@ def _cluster_of(detail: dict[str, Any]) -> str:
     return detail.get("image_id", detail["item_id"])
 
 
-def check_comparable(a: ScoredRun, b: ScoredRun) -> None:
-    """Refuse pairs whose difference would not mean what it says."""
-    for name, what in (("task", "tasks"), ("dataset_revision", "dataset revisions")):
-        if a.scores[name] != b.scores[name]:
-            raise UsageError(
-                f"cannot compare runs of different {what}: {a.folder} has {name} {a.scores[name]!r}, "
-                f"{b.folder} has {b.scores[name]!r}"
-            )
-    if a.prompt_id and b.prompt_id and a.prompt_id != b.prompt_id:
-        raise UsageError(
-            f"cannot compare runs made with different prompt templates: {a.folder} used {a.prompt_id!r}, "
-            f"{b.folder} used {b.prompt_id!r}"
-        )
+def check_comparable(a: ScoredRun, b: ScoredRun, allow_mismatch: bool = False) -> Mismatch:
+    """Refuse pairs whose difference would not mean what it says (``comparable``); returns what differs."""
     for run in (a, b):
         if any("image_id" not in d and run.scores["task"] != "description" for d in run.details):
             raise UsageError(f"{run.folder / 'details.jsonl'}: lines have no image_id; score the run again with this version")
-    items_a, items_b = {d["item_id"] for d in a.details}, {d["item_id"] for d in b.details}
-    if items_a != items_b:
-        raise UsageError(
-            f"the runs scored different items ({len(items_a - items_b)} only in {a.folder}, "
-            f"{len(items_b - items_a)} only in {b.folder}); a paired comparison needs the same items"
-        )
+    return check_or_refuse(a, b, allow_mismatch)
 
 
 def compare_runs(a: ScoredRun, b: ScoredRun, resamples: int = intervals.DEFAULT_RESAMPLES,
-                 seed: int = intervals.DEFAULT_SEED, permutations: int = 9999) -> dict[str, Any]:
+                 seed: int = intervals.DEFAULT_SEED, permutations: int = 9999, allow_mismatch: bool = False) -> dict[str, Any]:
     """Per metric and column (categories, overall): A, B, A - B, its 95% interval and p-value."""
-    check_comparable(a, b)
+    mismatch = check_comparable(a, b, allow_mismatch)
     task = a.scores["task"]
     categories = CODIS_CATEGORIES if task == "codis" else COGBENCH_CATEGORIES
-    clusters = sorted({_cluster_of(d) for d in a.details})
-    tables_a = intervals.metric_tables(task, a.details, categories, clusters)
-    tables_b = intervals.metric_tables(task, b.details, categories, clusters)
-    metrics = {
-        name: intervals.paired_difference(tables_a[name], tables_b[name], resamples, seed, permutations)
-        for name in tables_a if name in tables_b
-    }
+    details_a = [d for d in a.details if d["item_id"] in mismatch.shared]
+    details_b = [d for d in b.details if d["item_id"] in mismatch.shared]
+    clusters = sorted({_cluster_of(d) for d in details_a})
+    tables_a = intervals.metric_tables(task, details_a, categories, clusters)
+    tables_b = intervals.metric_tables(task, details_b, categories, clusters)
+    metrics = {name: _metric_rows(tables_a[name], tables_b[name], seed, permutations) for name in tables_a if name in tables_b}
     notes = []
     if not (a.prompt_id and b.prompt_id):
         notes.append("the prompt template of a run is not recorded (official-format predictions); not checked")
@@ -120,34 +107,64 @@ def compare_runs(a: ScoredRun, b: ScoredRun, resamples: int = intervals.DEFAULT_
         notes.append(f"the runs were judged differently ({a.scores['judge']['kind']} vs {b.scores['judge']['kind']})")
     return {
         "task": task, "dataset_revision": a.scores["dataset_revision"],
-        "a": {"folder": str(a.folder), "model": a.scores["model"]},
-        "b": {"folder": str(b.folder), "model": b.scores["model"]},
-        "method": f"paired {intervals.METHOD}; p-value: paired permutation test over images",
+        "a": {"folder": str(a.folder), "model": a.scores["model"], "coverage": _coverage(a)},
+        "b": {"folder": str(b.folder), "model": b.scores["model"], "coverage": _coverage(b)},
+        "method": f"{small_sample.PAIRED_METHOD}; p-value: paired permutation test over images",
         "resamples": resamples, "permutations": permutations, "seed": seed, "clusters": len(clusters),
+        "mismatch": mismatch.reasons, "shared_items": len(mismatch.shared),
         "metrics": metrics, "notes": notes,
     }
 
 
+def _coverage(run: ScoredRun) -> dict[str, str]:
+    """Per metric, its PARTIAL (n/N) label where it was counted on a subset."""
+    return {name: coverage_label(m) for name, m in run.scores["metrics"].items() if m.get("partial")}
+
+
+def _metric_rows(table_a, table_b, seed: int, permutations: int) -> list[dict[str, Any]]:
+    """Per column: the permutation p (``intervals.paired_difference``) beside the t interval and the MDD."""
+    rows = intervals.paired_difference(table_a, table_b, 1, seed, permutations)
+    for k, row in enumerate(rows):
+        paired = small_sample.paired_difference_t(table_a.hits[:, k], table_a.totals[:, k],
+                                                  table_b.hits[:, k], table_b.totals[:, k])
+        row.update(interval=paired["interval"], se=paired["se"], clusters=paired["clusters"])
+        if paired["clusters"] < 2:
+            row["p_value"] = None  # one image: nothing to permute
+        units = float(min(table_a.totals[:, k].sum(), table_b.totals[:, k].sum()))
+        rates = tuple((x or 0.0) / 100.0 for x in (row["a"], row["b"]))
+        row["min_detectable"] = small_sample.min_detectable_difference(paired["se"], units, rates, paired["clusters"])
+    return rows
+
+
 def render_comparison(result: dict[str, Any], alpha: float = 0.05) -> str:
-    """A Markdown table: one row per metric and column, significant differences starred."""
+    """A Markdown table: one row per metric and column, significant differences starred, each row's coverage."""
+    shared = f"shared items only ({result['shared_items']})" if result.get("mismatch") else ""
     lines = [
         f"A: {result['a']['model']} ({result['a']['folder']})",
         f"B: {result['b']['model']} ({result['b']['folder']})",
-        f"{result['task']}, {result['clusters']} images; {result['method']}, {result['resamples']} resamples, "
-        f"{result['permutations']} permutations, seed {result['seed']}. * = p < {alpha}.",
-        "",
-        "| metric | column | A | B | A - B | 95% CI | p |",
-        "|---|---|---|---|---|---|---|",
+        f"{result['task']}, {result['clusters']} images; {result['method']}, {result['permutations']} permutations, "
+        f"seed {result['seed']}. * = p < {alpha}.",
     ]
+    if result.get("mismatch"):
+        lines.append(f"MISMATCH (--allow-mismatch): {'; '.join(result['mismatch'])}; every line compares the "
+                     f"{result['shared_items']} shared items only")
+    lines += ["", "| metric | column | A | B | A - B | 95% CI | p | covers |", "|---|---|---|---|---|---|---|---|"]
     for name, rows in result["metrics"].items():
+        covers = ", ".join(x for x in (shared, *(f"{side} {result[side]['coverage'][name]}" for side in ("a", "b")
+                                                 if name in result[side].get("coverage", {}))) if x) or "all items"
         for row in rows:
             if row["difference"] is None:
                 continue
             star = " *" if row["p_value"] is not None and row["p_value"] < alpha else ""
-            low, high = row["interval"]
-            lines.append(
-                f"| {name} | {row['column']} | {row['a']:.1f} | {row['b']:.1f} | {row['difference']:+.1f}{star} | "
-                f"[{low:+.1f}, {high:+.1f}] | {row['p_value']:.4f} |"
-            )
+            ci = f"[{row['interval'][0]:+.1f}, {row['interval'][1]:+.1f}]" if row["interval"] else "n/a (1 image)"
+            p = f"{row['p_value']:.4f}" if row["p_value"] is not None else "n/a"
+            lines.append(f"| {name} | {row['column']} | {row['a']:.1f} | {row['b']:.1f} | {row['difference']:+.1f}{star} | "
+                         f"{ci} | {p} | {covers} |")
+    for name, rows in result["metrics"].items():
+        overall = rows[-1]
+        if overall.get("min_detectable") is not None:
+            lines.append(f"min detectable difference, {name} overall: with these sizes ({result['clusters']} images), "
+                         f"differences below {overall['min_detectable']:.1f} points cannot be told apart at 80% power"
+                         + (f" ({shared})" if shared else ""))
     lines += [f"note: {note}" for note in result["notes"]]
     return "\n".join(lines) + "\n"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Sequence
 
+from cogbench.reference_eval.completeness import coverage_label, shown_value
 from cogbench.reference_eval.probes import CHOICE_METRICS, blind_hits
 from cogbench.reference_eval.reports import charts
 from cogbench.reference_eval.reports.run import CODIS_SHORT, interval_text
@@ -25,7 +26,10 @@ def is_blind(run) -> bool:
 def _cell(metric: dict[str, Any] | None) -> Cell:
     if metric is None:
         return Cell("-")
-    return Cell(interval_text(metric["overall"], (metric.get("interval") or {}).get("overall")), metric["overall"])
+    text = interval_text(shown_value(metric), (metric.get("interval") or {}).get("overall"))
+    if metric.get("partial"):  # labelled, and never the best of its column
+        return Cell(f"{coverage_label(metric)} {text}", None)
+    return Cell(text, metric["overall"])
 
 
 def circular_table(runs: Sequence) -> list[Table]:
@@ -101,7 +105,7 @@ def position_bias_chart(runs: Sequence, out: Path, colours: dict) -> list[tuple[
     runs = [r for r in runs if is_circular(r)]
     if not runs:
         return []
-    series = [charts.Series(r.label, [r.metrics[n]["overall"] for n in CHOICE_METRICS],
+    series = [charts.Series(r.label, [shown_value(r.metrics[n]) for n in CHOICE_METRICS],
                             [(r.metrics[n].get("interval") or {}).get("overall") for n in CHOICE_METRICS]) for r in runs]
     path = charts.grouped_bars(out / "position_bias.png", "Circular VQA: share of each answer letter", list(ANSWER_LETTERS),
                                series, colours, ylabel="share of responses (%)", reference=25.0,

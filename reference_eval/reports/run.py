@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from cogbench.reference_eval.analyses import render as render_analyses
+from cogbench.reference_eval.completeness import coverage_label, run_labels, shown_value
 from cogbench.schemas.features import CATEGORY_LABEL, CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
 # Column headings of CODIS Table 3.
@@ -61,11 +62,7 @@ def render_report(scores: dict[str, Any]) -> str:
         f"judge `{scores['judge']['kind']}{':' + scores['judge']['model'] if scores['judge'].get('model') else ''}`. "
         "Numbers are % (0-100).\n",
     ]
-    if scores.get("complete") is False:
-        partial = [f"`{name}` {m['judged']} of {m['denominator']} {m['unit']} (on those: {_cell(m.get('overall_partial'))})"
-                   for name, m in metrics.items() if m.get("partial")]
-        parts.append("**PARTIAL**: not every item was scored or judged; overall numbers of incomplete metrics are "
-                     "left out (shown as -). " + "; ".join(partial) + "\n")
+    parts += coverage_paragraph(scores)
     if scores["task"] == "description":
         parts.append("## Recognition Score (CogBench Table 2)\n")
         parts.append(_table(
@@ -133,11 +130,39 @@ def render_report(scores: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
-def interval_text(value: float | None, interval: list[float] | None) -> str:
-    """"52.3 [48.1, 56.0]": a value with its confidence interval, "-" when there is no value."""
+def coverage_paragraph(scores: dict[str, Any]) -> list[str]:
+    """The report's first word on what the numbers cover: PARTIAL metrics (with their subset values) and SAMPLE."""
+    labels = run_labels(scores)
+    if not labels:
+        return []
+    partial = [f"`{name}` {coverage_label(m)}: {_cell(shown_value(m))} on those units"
+               for name, m in scores["metrics"].items() if m.get("partial")]
+    text = f"**{' · '.join(labels)}**: "
+    if partial:
+        text += ("these metrics were counted on a subset of the config, so their overall numbers are left out "
+                 "of the tables (shown as -): " + "; ".join(partial) + ". ")
+    if any(label.startswith("SAMPLE") for label in labels):
+        text += "The dataset build is not the full release the papers score (CogBench Table 1, CODIS Section 3); "
+        text += "its numbers are not comparable with published ones."
+    return [text + "\n"]
+
+
+def interval_text(value: float | None, interval: list[float] | None, clusters: int | None = None) -> str:
+    """"52.3 [48.1, 56.0]": a value with its confidence interval; "n/a (1 image)" where one image has no spread."""
     if value is None:
         return "-"
+    if not interval and clusters == 1:
+        return f"{value:.1f} [n/a (1 image)]"
     return f"{value:.1f}" + (f" [{interval[0]:.1f}, {interval[1]:.1f}]" if interval else "")
+
+
+def metric_interval(metric: dict[str, Any], category: str | None = None) -> tuple[list[float] | None, int | None]:
+    """(interval, images behind it) of a metric's overall value or of one category."""
+    interval = metric.get("interval") or {}
+    clusters = interval.get("clusters") or {}
+    if category is None:
+        return interval.get("overall"), clusters.get("overall")
+    return (interval.get("per_category") or {}).get(category), (clusters.get("per_category") or {}).get(category)
 
 
 def render_intervals(scores: dict[str, Any]) -> str:
@@ -147,22 +172,25 @@ def render_intervals(scores: dict[str, Any]) -> str:
     header = ["Metric", "Overall", *(CODIS_SHORT.get(c, CATEGORY_LABEL.get(c, c)) for c in categories)]
     rows = []
     for name, metric in scores["metrics"].items():
-        interval = metric.get("interval") or {"overall": None, "per_category": {}}
-        rows.append([name, interval_text(metric["overall"], interval["overall"]), *(
-            interval_text(metric["per_category"].get(c), interval["per_category"].get(c)) if c in metric["per_category"] else ""
+        label = coverage_label(metric)
+        rows.append([name + (f" ({label})" if label else ""),
+                     interval_text(shown_value(metric), *metric_interval(metric)), *(
+            interval_text(metric["per_category"].get(c), *metric_interval(metric, c)) if c in metric["per_category"] else ""
             for c in categories
         )])
     return (
         f"\n## {100 * settings['level']:.0f}% confidence intervals\n\n"
-        f"{settings['method']}: {settings['resamples']} resamples of the {settings['clusters']} images, seed {settings['seed']}. "
-        "An image's questions, CoRs or CODIS pairs move together.\n\n" + _table(header, rows)
+        f"{settings['method']}, over the {settings['clusters']} image(s): an image's questions, CoRs or CODIS pairs "
+        "count together. A category whose units all come from one image has no interval (n/a). "
+        "PARTIAL metrics: the interval of the subset's value.\n\n" + _table(header, rows)
     )
 
 
 def interval_summary(scores: dict[str, Any]) -> str:
     """One line for the terminal: each metric's overall value with its interval."""
     return "; ".join(
-        f"{name} {interval_text(metric['overall'], (metric.get('interval') or {}).get('overall'))}"
+        f"{name} {interval_text(shown_value(metric), *metric_interval(metric))}"
+        + (f" {coverage_label(metric)}" if metric.get("partial") else "")
         for name, metric in scores["metrics"].items()
-    ) + (f" ({100 * scores['intervals']['level']:.0f}% CI, {scores['intervals']['resamples']} image resamples)"
+    ) + (f" ({100 * scores['intervals']['level']:.0f}% CI over {scores['intervals']['clusters']} image(s))"
          if scores.get("intervals") else "")

@@ -28,7 +28,8 @@ from cogbench.reference_eval.reports.published import (
     published_results,
     published_table,
 )
-from cogbench.reference_eval.reports.run import CODIS_SHORT, interval_text
+from cogbench.reference_eval.completeness import coverage_label, run_labels, sample_label, shown_value
+from cogbench.reference_eval.reports.run import CODIS_SHORT, interval_text, metric_interval
 from cogbench.reference_eval.reports.tables import Cell, Table, render_html_table, render_markdown
 from cogbench.schemas.features import CATEGORY_LABEL, CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
@@ -40,7 +41,8 @@ METRIC_LABEL = {
     "context_awareness": "Context awareness",
 }
 TASK_TITLE = {"description": "CogBench Description", "vqa": "CogBench VQA", "codis": "CODIS"}
-PUBLISHED_RADAR_MODELS = 3  # the best published models drawn beside the runs, plus Human/Oracle
+PUBLISHED_RADAR_MODELS = 3
+INTERVAL_NOTE = "Whiskers: 95% interval over images (Korn-Graubard). [PARTIAL (n/N)]: counted on a subset; [SAMPLE]: not the full release."  # the best published models drawn beside the runs, plus Human/Oracle
 
 
 @dataclass
@@ -87,19 +89,20 @@ def load_report_runs(paths: Sequence[str]) -> list[ReportRun]:
     if len(set(labels)) < len(labels):
         labels = [f"{label} #{i + 1}" for i, label in enumerate(labels)]
     labels = [label + (" [circular]" if run.scores.get("circular") else "") + (" [no image]" if run.scores.get("no_image") else "")
+              + "".join(f" [{text}]" for text in run_labels(run.scores))
               for run, label in zip(runs, labels)]
     return [ReportRun(run, label, _mode_of(run)) for run, label in zip(runs, labels)]
 
 
 def _run_cell(metric: dict[str, Any] | None, category: str | None = None) -> Cell:
+    """A run's value [interval]; a partial metric's cells say PARTIAL (n/N) and never count as best."""
     if metric is None:
         return Cell("-")
-    interval = metric.get("interval") or {}
-    if category is None:
-        value, ci = metric["overall"], interval.get("overall")
-    else:
-        value, ci = metric["per_category"].get(category), (interval.get("per_category") or {}).get(category)
-    return Cell(interval_text(value, ci), value)
+    value = shown_value(metric, category)
+    text = interval_text(value, *metric_interval(metric, category))
+    if metric.get("partial"):  # the label once per row (its Overall cell and the run's name); never best
+        return Cell(f"{coverage_label(metric)} {text}" if value is not None and category is None else text, None)
+    return Cell(text, value)
 
 
 def _published_cell(value: float | None) -> Cell:
@@ -262,12 +265,12 @@ def make_charts(runs: list[ReportRun], published: list[PublishedResult], out: Pa
             continue
         # The papers' metrics; the circular ones have their own table and chart.
         names = [n for n in dict.fromkeys(name for r in task_runs for name in r.metrics) if n in METRIC_LABEL]
-        series = [charts.Series(r.label, [r.metrics[n]["overall"] if n in r.metrics else None for n in names],
+        series = [charts.Series(r.label, [shown_value(r.metrics[n]) if n in r.metrics else None for n in names],
                                 [(r.metrics[n].get("interval") or {}).get("overall") if n in r.metrics else None for n in names])
                   for r in task_runs]
         path = charts.grouped_bars(out / f"bars_{task}.png", f"{TASK_TITLE[task]}: overall score of each run",
                                    [METRIC_LABEL.get(n, n) for n in names], series, colours,
-                                   note="Whiskers: 95% bootstrap interval over images.")
+                                   note=INTERVAL_NOTE)
         made.append((path, f"{TASK_TITLE[task]}: overall score of each run per metric, with 95% intervals."))
     codis_runs = [r for r in runs if r.task == "codis"]
     if codis_runs:
@@ -278,12 +281,12 @@ def make_charts(runs: list[ReportRun], published: list[PublishedResult], out: Pa
             for r in codis_runs:
                 s = _category_series(r, metric, CODIS_CATEGORIES)
                 m = r.metrics[metric]
-                s.values.append(m["overall"])
+                s.values.append(shown_value(m))
                 s.intervals.append((m.get("interval") or {}).get("overall"))
                 series.append(s)
             panels.append((name, series))
         path = charts.paired_panels(out / "codis_categories.png", "CODIS: Acc_p and Acc_q per category", groups, panels,
-                                    colours, note="Whiskers: 95% bootstrap interval over images.")
+                                    colours, note=INTERVAL_NOTE)
         made.append((path, "CODIS Acc_p and Acc_q per category (CODIS Table 3 layout), with 95% intervals."))
     return made + position_bias_chart(runs, out, colours)
 
@@ -298,10 +301,14 @@ def leaderboard_rows(runs: list[ReportRun]) -> list[dict[str, Any]]:
         scores = run.run.scores
         row: dict[str, Any] = {"run": run.label, "model": scores["model"], "task": run.task, "mode": run.mode,
                                "folder": str(run.run.folder), "dataset_revision": scores["dataset_revision"],
-                               "prompt_id": run.run.prompt_id or "", "items": scores["counts"]["items"]}
+                               "prompt_id": run.run.prompt_id or "", "items": scores["counts"]["items"],
+                               "sample": sample_label(scores)}
         for name, metric in run.metrics.items():
+            row[f"{name}.partial"] = bool(metric.get("partial"))
+            row[f"{name}.n_scored"] = metric.get("n_scored", metric.get("judged", ""))
+            row[f"{name}.n_expected"] = metric.get("n_expected", metric.get("denominator", ""))
             interval = metric.get("interval") or {}
-            cells = [(name, metric["overall"], interval.get("overall"))]
+            cells = [(name, shown_value(metric), interval.get("overall"))]
             cells += [(f"{name}.{c}", v, (interval.get("per_category") or {}).get(c)) for c, v in metric["per_category"].items()]
             for key, value, ci in cells:
                 row[key] = "" if value is None else value
@@ -337,10 +344,13 @@ def write_report(paths: Sequence[str], out: Path) -> dict[str, Any]:
     tables += circular_table(runs) + blind_tables(runs)
     figures = make_charts(runs, published, out)
     intro = (
-        f"{len(runs)} run(s). Each run's cell: score [95% interval]; the interval is a percentile bootstrap that "
-        "resamples whole images (an image's questions, CoRs or CODIS pairs move together), with the resamples and "
-        "seed recorded in each run's scores.json. Published rows (italic) are the papers' numbers, without intervals. "
-        "Bold: best in the column (Human and Oracle rows, published or run, aside). Numbers are % (0-100)."
+        f"{len(runs)} run(s). Each run's cell: score [95% interval]; the interval (Korn-Graubard, design effect "
+        "estimated over images: an image's questions, CoRs or CODIS pairs count together) holds the score the run "
+        "would get on the population of images in 95 of 100 draws; n/a where a category has one image. "
+        "PARTIAL (n/N): counted on n of the config's N units, never bold. SAMPLE (x of 251 images): a build that is "
+        "not the full release, not comparable with the published rows. Published rows (italic) are the papers' "
+        "numbers, without intervals. Bold: best in the column (Human and Oracle rows, published or run, aside). "
+        "Numbers are % (0-100)."
     )
     runs_list = "\n".join(f"- **{r.label}**: {r.run.scores['model']}, {r.task}{' (' + r.mode + ')' if r.mode else ''}, `{r.run.folder}`, "
                           f"dataset {r.run.scores['dataset_revision']}, {r.run.scores['counts']['items']} items" for r in runs)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from cogbench.reference_eval.completeness import coverage_label, run_labels, shown_value
 from cogbench.schemas.features import CATEGORY_LABEL
 
 
@@ -16,7 +17,7 @@ def render_summary(scores: dict[str, Any], out: Path) -> str:
     metrics = scores["metrics"]
     judge = scores["judge"]
     judge_text = judge["kind"] + (f":{judge['model']} ({judge.get('parsing', 'tolerant')} parsing)" if judge.get("model") else "")
-    state = "complete" if scores.get("complete", True) else "PARTIAL"
+    state = " · ".join(run_labels(scores)) or "complete"
     lines = [f"{scores['task']} · {scores['model']} · judge {judge_text} · {state}"]
     names = list(metrics)
     categories = list(dict.fromkeys(c for m in metrics.values() for c in m["per_category"]))
@@ -27,21 +28,34 @@ def render_summary(scores: dict[str, Any], out: Path) -> str:
     for category in categories:
         cells = [_cell(metrics[n]["per_category"].get(category)) for n in names]
         lines.append(labels[category].ljust(first) + "  " + "  ".join(c.rjust(w) for c, w in zip(cells, widths)))
-    overall = [_cell(metrics[n]["overall"]) for n in names]
+    overall = [_cell(shown_value(metrics[n])) + ("*" if metrics[n].get("partial") else "") for n in names]
     lines.append("Overall".ljust(first) + "  " + "  ".join(c.rjust(w) for c, w in zip(overall, widths)))
     counted = [f"{n} {m['judged']}/{m['denominator']} {m['unit']}" for n, m in metrics.items() if "judged" in m]
     if counted:
         lines.append("counted: " + "; ".join(counted))
-    partial = [f"{n} on the judged subset only: {_cell(m.get('overall_partial'))}" for n, m in metrics.items()
-               if m.get("partial")]
-    if partial:
-        lines.append("PARTIAL: " + "; ".join(partial))
-    missing = scores["counts"].get("missing_predictions") or []
-    if missing:
-        lines.append(f"PARTIAL: {len(missing)} dataset item(s) without a prediction were not scored")
+    lines += partial_lines(scores)
     comparison = judge.get("parsing_comparison")
     if comparison:
         numbers = ", ".join(f"{k} {_cell(v)}" for k, v in comparison["metrics"].items())
         lines.append(f"{comparison['mode']} parsing reads {comparison['differing_verdicts']} verdict(s) differently: {numbers}")
     lines.append(f"wrote {out / 'scores.json'}, details.jsonl and report.md")
     return "\n".join(lines)
+
+
+def partial_lines(scores: dict[str, Any]) -> list[str]:
+    """Why numbers are partial, in the metrics' own units: ``PARTIAL (5/64 questions): accuracy 40.0*, ...``."""
+    metrics = scores["metrics"]
+    by_label: dict[str, list[str]] = {}
+    for name, metric in metrics.items():
+        if metric.get("partial"):
+            by_label.setdefault(coverage_label(metric), []).append(f"{name} {_cell(shown_value(metric))}")
+    lines = [f"{label}: {', '.join(values)} (* counted on these units only, not the config's score)"
+             for label, values in by_label.items()]
+    missing = scores["counts"].get("missing_predictions") or []
+    if missing:
+        unit = {"codis": "queries", "description": "images"}.get(scores["task"], "responses" if scores.get("circular") else "questions")
+        lines.append(f"  {len(missing)} {unit} of the config have no prediction and were not scored")
+    failed = {m["unit"]: m["failed"] for m in metrics.values() if m.get("failed")}
+    if failed:
+        lines.append("  without a verdict (failures): " + ", ".join(f"{n} {unit}" for unit, n in failed.items()))
+    return lines

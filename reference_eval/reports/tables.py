@@ -6,7 +6,7 @@ import html
 import re
 from dataclasses import dataclass, field
 
-INTERVAL = re.compile(r"^(.*?) (\[[-+]?\d+(?:\.\d+)?, [-+]?\d+(?:\.\d+)?\])$")
+INTERVAL = re.compile(r"^(.*?) (\[(?:[-+]?\d+(?:\.\d+)?, [-+]?\d+(?:\.\d+)?|n/a \(1 image\))\])$")
 
 
 @dataclass

@@ -1,0 +1,88 @@
+"""Are two scored runs comparable? ``compare`` refuses pairs whose difference would not mean what it says.
+
+Two runs are comparable when they cover the same items of the same dataset
+version and fingerprint (the sha256 of its Parquet shards) and were generated
+the same way: prompt version, circular, no-image, no-context, max new tokens,
+temperature. ``--allow-mismatch`` compares what two mismatched runs share (the
+common items only) and every line of the output says so.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cogbench.errors import UsageError
+
+SETTINGS = ("prompt_id", "circular", "no_image", "no_context", "max_new_tokens", "temperature")
+
+
+@dataclass
+class Mismatch:
+    """What differs between two runs; ``shared`` the items both scored."""
+
+    reasons: list[str]
+    shared: set[str]
+    only_a: int
+    only_b: int
+
+
+def generation_settings(folder: Path, scores: dict[str, Any], prompt_id: str | None) -> dict[str, Any]:
+    """The settings that change a model's outputs: from scores.json and the ``eval`` run's run.json, where recorded."""
+    record: dict[str, Any] = {}
+    for run_json in (folder / "run.json", folder.parent / "run.json"):
+        if run_json.is_file():
+            record = json.loads(run_json.read_text(encoding="utf-8"))
+            break
+    generation = record.get("generation") or {}
+    return {
+        "prompt_id": prompt_id,
+        "circular": bool(scores.get("circular") or record.get("circular")),
+        "no_image": bool(scores.get("no_image") or record.get("no_image")),
+        "no_context": bool(record.get("no_context") or "no-context" in (prompt_id or "") or "no_context" in (prompt_id or "")),
+        "max_new_tokens": generation.get("max_new_tokens", generation.get("max_tokens")),
+        "temperature": generation.get("temperature"),
+    }
+
+
+def dataset_fingerprint(scores: dict[str, Any]) -> tuple[str, ...] | None:
+    """The sha256 of every Parquet shard the run read, when recorded."""
+    shards = ((scores.get("provenance") or {}).get("dataset") or {}).get("shards")
+    return tuple(sorted(str(s.get("sha256")) for s in shards)) if shards else None
+
+
+def find_mismatch(a, b) -> Mismatch:
+    """Every reason the runs ``a`` and ``b`` (``compare.ScoredRun``) are not comparable; refuse across tasks."""
+    if a.scores["task"] != b.scores["task"]:
+        raise UsageError(f"cannot compare runs of different tasks: {a.folder} has {a.scores['task']!r}, "
+                         f"{b.folder} has {b.scores['task']!r}")
+    reasons = []
+    if a.scores["dataset_revision"] != b.scores["dataset_revision"]:
+        reasons.append(f"dataset revision {a.scores['dataset_revision']!r} vs {b.scores['dataset_revision']!r}")
+    fingerprints = dataset_fingerprint(a.scores), dataset_fingerprint(b.scores)
+    if None not in fingerprints and fingerprints[0] != fingerprints[1]:
+        reasons.append("dataset fingerprint (shard sha256) differs")
+    settings_a = generation_settings(a.folder, a.scores, a.prompt_id)
+    settings_b = generation_settings(b.folder, b.scores, b.prompt_id)
+    for name in SETTINGS:
+        x, y = settings_a[name], settings_b[name]
+        if x is not None and y is not None and x != y:
+            reasons.append(f"{name} {x!r} vs {y!r}")
+    items_a, items_b = {d["item_id"] for d in a.details}, {d["item_id"] for d in b.details}
+    if items_a != items_b:
+        reasons.append(f"items: {len(items_a - items_b)} only in A, {len(items_b - items_a)} only in B, "
+                       f"{len(items_a & items_b)} shared")
+    return Mismatch(reasons, items_a & items_b, len(items_a - items_b), len(items_b - items_a))
+
+
+def check_or_refuse(a, b, allow_mismatch: bool) -> Mismatch:
+    """The mismatch (empty when comparable), or a one-line refusal without ``--allow-mismatch``."""
+    mismatch = find_mismatch(a, b)
+    if mismatch.reasons and not allow_mismatch:
+        raise UsageError(f"cannot compare {a.folder} with {b.folder}: {'; '.join(mismatch.reasons)} "
+                         "(--allow-mismatch compares the shared items only, labelled so)")
+    if not mismatch.shared:
+        raise UsageError(f"cannot compare {a.folder} with {b.folder}: they share no scored item")
+    return mismatch
