@@ -64,8 +64,11 @@ def check_contained(folder: Path, names: list[str], marker: str = MARKER_FILE) -
     """Refuse (before anything is deleted) a marker listing a path that leaves ``folder``."""
     root = folder.resolve()
     for name in names:
-        target = (folder / name).resolve()
-        if os.path.isabs(name) or (target != root and root not in target.parents):
+        try:
+            target = (folder / name).resolve()
+        except (OSError, ValueError):  # a NUL byte, a name too long: not a path inside the folder either
+            target = None
+        if target is None or os.path.isabs(name) or (target != root and root not in target.parents):
             raise UsageError(
                 f"{folder / marker}: lists {name!r}, which is outside {folder}; refusing to touch anything: "
                 "the marker was edited, so this folder is not a build cogbench can replace"

@@ -75,12 +75,14 @@ def assert_documented(call) -> None:
 
 @pytest.fixture(scope="module")
 def folders(built_release, tmp_path_factory):
-    """A real scored CODIS run (with an eval-style run.json) and a real build's marker and manifest."""
+    """A real scored CODIS run of six pairs (small, so 2,000 reads stay quick), with an eval-style run.json."""
     from cogbench.reference_eval.scoring import ScoreOptions, run_scoring
 
     root = tmp_path_factory.mktemp("fuzz")
+    pairs = json.loads((REAL_RAW_DIR / "codis" / "output_example.json").read_text())[:6]
+    (root / "six.json").write_text(json.dumps(pairs))
     run_scoring(ScoreOptions(task="codis", dataset=str(built_release), out=str(root / "run"), resamples=20,
-                             predictions=str(REAL_RAW_DIR / "codis" / "output_example.json")))
+                             predictions=str(root / "six.json"), allow_partial=True))
     (root / "run" / "run.json").write_text(json.dumps({"task": "codis", "model": "m", "prompt_id": "p", "dataset": "d",
                                                        "dataset_revision": "r"}))
     return root
@@ -132,9 +134,12 @@ def test_prediction_readers(suffix, task, folders):
     check()
 
 
-def test_build_marker_and_manifest(built_release, folders):
+def test_build_marker_and_manifest(folders):
+    """A real build of the public CogBench samples (0.8 MB: each example hashes it all)."""
+    from cogbench.cards.release import build_release
+
     build = Path(tempfile.mkdtemp(dir=folders)) / "build"
-    shutil.copytree(built_release, build)
+    build_release(REAL_RAW_DIR / "cogbench-samples", build)
     marker, manifest = json.loads((build / MARKER_FILE).read_text()), json.loads((build / "manifest.json").read_text())
     originals = {name: (build / name).read_bytes() for name in (MARKER_FILE, "manifest.json")}
     before = sorted(p.name for p in build.parent.iterdir())

@@ -39,7 +39,8 @@ def load_manifest_findings(folder: Path) -> tuple[dict[str, Any] | None, list[Fi
     if not isinstance(manifest, dict) or not isinstance(manifest.get("configs"), dict):
         return None, [finding("manifest.invalid", MANIFEST_FILE, None, "configs", "no 'configs' object")]
     for config, entry in manifest["configs"].items():
-        if config not in CONFIGS or not isinstance(entry, dict) or not isinstance(entry.get("shards"), dict):
+        if (config not in CONFIGS or not isinstance(entry, dict) or not isinstance(entry.get("shards"), dict)
+                or not all(isinstance(shard, dict) for shard in entry["shards"].values())):
             return None, [finding("manifest.invalid", MANIFEST_FILE, config, "shards", "unknown config or no 'shards' object")]
     return manifest, []
 

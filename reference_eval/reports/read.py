@@ -47,6 +47,12 @@ def schema(name: str) -> dict[str, Any]:
     return json.loads(resources.files("cogbench.schemas").joinpath(name).read_text(encoding="utf-8"))
 
 
+def validator(rules: dict[str, Any]):
+    import jsonschema
+
+    return jsonschema.Draft202012Validator(rules)
+
+
 def score_folder(path: str | Path) -> Path:
     """The folder holding scores.json: PATH itself, or PATH/score for an ``eval`` run folder."""
     path = Path(path)
@@ -74,10 +80,11 @@ def _read_text(path: Path) -> str:
         raise RunNotVerified(f"{path}: cannot be read ({error.strerror})") from None
 
 
-def _check_schema(value: Any, rules: dict[str, Any], path: Path, record: str | None = None) -> None:
+def _check_schema(value: Any, rules, path: Path, record: str | None = None) -> None:
+    """``rules``: a validator (``validator(schema)``), made once per file."""
     import jsonschema
 
-    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(rules).iter_errors(value))
+    error = jsonschema.exceptions.best_match(rules.iter_errors(value))
     if error is not None:
         field = ".".join(str(part) for part in error.absolute_path) or "(top level)"
         raise RunNotVerified(f"{locate(str(path), record, field)}: {error.message[:200]}")
@@ -86,7 +93,7 @@ def _check_schema(value: Any, rules: dict[str, Any], path: Path, record: str | N
 def read_json_file(path: Path, schema_name: str) -> dict[str, Any]:
     """A JSON file checked against one of the project's schemas."""
     value = _json_value(path, _read_text(path))
-    _check_schema(value, schema(schema_name), path)
+    _check_schema(value, validator(schema(schema_name)), path)
     return value
 
 
@@ -94,7 +101,7 @@ def read_details(path: Path, task: str) -> list[dict[str, Any]]:
     """Every line of details.jsonl, each checked against its task's schema; item ids unique."""
     if not path.is_file():
         raise UsageError(f"{path}: missing; intervals and comparisons need the per-item details")
-    rules = {**schema("details.schema.json"), "$ref": f"#/$defs/{task}"}
+    rules = validator({**schema("details.schema.json"), "$ref": f"#/$defs/{task}"})
     details, seen = [], {}
     for number, line in enumerate(_read_text(path).splitlines(), 1):
         if not line.strip():
