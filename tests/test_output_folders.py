@@ -86,6 +86,16 @@ def test_user_files_beside_and_inside_every_out_survive_byte_for_byte(command, b
     assert "user.txt" in line and (home / "new" / "user.txt").read_text() == "mine"
 
 
+def test_export_refuses_a_stale_task_yaml_beside_its_own(built_release, tmp_path, capsys):
+    out = tmp_path / "tasks"
+    argv = ["export", "--format", "lmms-eval", "--dataset", str(built_release), "--out", str(out)]
+    assert main(argv) == 0
+    (out / "cogbench_vqa_old.yaml").write_text("task: cogbench_vqa\n")  # lmms-eval would see two cogbench_vqa
+    capsys.readouterr()
+    assert "cogbench_vqa_old.yaml" in one_line_error(main(argv), capsys.readouterr().err)
+    assert (out / "cogbench_vqa_old.yaml").read_text() == "task: cogbench_vqa\n"
+
+
 def test_eval_refuses_a_folder_holding_a_users_predictions(built_release, tmp_path, capsys, openai_server, monkeypatch):
     from openai_server import Reply
 

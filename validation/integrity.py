@@ -209,7 +209,7 @@ def verify_build(folder: str | Path) -> None:
     The same checks as ``validate``'s tamper evidence, minus reading the rows: the
     marker's sha256 of manifest and card, every shard's size and sha256 against the
     manifest, and the card's YAML against the configs on disk. Hashing is the cost
-    (README "What cogbench writes": about 0.1 s for CODIS).
+    (README "What cogbench writes": about 0.06 s of CPU for CODIS's 87 MB).
     """
     folder = Path(folder)
     marker = read_marker(folder)

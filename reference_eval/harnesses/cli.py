@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cogbench.reference_eval.harnesses.lmms_eval import DEFAULT_EMBEDDER, DEFAULT_SPACY_MODEL
+from cogbench.reference_eval.harnesses.lmms_eval import DEFAULT_EMBEDDER, DEFAULT_SPACY_MODEL, TASKS
+from cogbench.reference_eval.harnesses.vlmevalkit import DATASET_NAME
 
 FORMATS = ("lmms-eval", "vlmevalkit")
-# Every file `cogbench export` writes in its --out (dataset_builders.output.claim_output).
-EXPORT_FILES = ("utils.py", "cogbench_*.yaml", "CogBench_VQA.tsv")
+# Every file `cogbench export` writes in its --out (dataset_builders.output.claim_output), by exact
+# name: any other YAML there (a stale task declaring the same name) is refused, never left beside.
+EXPORT_FILES = ("utils.py", *(f"{name}.yaml" for name in TASKS), f"{DATASET_NAME}.tsv")
 
 
 def default_export_dir(format_name: str, dataset: str, revision: str | None) -> Path:
@@ -42,8 +44,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_export(args: argparse.Namespace) -> int:
     from cogbench.validation.integrity import load_verified
     from cogbench.dataset_builders.output import claim_output
-    from cogbench.reference_eval.harnesses.lmms_eval import TASKS, export_lmms_eval
-    from cogbench.reference_eval.harnesses.vlmevalkit import DATASET_NAME, export_vlmevalkit
+    from cogbench.reference_eval.harnesses.lmms_eval import export_lmms_eval
+    from cogbench.reference_eval.harnesses.vlmevalkit import export_vlmevalkit
 
     out = args.out or default_export_dir(args.format, args.dataset, args.revision)
     vqa = load_verified(args.dataset, "vqa", args.revision)  # fails early, as a usage error, on a bad --dataset

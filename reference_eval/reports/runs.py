@@ -42,7 +42,9 @@ METRIC_LABEL = {
 }
 TASK_TITLE = {"description": "CogBench Description", "vqa": "CogBench VQA", "codis": "CODIS"}
 # Every file `cogbench report` writes in its --out (dataset_builders.output.claim_output).
-REPORT_FILES = ("report.md", "report.html", "leaderboard.csv", "*.png", "*.partial")
+# Charts by "*.png" (their names follow the runs: radar_*, bars_*, ...); a PNG is only ever written by name.
+REPORT_FILES = ("report.md", "report.html", "leaderboard.csv", "*.png",
+                "report.md.partial", "report.html.partial", "leaderboard.csv.partial")
 PUBLISHED_RADAR_MODELS = 3  # the best published models drawn beside the runs, plus Human/Oracle
 
 
