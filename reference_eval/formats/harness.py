@@ -82,7 +82,7 @@ def read_vlmevalkit_predictions(path: Path, task: str) -> list[Prediction]:
         table = pd.read_excel(path, dtype=str) if path.suffix == ".xlsx" else pd.read_csv(path, sep="\t", dtype=str)
     except (ValueError, OSError, KeyError, zipfile.BadZipFile) as error:  # a cut or non-workbook zip: BadZipFile, KeyError
         raise CogbenchError(f"{path}: cannot read it as a VLMEvalKit {path.suffix} file ({type(error).__name__}: "
-                            f"{str(error)[:200]})") from None
+                            f"{' '.join(str(error).split())[:200]})") from None
     missing = [column for column in (VLMEVALKIT_ID_COLUMN, "prediction") if column not in table.columns]
     if missing:
         raise CogbenchError(
