@@ -1,4 +1,4 @@
-"""Safe output folders: a build replaces only its own previous output, never anything else.
+"""Safe output folders: every command replaces only its own previous output, never anything else.
 
 A build writes into a staging folder beside ``--out``; the last file it writes
 there is the marker ``.cogbench-build.json`` (builder name, marker format and
@@ -8,10 +8,18 @@ the old folder is then removed file by file from that list: a file the build
 did not write is never deleted. The swap into place is done under an exclusive
 lock on the parent folder, so two builds racing on one ``--out`` end with one
 complete build, and the loser says so in one line instead of a traceback.
+
+Every path a marker lists must resolve (links followed) inside its folder, or
+the folder is refused before anything is deleted. The other commands (``eval``,
+``score``, ``report``, ``export``) follow the same rule through ``claim_output``:
+their ``--out`` must be new, empty, or marked ``.cogbench-output.json`` by the
+same kind of command and hold only the files that command writes; a folder
+inside a build or inside another kind's output is refused.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import shutil
@@ -52,6 +60,21 @@ def read_marker(folder: Path) -> dict | None:
     return marker
 
 
+def check_contained(folder: Path, names: list[str], marker: str = MARKER_FILE) -> None:
+    """Refuse (before anything is deleted) a marker listing a path that leaves ``folder``."""
+    root = folder.resolve()
+    for name in names:
+        try:
+            target = (folder / name).resolve()
+        except (OSError, ValueError):  # a NUL byte, a name too long: not a path inside the folder either
+            target = None
+        if target is None or os.path.isabs(name) or (target != root and root not in target.parents):
+            raise UsageError(
+                f"{folder / marker}: lists {name!r}, which is outside {folder}; refusing to touch anything: "
+                "the marker was edited, so this folder is not a build cogbench can replace"
+            )
+
+
 def write_marker(staging: Path, builder_version: str, hashed: tuple[str, ...] = ()) -> None:
     """Write the marker last, listing every file written so far (and itself), with the
     sha256 of the ``hashed`` ones (the manifest and the card: no other file vouches for them)."""
@@ -78,16 +101,23 @@ def check_replaceable(out: Path) -> None:
         raise UsageError(f"{out} exists and is not a folder; refusing to overwrite it")
     if not any(out.iterdir()):
         return
-    if read_marker(out) is None:
+    check_not_nested(out, "build")
+    marker = read_marker(out)
+    if marker is None:
         raise UsageError(
             f"{out} exists and is not a cogbench build (no {MARKER_FILE} written by `cogbench build`); "
             "refusing to overwrite it: choose another --out or empty it yourself"
         )
-    foreign = foreign_files(out)
+    check_contained(out, marker["files"])
+    refuse_foreign(out, foreign_files(out), "cogbench build")
+
+
+def refuse_foreign(out: Path, foreign: list[str], command: str) -> None:
+    """The one refusal of every command: up to three of the files it did not write."""
     if foreign:
         more = f" and {len(foreign) - 3} more" if len(foreign) > 3 else ""
         raise UsageError(
-            f"{out} holds files that `cogbench build` did not write ({', '.join(foreign[:3])}{more}); "
+            f"{out} holds files that `{command}` did not write ({', '.join(foreign[:3])}{more}); "
             "refusing to overwrite it: move them away or choose another --out"
         )
 
@@ -119,7 +149,9 @@ def _parent_lock(out: Path) -> Iterator[None]:
 def remove_build(folder: Path) -> None:
     """Delete a previous build file by file, from its marker; keep anything else."""
     marker = read_marker(folder)
-    for name in marker["files"] if marker else []:
+    names = marker["files"] if marker else []
+    check_contained(folder, names)
+    for name in names:
         path = folder / name
         if path.is_file() or path.is_symlink():
             path.unlink()
@@ -152,3 +184,71 @@ def move_into_place(staging: Path, out: Path) -> None:
             raise CogbenchError(f"could not move the finished build into {out} ({error.strerror}); nothing was replaced") from None
     if old.exists():
         remove_build(old)
+
+
+# --- the output folders of eval, score, report and export ---------------------------
+
+OUTPUT_MARKER = ".cogbench-output.json"
+# An output kind may sit inside a folder of these kinds (eval's run folder holds its score/).
+NESTS_IN = {"score": ("eval",)}
+
+
+def read_output_marker(folder: Path) -> dict | None:
+    """The output marker of ``folder`` (kind and the names its command writes), or None."""
+    try:
+        marker = json.loads((folder / OUTPUT_MARKER).read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None
+    if not isinstance(marker, dict) or marker.get("builder") != MARKER_BUILDER or not isinstance(marker.get("kind"), str):
+        return None
+    return marker
+
+
+def kind_of(folder: Path) -> str | None:
+    """"build", an output kind ("eval", "score", ...), or None for a folder cogbench did not mark."""
+    if (folder / MARKER_FILE).exists():
+        return "build"
+    marker = read_output_marker(folder)
+    return marker["kind"] if marker else None
+
+
+def check_not_nested(out: Path, kind: str) -> None:
+    """Refuse an output folder inside a built dataset or inside another kind's output."""
+    for parent in Path(os.path.abspath(out)).parents:
+        outer = kind_of(parent)
+        if outer is not None and outer not in NESTS_IN.get(kind, ()):
+            what = "a built dataset" if outer == "build" else f"the output folder of `cogbench {outer}`"
+            raise UsageError(f"{out} is inside {parent}, {what}; refusing to write there: choose another --out")
+
+
+def owned(name: str, patterns: tuple[str, ...]) -> bool:
+    """``name`` matches a pattern at the same depth ("*.png" owns "a.png", not "user/a.png")."""
+    return any(fnmatch.fnmatchcase(name, p) and name.count("/") == p.count("/") for p in patterns)
+
+
+def claim_output(out: Path, kind: str, owns: tuple[str, ...], create: bool = True) -> None:
+    """Make ``out`` this command's output folder, or refuse it in one line.
+
+    ``owns``: glob patterns (posix, relative to ``out``) of every file the command
+    writes there. ``out`` must be new, empty, or marked as this kind's output and hold
+    nothing else; the marker is written first, so a crash leaves a folder the same
+    command may resume into. ``create=False`` only checks (a command's first step).
+    """
+    if out.is_symlink() or (out.exists() and not out.is_dir()):
+        raise UsageError(f"{out} exists and is not a folder; give a folder as --out")
+    check_not_nested(out, kind)
+    if out.is_dir() and any(not owned(path.name, (f"{OUTPUT_MARKER}.*.tmp",)) for path in out.iterdir()):
+        found = kind_of(out)
+        if found != kind:
+            what = "nothing cogbench wrote" if found is None else ("a built dataset" if found == "build" else f"the output of `cogbench {found}`")
+            raise UsageError(f"{out} exists and holds {what}; refusing to write into it: choose another --out or empty it yourself")
+        mine = (OUTPUT_MARKER, f"{OUTPUT_MARKER}.*.tmp", *owns)
+        refuse_foreign(out, [name for name in folder_files(out) if not owned(name, mine)], f"cogbench {kind}")
+        return
+    if not create:
+        return
+    out.mkdir(parents=True, exist_ok=True)
+    marker = {"builder": MARKER_BUILDER, "format": MARKER_FORMAT, "kind": kind, "files": list(owns)}
+    temporary = out / f"{OUTPUT_MARKER}.{os.getpid()}.tmp"
+    temporary.write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
+    os.replace(temporary, out / OUTPUT_MARKER)

@@ -54,6 +54,9 @@ def check_options(options: Any) -> None:
         raise UsageError("the offline judges (rouge, bertscore, nli) score the Cognition of --task description")
     if options.no_context_predictions and options.task != "codis":
         raise UsageError("--no-context-predictions applies to --task codis")
+    threshold = options.offline_threshold
+    if threshold is not None and not 0.0 <= threshold <= 1.0:  # also refuses nan
+        raise UsageError(f"--offline-threshold {threshold}: a score threshold lies within 0..1")
     if options.word_pairs and options.task != "codis":
         raise UsageError("--word-pairs applies to --task codis")
     if options.word_pairs:

@@ -87,7 +87,8 @@ def add_score_parser(subparsers: argparse._SubParsersAction) -> None:
         help="sentence-transformers model name or path (Recognition Score)",
     )
     parser.add_argument("--embed-batch-size", type=_positive_int, default=64, help="strings per embedder batch")
-    parser.add_argument("--out", default="runs/score", help="run folder for scores.json, details.jsonl, report.md")
+    parser.add_argument("--out", help="run folder for scores.json, details.jsonl, report.md "
+                        "(default: runs/score-TASK-PREDICTIONS, PREDICTIONS the file's name without suffix)")
     parser.add_argument(
         "--allow-partial", action="store_true",
         help="score only the ids present in both predictions and dataset, and report the rest",
@@ -329,8 +330,11 @@ def run_compare(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
+    from cogbench.errors import UsageError
     from cogbench.reference_eval.reports.compare import compare_runs, load_run, render_comparison
 
+    if args.json_out and (Path(args.json_out).is_dir() or not Path(args.json_out).parent.is_dir()):
+        raise UsageError(f"--json {args.json_out}: give a file name in an existing folder (not a folder)")
     result = compare_runs(load_run(args.run_a), load_run(args.run_b), args.resamples, args.seed, args.permutations,
                           args.allow_mismatch)
     print(render_comparison(result, args.alpha), end="")

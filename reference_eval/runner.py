@@ -30,16 +30,19 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from cogbench.dataset_builders.load import dataset_revision, load_config
+from cogbench.dataset_builders.load import dataset_revision
+from cogbench.dataset_builders.output import OUTPUT_MARKER, claim_output
 from cogbench.errors import CogbenchError, IncompleteRunError, UsageError, locate
 from cogbench.reference_eval.backends import openai_chat as openai_backend
 from cogbench.reference_eval.backends.hub import check_hf_model
 from cogbench.reference_eval.backends.openai_api import ChatSettings
 from cogbench.reference_eval.completeness import failure_line
-from cogbench.reference_eval.formats.official import write_official
+from cogbench.reference_eval.formats.official import OFFICIAL_FILE_NAME, write_official
 from cogbench.reference_eval.formats.predictions import Prediction, PredictionWriter, read_predictions
+from cogbench.reference_eval.reports.run import RUN_FILES
 from cogbench.reference_eval.run_lock import RunLock
 from cogbench.reference_eval.tasks import DESCRIPTION_MODES, Answer, Query, build_queries, undecoded_images
+from cogbench.validation.integrity import load_verified
 
 BACKENDS = ("hf", "openai")
 
@@ -141,6 +144,15 @@ def _leave_process_group(world: int) -> None:
             dist.destroy_process_group()
 
 
+# Every file `cogbench eval` writes in its run folder, its score/ folder included (claim_output).
+EVAL_FILES = (
+    "run.json", "run.json.*.tmp", "predictions.jsonl", "predictions.jsonl.tmp", "shards/rank-*.jsonl",
+    "rank-*.lock", "rank-*.lock.json", "rank-*.lock.json.*.tmp",
+    *(name + suffix for name in OFFICIAL_FILE_NAME.values() for suffix in ("", ".tmp")),
+    f"score/{OUTPUT_MARKER}", f"score/{OUTPUT_MARKER}.*.tmp", *(f"score/{name}" for name in RUN_FILES),
+)
+
+
 def check_run_record(run_dir: Path, record: dict[str, Any]) -> None:
     """Write ``run.json``, or check that a resumed run is the same run."""
     path = run_dir / "run.json"
@@ -237,7 +249,7 @@ def run_eval(settings: EvalSettings) -> RunSummary:
     rank, world = distributed_rank()
     _join_process_group(world)
 
-    dataset = load_config(settings.dataset, settings.task, settings.revision)
+    dataset = load_verified(settings.dataset, settings.task, settings.revision)
     if settings.limit is not None:
         dataset = dataset.select(range(min(settings.limit, len(dataset))))
     if settings.no_context and settings.task != "codis":
@@ -248,6 +260,7 @@ def run_eval(settings: EvalSettings) -> RunSummary:
     if backend == "hf" and not {q.key for q in rank_queries(queries, rank, world)} <= done_keys(run_dir):
         check_hf_model(name)  # only when there is something to generate: a finished run re-merges without it
     new_folders = [folder for folder in (run_dir, *run_dir.parents) if not folder.exists()]
+    claim_output(run_dir, "eval", EVAL_FILES)
     lock = RunLock(run_dir, rank).acquire()
     summary = RunSummary(run_dir, total_queries=len(queries), resumed=0, generated=0, seconds=0.0, rank=rank, world=world)
     failures: list[str] = []
@@ -331,7 +344,7 @@ def _generate(settings, backend, name, dataset, template, queries, summary: RunS
 def _forget_failed_start(run_dir: Path, rank: int, new_folders: list[Path]) -> None:
     """A start that failed before any prediction leaves nothing: only files this run wrote, in folders it made."""
     shard = run_dir / "shards" / f"rank-{rank}.jsonl"
-    for path in (run_dir / "run.json", shard):
+    for path in (run_dir / "run.json", shard, *([run_dir / OUTPUT_MARKER] if run_dir in new_folders else [])):
         if path.is_file() and (path != shard or path.stat().st_size == 0):
             path.unlink()
     for folder in (run_dir / "shards", *new_folders):

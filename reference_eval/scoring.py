@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from cogbench import __version__
-from cogbench.dataset_builders.load import dataset_revision, load_config
+from cogbench.dataset_builders.load import dataset_revision
+from cogbench.dataset_builders.output import claim_output
 from cogbench.errors import CogbenchError, IncompleteRunError, UsageError
 from cogbench.reference_eval import analyses, provenance
 from cogbench.reference_eval.backends.openai_api import ChatSettings
@@ -26,11 +28,12 @@ from cogbench.reference_eval.completeness import failure_line, is_complete
 from cogbench.reference_eval.formats.official import OfficialIds, read_any_predictions
 from cogbench.reference_eval.judges.llm import JudgeSpec, LLMJudge
 from cogbench.reference_eval.metrics import intervals as metric_intervals
-from cogbench.reference_eval.reports.run import interval_summary, write_run
+from cogbench.reference_eval.reports.run import RUN_FILES, interval_summary, write_run
 from cogbench.reference_eval.reports.summary import render_summary
 from cogbench.reference_eval.task_scorers import SCORERS, score_vqa_circular
 from cogbench.reference_eval.tasks import ROTATIONS
 from cogbench.schemas.features import CODIS_CATEGORIES, COGBENCH_CATEGORIES, ID_COLUMN
+from cogbench.validation.integrity import load_verified
 
 SCORES_FORMAT_VERSION = 1
 
@@ -55,7 +58,7 @@ class ScoreOptions:
     spacy_model: str = "en_core_web_sm"
     embedder: str = "sentence-transformers/all-mpnet-base-v2"
     embed_batch_size: int = 64
-    out: str = "runs/score"
+    out: str | None = None  # None: runs/score-TASK-PREDICTIONS (default_score_dir)
     allow_partial: bool = False
     allow_failures: bool = False
     resamples: int = metric_intervals.DEFAULT_RESAMPLES  # bootstrap resamples of the confidence intervals
@@ -71,6 +74,12 @@ class ScoreOptions:
     offline_device: str | None = None
     no_context_predictions: str | None = None  # codis: output variability
     word_pairs: str | None = None  # codis: answer bias, "up/down,morning/afternoon"
+
+
+def default_score_dir(task: str, predictions: str | None) -> str:
+    """runs/score-TASK-NAME: a second task or predictions file never lands in the first one's folder."""
+    name = Path(predictions).stem if predictions else "oracle"
+    return str(Path("runs") / f"score-{task}-{re.sub(r'[^A-Za-z0-9_.-]+', '_', name)}")
 
 
 def score_from_args(args: argparse.Namespace) -> int:
@@ -100,7 +109,7 @@ def _dataset_rows(options: ScoreOptions) -> list[dict[str, Any]]:
     """The config's rows without images, class labels as their names."""
     import datasets
 
-    dataset = load_config(options.dataset, options.task, options.revision)
+    dataset = load_verified(options.dataset, options.task, options.revision)
     dataset = dataset.remove_columns([c for c in dataset.column_names if c == "image"])
     label_columns = {n: f for n, f in dataset.features.items() if isinstance(f, datasets.ClassLabel)}
     rows = dataset.to_list()
@@ -180,7 +189,7 @@ def _llm_judge(options: ScoreOptions, spec: JudgeSpec) -> LLMJudge | None:
         backoff_seconds=options.judge_backoff,
     )
     cache = options.judge_cache or os.path.join(options.out, "judge_cache.sqlite")
-    return LLMJudge(settings, cache)
+    return LLMJudge(settings, cache, options.judge_parsing)
 
 
 
@@ -192,12 +201,15 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
     spec = _judge_spec(options)
     if options.circular and options.task != "vqa":
         raise UsageError("--circular applies to --task vqa")
+    options.out = options.out or default_score_dir(options.task, options.predictions)
+    claim_output(Path(options.out), "score", RUN_FILES, create=False)  # refused before any work
     rows = _dataset_rows(options)
     outputs, source = _outputs_by_id(options, rows)
     # Before any item is scored: a judge model whose weights did not load stops the run here (model_checks).
     offline_model = analyses.load_offline_model(options)
     judge = _llm_judge(options, spec)
     try:
+        claim_output(Path(options.out), "score", RUN_FILES)
         result = (score_vqa_circular if options.circular else SCORERS[options.task])(rows, outputs, options, judge)
         extra = analyses.run_analyses(options, rows, outputs, source.get("prompt_ids", []), judge,
                                       result.details, result.metrics, result.counts, offline_model)

@@ -44,7 +44,7 @@ PARTS = {
     "eval.orchestration": (EVAL,),  # cli, runner, scoring, report
     "command": ("cogbench.cli", "cogbench.__main__"),
 }
-BELOW_EVAL = {"core", "schemas", "dataset_builders"}
+BELOW_EVAL = {"core", "schemas", "dataset_builders", "validation"}
 MAY_IMPORT = {
     "core": set(),
     "schemas": {"core"},

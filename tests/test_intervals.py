@@ -204,11 +204,14 @@ def test_compare_refuses_runs_that_do_not_match(built_release, tmp_path, capsys)
     (other / "scores.json").write_text(json.dumps({**scores, "dataset_revision": "2.0.0+abc"}))
     assert main(["compare", str(tmp_path / "truth"), str(other)]) == UsageError.exit_code
     assert "dataset revision" in capsys.readouterr().err
+    # A task changed by hand no longer matches the run's own details: refused as an edited folder (exit 1).
     (other / "scores.json").write_text(json.dumps({**scores, "task": "vqa"}))
-    assert main(["compare", str(tmp_path / "truth"), str(other)]) == UsageError.exit_code
-    assert "different tasks" in capsys.readouterr().err
-    (other / "scores.json").write_text(json.dumps({**scores, "prompt_id": "codis-other-v1"}))
-    (tmp_path / "truth" / "run.json").write_text(json.dumps({"prompt_id": "codis-di-cot-v1"}))
+    assert main(["compare", str(tmp_path / "truth"), str(other)]) == 1
+    assert "details.jsonl: record 1" in capsys.readouterr().err
+    (other / "scores.json").write_text(json.dumps(scores))
+    record = {"task": "codis", "model": "m", "dataset": "d", "dataset_revision": scores["dataset_revision"]}
+    (other / "run.json").write_text(json.dumps({**record, "prompt_id": "codis-other-v1"}))
+    (tmp_path / "truth" / "run.json").write_text(json.dumps({**record, "prompt_id": "codis-di-cot-v1"}))
     assert main(["compare", str(tmp_path / "truth"), str(other)]) == UsageError.exit_code
     assert "prompt_id 'codis-di-cot-v1' vs 'codis-other-v1'" in capsys.readouterr().err
     assert main(["compare", str(tmp_path / "truth"), str(tmp_path / "nowhere")]) == UsageError.exit_code

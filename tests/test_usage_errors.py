@@ -112,7 +112,7 @@ def test_help_shows_every_default(command, capsys):
     if command == "eval":
         assert "(default: 512)" in text and "(default: spontaneous)" in text and "(default: 16)" in text
     else:
-        assert "(default: runs/score)" in text and "(default: en_core_web_sm)" in text
+        assert "(default: runs/score-TASK-PREDICTIONS" in text and "(default: en_core_web_sm)" in text
 
 
 def test_base_url_without_scheme(built_release, real_raw_dir, tmp_path, capsys, monkeypatch):

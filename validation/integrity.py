@@ -16,9 +16,11 @@ from typing import Any
 
 import yaml
 
-from cogbench.dataset_builders.build import CARD_FILE, MANIFEST_FILE, config_counts
+from cogbench.dataset_builders.build import CARD_FILE, DEFAULT_VERSION, MANIFEST_FILE, config_counts
+from cogbench.dataset_builders.load import load_config
 from cogbench.dataset_builders.output import MARKER_FILE, folder_files, read_marker
 from cogbench.dataset_builders.raw import sha256_file
+from cogbench.errors import CogbenchError
 from cogbench.schemas.features import CONFIGS, SPLIT
 from cogbench.schemas.sources import expected_licence
 from cogbench.validation.findings import Finding, finding
@@ -37,7 +39,8 @@ def load_manifest_findings(folder: Path) -> tuple[dict[str, Any] | None, list[Fi
     if not isinstance(manifest, dict) or not isinstance(manifest.get("configs"), dict):
         return None, [finding("manifest.invalid", MANIFEST_FILE, None, "configs", "no 'configs' object")]
     for config, entry in manifest["configs"].items():
-        if config not in CONFIGS or not isinstance(entry, dict) or not isinstance(entry.get("shards"), dict):
+        if (config not in CONFIGS or not isinstance(entry, dict) or not isinstance(entry.get("shards"), dict)
+                or not all(isinstance(shard, dict) for shard in entry["shards"].values())):
             return None, [finding("manifest.invalid", MANIFEST_FILE, config, "shards", "unknown config or no 'shards' object")]
     return manifest, []
 
@@ -175,3 +178,62 @@ def check_release(folder: Path, records: dict[str, list]) -> list[Finding]:
     if manifest is None:
         return found
     return check_files(folder, manifest) + check_manifest(folder, manifest, records) + check_card(folder, manifest)
+
+
+# --- before use: every command that reads a local build checks it first ----------------
+
+
+class BuildNotVerified(CogbenchError):
+    """A build that does not match its own marker and manifest (exit 1, as `validate` with findings)."""
+
+
+def older_dataset_version(folder: Path, manifest: dict[str, Any]) -> str | None:
+    """The message for a folder built as dataset version 1.x (CODIS image_id carrying '.jpg'), else None."""
+    import pyarrow.parquet as pq
+
+    for name in sorted((manifest["configs"].get("codis") or {}).get("shards", {}))[:1]:
+        try:
+            ids = pq.read_table(folder / name, columns=["image_id"]).column("image_id").to_pylist()
+        except Exception:  # noqa: BLE001 -- a damaged shard is the hash check's finding
+            return None
+        if any(isinstance(i, str) and i.endswith(".jpg") for i in ids):
+            return (f"{folder} was built as dataset version {manifest.get('dataset_version', '1.x')} (CODIS image_id with "
+                    f"'.jpg'); this cogbench reads version {DEFAULT_VERSION} (bare image_id, file name in image_file): "
+                    f"rebuild it with `cogbench build --raw-dir RAW --out NEW_FOLDER`")
+    return None
+
+
+def verify_build(folder: str | Path) -> None:
+    """Refuse a local build whose files no longer match what `cogbench build` wrote.
+
+    The same checks as ``validate``'s tamper evidence, minus reading the rows: the
+    marker's sha256 of manifest and card, every shard's size and sha256 against the
+    manifest, and the card's YAML against the configs on disk. Hashing is the cost
+    (README "What cogbench writes": about 0.06 s of CPU for CODIS's 87 MB).
+    """
+    folder = Path(folder)
+    marker = read_marker(folder)
+    if marker is None:
+        raise BuildNotVerified(f"{folder / MARKER_FILE}: missing or unreadable: this folder was not written by "
+                               "`cogbench build`, so nothing vouches for its files; build it with `cogbench build`")
+    manifest, found = load_manifest_findings(folder)
+    older = older_dataset_version(folder, manifest) if manifest is not None else None
+    if older:
+        raise BuildNotVerified(older)
+    if not isinstance(marker.get("sha256"), dict):
+        raise BuildNotVerified(f"{folder}: built by an older cogbench ({marker.get('builder_version', 'unknown')}, whose "
+                               "build marker records no sha256 of manifest.json and README.md); rebuild it with `cogbench build`")
+    if manifest is not None:
+        found = check_files(folder, manifest) + check_card(folder, manifest)
+    errors = [f for f in found if f.severity == "error"]
+    if errors:
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise BuildNotVerified(f"{folder}: {errors[0]}{more}; the build was changed after `cogbench build` wrote it: "
+                               f"rebuild it (`cogbench validate {folder}` lists every finding)")
+
+
+def load_verified(dataset: str, config: str, revision: str | None = None):
+    """``load_config``, after ``verify_build`` when ``dataset`` is a local folder (a Hub repo is pinned by revision)."""
+    if Path(dataset).is_dir():
+        verify_build(dataset)
+    return load_config(dataset, config, revision)

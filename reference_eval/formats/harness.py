@@ -15,6 +15,7 @@ the reference scores of a model evaluated in either harness.
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +64,7 @@ def read_lmms_eval_samples(path: Path, task: str) -> list[Prediction]:
                     f"(needs doc_id, filtered_resps and doc.{id_column})"
                 )
             query = doc.get(QUERY_FIELD) if task == "codis" else None
-            if task == "codis" and query not in (1, 2):
+            if task == "codis" and (isinstance(query, bool) or query not in (1, 2)):  # true == 1 in Python
                 raise CogbenchError(f"{locate(str(path), f'line {number}', f'doc.{QUERY_FIELD}')}: expected 1 or 2")
             model = str(record.get("model", ""))
             predictions.append(Prediction(task=task, item_id=str(doc[id_column]), query=query,
@@ -79,8 +80,9 @@ def read_vlmevalkit_predictions(path: Path, task: str) -> list[Prediction]:
         raise CogbenchError(f"{path}: VLMEvalKit predictions are multiple-choice answers; score them with --task vqa")
     try:
         table = pd.read_excel(path, dtype=str) if path.suffix == ".xlsx" else pd.read_csv(path, sep="\t", dtype=str)
-    except (ValueError, OSError) as error:
-        raise CogbenchError(f"{path}: cannot read it as a VLMEvalKit {path.suffix} file ({error})") from None
+    except (ValueError, OSError, KeyError, zipfile.BadZipFile) as error:  # a cut or non-workbook zip: BadZipFile, KeyError
+        raise CogbenchError(f"{path}: cannot read it as a VLMEvalKit {path.suffix} file ({type(error).__name__}: "
+                            f"{' '.join(str(error).split())[:200]})") from None
     missing = [column for column in (VLMEVALKIT_ID_COLUMN, "prediction") if column not in table.columns]
     if missing:
         raise CogbenchError(

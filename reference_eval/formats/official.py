@@ -31,7 +31,13 @@ from cogbench.reference_eval.formats.harness import (
     read_lmms_eval_samples,
     read_vlmevalkit_predictions,
 )
-from cogbench.reference_eval.formats.predictions import Prediction, check_utf8, parse_json_object, read_predictions
+from cogbench.reference_eval.formats.predictions import (
+    Prediction,
+    check_utf8,
+    parse_json,
+    parse_json_object,
+    read_predictions,
+)
 from cogbench.schemas.features import ANSWER_LETTERS, CHOICE_COLUMNS, COGBENCH_CATEGORIES, RAW_VQA_CATEGORY
 
 FORMATS = ("project", "cogbench-description", "cogbench-vqa", "codis-output")
@@ -107,10 +113,7 @@ def read_cogbench_description(path: Path, ids: OfficialIds) -> list[Prediction]:
 
 
 def _json_list(path: Path) -> list[Any]:
-    try:
-        records = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise UsageError(f"{path}: not valid JSON ({error.msg}, line {error.lineno})") from None
+    records = parse_json(path.read_text(encoding="utf-8"), str(path))
     if not isinstance(records, list):
         raise UsageError(f"{path}: expected a JSON list")
     return records
@@ -167,20 +170,19 @@ def read_codis_output(path: Path) -> list[Prediction]:
 
 
 def detect_format(path: Path) -> str:
-    """Tell the format from the first record: the project's, or one of the official ones."""
+    """Tell the format from the first record, read whole however long: the project's, or an official one."""
     with path.open(encoding="utf-8") as handle:
-        head = handle.read(1 << 16).lstrip()
+        head = handle.read(1 << 10).lstrip()
+        if not head.startswith("["):
+            handle.seek(0)
+            number, first_line = next(((n, line) for n, line in enumerate(handle, 1) if line.strip()), (1, ""))
     if head.startswith("["):
         records = _json_list(path)
         first = records[0] if records else None
         if isinstance(first, dict) and "response" in first and "question" in first:
             return "cogbench-vqa"  # vqa_accuracy.py reads a .json list of the JSONL's records
         return "codis-output"
-    first_line = head.split("\n", 1)[0]
-    try:
-        record = json.loads(first_line)
-    except json.JSONDecodeError:
-        raise UsageError(f"{locate(str(path), 'line 1')}: not valid JSON; cannot tell the file's format") from None
+    record = parse_json(first_line, locate(str(path), f"line {number}"))
     if isinstance(record, dict):
         if "task" in record and "item_id" in record:
             return "project"

@@ -48,12 +48,33 @@ class Prediction:
         return json.dumps(asdict(self), ensure_ascii=False, sort_keys=True)
 
 
+def parse_json(text: str, where: str) -> Any:
+    """A JSON document of a file the user gave, as text that can be written back out.
+
+    The one parser of prediction files: a decode error, nesting too deep for Python,
+    or a lone surrogate escape (``"\ud800"``: valid JSON, but not text, so writing
+    it to details.jsonl would fail later) is a one-line error saying where.
+    """
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise UsageError(f"{where}: not valid JSON ({error.msg}, line {error.lineno} column {error.colno})") from None
+    except RecursionError:
+        raise UsageError(f"{where}: not usable JSON (nested too deeply)") from None
+    if "\\u" in text or "\\U" in text:  # only escapes can smuggle a lone surrogate into JSON text
+        try:
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError as error:
+            raise UsageError(f"{where}: holds a lone surrogate escape ({error.object[error.start:error.end]!r}), "
+                             "which is not text") from None
+        except RecursionError:
+            raise UsageError(f"{where}: not usable JSON (nested too deeply)") from None
+    return value
+
+
 def parse_json_object(line: str, where: str) -> dict[str, Any]:
     """One JSONL line that must hold an object; errors say where (``locate`` output)."""
-    try:
-        raw = json.loads(line)
-    except json.JSONDecodeError as error:
-        raise UsageError(f"{where}: not valid JSON ({error.msg})") from None
+    raw = parse_json(line, where)
     if not isinstance(raw, dict):
         raise UsageError(f"{where}: expected a JSON object")
     return raw

@@ -5,9 +5,19 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cogbench.reference_eval.harnesses.lmms_eval import DEFAULT_EMBEDDER, DEFAULT_SPACY_MODEL
+from cogbench.reference_eval.harnesses.lmms_eval import DEFAULT_EMBEDDER, DEFAULT_SPACY_MODEL, TASKS
+from cogbench.reference_eval.harnesses.vlmevalkit import DATASET_NAME
 
 FORMATS = ("lmms-eval", "vlmevalkit")
+# Every file `cogbench export` writes in its --out (dataset_builders.output.claim_output), by exact
+# name: any other YAML there (a stale task declaring the same name) is refused, never left beside.
+EXPORT_FILES = ("utils.py", *(f"{name}.yaml" for name in TASKS), f"{DATASET_NAME}.tsv")
+
+
+def default_export_dir(format_name: str, dataset: str, revision: str | None) -> Path:
+    """exports/FORMAT-DATASET[-REVISION]: exports of different datasets never share a folder."""
+    name = Path(dataset).name or "dataset"
+    return Path("exports") / "-".join(part.replace("/", "_") for part in (format_name, name, revision) if part)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -21,7 +31,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--format", required=True, choices=FORMATS, help="which harness to export for")
     parser.add_argument("--dataset", required=True, help="built dataset folder or Hugging Face repo id")
     parser.add_argument("--revision", help="Hub revision (tag, branch or commit) of --dataset (default: main)")
-    parser.add_argument("--out", type=Path, default=None, help="output folder (default: exports/FORMAT)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="output folder (default: exports/FORMAT-DATASET, with -REVISION when given)")
     parser.add_argument("--spacy-model", default=DEFAULT_SPACY_MODEL,
                         help="spaCy pipeline name or path the description tasks' Recognition Score uses (lmms-eval)")
     parser.add_argument("--embedder", default=DEFAULT_EMBEDDER,
@@ -31,12 +42,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from cogbench.dataset_builders.load import load_config
-    from cogbench.reference_eval.harnesses.lmms_eval import TASKS, export_lmms_eval
-    from cogbench.reference_eval.harnesses.vlmevalkit import DATASET_NAME, export_vlmevalkit
+    from cogbench.validation.integrity import load_verified
+    from cogbench.dataset_builders.output import claim_output
+    from cogbench.reference_eval.harnesses.lmms_eval import export_lmms_eval
+    from cogbench.reference_eval.harnesses.vlmevalkit import export_vlmevalkit
 
-    out = args.out or Path("exports") / args.format
-    vqa = load_config(args.dataset, "vqa", args.revision)  # fails early, as a usage error, on a bad --dataset
+    out = args.out or default_export_dir(args.format, args.dataset, args.revision)
+    vqa = load_verified(args.dataset, "vqa", args.revision)  # fails early, as a usage error, on a bad --dataset
+    claim_output(out, "export", EXPORT_FILES)
     if args.format == "vlmevalkit":
         path = export_vlmevalkit(vqa, out)
         print(f"wrote {path} ({len(vqa)} questions)")

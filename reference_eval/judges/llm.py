@@ -1,8 +1,9 @@
 """The LLM judge: prompts in, replies out, each reply cached on disk.
 
-The cache is an sqlite file keyed by the judge model and the sha256 of the
-exact prompt, so a re-run, or a run resumed after a crash, sends no prompt
-twice. Only usable replies are stored (the caller's ``accept`` said yes);
+The cache is an sqlite file keyed by the judge (``judge_key``: endpoint, model,
+sampling settings and parsing mode, everything that decides a verdict) and the
+sha256 of the exact prompt, so a re-run, or a run resumed after a crash, sends
+no prompt twice, and a judge pointed elsewhere never gets another's verdicts. Only usable replies are stored (the caller's ``accept`` said yes);
 failures are not, so a later run tries them again. Each reply is committed as
 soon as it arrives.
 """
@@ -10,6 +11,7 @@ soon as it arrives.
 from __future__ import annotations
 
 import hashlib
+import json
 import sqlite3
 import sys
 import time
@@ -53,6 +55,7 @@ class JudgeStats:
     """What the judge cost this run, for scores.json."""
 
     model: str
+    cache_key: str = ""
     prompts: int = 0
     cache_hits: int = 0
     failures: int = 0
@@ -62,7 +65,8 @@ class JudgeStats:
         return {
             "model": self.model,
             "prompts": self.prompts,
-            "cache_hits": self.cache_hits,
+            "cache_hits": self.cache_hits,  # verdicts this run took from the cache, all made by this judge:
+            "cache_key": self.cache_key,  # judge_key, the sha256 of what decides a verdict (provenance names it)
             "calls": usage.get("requests", 0),  # HTTP requests, retries included
             "failures": self.failures,
             "failure_examples": self.failure_messages[:10],
@@ -121,13 +125,30 @@ class VerdictCache:
         self._db.close()
 
 
-class LLMJudge:
-    """A chat model behind a verdict cache; ``ask`` answers a batch of prompts."""
+def judge_key(settings: ChatSettings, parsing: str) -> str:
+    """What decides a verdict besides the prompt, as one digest: the cache answers only for the same judge."""
+    decided = {"endpoint": (settings.base_url or "https://api.openai.com/v1").rstrip("/"), "model": settings.model,
+               "temperature": settings.temperature, "max_tokens": settings.max_tokens, "parsing": parsing}
+    return hashlib.sha256(json.dumps(decided, sort_keys=True).encode("utf-8")).hexdigest()[:16]
 
-    def __init__(self, settings: ChatSettings, cache_path: str | Path):
+
+class LLMJudge:
+    """A chat model behind a verdict cache; ``ask`` answers a batch of prompts.
+
+    The cache file is opened on the first ``ask``, so making a judge writes nothing.
+    """
+
+    def __init__(self, settings: ChatSettings, cache_path: str | Path, parsing: str = "tolerant"):
         self.client = ChatClient(settings)
-        self.cache = VerdictCache(cache_path)
-        self.stats = JudgeStats(model=settings.model)
+        self._cache_path, self._cache = cache_path, None
+        self.key = f"{settings.model}#{judge_key(settings, parsing)}"
+        self.stats = JudgeStats(model=settings.model, cache_key=judge_key(settings, parsing))
+
+    @property
+    def cache(self) -> VerdictCache:
+        if self._cache is None:
+            self._cache = VerdictCache(self._cache_path)
+        return self._cache
 
     def ask(self, prompts: Sequence[str], accept: Callable[[str, str], bool]) -> list[JudgeReply]:
         """One reply per prompt; identical prompts are sent once, cached ones not at all.
@@ -136,10 +157,11 @@ class LLMJudge:
         unusable ones are retried, then reported as failures.
         """
         model = self.client.settings.model
+        key = self.key
         replies: dict[str, JudgeReply] = {}
         to_send: list[str] = []
         for prompt in dict.fromkeys(prompts):
-            cached = self.cache.get(model, prompt)
+            cached = self.cache.get(key, prompt)
             if cached is not None and accept(prompt, cached):
                 replies[prompt] = JudgeReply(cached, cached=True)
             else:
@@ -153,7 +175,7 @@ class LLMJudge:
             for index, result in self.client.complete_many([text_message(p) for p in to_send], accept_each=checks):
                 prompt = to_send[index]
                 if result.ok:
-                    self.cache.put(model, prompt, result.text)
+                    self.cache.put(key, prompt, result.text)
                 else:
                     failed += 1
                     self.stats.failure_messages.append(result.error)
@@ -172,4 +194,5 @@ class LLMJudge:
 
     def close(self) -> None:
         self.client.close()
-        self.cache.close()
+        if self._cache is not None:
+            self._cache.close()

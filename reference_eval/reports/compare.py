@@ -10,8 +10,6 @@ detectable difference says which differences these sizes cannot resolve.
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,61 +17,13 @@ from cogbench.errors import CogbenchError, UsageError
 from cogbench.reference_eval.completeness import coverage_label
 from cogbench.reference_eval.metrics import intervals, small_sample
 from cogbench.reference_eval.reports.comparable import Mismatch, check_or_refuse
+from cogbench.reference_eval.reports.read import ScoredRun, read_run
 from cogbench.schemas.features import CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
 
-@dataclass
-class ScoredRun:
-    """A folder written by ``cogbench score`` (or ``eval``): scores.json and details.jsonl."""
-
-    folder: Path
-    scores: dict[str, Any]
-    details: list[dict[str, Any]]
-    prompt_id: str | None  # None for official-format predictions that do not say
-
-    @property
-    def label(self) -> str:
-        return f"{self.scores['model']} ({self.folder})"
-
-
-def score_folder(path: str | Path) -> Path:
-    """The folder holding scores.json: PATH itself, or PATH/score for an ``eval`` run folder."""
-    path = Path(path)
-    for candidate in (path, path / "score"):
-        if (candidate / "scores.json").is_file():
-            return candidate
-    raise UsageError(f"{path}: no scores.json here or in {path / 'score'}; give a folder written by `cogbench score` or `eval`")
-
-
 def load_run(path: str | Path) -> ScoredRun:
-    folder = score_folder(path)
-    try:
-        scores = json.loads((folder / "scores.json").read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise CogbenchError(f"{folder / 'scores.json'}: not valid JSON ({error.msg})") from None
-    details_path = folder / "details.jsonl"
-    if not details_path.is_file():
-        raise UsageError(f"{details_path}: missing; intervals and comparisons need the per-item details")
-    details = []
-    with details_path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if line.strip():
-                try:
-                    details.append(json.loads(line))
-                except json.JSONDecodeError as error:
-                    raise CogbenchError(f"{details_path}: line {number}: not valid JSON ({error.msg})") from None
-    return ScoredRun(folder, scores, details, prompt_of(folder, scores))
-
-
-def prompt_of(folder: Path, scores: dict[str, Any]) -> str | None:
-    """The prompt template id: recorded in scores.json, or in the ``eval`` run's run.json beside it."""
-    for recorded in (scores, scores.get("provenance") or {}):
-        if recorded.get("prompt_id"):
-            return recorded["prompt_id"]
-    for run_json in (folder / "run.json", folder.parent / "run.json"):
-        if run_json.is_file():
-            return json.loads(run_json.read_text(encoding="utf-8")).get("prompt_id")
-    return None
+    """A run folder, verified (``reports.read.read_run``): only recomputable numbers are compared."""
+    return read_run(path)
 
 
 def _cluster_of(detail: dict[str, Any]) -> str:

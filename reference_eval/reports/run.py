@@ -24,6 +24,11 @@ CODIS_SHORT = {
 }
 
 
+# Every file `cogbench score` writes in its --out (dataset_builders.output.claim_output).
+RUN_FILES = ("scores.json", "details.jsonl", "report.md", "scores.json.partial", "details.jsonl.partial",
+             "report.md.partial", "judge_cache.sqlite", "judge_cache.sqlite-*")
+
+
 def scores_schema() -> dict[str, Any]:
     return json.loads(resources.files("cogbench.schemas").joinpath("scores.schema.json").read_text(encoding="utf-8"))
 

@@ -13,11 +13,11 @@ import base64
 import csv
 import html
 import io
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+from cogbench.dataset_builders.output import claim_output
 from cogbench.errors import UsageError
 from cogbench.reference_eval.reports import charts
 from cogbench.reference_eval.reports.compare import ScoredRun, load_run
@@ -32,6 +32,7 @@ from cogbench.reference_eval.completeness import coverage_label, run_labels, sam
 from cogbench.reference_eval.reports.run import CODIS_SHORT, interval_text, metric_interval
 from cogbench.reference_eval.reports.tables import Cell, Table, render_html_table, render_markdown
 from cogbench.schemas.features import CATEGORY_LABEL, CODIS_CATEGORIES, COGBENCH_CATEGORIES
+from cogbench.validation.integrity import verify_build
 
 MODE_LABEL = {"spontaneous": "Mode 1 (spontaneous)", "directed": "Mode 2 (directed)", "oracle": "annotated description"}
 METRIC_LABEL = {
@@ -41,6 +42,10 @@ METRIC_LABEL = {
     "context_awareness": "Context awareness",
 }
 TASK_TITLE = {"description": "CogBench Description", "vqa": "CogBench VQA", "codis": "CODIS"}
+# Every file `cogbench report` writes in its --out (dataset_builders.output.claim_output).
+# Charts by "*.png" (their names follow the runs: radar_*, bars_*, ...); a PNG is only ever written by name.
+REPORT_FILES = ("report.md", "report.html", "leaderboard.csv", "*.png",
+                "report.md.partial", "report.html.partial", "leaderboard.csv.partial")
 PUBLISHED_RADAR_MODELS = 3
 INTERVAL_NOTE = "Whiskers: 95% interval over images (Korn-Graubard). [PARTIAL (n/N)]: counted on a subset; [SAMPLE]: not the full release."  # the best published models drawn beside the runs, plus Human/Oracle
 
@@ -65,10 +70,7 @@ def _mode_of(run: ScoredRun) -> str:
         return ""
     if run.scores["predictions"] == "oracle":
         return "oracle"
-    for candidate in (run.folder / "run.json", run.folder.parent / "run.json"):
-        if candidate.is_file():
-            return json.loads(candidate.read_text(encoding="utf-8")).get("mode") or "spontaneous"
-    return "spontaneous"
+    return (run.run_record or {}).get("mode") or "spontaneous"
 
 
 def _short_model(model: str) -> str:
@@ -337,9 +339,13 @@ figcaption{font-size:13px;color:#444}
 
 def write_report(paths: Sequence[str], out: Path) -> dict[str, Any]:
     """Load the runs, write every file of the report into ``out``; returns what was written."""
+    claim_output(out, "report", REPORT_FILES, create=False)
     runs = load_report_runs(paths)
+    for dataset in sorted({run.run.scores["dataset"] for run in runs}):
+        if Path(dataset).is_dir():  # a local build the runs were scored on, if still there: checked like `score` does
+            verify_build(dataset)
     published = published_results()
-    out.mkdir(parents=True, exist_ok=True)
+    claim_output(out, "report", REPORT_FILES)
     tables = description_tables(runs, published) + vqa_table(runs, published) + codis_table(runs, published)
     tables += circular_table(runs) + blind_tables(runs)
     figures = make_charts(runs, published, out)
