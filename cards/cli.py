@@ -83,10 +83,13 @@ def run_diff(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
     from cogbench.cards.versions import diff_builds, format_diff
+    from cogbench.dataset_builders.memory import cap_malloc_arenas
 
+    cap_malloc_arenas()
     diff = diff_builds(args.old, args.new)
     if args.json:
-        data = asdict(diff) | {"bump": diff.bump, "proposed_version": diff.proposed_version}
+        data = asdict(diff) | {"bump": diff.bump, "minimum_version": diff.minimum_version,
+                               "proposed_version": diff.proposed_version}
         print(json.dumps(data, indent=2, ensure_ascii=False))
     else:
         print(format_diff(diff, args.old, args.new))
