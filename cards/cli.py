@@ -76,6 +76,12 @@ def run_build(args: argparse.Namespace) -> int:
     for change in result.manifest["changelog"][0]["changes"]:
         print(f"  changelog: {change}")
     print(f'load it with: datasets.load_dataset("{result.out}", "<config>", split="test")')
+    print(f"next: cogbench validate {result.out}")
+    version = result.manifest["dataset_version"]
+    if args.repo_id:
+        print(f"publish: cogbench publish {result.out} --repo-id {args.repo_id} --version {version} --dry-run")
+    else:
+        print("to publish it, build with --repo-id ORG/NAME (the Hub repo the card tells users to load from)")
     return 0
 
 

@@ -39,6 +39,16 @@ def _is_cogbench_dir(path: Path) -> bool:
     return any((path / name).is_file() for name in COGBENCH_FILES)
 
 
+def default_raw_dir() -> Path:
+    """Where ``build`` reads raw data when ``--raw-dir`` is not given: ``$COGBENCH_RAW_DIR``, then ``./raw``."""
+    return Path(os.environ.get("COGBENCH_RAW_DIR") or "raw")
+
+
+def build_command(out: str | os.PathLike, *options: str) -> str:
+    """The ``cogbench build`` call a hint prints: runnable as printed, from the default raw folder."""
+    return " ".join(["cogbench build --raw-dir", str(default_raw_dir()), "--out", str(out), *options])
+
+
 def find_sources(raw_dir: str | os.PathLike) -> RawSources:
     """Find the benchmark folders in ``raw_dir`` (or ``raw_dir`` itself being one)."""
     root = Path(raw_dir)
