@@ -20,6 +20,7 @@ PUBLISHED_MARKERS = "osD^v"
 DPI = 130
 LEGEND_ROW_INCHES = 0.22  # the figure grows by this per row of the legend below the plot
 LEGEND_CHAR_POINTS, LEGEND_HANDLE_POINTS = 5.0, 40  # width of a legend character (8 pt) and of handle + gaps
+STACK_PANELS_ABOVE = 6  # models beyond which paired panels stack vertically
 RADAR_LABEL_RADIUS = 108  # category labels just outside the 0-100 rim
 
 
@@ -185,13 +186,17 @@ def draw_paired_panels(title: str, groups: Sequence[str], panels: Sequence[tuple
                        colours: dict[str, tuple], note: str = ""):
     """Side-by-side bar panels sharing groups and colours (CODIS Acc_p and Acc_q per category)."""
     n_series = max(len(s) for _, s in panels)
-    fig = _figure(max(6.5, 1.0 + len(groups) * (0.4 + 0.12 * n_series)) * len(panels), 4.8, _legend_labels(panels[0][1]))
-    axes = fig.subplots(1, len(panels), sharey=True, squeeze=False)[0]
+    panel_width = max(6.5, 1.0 + len(groups) * (0.4 + 0.12 * n_series))
+    stacked = n_series > STACK_PANELS_ABOVE  # many models: panels one above the other, not a very wide strip
+    fig = _figure(panel_width * (1 if stacked else len(panels)), 4.8 * (len(panels) if stacked else 1),
+                  _legend_labels(panels[0][1]))
+    axes = fig.subplots(len(panels) if stacked else 1, 1 if stacked else len(panels), sharey=True, squeeze=False).ravel()
     for ax, (panel_title, series) in zip(axes, panels):
         _bars(ax, groups, series, colours, labels=False)
         ax.set_title(panel_title, fontsize=11)
         ax.set_ylim(0, 105)
-    axes[0].set_ylabel("score (%)")
+    for ax in axes[:: 1 if stacked else len(axes)]:
+        ax.set_ylabel("score (%)")
     fig.suptitle(title, fontsize=12)
     _legend_below(fig, *axes[0].get_legend_handles_labels(), note)
     return fig
