@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 
+from cogbench.reference_eval.tasks import DEFAULT_MAX_NEW_TOKENS
 from cogbench.schemas.features import CONFIGS
 
 
@@ -180,7 +181,11 @@ def add_eval_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", help="run folder (default: runs/eval-TASK-MODEL); re-use it to resume")
     parser.add_argument("--limit", type=_positive_int, help="only the first N rows of the config (default: all)")
     parser.add_argument("--batch-size", type=_positive_int, default=16, help="queries per generate() call (hf)")
-    parser.add_argument("--max-new-tokens", type=_positive_int, default=512, help="generated tokens per query at most")
+    parser.add_argument(
+        "--max-new-tokens", type=_positive_int, default=None,
+        help="generated tokens per query at most (default: per task, "
+        + ", ".join(f"{task} {tokens}" for task, tokens in DEFAULT_MAX_NEW_TOKENS.items()) + ")",
+    )
     parser.add_argument("--device", help="torch device for hf models (default: this rank's GPU, else CPU)")
     parser.add_argument("--num-workers", type=int, default=2, help="image preprocessing processes (hf)")
     parser.add_argument(
