@@ -42,7 +42,8 @@ def _add_failure_options(parser: argparse.ArgumentParser) -> None:
 
 def _add_task_and_dataset(parser: argparse.ArgumentParser) -> None:
     """The arguments that pick what is evaluated; `score` and `eval` share them."""
-    parser.add_argument("--task", required=True, choices=CONFIGS)
+    parser.add_argument("--task", required=True, choices=CONFIGS,
+                        help="which config to evaluate: description (Recognition/Cognition), vqa or codis")
     parser.add_argument("--dataset", required=True, help="built dataset folder or Hugging Face repo id")
     parser.add_argument("--revision", help="Hub revision (tag, branch or commit) of --dataset (default: main)")
 
@@ -121,7 +122,8 @@ def _add_analysis_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("further measurements")
     group.add_argument(
         "--metrics", action="append", default=[], choices=("captioning",),
-        help="description: also METEOR, CIDEr, BLEU-1..4 against the reference (CogBench Appendix E, Table 7; needs Java)",
+        help="description: also METEOR, CIDEr, BLEU-1..4 against the reference (CogBench Appendix E, Table 7; needs Java); "
+        "repeatable (default: none)",
     )
     group.add_argument(
         "--offline-judge", choices=("rouge", "bertscore", "nli"),

@@ -6,11 +6,13 @@ from __future__ import annotations
 import io
 import json
 import re
-from pathlib import Path
+import shutil
 
 import pytest
 from conftest import REPO_ROOT
 from openai_server import Reply
+from shared_files import spacy_stand_in
+from test_score import minilm_path
 
 from cogbench.cli import build_parser, main
 from cogbench.reference_eval.progress import LogProgress
@@ -66,3 +68,65 @@ def test_eval_without_a_terminal_prints_progress_lines(openai_server, built_rele
     assert len(lines) >= 2, lines  # pytest's capture is no terminal: plain lines, not a bar
     assert re.fullmatch(r"vqa: 6/6 query \(100%\), [\d.]+ query/s, ETA 0s, done in \d+s", lines[-1])
     assert all(re.fullmatch(r"vqa: \d/6 query \(\d+%\), [\d.]+ query/s, ETA \w+.*", line) for line in lines)
+
+
+# --- item 6: validate on a file says what it expects ---------------------------------------------
+
+
+def test_validate_on_a_file_says_it_wants_a_folder(real_raw_dir, capsys):
+    assert main(["validate", str(real_raw_dir / "codis" / "data.json")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "is a file; validate checks a folder" in err
+    assert "codis/data.json and/or cogbench/ or cogbench-samples/" in err and "written by `cogbench build`" in err
+    assert f"`cogbench validate {real_raw_dir / 'codis'}`" in err  # the folder it probably meant
+
+
+# --- item 7: captioning scores on the terminal ----------------------------------------------------
+
+
+@pytest.mark.skipif(shutil.which("java") is None, reason="no Java runtime (apt-get install default-jre-headless)")
+def test_captioning_scores_are_printed(built_release, tmp_path, capsys):
+    argv = ["score", "--task", "description", "--oracle", "--dataset", str(built_release), "--metrics", "captioning",
+            "--spacy-model", str(spacy_stand_in()), "--embedder", minilm_path(), "--out", str(tmp_path / "oracle")]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    scores = json.loads((tmp_path / "oracle" / "scores.json").read_text())["analyses"]["captioning"]
+    line = next(line for line in printed.splitlines() if line.startswith("captioning"))
+    assert line.startswith(f"captioning (CogBench Appendix E, Table 7; {scores['items']} descriptions")
+    assert f"METEOR {scores['scores']['METEOR']:.3f}, CIDEr {scores['scores']['CIDEr']:.3f}, BLEU-1 1.000" in line
+    assert "CIDEr 10.000" in line  # the oracle: its own reference
+
+
+# --- item 8: zero buckets in JSON counts ------------------------------------------------------------
+
+
+def test_validate_json_counts_every_severity_even_zero(built_release, capsys):
+    assert main(["validate", str(built_release), "--format", "json", "--expected", "none"]) == 0
+    counts = json.loads(capsys.readouterr().out)["counts"]
+    assert list(counts) == ["error", "warning", "info"] and counts["error"] == 0  # no error: still there, as 0
+
+
+# --- item 9: help texts ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["eval", "score"])
+def test_task_has_help_and_metrics_no_empty_default(command):
+    text = help_text(command)
+    assert re.search(r"--task \{description,vqa,codis\} which config to evaluate", text)
+    if command == "score":
+        assert "[]" not in text and "--metrics {captioning}" in text
+
+
+def test_export_help_names_all_four_tasks():
+    text = help_text("export")
+    for task in ("cogbench_description_spontaneous", "cogbench_description_directed", "cogbench_vqa", "cogbench_codis"):
+        assert task in text
+
+
+# --- item 11: the default output folders are ignored by git -------------------------------------
+
+
+def test_default_output_folders_are_in_gitignore():
+    ignored = (REPO_ROOT / ".gitignore").read_text().split()
+    for folder in ("/dist/", "/runs/", "/raw/", "/exports/", "/report/", "/tasks/"):
+        assert folder in ignored or folder.strip("/") + "/" in ignored, folder

@@ -34,6 +34,7 @@ HINTS = [
      r"`(cogbench fetch-raw cogbench-samples --dest raw)`", 0),
     ("full CogBench release -> build once it is in raw/", "cogbench fetch-raw cogbench", 2,
      r"`(cogbench build --raw-dir raw)`", 0),
+    ("validate a raw file -> its folder", "cogbench validate raw/codis/data.json", 2, r"`(cogbench validate raw/codis)`", 0),
     ("build -> validate", "cogbench build --raw-dir raw --out dist/a", 0, r"next: (cogbench validate dist/a)$", 0),
     ("publish without --repo-id at build -> rebuild with it", "cogbench publish dist/a --repo-id me/cb --version 2.0.0 --dry-run",
      2, r"`(cogbench build --raw-dir raw --out dist/a --version 2.0.0 --repo-id me/cb)`", 0),
@@ -100,7 +101,7 @@ def test_version_hints_run_as_printed(user_folder):
 # file another harness (lmms-eval, VLMEvalKit) writes (tested on real harness output in test_harnesses).
 HINT_SITES = {
     "cards/cli.py": 2, "cards/publish.py": 2, "cards/versions.py": 2, "dataset_builders/cli.py": 1,
-    "dataset_builders/fetch.py": 1, "dataset_builders/load.py": 1, "dataset_builders/raw.py": 2,
+    "dataset_builders/fetch.py": 1, "dataset_builders/load.py": 1, "dataset_builders/raw.py": 2, "validation/api.py": 1,
     "reference_eval/formats/harness.py": 1, "reference_eval/harnesses/lmms_eval.py": 1, "reference_eval/harnesses/cli.py": 3,
 }
 HINT_SITE = re.compile(r"(next|publish): cogbench |cogbench [a-z-]+ [^`\"]*--|\{build_command\(|rebuild (it )?with --version")

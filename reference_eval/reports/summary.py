@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from cogbench.reference_eval.metrics.captioning import CAPTIONING_METRICS, COLUMN_LABEL
 from cogbench.schemas.features import CATEGORY_LABEL
 
 
@@ -39,6 +40,10 @@ def render_summary(scores: dict[str, Any], out: Path) -> str:
     missing = scores["counts"].get("missing_predictions") or []
     if missing:
         lines.append(f"PARTIAL: {len(missing)} dataset item(s) without a prediction were not scored")
+    caption = (scores.get("analyses") or {}).get("captioning")
+    if caption:
+        numbers = ", ".join(f"{COLUMN_LABEL[m]} {caption['scores'][m]:.3f}" for m in CAPTIONING_METRICS)
+        lines.append(f"captioning (CogBench Appendix E, Table 7; {caption['items']} descriptions, {caption['mode']}): {numbers}")
     comparison = judge.get("parsing_comparison")
     if comparison:
         numbers = ", ".join(f"{k} {_cell(v)}" for k, v in comparison["metrics"].items())
