@@ -27,7 +27,7 @@ def duration(seconds: float) -> str:
 class LogProgress:
     """tqdm's ``update``/``set_postfix``/context interface, printing a line every ``interval`` seconds."""
 
-    def __init__(self, total: int, desc: str, unit: str = "query", interval: float = LOG_INTERVAL_SECONDS,
+    def __init__(self, total: int, desc: str, unit: str = "queries", interval: float = LOG_INTERVAL_SECONDS,
                  file: TextIO | None = None, clock: Callable[[], float] = time.monotonic):
         self.total, self.desc, self.unit, self.interval = total, desc, unit, interval
         self.file = file or sys.stderr

@@ -53,8 +53,8 @@ def test_log_progress_prints_at_most_every_interval_with_rate_and_eta():
             now[0] += 0.5
             progress.update(1)
     lines = out.getvalue().splitlines()
-    assert lines[:2] == ["codis: 20/100 query (20%), 2.00 query/s, ETA 40s", "codis: 40/100 query (40%), 2.00 query/s, ETA 30s"]
-    assert lines[2] == "codis: 50/100 query (50%), 2.00 query/s, ETA 25s, done in 25s"
+    assert lines[:2] == ["codis: 20/100 queries (20%), 2.00 queries/s, ETA 40s", "codis: 40/100 queries (40%), 2.00 queries/s, ETA 30s"]
+    assert lines[2] == "codis: 50/100 queries (50%), 2.00 queries/s, ETA 25s, done in 25s"
     assert len(lines) == 3  # 25 s: two lines in the run (10 s apart), one at the end
 
 
@@ -66,8 +66,8 @@ def test_eval_without_a_terminal_prints_progress_lines(openai_server, built_rele
     run_eval(settings)
     lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("vqa: ")]
     assert len(lines) >= 2, lines  # pytest's capture is no terminal: plain lines, not a bar
-    assert re.fullmatch(r"vqa: 6/6 query \(100%\), [\d.]+ query/s, ETA 0s, done in \d+s", lines[-1])
-    assert all(re.fullmatch(r"vqa: \d/6 query \(\d+%\), [\d.]+ query/s, ETA \w+.*", line) for line in lines)
+    assert re.fullmatch(r"vqa: 6/6 queries \(100%\), [\d.]+ queries/s, ETA 0s, done in \d+s", lines[-1])
+    assert all(re.fullmatch(r"vqa: \d/6 queries \(\d+%\), [\d.]+ queries/s, ETA \w+.*", line) for line in lines)
 
 
 # --- item 6: validate on a file says what it expects ---------------------------------------------
