@@ -10,6 +10,7 @@ and compared with the scores, so a chart that plots every value as zero fails (i
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import os
 from pathlib import Path
@@ -17,6 +18,11 @@ from pathlib import Path
 import matplotlib
 import numpy as np
 import pytest
+from conftest import needs_real_data
+from test_intervals import codis_example, score_codis, swap_pairs
+from test_runs_report import vqa_run
+
+from cogbench.cli import main
 
 matplotlib.use("Agg")
 from matplotlib.container import BarContainer  # noqa: E402
@@ -203,3 +209,45 @@ def test_position_bias_marks_unparseable_and_missing(n_models, tmp_path):
     zero_labels = [t.get_text() for t in ax.texts if any(abs(t.get_position()[0] - c) < 1e-9 for c in centres[:4])]
     assert zero_labels == ["0"] * 4  # a drawn zero says 0
     charts._save(fig, PNG_DIR(tmp_path) / f"position_bias_{n_models}.png")
+
+
+# --- the report's own charts, from real scored runs: what is drawn is what scores.json says ------
+
+
+@needs_real_data
+def test_report_charts_draw_the_runs_scores(built_release, tmp_path, monkeypatch):
+    """`cogbench report` on real runs: each chart's bars and polygons, read back, equal the runs' scores.json."""
+    drawn: dict[str, object] = {}
+    save = charts._save
+
+    def keep(fig, path):  # the report's own figures, read before they are closed
+        fig.canvas.draw()
+        drawn[Path(path).stem] = {"bars": [bar_readback(ax) for ax in fig.axes],
+                                  "lines": {line.get_label(): list(line.get_ydata()[:-1]) for ax in fig.axes for line in ax.lines},
+                                  "ticks": [[t.get_text().replace("\n", " ") for t in ax.get_xticklabels()] for ax in fig.axes]}
+        return save(fig, path)
+
+    monkeypatch.setattr(charts, "_save", keep)
+    truth, swapped = tmp_path / "truth", tmp_path / "swapped"
+    score_codis(built_release, codis_example(), truth, resamples=100)
+    score_codis(built_release, swap_pairs(codis_example(), 0.3, 1, tmp_path / "swapped.json"), swapped, resamples=100)
+    good, poor = vqa_run(built_release, tmp_path, "good", 1), vqa_run(built_release, tmp_path, "poor", 3)
+    assert main(["report", str(truth), str(swapped), str(good), str(poor), "--out", str(tmp_path / "report")]) == 0
+    scores = {folder.name: json.loads((folder / "scores.json").read_text())["metrics"] for folder in (truth, swapped, good, poor)}
+
+    vqa = drawn["bars_vqa"]["bars"][0]
+    for run in ("good", "poor"):
+        assert vqa[run][1] == pytest.approx([scores[run]["accuracy"]["overall"], scores[run]["accuracy_official"]["overall"]])
+    assert scores["poor"]["accuracy"]["overall"] < 50 < scores["good"]["accuracy"]["overall"]  # not all one value
+    radar = drawn["radar_vqa"]["lines"]
+    for run in ("good", "poor"):
+        expected = [scores[run]["accuracy"]["per_category"][c] for c in COGBENCH_CATEGORIES]
+        assert radar[run] == pytest.approx([0.0 if v is None else v for v in expected])
+    codis_labels = {"truth": "output_example", "swapped": "swapped"}
+    for panel, metric in zip(drawn["codis_categories"]["bars"], ("acc_p", "acc_q")):
+        for folder, label in codis_labels.items():
+            m = scores[folder][metric]
+            assert panel[label][1] == pytest.approx([*(m["per_category"][c] for c in CODIS_CATEGORIES), m["overall"]])
+    assert drawn["codis_categories"]["ticks"][0] == CODIS_GROUPS
+    bars_codis = drawn["bars_codis"]["bars"][0]
+    assert bars_codis["swapped"][1][0] == pytest.approx(scores["swapped"]["acc_p"]["overall"]) and bars_codis["swapped"][1][0] < 100

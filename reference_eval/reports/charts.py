@@ -20,6 +20,7 @@ PUBLISHED_MARKERS = "osD^v"
 DPI = 130
 LEGEND_ROW_INCHES = 0.22  # the figure grows by this per row of the legend below the plot
 LEGEND_CHAR_POINTS, LEGEND_HANDLE_POINTS = 5.0, 40  # width of a legend character (8 pt) and of handle + gaps
+MAX_WIDTH_INCHES = 18.0  # wider than a screen: bars get narrower instead
 STACK_PANELS_ABOVE = 6  # models beyond which paired panels stack vertically
 RADAR_LABEL_RADIUS = 108  # category labels just outside the 0-100 rim
 
@@ -165,7 +166,7 @@ def _bars(ax, groups: Sequence[str], series: Sequence[Series], colours: dict[str
 def draw_grouped_bars(title: str, groups: Sequence[str], series: Sequence[Series], colours: dict[str, tuple],
                       ylabel: str = "score (%)", note: str = "", reference: float | None = None):
     """Bars per group (metric or category), one bar per model, 95% interval whiskers; published bars hatched."""
-    fig = _figure(max(7.0, 1.4 + len(groups) * (0.5 + 0.3 * len(series))), 4.8, _legend_labels(series))
+    fig = _figure(min(MAX_WIDTH_INCHES, max(7.0, 1.4 + len(groups) * (0.5 + 0.3 * len(series)))), 4.8, _legend_labels(series))
     ax = fig.add_subplot()
     _bars(ax, groups, series, colours, labels=True)
     if reference is not None:
