@@ -104,7 +104,7 @@ HINT_SITES = {
     "dataset_builders/fetch.py": 1, "dataset_builders/load.py": 1, "dataset_builders/raw.py": 2, "validation/api.py": 1,
     "reference_eval/formats/harness.py": 1, "reference_eval/harnesses/lmms_eval.py": 1, "reference_eval/harnesses/cli.py": 3,
 }
-HINT_SITE = re.compile(r"(next|publish): cogbench |cogbench [a-z-]+ [^`\"]*--|\{build_command\(|rebuild (it )?with --version")
+HINT_SITE = re.compile(r"(next|publish): cogbench |`cogbench [a-z-]+ \{|cogbench [a-z-]+ [^`\"]*--|\{build_command\(|rebuild (it )?with --version")
 
 
 def test_every_printed_cogbench_command_is_in_the_table():
