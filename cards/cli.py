@@ -76,6 +76,12 @@ def run_build(args: argparse.Namespace) -> int:
     for change in result.manifest["changelog"][0]["changes"]:
         print(f"  changelog: {change}")
     print(f'load it with: datasets.load_dataset("{result.out}", "<config>", split="test")')
+    print(f"next: cogbench validate {result.out}")
+    version = result.manifest["dataset_version"]
+    if args.repo_id:
+        print(f"publish: cogbench publish {result.out} --repo-id {args.repo_id} --version {version} --dry-run")
+    else:
+        print("to publish it, build with --repo-id ORG/NAME (the Hub repo the card tells users to load from)")
     return 0
 
 
@@ -83,10 +89,13 @@ def run_diff(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
     from cogbench.cards.versions import diff_builds, format_diff
+    from cogbench.dataset_builders.memory import cap_malloc_arenas
 
+    cap_malloc_arenas()
     diff = diff_builds(args.old, args.new)
     if args.json:
-        data = asdict(diff) | {"bump": diff.bump, "proposed_version": diff.proposed_version}
+        data = asdict(diff) | {"bump": diff.bump, "minimum_version": diff.minimum_version,
+                               "proposed_version": diff.proposed_version}
         print(json.dumps(data, indent=2, ensure_ascii=False))
     else:
         print(format_diff(diff, args.old, args.new))

@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 from cogbench.cards.card import render_card
 from cogbench.dataset_builders.build import CARD_FILE, MANIFEST_FILE, load_manifest
+from cogbench.dataset_builders.raw import build_command
 from cogbench.dataset_builders.output import MARKER_FILE, folder_files
 from cogbench.errors import CogbenchError, UsageError
 from cogbench.schemas.sources import expected_licence
@@ -102,12 +103,12 @@ def check_build(folder: Path, manifest: dict[str, Any], repo_id: str, version: s
     if manifest["dataset_version"] != version:
         raise UsageError(
             f"{folder} was built as version {manifest['dataset_version']}, not {version}; "
-            f"rebuild with `cogbench build --version {version} --repo-id {repo_id}`"
+            f"rebuild with `{build_command(folder, '--version', version, '--repo-id', repo_id)}`"
         )
     if manifest.get("repo_id") != repo_id:
         raise UsageError(
             f"the card in {folder} tells users to load {manifest.get('repo_id') or 'an unnamed repo'}, not {repo_id}; "
-            f"rebuild with `cogbench build --version {version} --repo-id {repo_id}`"
+            f"rebuild with `{build_command(folder, '--version', version, '--repo-id', repo_id)}`"
         )
     if not (folder / CARD_FILE).is_file():
         raise UsageError(f"{folder} has no {CARD_FILE}; rebuild it")

@@ -14,6 +14,7 @@ are compared by the sha256 of their bytes.
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -85,8 +86,20 @@ class ReleaseDiff:
         return max(levels, key=BUMPS.index) if levels else "patch"
 
     @property
-    def proposed_version(self) -> str:
+    def minimum_version(self) -> str:
+        """The smallest version these changes allow: the old version raised by ``bump``."""
         return bump_version(self.old_version, self.bump)
+
+    @property
+    def proposed_version(self) -> str:
+        """The new build's own version when it is already high enough, else ``minimum_version``.
+
+        A build at 2.0.0 over 1.0.0 with records added needs MINOR (at least 1.1.0): proposing
+        1.1.0, below the version it already has, would send the user backwards.
+        """
+        if parse_version(self.new_version) >= parse_version(self.minimum_version):
+            return self.new_version
+        return self.minimum_version
 
     def summary(self) -> list[str]:
         lines = [line for diff in self.configs for line in diff.summary()]
@@ -116,16 +129,20 @@ def bump_version(version: str, bump: str) -> str:
 
 def check_version(diff: ReleaseDiff, version: str) -> None:
     """Refuse a version that is not above the old one or too small for the change."""
-    if parse_version(version) < parse_version(diff.proposed_version):
+    if parse_version(version) < parse_version(diff.minimum_version):
         reasons = "; ".join(line for d in diff.configs if d.bump == diff.bump for line in d.summary()) or diff.summary()[0]
         raise UsageError(
             f"version {version} is too small: the changes since {diff.old_version} need a {diff.bump.upper()} bump "
-            f"({reasons}); rebuild with --version {diff.proposed_version} (or higher)"
+            f"({reasons}); rebuild with --version {diff.minimum_version} (or higher)"
         )
 
 
-def read_config_rows(folder: Path, manifest: dict[str, Any], config: str) -> tuple[dict[str, dict[str, Any]], Any]:
-    """Rows of one config keyed by id, images replaced by their sha256; and the config's features."""
+def read_config_rows(folder: Path, manifest: dict[str, Any], config: str) -> tuple[dict[str, dict[str, str]], Any]:
+    """Rows of one config keyed by id, each value replaced by its sha256; and the config's features.
+
+    Streams each shard a row group at a time and keeps only digests, so memory stays flat in the
+    size of the data (an image is read once to hash it, then dropped; tests/benchmarks/build_memory.py).
+    """
     import datasets
     import pyarrow.parquet as pq
 
@@ -133,13 +150,21 @@ def read_config_rows(folder: Path, manifest: dict[str, Any], config: str) -> tup
     id_column = entry["id_column"]
     rows, features = {}, None
     for shard in sorted(entry["shards"]):
-        table = pq.read_table(folder / shard)
-        features = datasets.Features.from_arrow_schema(table.schema)
-        for row in table.to_pylist():
-            if isinstance(row.get("image"), dict):
-                row["image"] = hashlib.sha256(row["image"]["bytes"] or b"").hexdigest()
-            rows[row[id_column]] = row
+        # One row group at a time (at most 100 rows, 8 MB of images: build.py). Not iter_batches:
+        # its read-ahead buffers the whole file (557 MB peak on CODIS x4 against 203 MB this way).
+        parquet = pq.ParquetFile(folder / shard, pre_buffer=False)
+        features = datasets.Features.from_arrow_schema(parquet.schema_arrow)
+        for group in range(parquet.metadata.num_row_groups):
+            for row in parquet.read_row_group(group).to_pylist():
+                rows[row[id_column]] = {name: _digest(value) for name, value in row.items()}
     return rows, features
+
+
+def _digest(value: Any) -> str:
+    """sha256 of a cell: image bytes as they are, anything else as canonical JSON."""
+    if isinstance(value, dict) and isinstance(value.get("bytes"), (bytes, type(None))) and "path" in value:
+        return hashlib.sha256(value["bytes"] or b"").hexdigest()
+    return hashlib.sha256(json.dumps(value, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
 def _category_counts(entry: dict[str, Any]) -> dict[str, int]:
@@ -194,8 +219,11 @@ def format_diff(diff: ReleaseDiff, old: Path, new: Path) -> str:
     if not any(d.summary() for d in diff.configs) and diff.old_version == diff.new_version:
         lines.append("no record changed and the versions are equal: these are the same release")
         return "\n".join(lines)
-    lines.append(f"required bump: {diff.bump.upper()} -> proposed version {diff.proposed_version}")
-    if parse_version(diff.new_version) < parse_version(diff.proposed_version):
+    needed = f"required bump: {diff.bump.upper()} (v{diff.old_version} -> at least v{diff.minimum_version})"
+    if diff.proposed_version == diff.new_version:
+        lines.append(f"{needed}; {new} is v{diff.new_version}, which meets it: proposed version {diff.new_version}")
+    else:
+        lines.append(f"{needed} -> proposed version {diff.proposed_version}")
         lines.append(f"warning: {new} is labelled v{diff.new_version}, too small; rebuild it with --version {diff.proposed_version}")
     return "\n".join(lines)
 

@@ -64,7 +64,9 @@ def show_defaults(parser: argparse.ArgumentParser) -> None:
 
 def typed_options(parser: argparse.ArgumentParser, argv: list[str]) -> set[str]:
     """The ``dest`` of every option the user typed, as opposed to one filled in by its default."""
-    actions = [action for p in _all_parsers(parser) for action in p._actions]
+    # Only options: a positional with nargs="?" would check the SUPPRESS string against its
+    # choices (argparse) and fail the call, as `cogbench fetch-raw` with no SOURCE once did.
+    actions = [action for p in _all_parsers(parser) for action in p._actions if action.option_strings]
     saved = [action.default for action in actions]
     try:
         for action in actions:
@@ -73,7 +75,7 @@ def typed_options(parser: argparse.ArgumentParser, argv: list[str]) -> set[str]:
     finally:
         for action, default in zip(actions, saved):
             action.default = default
-    options = {action.dest for action in actions if action.option_strings}
+    options = {action.dest for action in actions}
     return set(vars(namespace)) & options
 
 

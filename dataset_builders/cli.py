@@ -6,11 +6,10 @@ import argparse
 import os
 from pathlib import Path
 
+from cogbench.dataset_builders.raw import default_raw_dir
 from cogbench.errors import UsageError
 
-
-def default_raw_dir() -> Path:
-    return Path(os.environ.get("COGBENCH_RAW_DIR") or "raw")
+__all__ = ["default_raw_dir", "register"]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -25,19 +24,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="what to download: codis, cogbench-samples or all (cogbench: says how to get the full release)",
     )
     fetch.add_argument("--dest", type=Path, default=None, help="destination folder (default: $COGBENCH_RAW_DIR, then ./raw)")
-    fetch.add_argument("--base-url", default=None, help="mirror of raw.githubusercontent.com to download from (default: https://raw.githubusercontent.com)")
+    fetch.add_argument("--base-url", default=None, help="mirror of raw.githubusercontent.com to download from "
+                       "(default: $COGBENCH_RAW_BASE_URL, then https://raw.githubusercontent.com)")
     fetch.set_defaults(func=run_fetch)
 
 
 def run_fetch(args: argparse.Namespace) -> int:
     from cogbench.dataset_builders.fetch import DEFAULT_BASE_URL, FULL_COGBENCH_NOTICE, PUBLIC_SOURCES, fetch_source
 
-    if args.source == "cogbench":
-        raise UsageError(FULL_COGBENCH_NOTICE)
     dest = args.dest or default_raw_dir()
+    if args.source == "cogbench":
+        raise UsageError(FULL_COGBENCH_NOTICE.format(raw=dest))
     sources = PUBLIC_SOURCES if args.source == "all" else (args.source,)
     for source in sources:
-        report = fetch_source(source, dest, base_url=args.base_url or DEFAULT_BASE_URL)
+        report = fetch_source(source, dest, base_url=args.base_url or os.environ.get("COGBENCH_RAW_BASE_URL") or DEFAULT_BASE_URL)
         print(f"{source}: {report.downloaded} downloaded, {report.kept} already present and verified -> {report.folder}")
     print(f"next: cogbench build --raw-dir {dest}")
     return 0

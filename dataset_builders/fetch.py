@@ -29,8 +29,8 @@ PUBLIC_SOURCES = ("codis", "cogbench-samples")
 FULL_COGBENCH_NOTICE = (
     "the full CogBench release (251 images, 2577 questions) is not public: it is distributed by its "
     "authors under the CogBench data use agreement (see https://github.com/xiujiesong/CogBench). "
-    "Once you have it, put its cogbench_description.json, cogbench_vqa.json and images/ in RAW_DIR/cogbench/ "
-    "and run `cogbench build --raw-dir RAW_DIR`; `fetch-raw cogbench-samples` gets the public samples."
+    "Once you have it, put its cogbench_description.json, cogbench_vqa.json and images/ in {raw}/cogbench/ "
+    "and run `cogbench build --raw-dir {raw}`; `cogbench fetch-raw cogbench-samples --dest {raw}` gets the public samples."
 )
 
 

@@ -7,6 +7,7 @@ import json
 import re
 from pathlib import Path
 
+from cogbench.dataset_builders.raw import build_command
 from cogbench.errors import UsageError
 from cogbench.schemas.features import CONFIGS, FEATURES, SPLIT
 
@@ -28,7 +29,7 @@ def load_config(dataset: str, config: str, revision: str | None = None, streamin
     local = Path(dataset)
     if local.exists():
         if not (local / "README.md").exists():
-            raise UsageError(f"{local} is not a built dataset folder (no README.md); run `cogbench build` first")
+            raise UsageError(f"{local} is not a built dataset folder (no README.md); build it first: `{build_command(local)}`")
         if revision is not None:
             raise UsageError("--revision applies to Hub repos, not to local folders")
         if not (local / "data" / config).is_dir():

@@ -26,6 +26,12 @@ COGBENCH_DIRS = ("cogbench", "cogbench-samples")
 CODIS_DIRS = ("codis",)
 
 
+RAW_LAYOUT = (
+    f"a folder holding codis/{CODIS_FILE} and/or cogbench/ or cogbench-samples/ with "
+    f"{' and '.join(COGBENCH_FILES)} (and images/), or one of those folders itself"
+)
+
+
 @dataclass(frozen=True)
 class RawSources:
     """Where the raw folders of each benchmark are; ``None`` when absent."""
@@ -39,9 +45,21 @@ def _is_cogbench_dir(path: Path) -> bool:
     return any((path / name).is_file() for name in COGBENCH_FILES)
 
 
+def default_raw_dir() -> Path:
+    """Where ``build`` reads raw data when ``--raw-dir`` is not given: ``$COGBENCH_RAW_DIR``, then ``./raw``."""
+    return Path(os.environ.get("COGBENCH_RAW_DIR") or "raw")
+
+
+def build_command(out: str | os.PathLike, *options: str) -> str:
+    """The ``cogbench build`` call a hint prints: runnable as printed, from the default raw folder."""
+    return " ".join(["cogbench build --raw-dir", str(default_raw_dir()), "--out", str(out), *options])
+
+
 def find_sources(raw_dir: str | os.PathLike) -> RawSources:
     """Find the benchmark folders in ``raw_dir`` (or ``raw_dir`` itself being one)."""
     root = Path(raw_dir)
+    if root.is_file():
+        raise UsageError(f"{root} is a file; expected a raw data folder: {RAW_LAYOUT}")
     if not root.is_dir():
         raise UsageError(f"raw data folder {root} does not exist (get it with `cogbench fetch-raw --dest {root}`)")
     cogbench = next((root / name for name in COGBENCH_DIRS if _is_cogbench_dir(root / name)), None)
@@ -51,10 +69,7 @@ def find_sources(raw_dir: str | os.PathLike) -> RawSources:
     if codis is None and (root / CODIS_FILE).is_file():
         codis = root
     if cogbench is None and codis is None:
-        raise UsageError(
-            f"no raw data found in {root}: expected codis/{CODIS_FILE} and/or "
-            f"cogbench/ or cogbench-samples/ holding {' and '.join(COGBENCH_FILES)}"
-        )
+        raise UsageError(f"no raw data found in {root}: expected {RAW_LAYOUT}")
     return RawSources(root=root, cogbench=cogbench, codis=codis)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 
+from cogbench.reference_eval.tasks import DEFAULT_MAX_NEW_TOKENS
 from cogbench.schemas.features import CONFIGS
 
 
@@ -41,7 +42,8 @@ def _add_failure_options(parser: argparse.ArgumentParser) -> None:
 
 def _add_task_and_dataset(parser: argparse.ArgumentParser) -> None:
     """The arguments that pick what is evaluated; `score` and `eval` share them."""
-    parser.add_argument("--task", required=True, choices=CONFIGS)
+    parser.add_argument("--task", required=True, choices=CONFIGS,
+                        help="which config to evaluate: description (Recognition/Cognition), vqa or codis")
     parser.add_argument("--dataset", required=True, help="built dataset folder or Hugging Face repo id")
     parser.add_argument("--revision", help="Hub revision (tag, branch or commit) of --dataset (default: main)")
 
@@ -122,7 +124,8 @@ def _add_analysis_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("further measurements")
     group.add_argument(
         "--metrics", action="append", default=[], choices=("captioning",),
-        help="description: also METEOR, CIDEr, BLEU-1..4 against the reference (CogBench Appendix E, Table 7; needs Java)",
+        help="description: also METEOR, CIDEr, BLEU-1..4 against the reference (CogBench Appendix E, Table 7; needs Java); "
+        "repeatable (default: none)",
     )
     group.add_argument(
         "--offline-judge", choices=("rouge", "bertscore", "nli"),
@@ -182,7 +185,11 @@ def add_eval_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", help="run folder (default: runs/eval-TASK-MODEL); re-use it to resume")
     parser.add_argument("--limit", type=_positive_int, help="only the first N rows of the config (default: all)")
     parser.add_argument("--batch-size", type=_positive_int, default=16, help="queries per generate() call (hf)")
-    parser.add_argument("--max-new-tokens", type=_positive_int, default=512, help="generated tokens per query at most")
+    parser.add_argument(
+        "--max-new-tokens", type=_positive_int, default=None,
+        help="generated tokens per query at most (default: per task, "
+        + ", ".join(f"{task} {tokens}" for task, tokens in DEFAULT_MAX_NEW_TOKENS.items()) + ")",
+    )
     parser.add_argument("--device", help="torch device for hf models (default: this rank's GPU, else CPU)")
     parser.add_argument("--num-workers", type=int, default=2, help="image preprocessing processes (hf)")
     parser.add_argument(

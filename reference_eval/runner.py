@@ -39,9 +39,10 @@ from cogbench.reference_eval.backends.openai_api import ChatSettings
 from cogbench.reference_eval.completeness import failure_line
 from cogbench.reference_eval.formats.official import OFFICIAL_FILE_NAME, write_official
 from cogbench.reference_eval.formats.predictions import Prediction, PredictionWriter, read_predictions
+from cogbench.reference_eval.progress import LOG_INTERVAL_SECONDS, progress_bar
 from cogbench.reference_eval.reports.run import RUN_FILES
 from cogbench.reference_eval.run_lock import RunLock
-from cogbench.reference_eval.tasks import DESCRIPTION_MODES, Answer, Query, build_queries, undecoded_images
+from cogbench.reference_eval.tasks import DEFAULT_MAX_NEW_TOKENS, DESCRIPTION_MODES, Answer, Query, build_queries, undecoded_images
 from cogbench.validation.integrity import load_verified
 
 BACKENDS = ("hf", "openai")
@@ -57,7 +58,7 @@ class EvalSettings:
     mode: str = "spontaneous"  # description only
     limit: int | None = None  # first N rows of the config
     batch_size: int = 16
-    max_new_tokens: int = 512
+    max_new_tokens: int | None = None  # None: the task's default (DEFAULT_MAX_NEW_TOKENS)
     ignore_eos: bool = False
     device: str | None = None
     num_workers: int = 2
@@ -70,6 +71,11 @@ class EvalSettings:
     circular: bool = False  # vqa: every question under four rotations of its options
     no_image: bool = False  # blind baseline: the same prompts without the image
     no_context: bool = False  # codis: ask without the contexts (CODIS Section 4.2)
+    progress_seconds: float = LOG_INTERVAL_SECONDS  # without a terminal: a progress line at most this often
+
+    @property
+    def new_tokens(self) -> int:
+        return self.max_new_tokens or DEFAULT_MAX_NEW_TOKENS[self.task]
 
 
 @dataclass
@@ -219,7 +225,7 @@ def _answers(settings: EvalSettings, backend: str, name: str, queries: list[Quer
         from cogbench.reference_eval.backends import hf as hf_backend
 
         hf = hf_backend.HFSettings(
-            model=name, batch_size=settings.batch_size, max_new_tokens=settings.max_new_tokens,
+            model=name, batch_size=settings.batch_size, max_new_tokens=settings.new_tokens,
             ignore_eos=settings.ignore_eos, device=settings.device,
             trust_remote_code=settings.trust_remote_code, num_workers=settings.num_workers,
         )
@@ -230,7 +236,7 @@ def _answers(settings: EvalSettings, backend: str, name: str, queries: list[Quer
 
         return hf_backend.recorded_settings(hf), generate
     api = ChatSettings(
-        model=name, base_url=settings.base_url, temperature=0.0, max_tokens=settings.max_new_tokens,
+        model=name, base_url=settings.base_url, temperature=0.0, max_tokens=settings.new_tokens,
         concurrency=settings.concurrency, max_attempts=settings.max_attempts, timeout_seconds=settings.timeout_seconds,
     )
     return openai_backend.recorded_settings(api), lambda: openai_backend.answer_queries(api, queries, images, failures)
@@ -300,8 +306,6 @@ def rank_queries(queries: list[Query], rank: int, world: int) -> list[Query]:
 
 def _generate(settings, backend, name, dataset, template, queries, summary: RunSummary, failures: list[str]) -> None:
     """Write the rank's missing predictions to its shard, batch by batch, under the run's lock."""
-    from tqdm.auto import tqdm
-
     run_dir, rank, world = summary.run_dir, summary.rank, summary.world
     all_done = done_keys(run_dir)
     mine = [q for q in rank_queries(queries, rank, world) if q.key not in all_done]
@@ -325,10 +329,8 @@ def _generate(settings, backend, name, dataset, template, queries, summary: RunS
     summary.resumed = sum(1 for q in queries if q.key in all_done)
     started = time.perf_counter()
     with PredictionWriter(run_dir / "shards" / f"rank-{rank}.jsonl") as writer:
-        progress = tqdm(
-            total=len(mine), unit="query", desc=f"{settings.task} (rank {rank})" if world > 1 else settings.task,
-            position=rank, dynamic_ncols=True, file=sys.stderr, disable=None,
-        )
+        progress = progress_bar(len(mine), f"{settings.task} (rank {rank})" if world > 1 else settings.task,
+                                position=rank, interval=settings.progress_seconds, file=sys.stderr)
         with progress:
             progress.set_postfix(resumed=summary.resumed, refresh=False)
             for batch in answers():

@@ -17,6 +17,11 @@ from cogbench.schemas.features import CHOICE_COLUMNS, ID_COLUMN
 DESCRIPTION_MODES = ("spontaneous", "directed")
 ROTATIONS = (0, 1, 2, 3)  # circular VQA (eval --circular); scored by ``metrics.circular``
 
+# Generated tokens per query at most, by task (`eval --max-new-tokens` overrides): a description
+# is a paragraph or more (CogBench Section 3.2.1), a VQA reply a letter with perhaps a sentence
+# around it, a CODIS reply a short chain of thought and its answer (CODIS Table 11's prompt).
+DEFAULT_MAX_NEW_TOKENS = {"description": 1024, "vqa": 32, "codis": 512}
+
 
 def rotate(choices, answer: int, rotation: int) -> tuple[list, int]:
     """Rotation r puts original option (i + r) mod n at position i; returns the options and the right one's new position."""

@@ -2,40 +2,23 @@
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import shutil
 import socket
-import threading
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from raw_mirror import lay_out_mirror, serve
 
 from cogbench.cli import main
 from cogbench.dataset_builders.fetch import fetch_source, pinned_files
 from cogbench.errors import CogbenchError
 
 
-class QuietHandler(SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture
 def mirror(tmp_path, real_raw_dir):
-    """A folder laid out like raw.githubusercontent.com for the samples, served on 127.0.0.1."""
-    pin = pinned_files()["cogbench-samples"]
-    root = tmp_path / "mirror"
-    for name, entry in pin["files"].items():
-        target = root / pin["repository"] / pin["commit"] / entry["source"]
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(real_raw_dir / "cogbench-samples" / name, target)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(root)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield root, f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    """The samples served on 127.0.0.1 like raw.githubusercontent.com (copies: one test tampers)."""
+    root = lay_out_mirror(real_raw_dir, tmp_path / "mirror", ("cogbench-samples",), copy=True)
+    with serve(root) as url:
+        yield root, url
 
 
 def test_fetch_downloads_and_verifies_then_resumes(mirror, tmp_path, capsys):

@@ -173,11 +173,25 @@ def test_cli_diff_text_and_json(raw_copy, built_release, tmp_path, capsys):
     assert main(["diff", str(built_release), str(new)]) == 0
     out = capsys.readouterr().out
     assert "vqa: 1 record(s) changed: " in out and "(answer)" in out
-    assert "required bump: MAJOR -> proposed version 3.0.0" in out
+    assert "required bump: MAJOR (v2.0.0 -> at least v3.0.0) -> proposed version 3.0.0" in out
     assert f"warning: {new} is labelled v2.0.1, too small; rebuild it with --version 3.0.0" in out
     assert main(["diff", str(built_release), str(new), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["bump"] == "major" and data["proposed_version"] == "3.0.0"
+    assert data["bump"] == "major" and data["proposed_version"] == "3.0.0" and data["minimum_version"] == "3.0.0"
+
+
+def test_diff_never_proposes_a_version_below_the_new_build(raw_copy, tmp_path, capsys):
+    """Issue 24.5: a 2.0.0 build over 1.0.0 with a record added needs MINOR (>= 1.1.0), not a step back to 1.1.0."""
+    old = build_release(raw_copy, tmp_path / "old", version="1.0.0").out
+    edit_json(raw_copy / "cogbench-samples" / "cogbench_vqa.json", lambda data: data.append(dict(data[0], question="Which season?")))
+    new = build_release(raw_copy, tmp_path / "new", version="2.0.0").out
+    assert main(["diff", str(old), str(new)]) == 0
+    out = capsys.readouterr().out
+    assert f"required bump: MINOR (v1.0.0 -> at least v1.1.0); {new} is v2.0.0, which meets it: proposed version 2.0.0" in out
+    assert "1.1.0 ->" not in out and "warning" not in out
+    assert main(["diff", str(old), str(new), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert (data["bump"], data["minimum_version"], data["proposed_version"]) == ("minor", "1.1.0", "2.0.0")
 
 
 def test_diff_of_a_folder_that_is_not_a_build(built_release, tmp_path, capsys):

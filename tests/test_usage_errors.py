@@ -110,7 +110,8 @@ def test_help_shows_every_default(command, capsys):
     for shown in ("(default: 64)", "(default: tolerant)", "(default: 6)"):
         assert shown in text
     if command == "eval":
-        assert "(default: 512)" in text and "(default: spontaneous)" in text and "(default: 16)" in text
+        assert "(default: per task, description 1024, vqa 32, codis 512)" in text
+        assert "(default: spontaneous)" in text and "(default: 16)" in text
     else:
         assert "(default: runs/score-TASK-PREDICTIONS" in text and "(default: en_core_web_sm)" in text
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from cogbench.dataset_builders.build import MANIFEST_FILE
 from cogbench.dataset_builders.output import MARKER_FILE
-from cogbench.dataset_builders.raw import RawSources, find_sources
+from cogbench.dataset_builders.raw import RAW_LAYOUT, RawSources, find_sources
 from cogbench.dataset_builders.read import RawRead
 from cogbench.errors import CogbenchError, UsageError
 from cogbench.validation.checks import check_cors, check_identity, check_options, check_pairs
@@ -44,6 +44,9 @@ def validate(
     path = Path(path)
     if not path.exists():
         raise UsageError(f"{path} does not exist")
+    if path.is_file():
+        raise UsageError(f"{path} is a file; validate checks a folder: {RAW_LAYOUT}; or a folder written by "
+                         f"`cogbench build`{_folder_hint(path.parent)}")
     built = is_built_folder(path)
     contents = read_built(path, max_pixels) if built else read_raw(find_sources(path))
     report = check_contents(contents, expected, max_pixels)
@@ -51,6 +54,15 @@ def validate(
         report.findings += check_release(path, contents.records)
     report.strict = strict
     return report
+
+
+def _folder_hint(folder: Path) -> str:
+    """The folder holding a raw file, when it is one validate reads: what the user probably meant."""
+    try:
+        find_sources(folder)
+    except UsageError:
+        return ""
+    return f" (this file's folder is one: `cogbench validate {folder}`)"
 
 
 def validate_sources(sources: RawSources, expected: str | os.PathLike | None = None) -> ValidationReport:

@@ -123,7 +123,8 @@ class ValidationReport:
             "kind": self.kind,
             "ok": self.ok,
             "strict": self.strict,
-            "counts": dict(Counter(f.severity for f in self.findings)),
+            # Every severity, zeros included: a script reads counts["error"] without guessing.
+            "counts": {severity: Counter(f.severity for f in self.findings)[severity] for severity in SEVERITIES},
             "findings": [asdict(f) for f in self.findings],
             "stats": self.stats,
         }

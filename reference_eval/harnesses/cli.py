@@ -24,8 +24,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "export",
         help="export the benchmark for lmms-eval (task folder) or VLMEvalKit (custom MCQ TSV)",
-        description="Write an lmms-eval task folder (cogbench_vqa, cogbench_codis: this package's prompts and "
-        "scorers) or a VLMEvalKit custom-MCQ TSV of the vqa config, from a built folder or a Hub repo id "
+        description="Write an lmms-eval task folder (cogbench_description_spontaneous, cogbench_description_directed, "
+        "cogbench_vqa, cogbench_codis: this package's prompts and scorers) or a VLMEvalKit custom-MCQ TSV of the vqa config, from a built folder or a Hub repo id "
         "(pinned with --revision). Score their outputs with `cogbench score --predictions`.",
     )
     parser.add_argument("--format", required=True, choices=FORMATS, help="which harness to export for")

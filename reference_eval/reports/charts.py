@@ -2,11 +2,15 @@
 
 Inputs are plain series (label -> values and intervals) that ``runs_report``
 prepares; nothing here reads files. matplotlib is imported where used, with the
-Agg backend, so no display is needed.
+Agg backend, so no display is needed. Each ``draw_*`` returns the laid-out
+figure (constrained layout, legend below the plot, so neither labels nor legend
+squeeze or cover the data; tests read its artists back), and the function of the
+same name without ``draw_`` saves it as a PNG.
 """
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -14,6 +18,11 @@ from typing import Sequence
 PUBLISHED_STYLE = {"linestyle": "--", "linewidth": 1.3, "alpha": 0.9, "markersize": 4}
 PUBLISHED_MARKERS = "osD^v"
 DPI = 130
+LEGEND_ROW_INCHES = 0.22  # the figure grows by this per row of the legend below the plot
+LEGEND_CHAR_POINTS, LEGEND_HANDLE_POINTS = 5.0, 40  # width of a legend character (8 pt) and of handle + gaps
+MAX_WIDTH_INCHES = 18.0  # wider than a screen: bars get narrower instead
+STACK_PANELS_ABOVE = 6  # models beyond which paired panels stack vertically
+RADAR_LABEL_RADIUS = 108  # category labels just outside the 0-100 rim
 
 
 @dataclass
@@ -47,23 +56,52 @@ def _pyplot():
     return plt
 
 
-def _save(fig, path: Path, note: str = "", right: float = 1.0, top: float = 1.0) -> Path:
-    """The end of every chart: an optional footnote, the layout (inside ``right``/``top``), the PNG."""
-    if note:
-        fig.text(0.01, 0.01, note, fontsize=7.5, color="dimgrey")
-    fig.tight_layout(rect=(0, 0.04 if note else 0, right, top))
-    fig.savefig(path, dpi=DPI, bbox_inches="tight")
+def _legend_columns(width: float, labels: Sequence[str]) -> int:
+    """As many legend columns as the longest label lets fit across ``width`` inches (8 pt text)."""
+    longest = max((len(label) for label in labels), default=1)
+    per_column = (longest * LEGEND_CHAR_POINTS + LEGEND_HANDLE_POINTS) / 72
+    return max(1, min(len(labels) or 1, int(0.95 * width / per_column)))
+
+
+def _figure(width: float, height: float, legend: Sequence[str]):
+    """A constrained-layout figure, taller by the rows of a legend below the plot."""
+    rows = 1 + (-(-len(legend) // _legend_columns(width, legend)) if legend else 0)  # + the footnote
+    return _pyplot().figure(figsize=(width, height + LEGEND_ROW_INCHES * rows), layout="constrained")
+
+
+def _legend_below(fig, handles, labels, note: str = "") -> None:
+    """The legend under the plot, in columns, the footnote as its title: nothing squeezes the axes or covers data."""
+    if handles or note:
+        legend = fig.legend(handles, labels, loc="outside lower center", ncol=_legend_columns(fig.get_figwidth(), labels),
+                            fontsize=8, frameon=False, title=note or None, title_fontsize=7.5)
+        legend.get_title().set_color("dimgrey")
+
+
+def _legend_labels(series: Sequence[Series]) -> list[str]:
+    return [f"{s.label} (published)" if s.published else s.label for s in series]
+
+
+def _save(fig, path: Path) -> Path:
+    """Write the PNG and free the figure."""
+    fig.savefig(path, dpi=DPI)
     _pyplot().close(fig)
     return path
 
 
-def radar(path: Path, title: str, categories: Sequence[str], series: Sequence[Series], colours: dict[str, tuple]) -> Path:
-    """Scores per category on a closed polygon, 0-100; published models dashed."""
+def _short(label: str, width: int) -> str:
+    """Break a long tick label on spaces into lines of about ``width`` characters."""
+    return textwrap.fill(label, width=width, break_long_words=False)
+
+
+def draw_radar(title: str, categories: Sequence[str], series: Sequence[Series], colours: dict[str, tuple]):
+    """Scores per category on a closed polygon, 0-100; published models dashed; labels outside the rim."""
     import numpy as np
 
-    plt = _pyplot()
+    fig = _figure(8.5, 7.2, _legend_labels(series))
+    ax = fig.add_subplot(polar=True)
     angles = np.linspace(0, 2 * np.pi, len(categories), endpoint=False).tolist()
-    fig, ax = plt.subplots(figsize=(8.5, 7), subplot_kw={"polar": True})
+    ax.set_theta_offset(np.pi / 2)  # first category at the top, then clockwise
+    ax.set_theta_direction(-1)
     for i, s in enumerate(series):
         values = [v if v is not None else 0.0 for v in s.values]
         style = {**PUBLISHED_STYLE, "marker": PUBLISHED_MARKERS[i % len(PUBLISHED_MARKERS)]} if s.published else {"linewidth": 2.2}
@@ -72,23 +110,30 @@ def radar(path: Path, title: str, categories: Sequence[str], series: Sequence[Se
         if not s.published:
             ax.fill(angles + angles[:1], values + values[:1], color=colours[s.label], alpha=0.08)
     ax.set_xticks(angles)
-    ax.set_xticklabels([c.replace(" ", "\n", 1) if len(c) > 12 else c for c in categories], fontsize=9)
+    ax.set_xticklabels([])  # drawn below as texts aligned away from the plot
+    for angle, category in zip(angles, categories):
+        east, north = np.sin(angle), np.cos(angle)  # on screen, after the offset and clockwise direction
+        ax.text(angle, RADAR_LABEL_RADIUS, _short(category, 14), fontsize=9, clip_on=False,
+                ha="center" if abs(east) < 0.3 else ("left" if east > 0 else "right"),
+                va="center" if abs(north) < 0.3 else ("bottom" if north > 0 else "top"))
     ax.set_ylim(0, 100)
     ax.set_yticks([20, 40, 60, 80, 100])
     ax.set_yticklabels(["20%", "40%", "60%", "80%", "100%"], fontsize=7, color="grey")
-    ax.set_title(title, fontsize=12, pad=22)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.08, 1.05), fontsize=8, frameon=False)
-    return _save(fig, path)
+    ax.set_rlabel_position(180 / len(categories))  # between the first two spokes, off every label
+    ax.set_title(title, fontsize=12, pad=34)
+    _legend_below(fig, *ax.get_legend_handles_labels())
+    return fig
 
 
-def grouped_bars(path: Path, title: str, groups: Sequence[str], series: Sequence[Series], colours: dict[str, tuple],
-                 ylabel: str = "score (%)", note: str = "", reference: float | None = None) -> Path:
-    """Bars per group (metric or category), one bar per model, 95% interval whiskers; published bars hatched."""
+def radar(path: Path, title: str, categories: Sequence[str], series: Sequence[Series], colours: dict[str, tuple]) -> Path:
+    return _save(draw_radar(title, categories, series, colours), path)
+
+
+def _bars(ax, groups: Sequence[str], series: Sequence[Series], colours: dict[str, tuple], labels: bool) -> None:
+    """One bar per model in each group, interval whiskers; a missing value is marked, never drawn as 0."""
     import numpy as np
 
-    plt = _pyplot()
     width = 0.8 / max(len(series), 1)
-    fig, ax = plt.subplots(figsize=(max(7.0, 1.2 + len(groups) * (0.45 + 0.32 * len(series))), 4.8))
     x = np.arange(len(groups))
     for i, s in enumerate(series):
         positions = x - 0.4 + width * (i + 0.5)
@@ -97,54 +142,67 @@ def grouped_bars(path: Path, title: str, groups: Sequence[str], series: Sequence
                       label=f"{s.label} (published)" if s.published else s.label,
                       hatch="//" if s.published else None, alpha=0.55 if s.published else 0.9,
                       edgecolor="white" if s.published else None)
-        if s.intervals:
-            lows = [max(v - ci[0], 0.0) if ci and v is not None else 0.0 for v, ci in zip(s.values, s.intervals)]
-            highs = [max(ci[1] - v, 0.0) if ci and v is not None else 0.0 for v, ci in zip(s.values, s.intervals)]
+        intervals = s.intervals or [None] * len(s.values)
+        lows = [max(v - ci[0], 0.0) if ci and v is not None else 0.0 for v, ci in zip(s.values, intervals)]
+        highs = [max(ci[1] - v, 0.0) if ci and v is not None else 0.0 for v, ci in zip(s.values, intervals)]
+        if any(lows) or any(highs):
             ax.errorbar(positions, heights, yerr=[lows, highs], fmt="none", ecolor="black", capsize=3, linewidth=1)
-        tops = [ci[1] if ci else v for v, ci in zip(s.values, s.intervals)] if s.intervals else s.values
-        for bar, value, top in zip(bars, s.values, tops):
-            ax.text(bar.get_x() + bar.get_width() / 2, 1 if value is None else (top if top is not None else value) + 1,
-                    "not scored" if value is None else f"{value:.0f}", ha="center", va="bottom", fontsize=7,
-                    rotation=90 if value is None else 0)
-    if reference is not None:
-        ax.axhline(reference, color="dimgrey", linestyle="--", linewidth=1)
+        for bar, value, ci in zip(bars, s.values, intervals):
+            centre = bar.get_x() + bar.get_width() / 2
+            if value is None:  # nothing scored: a grey cross on the axis and the words, so it never reads as 0
+                ax.plot([centre], [1.5], marker="x", color="dimgrey", markersize=6)
+                ax.text(centre, 4, "not scored", ha="center", va="bottom", fontsize=6.5, rotation=90, color="dimgrey")
+            elif labels:
+                top = ci[1] if ci else value
+                ax.text(centre, top + 1, f"{value:.0f}", ha="center", va="bottom", fontsize=7 if len(series) < 8 else 5.5,
+                        rotation=0 if len(series) < 8 else 90)
+    ax.set_yticks(range(0, 101, 20))  # percentages: no tick above 100 in the headroom for value labels
     ax.set_xticks(x)
-    ax.set_xticklabels(groups, fontsize=9)
-    ax.set_ylim(0, 110)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=12)
+    ax.set_xticklabels([_short(g, 12) for g in groups], fontsize=9 if len(groups) < 6 else 8)
     ax.grid(axis="y", alpha=0.3)
     ax.set_axisbelow(True)
-    ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    return _save(fig, path, note)
+
+
+def draw_grouped_bars(title: str, groups: Sequence[str], series: Sequence[Series], colours: dict[str, tuple],
+                      ylabel: str = "score (%)", note: str = "", reference: float | None = None):
+    """Bars per group (metric or category), one bar per model, 95% interval whiskers; published bars hatched."""
+    fig = _figure(min(MAX_WIDTH_INCHES, max(7.0, 1.4 + len(groups) * (0.5 + 0.3 * len(series)))), 4.8, _legend_labels(series))
+    ax = fig.add_subplot()
+    _bars(ax, groups, series, colours, labels=True)
+    if reference is not None:
+        ax.axhline(reference, color="dimgrey", linestyle="--", linewidth=1)
+    ax.set_ylim(0, 112)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=12)
+    _legend_below(fig, *ax.get_legend_handles_labels(), note)
+    return fig
+
+
+def grouped_bars(path: Path, title: str, groups: Sequence[str], series: Sequence[Series], colours: dict[str, tuple],
+                 ylabel: str = "score (%)", note: str = "", reference: float | None = None) -> Path:
+    return _save(draw_grouped_bars(title, groups, series, colours, ylabel, note, reference), path)
+
+
+def draw_paired_panels(title: str, groups: Sequence[str], panels: Sequence[tuple[str, Sequence[Series]]],
+                       colours: dict[str, tuple], note: str = ""):
+    """Side-by-side bar panels sharing groups and colours (CODIS Acc_p and Acc_q per category)."""
+    n_series = max(len(s) for _, s in panels)
+    panel_width = max(6.5, 1.0 + len(groups) * (0.4 + 0.12 * n_series))
+    stacked = n_series > STACK_PANELS_ABOVE  # many models: panels one above the other, not a very wide strip
+    fig = _figure(panel_width * (1 if stacked else len(panels)), 4.8 * (len(panels) if stacked else 1),
+                  _legend_labels(panels[0][1]))
+    axes = fig.subplots(len(panels) if stacked else 1, 1 if stacked else len(panels), sharey=True, squeeze=False).ravel()
+    for ax, (panel_title, series) in zip(axes, panels):
+        _bars(ax, groups, series, colours, labels=False)
+        ax.set_title(panel_title, fontsize=11)
+        ax.set_ylim(0, 105)
+    for ax in axes[:: 1 if stacked else len(axes)]:
+        ax.set_ylabel("score (%)")
+    fig.suptitle(title, fontsize=12)
+    _legend_below(fig, *axes[0].get_legend_handles_labels(), note)
+    return fig
 
 
 def paired_panels(path: Path, title: str, groups: Sequence[str], panels: Sequence[tuple[str, Sequence[Series]]],
                   colours: dict[str, tuple], note: str = "") -> Path:
-    """Side-by-side bar panels sharing groups and colours (CODIS Acc_p and Acc_q per category)."""
-    import numpy as np
-
-    plt = _pyplot()
-    n_series = max(len(s) for _, s in panels)
-    fig, axes = plt.subplots(1, len(panels), figsize=(6.5 * len(panels), 4.8), sharey=True)
-    width = 0.8 / max(n_series, 1)
-    x = np.arange(len(groups))
-    for ax, (panel_title, series) in zip(np.atleast_1d(axes), panels):
-        for i, s in enumerate(series):
-            positions = x - 0.4 + width * (i + 0.5)
-            heights = [v if v is not None else 0.0 for v in s.values]
-            ax.bar(positions, heights, width * 0.92, color=colours[s.label], label=s.label)
-            lows = [max(v - ci[0], 0.0) if ci and v is not None else 0.0 for v, ci in zip(s.values, s.intervals)]
-            highs = [max(ci[1] - v, 0.0) if ci and v is not None else 0.0 for v, ci in zip(s.values, s.intervals)]
-            ax.errorbar(positions, heights, yerr=[lows, highs], fmt="none", ecolor="black", capsize=3, linewidth=1)
-        ax.set_xticks(x)
-        ax.set_xticklabels([g.replace(" and ", " &\n").replace(" ", "\n", 1) if len(g) > 11 else g for g in groups], fontsize=8.5)
-        ax.set_title(panel_title, fontsize=11)
-        ax.set_ylim(0, 105)
-        ax.grid(axis="y", alpha=0.3)
-        ax.set_axisbelow(True)
-    np.atleast_1d(axes)[0].set_ylabel("score (%)")
-    handles, labels = np.atleast_1d(axes)[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="upper right", fontsize=8, frameon=False)
-    fig.suptitle(title, fontsize=12)
-    return _save(fig, path, note, right=0.86, top=0.95)  # room for the figure legend and title
+    return _save(draw_paired_panels(title, groups, panels, colours, note), path)

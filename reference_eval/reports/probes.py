@@ -101,13 +101,34 @@ def blind_tables(runs: Sequence) -> list[Table]:
     return tables
 
 
+NO_LETTER = "no letter"
+
+
+def position_bias_series(runs: Sequence) -> tuple[list[str], list[charts.Series]]:
+    """Groups A-D plus "no letter" (replies with no readable letter, % of the 4 x N responses), one series per run.
+
+    The unparseable share is a bar of its own, so a model whose replies had no letter shows a
+    tall "no letter" bar beside zeros, and a share that was never scored is marked "not scored".
+    """
+    series = []
+    for r in runs:
+        counts = r.run.scores.get("counts") or {}
+        queries, unparseable = counts.get("queries"), counts.get("unparseable")
+        no_letter = 100.0 * unparseable / queries if queries and unparseable is not None else None
+        series.append(charts.Series(
+            r.label, [r.metrics[n]["overall"] for n in CHOICE_METRICS] + [no_letter],
+            [(r.metrics[n].get("interval") or {}).get("overall") for n in CHOICE_METRICS] + [None]))
+    return [*ANSWER_LETTERS, NO_LETTER], series
+
+
 def position_bias_chart(runs: Sequence, out: Path, colours: dict) -> list[tuple[Path, str]]:
     runs = [r for r in runs if is_circular(r)]
     if not runs:
         return []
-    series = [charts.Series(r.label, [shown_value(r.metrics[n]) for n in CHOICE_METRICS],
-                            [(r.metrics[n].get("interval") or {}).get("overall") for n in CHOICE_METRICS]) for r in runs]
-    path = charts.grouped_bars(out / "position_bias.png", "Circular VQA: share of each answer letter", list(ANSWER_LETTERS),
+    groups, series = position_bias_series(runs)
+    path = charts.grouped_bars(out / "position_bias.png", "Circular VQA: share of each answer letter", groups,
                                series, colours, ylabel="share of responses (%)", reference=25.0,
-                               note="Dashed line: 25%, a model without position bias. Whiskers: 95% interval over images.")
-    return [(path, "Position bias under circular evaluation: each letter's share of the model's choices.")]
+                               note="Dashed line: 25%, a model without position bias. 'no letter': replies without a "
+                               "readable letter. Whiskers: 95% interval over images.")
+    return [(path, "Position bias under circular evaluation: each letter's share of the model's choices, "
+                   "and the share of replies with no readable letter.")]

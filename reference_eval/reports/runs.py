@@ -326,13 +326,17 @@ def _write(path: Path, text: str) -> None:
     partial.replace(path)
 
 
+# Tables fit a 1400 px window (CODIS Table 3 has 13 number columns; tests/test_report_html.py
+# measures it in headless Chromium): compact cells, the interval may break after its comma,
+# headers and the Source column wrap.
 HTML_STYLE = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2em auto;max-width:1600px;color:#222;padding:0 1em}
 .scroll{overflow-x:auto}
-table{border-collapse:collapse;font-size:13px;margin:.5em 0}th,td{border:1px solid #ccc;padding:3px 7px;text-align:right}
-th{background:#f0f0f0;position:sticky;top:0}td:first-child,td:nth-child(2),th:first-child,th:nth-child(2){text-align:left}td:nth-child(2){white-space:nowrap}
+table{border-collapse:collapse;font-size:12.5px;margin:.5em 0}th,td{border:1px solid #ccc;padding:2px 5px;text-align:right}
+th{background:#f0f0f0;position:sticky;top:0;font-size:12px}td:first-child,td:nth-child(2),th:first-child,th:nth-child(2){text-align:left}
+td:nth-child(2){font-size:11.5px;min-width:7em}
 tr.run td{background:#eef5ff}tr.published td{color:#555;font-style:italic}td.best{font-weight:bold;color:#000}
-.ci{display:block;font-size:11px;color:#666;font-weight:normal;white-space:nowrap}.note{font-size:12px;color:#555}figure{margin:1.5em 0}img{max-width:100%;border:1px solid #eee}
+.ci{display:block;font-size:10.5px;color:#666;font-weight:normal}.note{font-size:12px;color:#555}figure{margin:1.5em 0}img{max-width:100%;border:1px solid #eee}
 figcaption{font-size:13px;color:#444}
 """
 

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from cogbench.reference_eval.completeness import coverage_label, run_labels, shown_value
+from cogbench.reference_eval.metrics.captioning import CAPTIONING_METRICS, COLUMN_LABEL
 from cogbench.schemas.features import CATEGORY_LABEL
 
 
@@ -34,6 +35,10 @@ def render_summary(scores: dict[str, Any], out: Path) -> str:
     if counted:
         lines.append("counted: " + "; ".join(counted))
     lines += partial_lines(scores)
+    caption = (scores.get("analyses") or {}).get("captioning")
+    if caption:
+        numbers = ", ".join(f"{COLUMN_LABEL[m]} {caption['scores'][m]:.3f}" for m in CAPTIONING_METRICS)
+        lines.append(f"captioning (CogBench Appendix E, Table 7; {caption['items']} descriptions, {caption['mode']}): {numbers}")
     comparison = judge.get("parsing_comparison")
     if comparison:
         numbers = ", ".join(f"{k} {_cell(v)}" for k, v in comparison["metrics"].items())

@@ -1,11 +1,14 @@
-"""Peak memory and time of `cogbench build` and `cogbench validate` on CODIS and on a 10x copy.
+"""Peak memory and time of `cogbench build`, `build --previous`, `diff` and `validate` on CODIS and a 4x copy.
 
-The 10x copy is made here, in a temporary folder: ten copies of every CODIS
+The 4x copy is made here, in a temporary folder: ten copies of every CODIS
 pair with new ids, each copy pointing at its own image files whose bytes differ
 (a few bytes appended after the JPEG end marker, which decoders ignore), so
-nothing is deduplicated and ten times the images are embedded and decoded.
+nothing is deduplicated and four times the images are embedded and decoded.
+At each size: a build (v2.0.0), a second build of the same data with
+`--previous` the first (v2.0.1: diffs every record and image, writes the
+changelog), `diff` of the two, and `validate` of the first.
 Each command runs in a fresh process; peak RSS is that process's ru_maxrss.
-The bound (issue 11): under 400 MB, and not growing with the number of images.
+The bound (issues 11, 24): under 400 MB, and not growing with the number of images.
 
 Run: .venv/bin/python tests/benchmarks/build_memory.py [RAW_DIR]
 """
@@ -21,7 +24,8 @@ import time
 from pathlib import Path
 
 BOUND_MB = 400
-COPIES = 10
+COPIES = 4
+COMMANDS = ("build", "build --previous", "diff", "validate")
 
 
 def make_copies(codis: Path, dest: Path, copies: int) -> Path:
@@ -58,22 +62,28 @@ def main() -> None:
     raw = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().parents[3] / "shared" / "data") / "codis"
     rows = []
     with tempfile.TemporaryDirectory() as folder:
-        tenfold = make_copies(raw, Path(folder) / "codis-10x", COPIES)
-        for label, source in (("CODIS", raw), (f"CODIS x{COPIES}", tenfold)):
-            out = Path(folder) / f"out-{source.name}"
+        larger = make_copies(raw, Path(folder) / f"codis-{COPIES}x", COPIES)
+        for label, source in (("CODIS x1", raw), (f"CODIS x{COPIES}", larger)):
+            first, second = Path(folder) / f"out-{source.name}", Path(folder) / f"next-{source.name}"
             images = sum(1 for _ in (source / "images").iterdir())
             megabytes = sum(p.stat().st_size for p in (source / "images").iterdir()) / 1e6
-            build = measure(["build", "--raw-dir", str(source), "--out", str(out)])
-            check = measure(["validate", str(out), "--expected", "none"])
-            rows.append((label, images, megabytes, build, check))
-    print(f"{'data':<11} {'images':>6} {'MB':>6} | {'build s':>7} {'build MB':>8} | {'validate s':>10} {'validate MB':>11}")
-    for label, images, megabytes, build, check in rows:
-        print(f"{label:<11} {images:>6} {megabytes:6.0f} | {build[0]:7.1f} {build[1]:8.0f} | {check[0]:10.1f} {check[1]:11.0f}")
-    small, large = rows[0], rows[1]
-    print(f"x{COPIES} / x1 peak RSS: build {large[3][1] / small[3][1]:.2f}, validate {large[4][1] / small[4][1]:.2f}; "
-          f"time: build {large[3][0] / small[3][0]:.2f}, validate {large[4][0] / small[4][0]:.2f}")
-    print(f"validate summaries: {small[4][2]!r} / {large[4][2]!r}")
-    worst = max(max(row[3][1], row[4][1]) for row in rows)
+            results = [
+                measure(["build", "--raw-dir", str(source), "--out", str(first)]),
+                measure(["build", "--raw-dir", str(source), "--out", str(second), "--previous", str(first), "--version", "2.0.1"]),
+                measure(["diff", str(first), str(second)]),
+                measure(["validate", str(first), "--expected", "none"]),
+            ]
+            rows.append((label, images, megabytes, results))
+    header = " | ".join(f"{name:>16}" for name in COMMANDS)
+    print(f"{'data':<11} {'images':>6} {'MB':>6} | {header}   (seconds / peak RSS MB)")
+    for label, images, megabytes, results in rows:
+        cells = " | ".join(f"{seconds:6.1f}s {peak:6.0f}MB" for seconds, peak, _ in results)
+        print(f"{label:<11} {images:>6} {megabytes:6.0f} | {cells}")
+    small, large = rows[0][3], rows[1][3]
+    ratios = ", ".join(f"{name} {b[1] / a[1]:.2f}" for name, a, b in zip(COMMANDS, small, large))
+    print(f"x{COPIES} / x1 peak RSS: {ratios}")
+    print(f"validate summaries: {small[3][2]!r} / {large[3][2]!r}")
+    worst = max(result[1] for row in rows for result in row[3])
     print(f"worst peak RSS {worst:.0f} MB: {'within' if worst < BOUND_MB else 'OVER'} the {BOUND_MB} MB bound")
 
 

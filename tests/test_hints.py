@@ -1,0 +1,122 @@
+"""Every command cogbench prints as a hint runs as printed (issue 24, items 1 and 2).
+
+One table, run in order in one fresh folder as a new user would: each row runs a command
+through bash, finds the hint in its output, and runs that hint through bash too. Raw files come
+from a real local HTTP server mirroring raw.githubusercontent.com ($COGBENCH_RAW_BASE_URL), so
+`fetch-raw` works offline; everything else is the real data of ../shared/data.
+
+Hints that name another tool's command with placeholders (the harness `run:`/`score:` lines of
+`export`, `hf download` in an offline message) are not cogbench commands and are not run here.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from raw_mirror import lay_out_mirror, serve
+
+from cogbench.dataset_builders.fetch import PUBLIC_SOURCES
+
+BIN = str(Path(sys.executable).parent)
+
+# (what, command that prints the hint, its exit code, regex whose group 1 is the hint, the hint's exit code)
+# Rows run in order in one folder: later rows use what earlier hints made (raw/, dist/...).
+HINTS = [
+    ("missing raw folder -> fetch it", "cogbench build --raw-dir raw --out dist/cogbench", 2,
+     r"`(cogbench fetch-raw --dest raw)`", 0),
+    ("fetch-raw, no SOURCE (all) -> build", "cogbench fetch-raw", 0, r"next: (cogbench build --raw-dir raw)$", 0),
+    ("full CogBench release -> the public samples", "cogbench fetch-raw cogbench", 2,
+     r"`(cogbench fetch-raw cogbench-samples --dest raw)`", 0),
+    ("full CogBench release -> build once it is in raw/", "cogbench fetch-raw cogbench", 2,
+     r"`(cogbench build --raw-dir raw)`", 0),
+    ("validate a raw file -> its folder", "cogbench validate raw/codis/data.json", 2, r"`(cogbench validate raw/codis)`", 0),
+    ("build -> validate", "cogbench build --raw-dir raw --out dist/a", 0, r"next: (cogbench validate dist/a)$", 0),
+    ("publish without --repo-id at build -> rebuild with it", "cogbench publish dist/a --repo-id me/cb --version 2.0.0 --dry-run",
+     2, r"`(cogbench build --raw-dir raw --out dist/a --version 2.0.0 --repo-id me/cb)`", 0),
+    ("build with --repo-id -> publish dry run", "cogbench build --raw-dir raw --out dist/b --repo-id me/cb", 0,
+     r"publish: (cogbench publish dist/b --repo-id me/cb --version 2.0.0 --dry-run)$", 0),
+    ("publish another version -> rebuild with it", "cogbench publish dist/b --repo-id me/cb --version 2.0.1 --dry-run", 2,
+     r"`(cogbench build --raw-dir raw --out dist/b --version 2.0.1 --repo-id me/cb)`", 0),
+    ("dataset folder that is no build -> build it", "mkdir -p empty && cogbench export --format vlmevalkit --dataset empty --out exports",
+     2, r"`(cogbench build --raw-dir raw --out empty)`", 0),
+]
+
+
+def _run(command: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", "-c", command], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def user_folder(real_raw_dir, tmp_path_factory):
+    """A fresh folder, and the environment of a user whose raw files come from a local mirror."""
+    root = lay_out_mirror(real_raw_dir, tmp_path_factory.mktemp("mirror"), PUBLIC_SOURCES)
+    with serve(root) as url:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("COGBENCH_")}
+        env |= {"PATH": f"{BIN}{os.pathsep}{env.get('PATH', '')}", "COGBENCH_RAW_BASE_URL": url, "HF_HUB_OFFLINE": "1"}
+        yield tmp_path_factory.mktemp("user"), env
+
+
+def test_every_hint_runs_as_printed(user_folder):
+    cwd, env = user_folder
+    for what, command, code, pattern, hint_code in HINTS:
+        shown = _run(command, cwd, env)
+        output = shown.stdout + shown.stderr
+        assert shown.returncode == code, f"{what}: `{command}` exited {shown.returncode}:\n{output[-1500:]}"
+        found = re.search(pattern, output, re.MULTILINE)
+        assert found, f"{what}: `{command}` printed no hint matching {pattern!r}:\n{output[-1500:]}"
+        ran = _run(found.group(1), cwd, env)
+        assert ran.returncode == hint_code, f"{what}: hint `{found.group(1)}` exited {ran.returncode}:\n{(ran.stdout + ran.stderr)[-1500:]}"
+        assert "Traceback" not in ran.stderr
+
+
+def test_version_hints_run_as_printed(user_folder):
+    """`build --previous` and `diff` name the version to use; the same command with it succeeds."""
+    cwd, env = user_folder
+    build = "cogbench build --raw-dir raw --out dist/next --previous dist/a --version {}"
+    refused = _run(build.format("2.0.0"), cwd, env)
+    assert refused.returncode == 2
+    version = re.search(r"rebuild with --version (\S+) \(or higher\)", refused.stderr).group(1)
+    assert version == "2.0.1"
+    assert _run(build.format(version), cwd, env).returncode == 0
+
+    low = _run("cogbench build --raw-dir raw --out dist/low --version 1.0.0", cwd, env)
+    assert low.returncode == 0, low.stderr
+    diff = _run("cogbench diff dist/a dist/low", cwd, env)
+    assert diff.returncode == 0, diff.stderr
+    version = re.search(r"rebuild it with --version (\S+)$", diff.stdout, re.MULTILINE).group(1)
+    assert version == "2.0.1"
+    assert _run(f"cogbench build --raw-dir raw --out dist/low --version {version}", cwd, env).returncode == 0
+    assert "proposed version 2.0.1" in _run("cogbench diff dist/a dist/low", cwd, env).stdout
+
+
+# Where the code prints a cogbench command with arguments, and how many: a new one fails the test
+# below until it has its row above. Not hints: harness.py names the `cogbench export` call a file
+# comes from, lmms_eval.py writes that call into the YAML it generates, raw.py builds `build_command`.
+# Not run here: harnesses/cli.py's description and its two `score:` lines, whose --predictions is the
+# file another harness (lmms-eval, VLMEvalKit) writes (tested on real harness output in test_harnesses).
+HINT_SITES = {
+    "cards/cli.py": 2, "cards/publish.py": 2, "cards/versions.py": 2, "dataset_builders/cli.py": 1,
+    "dataset_builders/fetch.py": 1, "dataset_builders/load.py": 1, "dataset_builders/raw.py": 2, "validation/api.py": 1,
+    "reference_eval/formats/harness.py": 1, "reference_eval/harnesses/lmms_eval.py": 1, "reference_eval/harnesses/cli.py": 3,
+}
+HINT_SITE = re.compile(r"(next|publish): cogbench |`cogbench [a-z-]+ \{|cogbench [a-z-]+ [^`\"]*--|\{build_command\(|rebuild (it )?with --version")
+
+
+def test_every_printed_cogbench_command_is_in_the_table():
+    """Grep the sources for printed commands: a hint added without a row in HINTS fails here."""
+    root = Path(__file__).resolve().parents[1]
+    sites: dict[str, int] = {}
+    for folder in ("cogbench", "cards", "dataset_builders", "validation", "reference_eval"):
+        for path in sorted((root / folder).rglob("*.py")):
+            for line in path.read_text(encoding="utf-8").splitlines():
+                text = line.strip()
+                found = HINT_SITE.search(text)  # inside a string literal (not a docstring or comment)
+                if found and '"' in text[:found.start()] and "help=" not in text and not text.startswith(("#", '"""')):
+                    name = path.relative_to(root).as_posix()
+                    sites[name] = sites.get(name, 0) + 1
+    assert sites == HINT_SITES
