@@ -23,7 +23,9 @@ from cogbench.errors import CogbenchError, IncompleteRunError, UsageError
 from cogbench.reference_eval import analyses, provenance
 from cogbench.reference_eval.backends.openai_api import ChatSettings
 from cogbench.reference_eval.completeness import failure_line, is_complete
+from cogbench.reference_eval.formats.harness import harness_provenance
 from cogbench.reference_eval.formats.official import OfficialIds, read_any_predictions
+from cogbench.reference_eval.harnesses.lmms_eval_tasks import task_docs
 from cogbench.reference_eval.judges.llm import JudgeSpec, LLMJudge
 from cogbench.reference_eval.metrics import intervals as metric_intervals
 from cogbench.reference_eval.reports.run import interval_summary, write_run
@@ -115,7 +117,9 @@ def _outputs_by_id(options: ScoreOptions, rows: list[dict[str, Any]]) -> tuple[d
     id_column = ID_COLUMN[options.task]
     if options.oracle:
         return {row[id_column]: row["description"] for row in rows}, {"predictions": "oracle"}
-    predictions = read_any_predictions(options.predictions, options.task, OfficialIds.from_rows(options.task, rows))
+    ids = OfficialIds.from_rows(options.task, rows, task_docs(options.task, rows))
+    predictions = read_any_predictions(options.predictions, options.task, ids)
+    harness = harness_provenance(Path(options.predictions))
     queries = (1, 2) if options.task == "codis" else ROTATIONS if options.circular else None
     if queries:
         expected = {(row[id_column], query) for row in rows for query in queries}
@@ -137,7 +141,8 @@ def _outputs_by_id(options: ScoreOptions, rows: list[dict[str, Any]]) -> tuple[d
         "prompt_templates": provenance.model_templates((p.prompt_id, p.prompt_sha256) for p in predictions),
         "prompt_ids": sorted({p.prompt_id for p in predictions if p.prompt_id}),
         "predictions": str(options.predictions),
-        "model": ", ".join(models) or Path(options.predictions).stem,
+        "model": ", ".join(models) or harness.get("model_name") or Path(options.predictions).stem,
+        "harness": harness,
         "missing_predictions": [_id_text(key) for key in missing],
         "unknown_predictions": [_id_text(key) for key in extra],
     }
@@ -227,6 +232,7 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
         "prompt_templates": source.get("prompt_templates", []) + provenance.judge_templates(options.task, spec.kind),
         "judge": provenance.judge_provenance(spec.kind, spec.model, options.judge_base_url, options.judge_parsing),
         "models": result.models,
+        **({"harness": source["harness"]} if source.get("harness") else {}),
         "thresholds": provenance.thresholds(options.task),
     }
     if extra:

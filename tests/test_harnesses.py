@@ -16,10 +16,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from openai_server import Reply
 from PIL import Image
 from shared_files import require_shared
 
 from cogbench.cli import main
+from cogbench.errors import UsageError
 from cogbench.dataset_builders.load import load_config
 from cogbench.reference_eval.harnesses import lmms_eval_tasks as tasks
 from cogbench.reference_eval.metrics.vqa import extract_official
@@ -132,12 +134,61 @@ def test_description_tasks_score_recognition_as_cogbench_score_does(built_releas
     assert 0 < value < 100 and scores(out)["recognition_micro"]["overall"] == pytest.approx(value)
 
 
+def model_args() -> list[str]:
+    """The Recognition Score's models as local files (the tests run offline)."""
+    spacy_model = str(require_shared("models", "en_ud_ewt_pos", what="the spaCy POS stand-in model"))
+    return ["--spacy-model", spacy_model, "--embedder", minilm_path()]
+
+
+def test_export_refuses_a_missing_model_before_writing_anything(built_release, tmp_path, capsys):
+    out = tmp_path / "t"
+    argv = ["export", "--format", "lmms-eval", "--dataset", str(built_release), "--out", str(out)]
+    assert main([*argv, "--spacy-model", "no_such_spacy_model", "--embedder", minilm_path()]) == 2
+    error = capsys.readouterr().err
+    assert "cannot load spaCy model 'no_such_spacy_model'" in error and "python -m spacy download no_such_spacy_model" in error
+    assert not out.exists()
+    spacy_model = str(require_shared("models", "en_ud_ewt_pos", what="the spaCy POS stand-in model"))
+    assert main([*argv, "--spacy-model", spacy_model, "--embedder", str(tmp_path / "moved-embedder")]) == 2
+    assert "cannot load embedder" in capsys.readouterr().err and not out.exists()
+
+
+def test_exported_description_task_checks_its_models_at_import(built_release, tmp_path):
+    """A model moved after export fails when lmms-eval imports the task's functions, before any generation."""
+    import importlib.util
+    import shutil
+
+    spacy_model = tmp_path / "spacy-model"
+    shutil.copytree(require_shared("models", "en_ud_ewt_pos", what="the spaCy POS stand-in model"), spacy_model)
+    out = tmp_path / "t"
+    assert main(["export", "--format", "lmms-eval", "--dataset", str(built_release), "--out", str(out),
+                 "--spacy-model", str(spacy_model), "--embedder", minilm_path()]) == 0
+    assert "utils_description.description_recognition" in (out / "cogbench_description_directed.yaml").read_text()
+    assert "utils_description" not in (out / "cogbench_vqa.yaml").read_text()
+    shutil.rmtree(spacy_model)
+    spec = importlib.util.spec_from_file_location("utils_description", out / "utils_description.py")
+    with pytest.raises(UsageError, match="cannot load spaCy model"):
+        spec.loader.exec_module(importlib.util.module_from_spec(spec))
+    spec = importlib.util.spec_from_file_location("utils", out / "utils.py")  # VQA and CODIS need no model
+    spec.loader.exec_module(importlib.util.module_from_spec(spec))
+
+
+def test_eval_description_checks_the_scorer_models_before_the_first_query(built_release, tmp_path, openai_server, capsys):
+    server = openai_server(lambda request: Reply(text="A kitchen."))
+    argv = ["eval", "--task", "description", "--model", "openai:m", "--base-url", server.base_url,
+            "--dataset", str(built_release), "--out", str(tmp_path / "run"), "--limit", "2",
+            "--spacy-model", "no_such_spacy_model", "--embedder", minilm_path()]
+    assert main(argv) == 2
+    assert "python -m spacy download no_such_spacy_model" in capsys.readouterr().err
+    assert server.chat_requests == [] and not (tmp_path / "run").exists()
+
+
 def test_lmms_eval_loads_the_exported_tasks_with_its_own_task_manager(built_release, tmp_path):
     if importlib.util.find_spec("lmms_eval") is None:
         pytest.skip("lmms-eval is not installed (the CI step .ci/run-harness installs it)")
     from lmms_eval.tasks import TaskManager, get_task_dict
 
-    assert main(["export", "--format", "lmms-eval", "--dataset", str(built_release), "--out", str(tmp_path / "t")]) == 0
+    assert main(["export", "--format", "lmms-eval", "--dataset", str(built_release), "--out", str(tmp_path / "t"),
+                 *model_args()]) == 0
     manager = TaskManager(include_path=str(tmp_path / "t"))
     task_dict = get_task_dict(["cogbench_description_directed", "cogbench_vqa", "cogbench_codis"], manager)
     description = task_dict["cogbench_description_directed"]

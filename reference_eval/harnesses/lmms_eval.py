@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from cogbench.reference_eval.metrics.recognition import check_models
 from cogbench.reference_eval.prompts import (
     CODIS_DI_COT,
     DESCRIPTION_DIRECTED,
@@ -23,11 +24,18 @@ from cogbench.reference_eval.prompts import (
 UTILS = '''"""lmms-eval calls these through the YAMLs beside this file; the code is the cogbench package's."""
 
 from cogbench.reference_eval.harnesses.lmms_eval_tasks import *  # noqa: F401,F403
-from cogbench.reference_eval.harnesses.lmms_eval_tasks import recognition_score
+'''
+# The description tasks' functions: a module of their own, so that their models are checked when
+# lmms-eval loads these tasks (in the first second of a run) and never for a VQA or CODIS run.
+UTILS_DESCRIPTION = '''"""The description tasks' functions; importing this checks the Recognition Score's models."""
+
+from cogbench.reference_eval.harnesses.lmms_eval_tasks import *  # noqa: F401,F403
+from cogbench.reference_eval.harnesses.lmms_eval_tasks import recognition_score, require_models
 
 # The Recognition Score's models (`cogbench export --spacy-model/--embedder`): names or local paths.
 SPACY_MODEL = {spacy_model!r}
 EMBEDDER = {embedder!r}
+require_models(SPACY_MODEL, EMBEDDER)  # a missing or moved model fails here, before any generation
 
 
 def description_recognition(items):
@@ -51,6 +59,7 @@ MAX_NEW_TOKENS = 512  # as `cogbench eval`'s default
 
 def task_yaml(name: str, dataset: str, revision: str | None) -> str:
     config, template, prefix, metrics = TASKS[name]
+    utils = "utils_description" if config == "description" else "utils"
     lines = [
         f"# Written by `cogbench export --format lmms-eval`; prompt {template.id} (sha256 {template.sha256[:12]}).",
         f"task: {name}",
@@ -62,9 +71,9 @@ def task_yaml(name: str, dataset: str, revision: str | None) -> str:
     lines += [
         "test_split: test",
         "output_type: generate_until",
-        "doc_to_visual: !function utils.doc_to_visual",
-        f"doc_to_text: !function utils.{prefix}_doc_to_text",
-        f"doc_to_target: !function utils.{config}_doc_to_target",
+        f"doc_to_visual: !function {utils}.doc_to_visual",
+        f"doc_to_text: !function {utils}.{prefix}_doc_to_text",
+        f"doc_to_target: !function {utils}.{config}_doc_to_target",
     ]
     if config == "codis":
         lines.append("process_docs: !function utils.codis_process_docs")
@@ -73,11 +82,11 @@ def task_yaml(name: str, dataset: str, revision: str | None) -> str:
         f"  max_new_tokens: {MAX_NEW_TOKENS}",
         "  temperature: 0",
         "  do_sample: false",
-        f"process_results: !function utils.{config}_process_results",
+        f"process_results: !function {utils}.{config}_process_results",
         "metric_list:",
     ]
     for metric, aggregation in metrics.items():
-        lines += [f"  - metric: {metric}", f"    aggregation: !function utils.{aggregation}", "    higher_is_better: true"]
+        lines += [f"  - metric: {metric}", f"    aggregation: !function {utils}.{aggregation}", "    higher_is_better: true"]
     lines += ["metadata:", f"  version: {json.dumps(template.id)}"]
     return "\n".join(lines) + "\n"
 
@@ -86,10 +95,15 @@ def export_lmms_eval(
     dataset: str, out: Path, revision: str | None = None,
     spacy_model: str = DEFAULT_SPACY_MODEL, embedder: str = DEFAULT_EMBEDDER,
 ) -> list[Path]:
-    """Write the task folder ``out`` (created; files of the same names replaced) and return its files."""
+    """Write the task folder ``out`` (created; files of the same names replaced) and return its files.
+
+    The Recognition Score's models are loaded first: a missing one is refused before anything is written.
+    """
+    check_models(spacy_model, embedder)
     out.mkdir(parents=True, exist_ok=True)
-    written = [out / "utils.py"]
-    written[0].write_text(UTILS.format(spacy_model=spacy_model, embedder=embedder), encoding="utf-8")
+    written = [out / "utils.py", out / "utils_description.py"]
+    written[0].write_text(UTILS, encoding="utf-8")
+    written[1].write_text(UTILS_DESCRIPTION.format(spacy_model=spacy_model, embedder=embedder), encoding="utf-8")
     for name in TASKS:
         path = out / f"{name}.yaml"
         path.write_text(task_yaml(name, dataset, revision), encoding="utf-8")
