@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from cogbench.dataset_builders.build import CARD_FILE, MANIFEST_FILE, config_counts
+from cogbench.dataset_builders.croissant import CROISSANT_FILE, render_croissant
 from cogbench.dataset_builders.output import MARKER_FILE, folder_files, read_marker
 from cogbench.dataset_builders.raw import sha256_file
 from cogbench.schemas.features import CONFIGS, SPLIT
@@ -53,7 +54,8 @@ def configs_on_disk(folder: Path) -> list[str]:
 def build_files(manifest: dict[str, Any]) -> set[str]:
     """Exactly the files a build writes, per its manifest."""
     shards = {path for entry in manifest["configs"].values() for path in entry["shards"]}
-    return {CARD_FILE, MANIFEST_FILE, MARKER_FILE} | shards
+    metadata = {name for name in manifest.get("metadata_files", []) if name == CROISSANT_FILE}  # builds since 2.x
+    return {CARD_FILE, MANIFEST_FILE, MARKER_FILE} | shards | metadata
 
 
 def check_files(folder: Path, manifest: dict[str, Any]) -> list[Finding]:
@@ -67,6 +69,8 @@ def check_files(folder: Path, manifest: dict[str, Any]) -> list[Finding]:
     present = set(folder_files(folder))
     for name in sorted(present - expected):
         found.append(finding("files.stray", name, None, None, "not a file the build writes (not listed in the manifest); it would not be validated"))
+    if CROISSANT_FILE in expected and CROISSANT_FILE not in present:
+        found.append(finding("files.missing", CROISSANT_FILE, None, None, "the manifest lists it; the build writes it beside the card"))
     for config, entry in sorted(manifest["configs"].items()):
         for name, shard in sorted(entry["shards"].items()):
             match = SHARD_PATH.match(name)
@@ -93,7 +97,7 @@ def check_edited(folder: Path, marker: dict[str, Any] | None) -> list[Finding]:
     if not isinstance(recorded, dict):
         return []
     found = []
-    for name in (MANIFEST_FILE, CARD_FILE):
+    for name in (MANIFEST_FILE, CARD_FILE, CROISSANT_FILE):
         path = folder / name
         if isinstance(recorded.get(name), str) and path.is_file() and sha256_file(path) != recorded[name]:
             found.append(finding("files.edited", name, None, None, "changed after the build (its sha256 differs from the build marker's); rebuild the folder"))
@@ -174,4 +178,19 @@ def check_release(folder: Path, records: dict[str, list]) -> list[Finding]:
     manifest, found = load_manifest_findings(folder)
     if manifest is None:
         return found
-    return check_files(folder, manifest) + check_manifest(folder, manifest, records) + check_card(folder, manifest)
+    return (check_files(folder, manifest) + check_manifest(folder, manifest, records) + check_card(folder, manifest)
+            + check_croissant(folder, manifest))
+
+
+def check_croissant(folder: Path, manifest: dict[str, Any]) -> list[Finding]:
+    """croissant.json, where the manifest lists it, must be what the build renders from the manifest."""
+    if CROISSANT_FILE not in manifest.get("metadata_files", []) or not (folder / CROISSANT_FILE).is_file():
+        return []  # a missing listed file is files.missing (check_files)
+    try:
+        written = json.loads((folder / CROISSANT_FILE).read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        return [finding("croissant.mismatch", CROISSANT_FILE, None, None, f"not readable JSON: {error}")]
+    if written != render_croissant(manifest):
+        return [finding("croissant.mismatch", CROISSANT_FILE, None, None,
+                        "differs from the Croissant metadata of this manifest (edited, or from another build); rebuild")]
+    return []
