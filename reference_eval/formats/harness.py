@@ -22,6 +22,7 @@ the reference scores of a model evaluated in either harness.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -132,14 +133,15 @@ SECRET_WORDS = ("key", "token", "secret", "password")
 
 
 def _without_secrets(model_args: Any) -> Any:
-    """lmms-eval's ``model_args`` (``"a=1,b=2"`` or a dict) with credential-like entries dropped."""
-    def secret(name: str) -> bool:
-        return any(word in name.lower() for word in SECRET_WORDS)
+    """lmms-eval's ``model_args`` (``"a=1,b=2"`` or a dict) without credential-like entries
+    (a key, token, secret or password by name, or a URL with a user or password in it)."""
+    def secret(name: str, value: str) -> bool:
+        return any(word in name.lower() for word in SECRET_WORDS) or re.search(r"://[^/]*@", value) is not None
 
     if isinstance(model_args, dict):
-        return {k: v for k, v in model_args.items() if not secret(str(k))}
+        return {k: v for k, v in model_args.items() if not secret(str(k), str(v))}
     if isinstance(model_args, str):
-        return ",".join(part for part in model_args.split(",") if not secret(part.partition("=")[0]))
+        return ",".join(part for part in model_args.split(",") if not secret(*part.partition("=")[::2]))
     return None
 
 
