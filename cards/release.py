@@ -24,6 +24,7 @@ from cogbench.dataset_builders.build import (
     write_dataset,
     write_json,
 )
+from cogbench.dataset_builders.croissant import CROISSANT_FILE, render_croissant
 from cogbench.dataset_builders.output import check_replaceable, move_into_place, new_staging, write_marker
 from cogbench.dataset_builders.raw import find_sources
 from cogbench.dataset_builders.read import read_raw, sorted_records
@@ -77,9 +78,11 @@ def build_release(
         manifest = write_dataset(staging, version, sources, records, max_shard_bytes, repo_id)
         manifest["changelog"] = changelog_entries(manifest, previous, staging)
         manifest["expected_counts"] = declared_expected(sources, previous)
+        manifest["metadata_files"] = [CROISSANT_FILE]
         write_json(staging / MANIFEST_FILE, manifest)
         (staging / CARD_FILE).write_text(render_card(manifest), encoding="utf-8")
-        write_marker(staging, manifest["builder_version"], hashed=(MANIFEST_FILE, CARD_FILE))
+        write_json(staging / CROISSANT_FILE, render_croissant(manifest))
+        write_marker(staging, manifest["builder_version"], hashed=(MANIFEST_FILE, CARD_FILE, CROISSANT_FILE))
         require_valid(validate(staging, expected=None), f"the built release {out}")
         move_into_place(staging, out)
     except BaseException:

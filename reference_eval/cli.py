@@ -249,6 +249,12 @@ def run_eval_command(args: argparse.Namespace) -> int:
     )
 
     parse_model_spec(args.model)  # a bad spec is a usage error before anything else
+    if args.task == "description" and not args.no_score:
+        # The scorer's models, loaded before the first query: not found missing after every description.
+        from cogbench.reference_eval.metrics.recognition import check_models
+        from cogbench.reference_eval.scoring import ScoreOptions
+
+        check_models(args.spacy_model or ScoreOptions.spacy_model, args.embedder or ScoreOptions.embedder)
     args.mode = args.mode or "spontaneous"
     out = Path(args.out) if args.out else default_run_dir(args.task, args.model, args.mode, args.no_context)
     if not args.out:  # probes get their own default folder beside the plain run's

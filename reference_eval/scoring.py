@@ -25,7 +25,9 @@ from cogbench.errors import CogbenchError, IncompleteRunError, UsageError
 from cogbench.reference_eval import analyses, provenance
 from cogbench.reference_eval.backends.openai_api import ChatSettings
 from cogbench.reference_eval.completeness import failure_line, is_complete
+from cogbench.reference_eval.formats.harness import harness_provenance
 from cogbench.reference_eval.formats.official import OfficialIds, read_any_predictions
+from cogbench.reference_eval.harnesses.lmms_eval_tasks import task_docs
 from cogbench.reference_eval.judges.llm import JudgeSpec, LLMJudge
 from cogbench.reference_eval.metrics import intervals as metric_intervals
 from cogbench.reference_eval.reports.run import RUN_FILES, interval_summary, write_run
@@ -124,8 +126,10 @@ def _outputs_by_id(options: ScoreOptions, rows: list[dict[str, Any]]) -> tuple[d
     id_column = ID_COLUMN[options.task]
     if options.oracle:
         return {row[id_column]: row["description"] for row in rows}, {"predictions": "oracle"}
-    predictions = read_any_predictions(options.predictions, options.task, OfficialIds.from_rows(options.task, rows))
+    ids = OfficialIds.from_rows(options.task, rows, task_docs(options.task, rows))
+    predictions = read_any_predictions(options.predictions, options.task, ids)
     refuse_unflagged_circular(options, predictions)
+    harness = harness_provenance(Path(options.predictions))
     queries = (1, 2) if options.task == "codis" else ROTATIONS if options.circular else None
     if queries:
         expected = {(row[id_column], query) for row in rows for query in queries}
@@ -147,7 +151,8 @@ def _outputs_by_id(options: ScoreOptions, rows: list[dict[str, Any]]) -> tuple[d
         "prompt_templates": provenance.model_templates((p.prompt_id, p.prompt_sha256) for p in predictions),
         "prompt_ids": sorted({p.prompt_id for p in predictions if p.prompt_id}),
         "predictions": str(options.predictions),
-        "model": ", ".join(models) or Path(options.predictions).stem,
+        "model": ", ".join(models) or harness.get("model_name") or Path(options.predictions).stem,
+        "harness": harness,
         "missing_predictions": [_id_text(key) for key in missing],
         "unknown_predictions": [_id_text(key) for key in extra],
     }
@@ -257,6 +262,7 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
         "judge": provenance.judge_provenance(spec.kind, spec.model, options.judge_base_url, options.judge_parsing),
         "models": provenance.with_libraries({
             **result.models, **({offline_model.kind: offline_model.record} if offline_model else {})}),
+        **({"harness": source["harness"]} if source.get("harness") else {}),
         "thresholds": provenance.thresholds(options.task),
     }
     if extra:

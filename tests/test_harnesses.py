@@ -9,6 +9,7 @@ installed (``.ci/run-harness``); the test says so when it is not.
 from __future__ import annotations
 
 import base64
+import csv
 import importlib.util
 import io
 import json
@@ -16,10 +17,12 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from openai_server import Reply
 from PIL import Image
 from shared_files import require_shared
 
 from cogbench.cli import main
+from cogbench.errors import UsageError
 from cogbench.dataset_builders.load import load_config
 from cogbench.reference_eval.harnesses import lmms_eval_tasks as tasks
 from cogbench.reference_eval.metrics.vqa import extract_official
@@ -43,18 +46,28 @@ def test_vlmevalkit_tsv_round_trips_and_its_predictions_score(built_release, tmp
     decoded = Image.open(io.BytesIO(base64.b64decode(table.loc[0, "image"])))
     assert decoded.size == first["image"].size
 
-    # VLMEvalKit's prediction file: the TSV without images, plus `prediction`. Half right, the rest wrong.
+    # VLMEvalKit's prediction file as its inference writes it: the dataset TSV's columns without `image`
+    # (so `question_id` rides along) plus `prediction`, saved by its own `dump` (pandas with the
+    # xlsxwriter engine for .xlsx, QUOTE_ALL for .tsv). Replies: right letter, wrong letter, "(X) option text".
     predictions = table.drop(columns=["image"])
     wrong = {"A": "B", "B": "C", "C": "D", "D": "A"}
-    predictions["prediction"] = [a if i % 2 == 0 else wrong[a] for i, a in enumerate(predictions["answer"])]
-    predictions.to_excel(tmp_path / "MODEL_CogBench_VQA.xlsx", index=False)
-    predictions.to_csv(tmp_path / "MODEL_CogBench_VQA.tsv", sep="\t", index=False)
-    expected = 100.0 * len(range(0, len(vqa), 2)) / len(vqa)
-    for name in ("MODEL_CogBench_VQA.xlsx", "MODEL_CogBench_VQA.tsv"):
+    replies = []
+    for i, row in predictions.iterrows():
+        replies.append((row["answer"], wrong[row["answer"]], f"({row['answer']}) {row[row['answer']]}")[i % 3])
+    predictions["prediction"] = replies
+    vlmevalkit_dump(predictions, tmp_path / "MODEL_CogBench_VQA.xlsx")
+    vlmevalkit_dump(predictions, tmp_path / "MODEL_CogBench_VQA.tsv")
+    # Its exact-matching evaluation adds `hit` and `log` columns in the result file.
+    predictions["hit"] = [int(i % 3 != 1) for i in range(len(predictions))]
+    predictions["log"] = "Match Found"
+    vlmevalkit_dump(predictions, tmp_path / "MODEL_CogBench_VQA_exact_matching_result.xlsx")
+    right = sum(1 for i in range(len(vqa)) if i % 3 != 1)
+    official_right = sum(1 for i in range(len(vqa)) if i % 3 == 0)  # the first character of "(X) ..." is "("
+    for name in ("MODEL_CogBench_VQA.xlsx", "MODEL_CogBench_VQA.tsv", "MODEL_CogBench_VQA_exact_matching_result.xlsx"):
         out = tmp_path / name.replace(".", "-")
         assert main(["score", "--task", "vqa", "--dataset", str(built_release), "--predictions", str(tmp_path / name), "--out", str(out)]) == 0
-        assert scores(out)["accuracy"]["overall"] == pytest.approx(expected)
-        assert scores(out)["accuracy_official"]["overall"] == pytest.approx(expected)
+        assert scores(out)["accuracy"]["overall"] == pytest.approx(100.0 * right / len(vqa))
+        assert scores(out)["accuracy_official"]["overall"] == pytest.approx(100.0 * official_right / len(vqa))
     # A harness file covering a subset (the first 20 rows): refused, or with --allow-partial PARTIAL (20/64)
     predictions.head(20).to_csv(tmp_path / "SUBSET_CogBench_VQA.tsv", sep="\t", index=False)
     argv = ["score", "--task", "vqa", "--dataset", str(built_release), "--predictions",
@@ -65,6 +78,15 @@ def test_vlmevalkit_tsv_round_trips_and_its_predictions_score(built_release, tmp
     accuracy = scores(tmp_path / "subset")["accuracy"]
     assert (accuracy["partial"], accuracy["n_scored"], accuracy["n_expected"]) == (True, 20, len(vqa))
     assert f"PARTIAL (20/{len(vqa)} questions)" in capsys.readouterr().out
+
+
+def vlmevalkit_dump(data: pd.DataFrame, path: Path) -> None:
+    """VLMEvalKit's ``vlmeval.smp.file.dump`` for .xlsx and .tsv (its writer calls, nothing else)."""
+    if path.suffix == ".xlsx":
+        with pd.ExcelWriter(path, engine="xlsxwriter", engine_kwargs={"options": {"strings_to_formulas": False}}) as writer:
+            data.to_excel(writer, index=False)
+    else:
+        data.to_csv(path, sep="\t", index=False, encoding="utf-8", quoting=csv.QUOTE_ALL)
 
 
 def test_vlmevalkit_file_without_question_ids_is_refused(built_release, tmp_path, capsys):
@@ -142,12 +164,61 @@ def test_description_tasks_score_recognition_as_cogbench_score_does(built_releas
     assert 0 < value < 100 and scores(out)["recognition_micro"]["overall"] == pytest.approx(value)
 
 
+def model_args() -> list[str]:
+    """The Recognition Score's models as local files (the tests run offline)."""
+    spacy_model = str(require_shared("models", "en_ud_ewt_pos", what="the spaCy POS stand-in model"))
+    return ["--spacy-model", spacy_model, "--embedder", minilm_path()]
+
+
+def test_export_refuses_a_missing_model_before_writing_anything(built_release, tmp_path, capsys):
+    out = tmp_path / "t"
+    argv = ["export", "--format", "lmms-eval", "--dataset", str(built_release), "--out", str(out)]
+    assert main([*argv, "--spacy-model", "no_such_spacy_model", "--embedder", minilm_path()]) == 2
+    error = capsys.readouterr().err
+    assert "cannot load spaCy model 'no_such_spacy_model'" in error and "python -m spacy download no_such_spacy_model" in error
+    assert not out.exists()
+    spacy_model = str(require_shared("models", "en_ud_ewt_pos", what="the spaCy POS stand-in model"))
+    assert main([*argv, "--spacy-model", spacy_model, "--embedder", str(tmp_path / "moved-embedder")]) == 2
+    assert "cannot load embedder" in capsys.readouterr().err and not out.exists()
+
+
+def test_exported_description_task_checks_its_models_at_import(built_release, tmp_path):
+    """A model moved after export fails when lmms-eval imports the task's functions, before any generation."""
+    import importlib.util
+    import shutil
+
+    spacy_model = tmp_path / "spacy-model"
+    shutil.copytree(require_shared("models", "en_ud_ewt_pos", what="the spaCy POS stand-in model"), spacy_model)
+    out = tmp_path / "t"
+    assert main(["export", "--format", "lmms-eval", "--dataset", str(built_release), "--out", str(out),
+                 "--spacy-model", str(spacy_model), "--embedder", minilm_path()]) == 0
+    assert "utils_description.description_recognition" in (out / "cogbench_description_directed.yaml").read_text()
+    assert "utils_description" not in (out / "cogbench_vqa.yaml").read_text()
+    shutil.rmtree(spacy_model)
+    spec = importlib.util.spec_from_file_location("utils_description", out / "utils_description.py")
+    with pytest.raises(UsageError, match="cannot load spaCy model"):
+        spec.loader.exec_module(importlib.util.module_from_spec(spec))
+    spec = importlib.util.spec_from_file_location("utils", out / "utils.py")  # VQA and CODIS need no model
+    spec.loader.exec_module(importlib.util.module_from_spec(spec))
+
+
+def test_eval_description_checks_the_scorer_models_before_the_first_query(built_release, tmp_path, openai_server, capsys):
+    server = openai_server(lambda request: Reply(text="A kitchen."))
+    argv = ["eval", "--task", "description", "--model", "openai:m", "--base-url", server.base_url,
+            "--dataset", str(built_release), "--out", str(tmp_path / "run"), "--limit", "2",
+            "--spacy-model", "no_such_spacy_model", "--embedder", minilm_path()]
+    assert main(argv) == 2
+    assert "python -m spacy download no_such_spacy_model" in capsys.readouterr().err
+    assert server.chat_requests == [] and not (tmp_path / "run").exists()
+
+
 def test_lmms_eval_loads_the_exported_tasks_with_its_own_task_manager(built_release, tmp_path):
     if importlib.util.find_spec("lmms_eval") is None:
         pytest.skip("lmms-eval is not installed (the CI step .ci/run-harness installs it)")
     from lmms_eval.tasks import TaskManager, get_task_dict
 
-    assert main(["export", "--format", "lmms-eval", "--dataset", str(built_release), "--out", str(tmp_path / "t")]) == 0
+    assert main(["export", "--format", "lmms-eval", "--dataset", str(built_release), "--out", str(tmp_path / "t"),
+                 *model_args()]) == 0
     manager = TaskManager(include_path=str(tmp_path / "t"))
     task_dict = get_task_dict(["cogbench_description_directed", "cogbench_vqa", "cogbench_codis"], manager)
     description = task_dict["cogbench_description_directed"]
@@ -166,3 +237,31 @@ def test_lmms_eval_loads_the_exported_tasks_with_its_own_task_manager(built_rele
     row = next(iter(vqa.test_docs()))
     letter = ANSWER_LETTERS[row["answer"]]
     assert vqa.process_results(row, [letter]) == {"accuracy": 100.0, "accuracy_official": 100.0}
+
+
+def test_export_writes_portable_dataset_locations(built_release, tmp_path):
+    import yaml
+
+    from cogbench.reference_eval.harnesses.lmms_eval import dataset_location
+
+    # A build without a repo: its shards, relative to the task folder (lmms-eval resolves them there).
+    out = tmp_path / "tasks"
+    assert main(["export", "--format", "lmms-eval", "--dataset", str(built_release), "--out", str(out), *model_args()]) == 0
+    task = yaml.safe_load((out / "cogbench_codis.yaml").read_text().replace("!function", ""))
+    assert task["dataset_path"] == "parquet" and "dataset_name" not in task
+    (shard,) = task["dataset_kwargs"]["data_files"]["test"]
+    assert not Path(shard).is_absolute() and (out / shard).resolve() == (built_release / "data/codis/test-00000-of-00001.parquet").resolve()
+    assert "relative to this folder" in (out / "README.md").read_text()
+    # --dataset-path: written as given, with the config name and the revision.
+    assert main(["export", "--format", "lmms-eval", "--dataset", str(built_release), "--out", str(tmp_path / "o"),
+                 "--dataset-path", "org/cogbench", *model_args()]) == 0
+    task = yaml.safe_load((tmp_path / "o" / "cogbench_vqa.yaml").read_text().replace("!function", ""))
+    assert task["dataset_path"] == "org/cogbench" and task["dataset_name"] == "vqa"
+    # A build that names its Hub repo: that repo, pinned to the release tag `publish` makes.
+    manifest = json.loads((built_release / "manifest.json").read_text())
+    (tmp_path / "named").mkdir()
+    (tmp_path / "named" / "manifest.json").write_text(json.dumps({**manifest, "repo_id": "org/cogbench"}))
+    location = dataset_location(str(tmp_path / "named"), None, out)
+    assert (location.path, location.revision, location.shards) == ("org/cogbench", f"v{manifest['dataset_version']}", None)
+    # A Hub repo id stays one.
+    assert dataset_location("org/cogbench", "v2.0.0", out).path == "org/cogbench"

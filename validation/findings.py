@@ -53,7 +53,7 @@ CHECKS: dict[str, tuple[str, str, str]] = {
     "counts.mismatch": ("counts", "error", "a count differs from the expected-counts file"),
     "counts.config_missing": ("counts", "error", "the expected-counts file names a config that is absent"),
     "counts.not_checked": ("counts", "info", "no expected-counts file fits this data; counts not compared"),
-    "files.missing": ("release", "error", "a file the build writes (manifest, marker, a listed shard) is missing"),
+    "files.missing": ("release", "error", "a file the build writes (manifest, marker, croissant.json, a listed shard) is missing"),
     "files.stray": ("release", "error", "a file in a built folder that the build does not write; publish never uploads it"),
     "files.size_mismatch": ("release", "error", "a shard's size differs from the manifest"),
     "files.hash_mismatch": ("release", "error", "a shard's sha256 differs from the manifest"),
@@ -62,6 +62,7 @@ CHECKS: dict[str, tuple[str, str, str]] = {
     "manifest.mismatch": ("release", "error", "the manifest's rows, counts or configs differ from the data in the shards"),
     "card.mismatch": ("release", "error", "the card's YAML configs or split sizes differ from the build"),
     "card.licence": ("release", "error", "the card's licence or gating differs from what the data present requires"),
+    "croissant.mismatch": ("release", "error", "croissant.json differs from the Croissant metadata the build renders from its manifest"),
 }
 FAMILIES = ("schema", "cor", "options", "pairs", "images", "identity", "counts", "release")
 

@@ -18,6 +18,7 @@ import yaml
 
 from cogbench.dataset_builders.build import CARD_FILE, DEFAULT_VERSION, MANIFEST_FILE, config_counts
 from cogbench.dataset_builders.load import load_config
+from cogbench.dataset_builders.croissant import CROISSANT_FILE, render_croissant
 from cogbench.dataset_builders.output import MARKER_FILE, folder_files, read_marker
 from cogbench.dataset_builders.raw import sha256_file
 from cogbench.errors import CogbenchError
@@ -56,7 +57,8 @@ def configs_on_disk(folder: Path) -> list[str]:
 def build_files(manifest: dict[str, Any]) -> set[str]:
     """Exactly the files a build writes, per its manifest."""
     shards = {path for entry in manifest["configs"].values() for path in entry["shards"]}
-    return {CARD_FILE, MANIFEST_FILE, MARKER_FILE} | shards
+    metadata = {name for name in manifest.get("metadata_files", []) if name == CROISSANT_FILE}  # builds since 2.x
+    return {CARD_FILE, MANIFEST_FILE, MARKER_FILE} | shards | metadata
 
 
 def check_files(folder: Path, manifest: dict[str, Any]) -> list[Finding]:
@@ -70,6 +72,8 @@ def check_files(folder: Path, manifest: dict[str, Any]) -> list[Finding]:
     present = set(folder_files(folder))
     for name in sorted(present - expected):
         found.append(finding("files.stray", name, None, None, "not a file the build writes (not listed in the manifest); it would not be validated"))
+    if CROISSANT_FILE in expected and CROISSANT_FILE not in present:
+        found.append(finding("files.missing", CROISSANT_FILE, None, None, "the manifest lists it; the build writes it beside the card"))
     for config, entry in sorted(manifest["configs"].items()):
         for name, shard in sorted(entry["shards"].items()):
             match = SHARD_PATH.match(name)
@@ -96,7 +100,7 @@ def check_edited(folder: Path, marker: dict[str, Any] | None) -> list[Finding]:
     if not isinstance(recorded, dict):
         return []
     found = []
-    for name in (MANIFEST_FILE, CARD_FILE):
+    for name in (MANIFEST_FILE, CARD_FILE, CROISSANT_FILE):
         path = folder / name
         if isinstance(recorded.get(name), str) and path.is_file() and sha256_file(path) != recorded[name]:
             found.append(finding("files.edited", name, None, None, "changed after the build (its sha256 differs from the build marker's); rebuild the folder"))
@@ -177,7 +181,8 @@ def check_release(folder: Path, records: dict[str, list]) -> list[Finding]:
     manifest, found = load_manifest_findings(folder)
     if manifest is None:
         return found
-    return check_files(folder, manifest) + check_manifest(folder, manifest, records) + check_card(folder, manifest)
+    return (check_files(folder, manifest) + check_manifest(folder, manifest, records) + check_card(folder, manifest)
+            + check_croissant(folder, manifest))
 
 
 # --- before use: every command that reads a local build checks it first ----------------
@@ -224,7 +229,7 @@ def verify_build(folder: str | Path) -> None:
         raise BuildNotVerified(f"{folder}: built by an older cogbench ({marker.get('builder_version', 'unknown')}, whose "
                                "build marker records no sha256 of manifest.json and README.md); rebuild it with `cogbench build`")
     if manifest is not None:
-        found = check_files(folder, manifest) + check_card(folder, manifest)
+        found = check_files(folder, manifest) + check_card(folder, manifest) + check_croissant(folder, manifest)
     errors = [f for f in found if f.severity == "error"]
     if errors:
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
@@ -237,3 +242,17 @@ def load_verified(dataset: str, config: str, revision: str | None = None):
     if Path(dataset).is_dir():
         verify_build(dataset)
     return load_config(dataset, config, revision)
+
+
+def check_croissant(folder: Path, manifest: dict[str, Any]) -> list[Finding]:
+    """croissant.json, where the manifest lists it, must be what the build renders from the manifest."""
+    if CROISSANT_FILE not in manifest.get("metadata_files", []) or not (folder / CROISSANT_FILE).is_file():
+        return []  # a missing listed file is files.missing (check_files)
+    try:
+        written = json.loads((folder / CROISSANT_FILE).read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        return [finding("croissant.mismatch", CROISSANT_FILE, None, None, f"not readable JSON: {error}")]
+    if written != render_croissant(manifest):
+        return [finding("croissant.mismatch", CROISSANT_FILE, None, None,
+                        "differs from the Croissant metadata of this manifest (edited, or from another build); rebuild")]
+    return []

@@ -27,6 +27,7 @@ from cogbench.errors import UsageError, locate
 from cogbench.reference_eval.formats.harness import (
     LMMS_EVAL_FORMAT,
     VLMEVALKIT_SUFFIXES,
+    TaskDoc,
     is_lmms_eval_sample,
     read_lmms_eval_samples,
     read_vlmevalkit_predictions,
@@ -59,10 +60,11 @@ class OfficialIds:
 
     description_by_image: dict[str, str] = field(default_factory=dict)  # image name stem -> image_id
     vqa_by_question: dict[tuple[str, ...], str] = field(default_factory=dict)  # question key -> question_id
+    lmms_eval_docs: list[TaskDoc] | None = None  # doc_id -> the exported lmms-eval task's doc
 
     @classmethod
-    def from_rows(cls, task: str, rows: Iterable[dict[str, Any]]) -> "OfficialIds":
-        ids = cls()
+    def from_rows(cls, task: str, rows: Iterable[dict[str, Any]], lmms_eval_docs: list[TaskDoc] | None = None) -> "OfficialIds":
+        ids = cls(lmms_eval_docs=lmms_eval_docs)
         for row in rows:
             if task == "description":
                 ids.description_by_image[_stem(row["image_id"])] = row["image_id"]
@@ -209,7 +211,7 @@ def read_any_predictions(path: str | os.PathLike, task: str, ids: OfficialIds) -
     check_utf8(path)
     file_format = detect_format(path)
     if file_format == LMMS_EVAL_FORMAT:
-        return read_lmms_eval_samples(path, task)
+        return read_lmms_eval_samples(path, task, ids.lmms_eval_docs)
     if file_format != "project" and TASK_OF_FORMAT[file_format] != task:
         raise UsageError(f"{path}: holds {file_format} predictions, not {task} ones")
     if file_format == "cogbench-description":

@@ -11,7 +11,7 @@ from cogbench.reference_eval.harnesses.vlmevalkit import DATASET_NAME
 FORMATS = ("lmms-eval", "vlmevalkit")
 # Every file `cogbench export` writes in its --out (dataset_builders.output.claim_output), by exact
 # name: any other YAML there (a stale task declaring the same name) is refused, never left beside.
-EXPORT_FILES = ("utils.py", *(f"{name}.yaml" for name in TASKS), f"{DATASET_NAME}.tsv")
+EXPORT_FILES = ("utils.py", "utils_description.py", "README.md", *(f"{name}.yaml" for name in TASKS), f"{DATASET_NAME}.tsv")
 
 
 def default_export_dir(format_name: str, dataset: str, revision: str | None) -> Path:
@@ -37,14 +37,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="spaCy pipeline name or path the description tasks' Recognition Score uses (lmms-eval)")
     parser.add_argument("--embedder", default=DEFAULT_EMBEDDER,
                         help="sentence-transformers model name or path of the Recognition Score (lmms-eval)")
+    parser.add_argument("--dataset-path",
+                        help="what the lmms-eval tasks pass to load_dataset (default: the build's Hub repo at its "
+                        "release tag when it has one, else its shards by paths relative to the task folder)")
     lmms_eval_only = ("format", ("lmms-eval",))
-    parser.set_defaults(func=run_export, only_for={"spacy_model": lmms_eval_only, "embedder": lmms_eval_only})
+    parser.set_defaults(func=run_export, only_for={"spacy_model": lmms_eval_only, "embedder": lmms_eval_only,
+                                                   "dataset_path": lmms_eval_only})
 
 
 def run_export(args: argparse.Namespace) -> int:
     from cogbench.validation.integrity import load_verified
     from cogbench.dataset_builders.output import claim_output
-    from cogbench.reference_eval.harnesses.lmms_eval import export_lmms_eval
+    from cogbench.reference_eval.harnesses.lmms_eval import dataset_location, exported_tasks, export_lmms_eval
     from cogbench.reference_eval.harnesses.vlmevalkit import export_vlmevalkit
 
     out = args.out or default_export_dir(args.format, args.dataset, args.revision)
@@ -56,10 +60,9 @@ def run_export(args: argparse.Namespace) -> int:
         print(f"run: cp {path} $LMUData/ && python run.py --data {DATASET_NAME} --model MODEL   (in VLMEvalKit)")
         print(f"score: cogbench score --task vqa --dataset {args.dataset} --predictions MODEL_{DATASET_NAME}.xlsx")
         return 0
-    local = Path(args.dataset)
-    dataset = str(local.resolve()) if local.exists() else args.dataset
-    files = export_lmms_eval(dataset, out, None if local.exists() else args.revision, args.spacy_model, args.embedder)
-    print(f"wrote {len(files)} files to {out}: {', '.join(f.name for f in files)}")
-    print(f"run: lmms-eval --include_path {out} --tasks {','.join(TASKS)} --model MODEL --log_samples --output_path OUT")
+    location = dataset_location(args.dataset, args.revision, out, args.dataset_path)
+    files = export_lmms_eval(location, out, args.spacy_model, args.embedder)
+    print(f"wrote {len(files)} files to {out}: {', '.join(f.name for f in files)}; data: {location.describe()}")
+    print(f"run: lmms-eval --include_path {out} --tasks {','.join(exported_tasks(location))} --model MODEL --log_samples --output_path OUT")
     print(f"score: cogbench score --task codis --dataset {args.dataset} --predictions OUT/.../*_samples_cogbench_codis.jsonl")
     return 0

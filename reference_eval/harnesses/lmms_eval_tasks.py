@@ -11,9 +11,10 @@ for the paper's GPT-4 judge, score the ``--log_samples`` file with
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
-from cogbench.reference_eval.formats.harness import QUERY_FIELD
+from cogbench.reference_eval.formats.harness import QUERY_FIELD, TaskDoc
 from cogbench.reference_eval.judges.codis import rule_verdict
 from cogbench.reference_eval.metrics import recognition
 from cogbench.reference_eval.metrics.vqa import extract_official, extract_robust
@@ -49,6 +50,12 @@ def description_process_results(doc: dict[str, Any], results: list[str]) -> dict
     return {"recognition": {"image_id": doc["image_id"], "entities": list(doc["entities"]), "output": results[0]}}
 
 
+@functools.cache
+def require_models(spacy_model: str, embedder: str) -> None:
+    """``recognition.check_models`` once per process (lmms-eval executes utils files once per YAML function)."""
+    recognition.check_models(spacy_model, embedder)
+
+
 def recognition_score(items: list[dict], spacy_model: str, embedder: str) -> float | None:
     """Recognition Score, micro over all images (the paper's number), of the collected descriptions."""
     matches = recognition.recognition_matches(
@@ -66,12 +73,13 @@ def vqa_doc_to_text(doc: dict[str, Any], lmms_eval_specific_kwargs: dict | None 
 
 
 def vqa_doc_to_target(doc: dict[str, Any]) -> str:
-    return ANSWER_LETTERS[doc["answer"]]
+    answer = doc["answer"]  # the ClassLabel's index, or its name (the letter) in rows read without labels
+    return answer if isinstance(answer, str) else ANSWER_LETTERS[answer]
 
 
 def vqa_process_results(doc: dict[str, Any], results: list[str]) -> dict[str, float]:
     """Per question, 100 or 0 under each extractor (robust: ``accuracy``, the authors' rule: ``accuracy_official``)."""
-    response, truth = results[0], ANSWER_LETTERS[doc["answer"]]
+    response, truth = results[0], vqa_doc_to_target(doc)
     choices = [doc[c] for c in CHOICE_COLUMNS]
     return {
         "accuracy": 100.0 * (extract_robust(response, choices) == truth),
@@ -125,3 +133,27 @@ def codis_acc_p(items: list[dict]) -> float:
         pairs.setdefault(item["id"], {})[item["query"]] = item["right"]
     complete = [answers for answers in pairs.values() if set(answers) == {1, 2}]
     return 100.0 * mean([float(answers[1] and answers[2]) for answers in complete])
+
+
+# --- what lmms-eval logged, checked against the docs ----------------------------
+
+
+def task_docs(task: str, rows: list[dict[str, Any]]) -> list[TaskDoc]:
+    """The exported task's docs in lmms-eval's order (``doc_id``), with the target and prompt(s) each must have.
+
+    ``rows``: the config's rows in dataset order. Both description modes are
+    accepted (the prompt a sample shows says which one it was).
+    """
+    def prompt(template, text: str) -> dict[str, tuple[str, str]]:
+        return {text: (template.id, template.sha256)}
+
+    if task == "description":
+        modes = {**prompt(DESCRIPTION_SPONTANEOUS, description_spontaneous_doc_to_text({})),
+                 **prompt(DESCRIPTION_DIRECTED, description_directed_doc_to_text({}))}
+        return [TaskDoc(row["image_id"], None, description_doc_to_target(row), modes) for row in rows]
+    if task == "vqa":
+        return [TaskDoc(row["question_id"], None, vqa_doc_to_target(row), prompt(VQA_MULTIPLE_CHOICE, vqa_doc_to_text(row)))
+                for row in rows]
+    docs = [{**row, QUERY_FIELD: query} for row in rows for query in (1, 2)]  # as codis_process_docs
+    return [TaskDoc(doc["id"], doc[QUERY_FIELD], codis_doc_to_target(doc), prompt(CODIS_DI_COT, codis_doc_to_text(doc)))
+            for doc in docs]

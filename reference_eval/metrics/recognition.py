@@ -83,6 +83,18 @@ def load_embedder(name_or_path: str):
     return embedder
 
 
+def check_models(spacy_model: str, embedder: str) -> None:
+    """Load the Recognition Score's two models now, through the loaders above, and let them go.
+
+    Called before the work that needs them (``eval --task description`` before
+    its first query, ``export --format lmms-eval`` before writing, the exported
+    task at import), so a missing model fails in the first seconds with the
+    install command, not after every description has been generated.
+    """
+    load_noun_tagger(spacy_model)
+    load_embedder(embedder)
+
+
 def normalize_noun(text: str) -> str:
     return " ".join(text.lower().strip(" \t\n.,;:!?\"'()[]").split())
 
