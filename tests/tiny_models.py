@@ -168,3 +168,55 @@ def build_tiny_llava_onevision(out_dir: Path, seed: int = 0) -> Path:
     model.save_pretrained(out_dir)
     processor.save_pretrained(out_dir)
     return out_dir
+
+
+# SmolVLM's chat template (HuggingFaceTB/SmolVLM-Instruct, chat_template.json): "User:<image>...".
+SMOLVLM_CHAT_TEMPLATE = (
+    "<|im_start|>{% for message in messages %}{{message['role'] | capitalize}}"
+    "{% if message['content'][0]['type'] == 'image' %}{{':'}}{% else %}{{': '}}{% endif %}"
+    "{% for line in message['content'] %}{% if line['type'] == 'text' %}{{line['text']}}"
+    "{% elif line['type'] == 'image' %}{{ '<image>' }}{% endif %}{% endfor %}<end_of_utterance>\n{% endfor %}"
+    "{% if add_generation_prompt %}{{ 'Assistant:' }}{% endif %}"
+)
+
+
+def build_tiny_idefics3(out_dir: Path, seed: int = 0) -> Path:
+    """A random-weight Idefics3 (SmolVLM's architecture: SigLIP tiles + pixel shuffle + Llama) at 56 px tiles."""
+    import torch
+    from transformers import Idefics3Config, Idefics3ForConditionalGeneration, Idefics3Processor
+    from transformers.models.idefics3.image_processing_idefics3 import Idefics3ImageProcessor
+
+    tokenizer, _ = qwen_tokenizer_and_chat_template()
+    tokenizer.add_special_tokens(
+        {"additional_special_tokens": ["<fake_token_around_image>", "<image>", "<global-img>", "<end_of_utterance>"]}
+    )
+    tile, patch, scale = 56, 14, 2
+    processor = Idefics3Processor(
+        # Images up to 2 x 2 tiles of 56 px plus the global view.
+        image_processor=Idefics3ImageProcessor(size={"longest_edge": 2 * tile}, max_image_size={"longest_edge": tile}),
+        tokenizer=tokenizer,
+        image_seq_len=(tile // patch) ** 2 // scale**2,
+        chat_template=SMOLVLM_CHAT_TEMPLATE,
+    )
+    eos = tokenizer.convert_tokens_to_ids("<end_of_utterance>")
+    config = Idefics3Config(
+        vision_config={
+            "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2,
+            "image_size": tile, "patch_size": patch,
+        },
+        text_config={
+            "model_type": "llama", "vocab_size": len(tokenizer), "hidden_size": 64, "intermediate_size": 128,
+            "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "initializer_range": 0.5,
+            "eos_token_id": eos, "pad_token_id": tokenizer.convert_tokens_to_ids("<|endoftext|>"), "bos_token_id": None,
+        },
+        image_token_id=tokenizer.convert_tokens_to_ids("<image>"),
+        scale_factor=scale,
+    )
+    torch.manual_seed(seed)
+    model = Idefics3ForConditionalGeneration(config).eval()
+    model.generation_config.eos_token_id = eos
+    model.generation_config.pad_token_id = config.text_config.pad_token_id
+    out_dir = Path(out_dir)
+    model.save_pretrained(out_dir)
+    processor.save_pretrained(out_dir)
+    return out_dir
