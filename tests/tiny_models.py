@@ -78,8 +78,11 @@ def build_tiny_llava(out_dir: Path, seed: int = 0) -> Path:
     return out_dir
 
 
-def build_tiny_qwen2_5_vl(out_dir: Path, seed: int = 0) -> Path:
-    """A random-weight Qwen2.5-VL with the real Qwen2.5-VL processor files (needs torchvision to load)."""
+def build_tiny_qwen2_5_vl(out_dir: Path, seed: int = 0, hidden_size: int = 64) -> Path:
+    """A random-weight Qwen2.5-VL with the real Qwen2.5-VL processor files (needs torchvision to load).
+
+    ``hidden_size=128`` is the variant served by vLLM in CI (.ci/run-vllm): its attention heads of 32.
+    """
     import shutil
 
     import torch
@@ -88,15 +91,15 @@ def build_tiny_qwen2_5_vl(out_dir: Path, seed: int = 0) -> Path:
     real = json.loads((QWEN_PROCESSOR_DIR / "config.json").read_text())
     config = Qwen2_5_VLConfig(
         text_config={
-            "vocab_size": real["vocab_size"], "hidden_size": 64, "intermediate_size": 128,
+            "vocab_size": real["vocab_size"], "hidden_size": hidden_size, "intermediate_size": 2 * hidden_size,
             "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
             "initializer_range": 0.5,
-            # head_dim 16: the three mrope sections cover its 8 frequency pairs.
-            "rope_parameters": {"rope_type": "default", "mrope_section": [2, 3, 3], "rope_theta": 1000000.0},
+            # The three mrope sections cover the head's frequency pairs (8 of head_dim 16 at hidden size 64).
+            "rope_parameters": {"rope_type": "default", "mrope_section": _mrope_sections(hidden_size // 8), "rope_theta": 1000000.0},
             "bos_token_id": real["bos_token_id"], "eos_token_id": real["eos_token_id"], "pad_token_id": 151643,
         },
         vision_config={
-            "depth": 2, "hidden_size": 32, "intermediate_size": 64, "num_heads": 2, "out_hidden_size": 64,
+            "depth": 2, "hidden_size": 32, "intermediate_size": 64, "num_heads": 2, "out_hidden_size": hidden_size,
             "fullatt_block_indexes": [1], "window_size": 112,
         },
         image_token_id=real["image_token_id"], video_token_id=real["video_token_id"],
@@ -115,6 +118,13 @@ def build_tiny_qwen2_5_vl(out_dir: Path, seed: int = 0) -> Path:
     preprocessor["max_pixels"] = 224 * 224
     (out_dir / "preprocessor_config.json").write_text(json.dumps(preprocessor))
     return out_dir
+
+
+def _mrope_sections(pairs: int) -> list[int]:
+    """Temporal, height and width sections of Qwen2.5-VL's multimodal rotary embedding, summing to ``pairs``."""
+    temporal = pairs // 4
+    height = (pairs - temporal) // 2
+    return [temporal, height, pairs - temporal - height]
 
 
 def build_tiny_llava_onevision(out_dir: Path, seed: int = 0) -> Path:
