@@ -41,23 +41,30 @@ def test_one_burst_of_429s_is_one_cut():
     assert limit.limit == 16
 
 
-def test_rate_limited_server_gets_every_request_through(openai_server, monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", "local")
+def counting_responder(seconds: float, rate_limit: int | None = None):
+    """A responder that answers after ``seconds``, 429 above ``rate_limit`` in flight; and its peak in flight."""
     in_flight, lock, peak = [0], threading.Lock(), [0]
 
     def responder(request):
         with lock:
             in_flight[0] += 1
             peak[0] = max(peak[0], in_flight[0])
-            over = in_flight[0] > 3
+            over = rate_limit is not None and in_flight[0] > rate_limit
         try:
             if over:
                 return Reply(status=429, headers={"Retry-After": "0.05"})
-            time.sleep(0.02)
+            time.sleep(seconds)
             return Reply(text="ok")
         finally:
             with lock:
                 in_flight[0] -= 1
+
+    return responder, peak
+
+
+def test_rate_limited_server_gets_every_request_through(openai_server, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "local")
+    responder, peak = counting_responder(0.02, rate_limit=3)
 
     server = openai_server(responder)
     settings = ChatSettings(model="m", base_url=server.base_url, backoff_seconds=0.05, max_attempts=8)
@@ -72,17 +79,7 @@ def test_rate_limited_server_gets_every_request_through(openai_server, monkeypat
 def test_the_limit_starts_at_the_ceiling_so_a_small_task_runs_in_one_round_trip(openai_server, monkeypatch):
     assert AdaptiveLimit(ceiling=64).limit == 64 and AdaptiveLimit(ceiling=8, start=100).limit == 8
     monkeypatch.setenv("OPENAI_API_KEY", "local")
-    in_flight, lock, peak = [0], threading.Lock(), [0]
-
-    def responder(request):
-        with lock:
-            in_flight[0] += 1
-            peak[0] = max(peak[0], in_flight[0])
-        time.sleep(1.0)
-        with lock:
-            in_flight[0] -= 1
-        return Reply(text="ok")
-
+    responder, peak = counting_responder(1.0)
     server = openai_server(responder)
     with ChatClient(ChatSettings(model="m", base_url=server.base_url, concurrency=64)) as client:
         results = dict(client.complete_many([text_message(f"q{i}") for i in range(64)]))

@@ -70,13 +70,6 @@ def test_batched_greedy_equals_one_at_a_time(model_dir, built_release):
 
 def test_the_image_reaches_the_model(model_dir, built_release):
     """Same prompt, different pictures: the random model's answers differ."""
-    from datasets import concatenate_datasets
-
-    codis = load_config(str(built_release), "codis")
-    first = codis.select([0])
-    other = next(i for i, image_id in enumerate(codis["image_id"]) if image_id != first[0]["image_id"])
-    same_text = codis.select([other]).map(
-        lambda row: {k: first[0][k] for k in ("id", "question", "context_1", "context_2")} | {"id": "copy"}
-    )
-    texts = _texts(model_dir, concatenate_datasets([first, same_text]), "codis", batch_size=4)
-    assert texts[(first[0]["id"], 1)] != texts[("copy", 1)]
+    dataset, first_id = tiny_models.same_prompt_other_image(built_release)
+    texts = _texts(model_dir, dataset, "codis", batch_size=4)
+    assert texts[(first_id, 1)] != texts[("copy", 1)]

@@ -49,19 +49,13 @@ def test_batched_greedy_text_equals_one_at_a_time(tiny_llava, built_release):
 
 def test_the_image_reaches_the_model(tiny_llava, built_release):
     """Same prompt, different pictures: the random model's answers differ."""
-    from datasets import concatenate_datasets
+    from tiny_models import same_prompt_other_image
 
-    codis = load_config(str(built_release), "codis")
-    first = codis.select([0])
-    other = next(i for i, image_id in enumerate(codis["image_id"]) if image_id != first[0]["image_id"])
-    same_text = codis.select([other]).map(
-        lambda row: {k: first[0][k] for k in ("id", "question", "context_1", "context_2")} | {"id": "copy"}
-    )
-    dataset = concatenate_datasets([first, same_text])
+    dataset, first_id = same_prompt_other_image(built_release)
     _, queries, batches = _answers(tiny_llava, dataset, "codis", batch_size=4)
     assert queries[0].prompt == queries[2].prompt
     texts = _texts(batches)
-    assert texts[(first[0]["id"], 1)] != texts[("copy", 1)]
+    assert texts[(first_id, 1)] != texts[("copy", 1)]
 
 
 def test_batches_hold_neighbours_in_prompt_length_longest_first(tiny_llava, built_release):

@@ -25,6 +25,21 @@ def qwen_tokenizer_and_chat_template():
     return tokenizer, json.loads((QWEN_PROCESSOR_DIR / "chat_template.json").read_text())["chat_template"]
 
 
+def same_prompt_other_image(built_release):
+    """Two CODIS rows with the same question and contexts but different images (ids: the first's, "copy")."""
+    from datasets import concatenate_datasets
+
+    from cogbench.dataset_builders.load import load_config
+
+    codis = load_config(str(built_release), "codis")
+    first = codis.select([0])
+    other = next(i for i, image_id in enumerate(codis["image_id"]) if image_id != first[0]["image_id"])
+    same_text = codis.select([other]).map(
+        lambda row: {k: first[0][k] for k in ("id", "question", "context_1", "context_2")} | {"id": "copy"}
+    )
+    return concatenate_datasets([first, same_text]), first[0]["id"]
+
+
 def build_tiny_llava(out_dir: Path, seed: int = 0) -> Path:
     """Write a random-weight LLaVA (CLIP vision tower + Qwen2 text model) and its processor."""
     import torch
