@@ -13,6 +13,10 @@ A run folder holds:
   straight through (timings aside);
 - the official-format export (``official_*``) for the authors' tools.
 
+``run.json`` also notes ``batch_size_after_oom`` when the hf backend had to
+split batches that ran out of memory: a resumed run starts at that size. It
+describes how the run went, not what it is, so it never makes a resume mismatch.
+
 Data parallelism: under ``torchrun`` / ``accelerate launch`` each rank takes
 every WORLD_SIZE-th query, writes its own shard, and rank 0 merges after a
 barrier. Nothing here imports torch unless a run needs it.
@@ -46,6 +50,7 @@ from cogbench.reference_eval.tasks import DEFAULT_MAX_NEW_TOKENS, DESCRIPTION_MO
 from cogbench.validation.integrity import load_verified
 
 BACKENDS = ("hf", "openai")
+OOM_NOTE = "batch_size_after_oom"  # in run.json: the batch size kept after out-of-memory splits
 
 
 @dataclass(frozen=True)
@@ -168,6 +173,8 @@ def check_run_record(run_dir: Path, record: dict[str, Any]) -> None:
         except json.JSONDecodeError as error:
             raise CogbenchError(f"{path}: not valid JSON ({error.msg}); remove it or use another --out") from None
         for name in dict.fromkeys([*record, *existing]):
+            if name == OOM_NOTE:
+                continue
             value = record.get(name)
             if existing.get(name) != value:
                 raise CogbenchError(
@@ -176,9 +183,30 @@ def check_run_record(run_dir: Path, record: dict[str, Any]) -> None:
                 )
         return
     run_dir.mkdir(parents=True, exist_ok=True)
+    _write_run_json(path, record)
+
+
+def _write_run_json(path: Path, record: dict[str, Any]) -> None:
     temporary = path.with_name(f"run.json.{os.getpid()}.tmp")
     temporary.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     os.replace(temporary, path)
+
+
+def _recorded_oom_batch_size(run_dir: Path) -> int | None:
+    try:
+        value = json.loads((run_dir / "run.json").read_text(encoding="utf-8")).get(OOM_NOTE)
+    except (OSError, ValueError, AttributeError):
+        return None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 1 else None
+
+
+def note_batch_cut(run_dir: Path, size: int) -> None:
+    """Record in ``run.json`` and print (once per cut) the batch size kept after out-of-memory."""
+    path = run_dir / "run.json"
+    record = json.loads(path.read_text(encoding="utf-8"))
+    record[OOM_NOTE] = size
+    _write_run_json(path, record)
+    print(f"out of memory: batches split; continuing at batch size {size} (noted in {path})", file=sys.stderr)
 
 
 def shard_paths(run_dir: Path) -> list[Path]:
@@ -224,15 +252,17 @@ def _answers(settings: EvalSettings, backend: str, name: str, queries: list[Quer
         # runs with other backends (and `cogbench score`) never import them.
         from cogbench.reference_eval.backends import hf as hf_backend
 
+        kept = _recorded_oom_batch_size(Path(settings.out))
         hf = hf_backend.HFSettings(
-            model=name, batch_size=settings.batch_size, max_new_tokens=settings.new_tokens,
+            model=name, batch_size=min(settings.batch_size, kept or settings.batch_size), max_new_tokens=settings.new_tokens,
             ignore_eos=settings.ignore_eos, device=settings.device,
             trust_remote_code=settings.trust_remote_code, num_workers=settings.num_workers,
         )
 
         def generate():
             if queries:
-                yield from hf_backend.answer_queries(hf_backend.load_model(hf), hf, queries, images)
+                on_cut = lambda size: note_batch_cut(Path(settings.out), size)  # noqa: E731
+                yield from hf_backend.answer_queries(hf_backend.load_model(hf), hf, queries, images, on_cut)
 
         return hf_backend.recorded_settings(hf), generate
     api = ChatSettings(

@@ -95,8 +95,9 @@ def completion_body(model: str, reply: Reply) -> bytes:
 class OpenAIServer:
     """Serves ``POST /v1/chat/completions`` on 127.0.0.1 at a free port, in a thread."""
 
-    def __init__(self, responder: Responder):
+    def __init__(self, responder: Responder, record: bool = True):
         self.responder = responder
+        self.record = record  # False: keep no request (benchmarks send thousands of images)
         self.requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
         server = self
@@ -118,8 +119,9 @@ class OpenAIServer:
                 except json.JSONDecodeError:
                     body = {}
                 request = RecordedRequest(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
-                with server._lock:
-                    server.requests.append(request)
+                if server.record:
+                    with server._lock:
+                        server.requests.append(request)
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     self._send(404, b'{"error": {"message": "not found"}}', {})
                     return

@@ -128,6 +128,34 @@ def test_torchrun_data_parallel_shards_merge_into_the_single_process_result(tiny
     assert _lines_without_timing(parallel / "predictions.jsonl") == _lines_without_timing(single / "predictions.jsonl")
 
 
+def test_a_rank_killed_under_torchrun_resumes_to_the_same_merged_lines(tiny_llava, built_release, tmp_path):
+    """SIGKILL one of two ranks mid-run: torchrun stops the job; the same command again finishes it."""
+    single = tmp_path / "single"
+    argv = ("--limit", "12", "--batch-size", "1", "--no-score")
+    assert main(_eval_argv("codis", tiny_llava, built_release, single, *argv)) == 0
+    parallel = tmp_path / "parallel"
+    command = [
+        sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+        "-m", "cogbench", *_eval_argv("codis", tiny_llava, built_release, parallel, *argv),
+    ]
+    job = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ)
+    shard, holder = parallel / "shards" / "rank-1.jsonl", parallel / "rank-1.lock.json"
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and not (shard.exists() and shard.read_bytes().count(b"\n") >= 3):
+        time.sleep(0.05)
+    os.kill(json.loads(holder.read_text())["pid"], signal.SIGKILL)
+    _, err = job.communicate(timeout=180)
+    assert job.returncode != 0, err[-2000:]  # the job failed: rank 1 died
+    assert not (parallel / "predictions.jsonl").exists()
+    killed_at = shard.read_bytes().count(b"\n")
+    assert 3 <= killed_at < 12
+
+    finished = subprocess.run(command, capture_output=True, text=True, env=os.environ, timeout=300)
+    assert finished.returncode == 0, finished.stderr[-2000:]
+    assert "already done" in finished.stdout
+    assert _lines_without_timing(parallel / "predictions.jsonl") == _lines_without_timing(single / "predictions.jsonl")
+
+
 @pytest.mark.parametrize("spec", ["Qwen/Qwen2-VL-7B-Instruct", "vllm:Qwen", "hf:"])
 def test_a_model_spec_without_a_known_backend_is_a_usage_error(spec, built_release, tmp_path, capsys):
     argv = ["eval", "--task", "vqa", "--model", spec, "--dataset", str(built_release), "--out", str(tmp_path / "run")]

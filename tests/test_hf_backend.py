@@ -2,19 +2,9 @@
 
 from __future__ import annotations
 
-import importlib.util
-
-import pytest
-
 from cogbench.dataset_builders.load import load_config
 from cogbench.reference_eval.backends import hf as hf_backend
 from cogbench.reference_eval.tasks import build_queries, undecoded_images
-
-needs_torchvision = pytest.mark.skipif(
-    importlib.util.find_spec("torchvision") is None,
-    reason="the Qwen2-VL/Qwen2.5-VL and LLaVA-OneVision processors need torchvision, which cannot be "
-    "installed beside the CPU torch here (it runs on the GPU machine)",
-)
 
 
 def _answers(model_dir, dataset, task, batch_size, max_new_tokens=16, num_workers=0):
@@ -59,35 +49,13 @@ def test_batched_greedy_text_equals_one_at_a_time(tiny_llava, built_release):
 
 def test_the_image_reaches_the_model(tiny_llava, built_release):
     """Same prompt, different pictures: the random model's answers differ."""
-    from datasets import concatenate_datasets
+    from tiny_models import same_prompt_other_image
 
-    codis = load_config(str(built_release), "codis")
-    first = codis.select([0])
-    other = next(i for i, image_id in enumerate(codis["image_id"]) if image_id != first[0]["image_id"])
-    same_text = codis.select([other]).map(
-        lambda row: {k: first[0][k] for k in ("id", "question", "context_1", "context_2")} | {"id": "copy"}
-    )
-    dataset = concatenate_datasets([first, same_text])
+    dataset, first_id = same_prompt_other_image(built_release)
     _, queries, batches = _answers(tiny_llava, dataset, "codis", batch_size=4)
     assert queries[0].prompt == queries[2].prompt
     texts = _texts(batches)
-    assert texts[(first[0]["id"], 1)] != texts[("copy", 1)]
-
-
-@needs_torchvision
-@pytest.mark.parametrize("builder", ["build_tiny_qwen2_5_vl", "build_tiny_llava_onevision"])
-def test_qwen2_5_vl_and_llava_onevision_batched_equals_one_at_a_time(builder, tmp_path, built_release):
-    import tiny_models
-    from shared_files import missing_message
-
-    if not tiny_models.QWEN_PROCESSOR_DIR.is_dir():
-        pytest.skip(missing_message(tiny_models.QWEN_PROCESSOR_DIR, "the Qwen2.5-VL processor files"))
-    model_dir = getattr(tiny_models, builder)(tmp_path / builder)
-    dataset = load_config(str(built_release), "vqa").select(range(5))
-    _, _, single = _answers(model_dir, dataset, "vqa", batch_size=1)
-    _, _, batched = _answers(model_dir, dataset, "vqa", batch_size=5)
-    assert _texts(batched) == _texts(single)
-    assert len(set(_texts(single).values())) > 1
+    assert texts[(first_id, 1)] != texts[("copy", 1)]
 
 
 def test_batches_hold_neighbours_in_prompt_length_longest_first(tiny_llava, built_release):

@@ -1,10 +1,13 @@
 """Adaptive concurrency for API requests: fast by default, polite under rate limits.
 
-The limit on requests in flight starts at ``START`` (or the ceiling, if lower)
-and follows additive-increase / multiplicative-decrease, as TCP does:
+The limit on requests in flight starts at the ceiling (full speed from the first
+request: 64 VQA queries at 0.5 s each take one round trip, not the three a start
+at 16 doubling per round trip needs) and follows additive-increase /
+multiplicative-decrease, as TCP does:
 
 - slow start: until the first sign of overload, every clean reply raises the
-  limit by one (it doubles per round trip) up to the ceiling;
+  limit by one (it doubles per round trip) up to the ceiling (it matters only
+  when ``start`` is set below it);
 - afterwards every clean reply raises it by 1/limit (one per round trip);
 - a 429, a timeout, a dropped connection or a 5xx halves it (at most once per
   ``cooldown`` seconds, so one burst of 429s is one cut); the request itself
@@ -19,15 +22,12 @@ from __future__ import annotations
 import threading
 import time
 
-START = 16
-
-
 class AdaptiveLimit:
     """A counting gate whose size adapts; thread-safe."""
 
-    def __init__(self, ceiling: int, start: int = START, cooldown: float = 0.2, clock=time.monotonic):
+    def __init__(self, ceiling: int, start: int | None = None, cooldown: float = 0.2, clock=time.monotonic):
         self.ceiling = max(1, ceiling)
-        self.limit = float(min(self.ceiling, max(1, start)))
+        self.limit = float(min(self.ceiling, max(1, start if start is not None else self.ceiling)))
         self.in_flight = 0
         self.overloads = 0  # congestion signals seen (429, timeouts, 5xx)
         self.peak = int(self.limit)

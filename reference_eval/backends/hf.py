@@ -11,7 +11,12 @@ How a batch is made, and why:
 - image decoding and preprocessing run in ``DataLoader`` worker processes, one
   batch ahead of the GPU;
 - on CUDA: bfloat16 weights, SDPA attention, ``torch.inference_mode``.
-  On CPU: float32 (slow, but that is how the tests run).
+  On CPU: float32 (slow, but that is how the tests run);
+- a batch that runs out of memory (``torch.OutOfMemoryError``) is split in
+  half and retried, down to one query; the largest size that then worked is
+  kept for the rest of the run (``BatchLimit``), so one long prompt costs one
+  retry, not a crash. Greedy answers do not depend on the batch, so they stay
+  the same. A single query that still does not fit is an error naming it.
 
 Imported only by ``cogbench eval`` (torch and transformers load here).
 """
@@ -21,10 +26,11 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import torch
 
+from cogbench.errors import CogbenchError
 from cogbench.reference_eval.model_checks import load_checked
 from cogbench.reference_eval.tasks import Answer, Query, image_size, open_image
 
@@ -129,11 +135,37 @@ class PreparedBatches(torch.utils.data.Dataset):
         return len(self.batches)
 
     def __getitem__(self, index: int):
-        batch = self.batches[index]
-        pictures = [open_image(self.images[query.row]["image"]) for query in batch if query.with_image]
-        texts = [chat_prompt(self.processor, query.prompt, query.with_image) for query in batch]
-        inputs = self.processor(text=texts, images=pictures or None, return_tensors="pt", padding=True)
-        return index, inputs
+        return index, prepare_batch(self.batches[index], self.images, self.processor)
+
+
+def prepare_batch(batch: list[Query], images, processor):
+    """One batch as model inputs: images decoded, prompts templated, padded on the left."""
+    pictures = [open_image(images[query.row]["image"]) for query in batch if query.with_image]
+    texts = [chat_prompt(processor, query.prompt, query.with_image) for query in batch]
+    return processor(text=texts, images=pictures or None, return_tensors="pt", padding=True)
+
+
+@dataclass
+class BatchLimit:
+    """The largest batch that fits: starts at the requested size, halves on out-of-memory.
+
+    ``on_cut(size)`` is called once each time a smaller size has worked after a
+    cut (the runner records it in ``run.json`` and prints it).
+    """
+
+    size: int
+    on_cut: Callable[[int], None] | None = None
+    cut_pending: bool = False
+
+    def halve(self, failed_size: int) -> None:
+        self.size = min(self.size, max(1, failed_size // 2))
+        self.cut_pending = True
+
+    def worked(self) -> None:
+        if self.cut_pending:
+            self.cut_pending = False
+            if self.on_cut is not None:
+                self.on_cut(self.size)
 
 
 def generation_config(loaded: LoadedModel, settings: HFSettings):
@@ -185,10 +217,59 @@ def _generated_counts(new_tokens: torch.Tensor, eos_ids: set[int]) -> list[int]:
     return counts
 
 
+def _generate_texts(loaded: LoadedModel, config, inputs) -> tuple[list[str], list[int]]:
+    # Floating-point inputs (pixel values) take the model's dtype; ids and masks keep theirs.
+    inputs = inputs.to(loaded.device, dtype=loaded.dtype, non_blocking=True)
+    output_ids = loaded.model.generate(**inputs, generation_config=config)
+    new_tokens = output_ids[:, inputs["input_ids"].shape[1] :].cpu()
+    texts = loaded.processor.tokenizer.batch_decode(new_tokens, skip_special_tokens=True)
+    return texts, _generated_counts(new_tokens, _eos_ids(config))
+
+
+def _release_memory(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
+
+
+def _answers_fitting(loaded, config, batch: list[Query], inputs, images, limit: BatchLimit) -> Iterator[list[Answer]]:
+    """Answers for ``batch``, split in halves (inputs rebuilt here) while it runs out of memory."""
+    if inputs is not None and len(batch) <= limit.size:
+        started = time.perf_counter()
+        try:
+            texts, counts = _generate_texts(loaded, config, inputs)
+        except torch.OutOfMemoryError:
+            _release_memory(loaded.device)
+            if len(batch) == 1:
+                query = batch[0]
+                raise CogbenchError(
+                    f"item {query.item_id} query {query.query}: out of memory on {loaded.device} even alone "
+                    "(batch size 1); everything answered before it is saved: free memory, lower --max-new-tokens "
+                    "or use a larger device, then run the same command again to resume"
+                ) from None
+            limit.halve(len(batch))
+        else:
+            limit.worked()
+            seconds = (time.perf_counter() - started) / len(texts)
+            yield [Answer(query, text.strip(), seconds, count) for query, text, count in zip(batch, texts, counts)]
+            return
+    start = 0
+    while start < len(batch):  # the size may shrink again inside a part
+        part = batch[start : start + limit.size]
+        yield from _answers_fitting(loaded, config, part, prepare_batch(part, images, loaded.processor), images, limit)
+        start += len(part)
+
+
 def answer_queries(
-    loaded: LoadedModel, settings: HFSettings, queries: list[Query], images
+    loaded: LoadedModel,
+    settings: HFSettings,
+    queries: list[Query],
+    images,
+    on_batch_cut: Callable[[int], None] | None = None,
 ) -> Iterator[list[Answer]]:
-    """Generate for ``queries`` batch by batch; ``images`` is the undecoded image column."""
+    """Generate for ``queries`` batch by batch; ``images`` is the undecoded image column.
+
+    ``on_batch_cut(size)`` hears the batch size kept after an out-of-memory split.
+    """
     if not queries:
         return
     batches = length_sorted_batches(queries, images, loaded.processor, settings.batch_size)
@@ -202,19 +283,7 @@ def answer_queries(
         persistent_workers=False,
     )
     config = generation_config(loaded, settings)
-    eos_ids = _eos_ids(config)
-    tokenizer = loaded.processor.tokenizer
+    limit = BatchLimit(settings.batch_size, on_batch_cut)
     with torch.inference_mode():
         for index, inputs in loader:
-            started = time.perf_counter()
-            # Floating-point inputs (pixel values) take the model's dtype; ids and masks keep theirs.
-            inputs = inputs.to(loaded.device, dtype=loaded.dtype, non_blocking=True)
-            output_ids = loaded.model.generate(**inputs, generation_config=config)
-            new_tokens = output_ids[:, inputs["input_ids"].shape[1] :].cpu()
-            texts = tokenizer.batch_decode(new_tokens, skip_special_tokens=True)
-            counts = _generated_counts(new_tokens, eos_ids)
-            seconds = (time.perf_counter() - started) / len(texts)
-            yield [
-                Answer(query, text.strip(), seconds, count)
-                for query, text, count in zip(batches[index], texts, counts)
-            ]
+            yield from _answers_fitting(loaded, config, batches[index], inputs, images, limit)

@@ -35,8 +35,9 @@ import os
 import random
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any, Callable, Iterable, Iterator, Sequence
 from urllib.parse import urlparse
 
@@ -241,19 +242,26 @@ class ChatClient:
         ``accept`` applies to every reply; ``accept_each`` gives one check per
         conversation instead. Results come in completion order so the caller
         can store each at once (a killed run keeps everything already answered).
+        ``conversations`` is read lazily, at most ``window`` ahead of the replies
+        (twice the ceiling): a generator that builds each request (an image as
+        base64) keeps memory flat however many queries there are.
         """
-        conversations = list(conversations)
-        if not conversations:
-            return
-        checks = list(accept_each) if accept_each is not None else [accept] * len(conversations)
-        workers = max(1, min(self.settings.concurrency, len(conversations)))
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="chat") as pool:
-            futures = {
-                pool.submit(self.complete, messages, check): index
-                for index, (messages, check) in enumerate(zip(conversations, checks))
-            }
-            for future in as_completed(futures):
-                yield futures[future], future.result()
+        window = 2 * max(1, self.settings.concurrency)
+        items = iter(enumerate(conversations))
+        with ThreadPoolExecutor(max_workers=max(1, self.settings.concurrency), thread_name_prefix="chat") as pool:
+            pending: dict[Future, int] = {}
+
+            def fill() -> None:
+                for index, messages in islice(items, window - len(pending)):
+                    check = accept_each[index] if accept_each is not None else accept
+                    pending[pool.submit(self.complete, messages, check)] = index
+
+            fill()
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    yield pending.pop(future), future.result()
+                fill()
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         settings = self.settings

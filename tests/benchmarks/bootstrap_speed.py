@@ -5,7 +5,8 @@
 - ``scipy``: ``scipy.stats.bootstrap`` on the image indices with a vectorised pooled-ratio statistic.
 
 The data are CODIS-shaped (353 pairs over 216 images, 5 categories) or CogBench-shaped (--images 251).
-All three give the same interval up to Monte Carlo noise; the point is the time.
+All three give the same interval up to Monte Carlo noise; the point is the time: each way runs once
+to warm up, then ``--repeat`` times (min and median); ratios against ``weights``.
 
     .venv/bin/python tests/benchmarks/bootstrap_speed.py [--images 216] [--units 353] [--resamples 2000]
 """
@@ -13,13 +14,17 @@ All three give the same interval up to Monte Carlo noise; the point is the time.
 from __future__ import annotations
 
 import argparse
-import time
+import sys
+from pathlib import Path
 
 import numpy as np
 from scipy import stats
 
 from cogbench.reference_eval.metrics import intervals
 from cogbench.reference_eval.metrics.intervals import Unit
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from timing import timed  # noqa: E402
 
 
 def make_units(images: int, units: int, seed: int = 0) -> list[Unit]:
@@ -65,15 +70,13 @@ def main() -> None:
     }
     times = {}
     for name, run in ways.items():
-        started = time.perf_counter()
-        for _ in range(args.repeat):
-            interval = run()
-        times[name] = (time.perf_counter() - started) / args.repeat
-        print(f"{name:40s} {times[name] * 1000:8.1f} ms   interval [{interval[0]:.2f}, {interval[1]:.2f}]")
-    base = times["weights (this package, all 6 columns)"]
-    for name, seconds in times.items():
-        print(f"{name:40s} {seconds / base:6.1f} x the time of weights")
-
+        times[name] = timed(run, repeats=args.repeat)
+        interval = times[name].result
+        print(f"{name:40s} {times[name].best * 1000:8.1f} ms min, {times[name].median * 1000:8.1f} ms median   "
+              f"interval [{interval[0]:.2f}, {interval[1]:.2f}]")
+    base = times["weights (this package, all 6 columns)"].best
+    for name, timing in times.items():
+        print(f"{name:40s} {timing.best / base:6.1f} x the time of weights (minimums)")
 
 if __name__ == "__main__":
     main()

@@ -1,27 +1,40 @@
 """Generation throughput: one query at a time versus this package's batched hf path.
 
-A full-size Qwen2.5-VL-7B-Instruct (its public config, written out below;
-random bf16 weights, nothing downloaded) and the real Qwen2.5-VL processor
-from the shared ``models/`` folder answer one CODIS query (context 1) on each of 64
-distinct real images of the built ``codis`` config, generating exactly
-``--new-tokens`` tokens per query (EOS ignored). The same
-``hf_backend.answer_queries`` runs with batch size 1 (what the official
-scripts and most harnesses do), 16 and 32, in one process, and the script
-prints per setting: queries/s, generated tokens/s, peak GPU memory, and the
-share of the decode roofline (decode steps per second achieved over
-measured memory bandwidth / bytes of weights read per step). Prefill time is
-included in the rates. Target: batch 16/32 >= 8x batch 1.
+GPU mode (default): a full-size Qwen2.5-VL-7B-Instruct (its public config,
+written out below; random bf16 weights, nothing downloaded) and the real
+Qwen2.5-VL processor from the shared ``models/`` folder answer one CODIS query
+(context 1) on each of 64 distinct real images of the built ``codis`` config,
+generating exactly ``--new-tokens`` tokens per query (EOS ignored), at batch
+size 1 (what the official scripts and most harnesses do), 16, 32 and 64.
+Printed per setting: queries/s, generated tokens/s, peak GPU memory, and the
+share of the decode roofline (decode steps per second achieved over measured
+memory bandwidth / bytes of weights read per step). Target: batch 16/32 >= 8x
+batch 1. Not measured yet: no GPU has been available to the project.
+
+CPU mode (``--cpu``): the tiny random-weight LLaVA, Qwen2.5-VL and
+LLaVA-OneVision of tests/tiny_models.py (the last two need torchvision: run
+it in .venv-vision) on 32 real CODIS images, 32 new tokens each (EOS ignored),
+batch 1 versus 4, 8 and 16; printed: queries/s, tokens/s, the share of wall
+time spent preprocessing images (decoding + the processor, timed in the
+process: ``--num-workers 0``), and the ratio to batch 1.
+
+Both modes: every setting first runs once untimed (warm-up: the first pass at
+a new batch shape pays one-off costs), then ``--repeats`` timed runs; min and
+median are printed, ratios are against batch 1 (the stated baseline) whatever
+the order of ``--batch-sizes``. DataLoader workers never exceed the CPU cores.
 
     # on a GPU machine (needs torchvision for the Qwen processor)
-    .venv/bin/python tests/benchmarks/gpu_generate.py
-    # smoke test anywhere: tiny random LLaVA on CPU, few images, few tokens
-    .venv/bin/python tests/benchmarks/gpu_generate.py --tiny --images 8 --new-tokens 16 --batch-sizes 1,4
+    .venv-vision/bin/python tests/benchmarks/gpu_generate.py
+    # CPU measurement (this machine)
+    .venv-vision/bin/python tests/benchmarks/gpu_generate.py --cpu
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -75,10 +88,19 @@ def full_size_model() -> hf_backend.LoadedModel:
     return hf_backend.LoadedModel(processor, model, device, torch.bfloat16)
 
 
-def tiny_model(work: Path) -> hf_backend.LoadedModel:
-    from tiny_models import build_tiny_llava
+def tiny_models_on_cpu(work: Path) -> list[tuple[str, hf_backend.LoadedModel]]:
+    import tiny_models
 
-    return hf_backend.load_model(hf_backend.HFSettings(model=str(build_tiny_llava(work / "tiny-llava")), device="cpu"))
+    builders = [("tiny LLaVA", tiny_models.build_tiny_llava)]
+    if importlib.util.find_spec("torchvision") is not None:
+        builders += [("tiny Qwen2.5-VL", tiny_models.build_tiny_qwen2_5_vl),
+                     ("tiny LLaVA-OneVision", tiny_models.build_tiny_llava_onevision)]
+    else:
+        print("torchvision missing: Qwen2.5-VL and LLaVA-OneVision left out (run in .venv-vision)")
+    return [
+        (name, hf_backend.load_model(hf_backend.HFSettings(model=str(build(work / name.replace(" ", "-"))), device="cpu")))
+        for name, build in builders
+    ]
 
 
 def memory_bandwidth_bytes_per_second(device: torch.device) -> float | None:
@@ -114,64 +136,108 @@ def distinct_image_queries(dataset, count: int):
     return subset, [q for q in queries if q.query == 1]
 
 
+class PreprocessTimer:
+    """Wraps ``hf_backend.prepare_batch`` (image decoding + processor) and sums its time in this process."""
+
+    def __init__(self):
+        self.seconds = 0.0
+        self._real = hf_backend.prepare_batch
+
+    def __call__(self, *args, **kwargs):
+        started = time.perf_counter()
+        try:
+            return self._real(*args, **kwargs)
+        finally:
+            self.seconds += time.perf_counter() - started
+
+
+def run_once(loaded, settings, queries, images, timer: PreprocessTimer) -> tuple[float, float]:
+    """(seconds, preprocessing seconds) of one pass of the package's batched path."""
+    synchronize = torch.cuda.synchronize if loaded.device.type == "cuda" else (lambda device: None)
+    synchronize(loaded.device)
+    timer.seconds = 0.0
+    started = time.perf_counter()
+    answers = [a for batch in hf_backend.answer_queries(loaded, settings, queries, images) for a in batch]
+    synchronize(loaded.device)
+    seconds = time.perf_counter() - started
+    assert sum(a.generated_tokens for a in answers) == len(queries) * settings.max_new_tokens, "EOS must be ignored"
+    return seconds, timer.seconds
+
+
+def measure(name, loaded, queries, images, args, batch_sizes) -> None:
+    weight_bytes = sum(p.numel() * p.element_size() for p in loaded.model.parameters())
+    bandwidth = memory_bandwidth_bytes_per_second(loaded.device)
+    print(f"\nmodel: {name}, {weight_bytes / 2**20:.1f} MiB of weights; device {loaded.device}"
+          + (f" ({torch.cuda.get_device_name(loaded.device)})" if loaded.device.type == "cuda" else ""))
+    if bandwidth:
+        print(f"measured memory bandwidth: {bandwidth / 1e9:.0f} GB/s; decode roofline: {bandwidth / weight_bytes:.1f} steps/s")
+    print(f"{'batch':>5} {'warm-up':>7} {'s min':>7} {'s median':>8} {'queries/s':>9} {'tokens/s':>9} {'preproc':>7} "
+          f"{'peak GiB':>8} {'roofline':>8} {'x batch 1':>9}")
+    timer = PreprocessTimer()
+    hf_backend.prepare_batch = timer  # PreparedBatches looks it up at call time
+    rows = {}
+    try:
+        for batch_size in batch_sizes:
+            settings = hf_backend.HFSettings(
+                model="benchmark", batch_size=batch_size, max_new_tokens=args.new_tokens, ignore_eos=True,
+                num_workers=args.num_workers,
+            )
+            if loaded.device.type == "cuda":
+                torch.cuda.empty_cache()
+                torch.cuda.reset_peak_memory_stats(loaded.device)
+            warm_up, _ = run_once(loaded, settings, queries, images, timer)  # warm-up, not in the statistics
+            rows[batch_size] = [run_once(loaded, settings, queries, images, timer) for _ in range(args.repeats)]
+            runs = rows[batch_size]
+            best = min(seconds for seconds, _ in runs)
+            median = statistics.median(seconds for seconds, _ in runs)
+            share = statistics.median(pre / seconds for seconds, pre in runs)
+            steps = -(-len(queries) // batch_size) * args.new_tokens  # decode steps: one per token per batch
+            roofline = f"{steps / best / (bandwidth / weight_bytes):8.1%}" if bandwidth else f"{'n/a':>8}"
+            peak = f"{torch.cuda.max_memory_allocated(loaded.device) / 2**30:8.1f}" if loaded.device.type == "cuda" else f"{'n/a':>8}"
+            baseline = min(seconds for seconds, _ in rows[1]) if 1 in rows else None
+            ratio = f"{baseline / best:8.2f}x" if baseline else f"{'-':>9}"
+            print(f"{batch_size:>5} {warm_up:7.2f} {best:7.2f} {median:8.2f} {len(queries) / best:9.2f} "
+                  f"{len(queries) * args.new_tokens / best:9.1f} {share:7.0%} {peak} {roofline} {ratio}")
+    finally:
+        hf_backend.prepare_batch = timer._real
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dataset", help="built dataset folder (default: build ../shared/data into a temp folder)")
-    parser.add_argument("--images", type=int, default=64)
-    parser.add_argument("--new-tokens", type=int, default=256)
-    parser.add_argument("--batch-sizes", default="1,16,32")
-    parser.add_argument("--num-workers", type=int, default=4)
-    parser.add_argument("--tiny", action="store_true", help="tiny random LLaVA on CPU: a smoke test of this script")
+    parser.add_argument("--cpu", action="store_true", help="tiny random-weight models on CPU (a real measurement)")
+    parser.add_argument("--images", type=int, help="default: 64 (GPU), 32 (--cpu)")
+    parser.add_argument("--new-tokens", type=int, help="default: 256 (GPU), 32 (--cpu)")
+    parser.add_argument("--batch-sizes", help="default: 1,16,32,64 (GPU), 1,4,8,16 (--cpu); 1 is the baseline")
+    parser.add_argument("--num-workers", type=int, help="default: min(4, cores) (GPU), 0 (--cpu, timed in process)")
+    parser.add_argument("--repeats", type=int, default=3, help="timed runs per setting, after one warm-up")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads in --cpu mode (see below)")
     args = parser.parse_args()
+    cores = len(os.sched_getaffinity(0))
+    args.images = args.images or (32 if args.cpu else 64)
+    args.new_tokens = args.new_tokens or (32 if args.cpu else 256)
+    args.num_workers = min(cores, args.num_workers if args.num_workers is not None else (0 if args.cpu else 4))
+    batch_sizes = [int(b) for b in (args.batch_sizes or ("1,4,8,16" if args.cpu else "1,16,32,64")).split(",")]
+    batch_sizes = sorted(set(batch_sizes), key=lambda b: (b != 1, batch_sizes.index(b)))  # the baseline first
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    if args.cpu:
+        # One intra-op thread: on a shared 2-core machine, OpenMP threads that outnumber the free
+        # cores spin at every barrier; measured there, 32 tokens of the tiny LLaVA took 13 s with
+        # 2 threads against 2.6 s with 1.
+        torch.set_num_threads(args.threads)
 
     with tempfile.TemporaryDirectory(prefix="gpu-generate-") as temporary:
         work = Path(temporary)
         dataset_dir = args.dataset or str(build_release(raw_data_dir(), work / "release").out)
         dataset, queries = distinct_image_queries(load_config(dataset_dir, "codis"), args.images)
         images = undecoded_images(dataset)
-        loaded = tiny_model(work) if args.tiny else full_size_model()
-        weight_bytes = sum(p.numel() * p.element_size() for p in loaded.model.parameters())
-        bandwidth = memory_bandwidth_bytes_per_second(loaded.device)
-        print(f"model: {'tiny LLaVA (CPU)' if args.tiny else 'Qwen2.5-VL-7B, random bf16 weights'}, "
-              f"{weight_bytes / 2**30:.2f} GiB of weights; device {loaded.device}"
-              + (f" ({torch.cuda.get_device_name(loaded.device)})" if loaded.device.type == "cuda" else ""))
-        if bandwidth:
-            print(f"measured memory bandwidth: {bandwidth / 1e9:.0f} GB/s; "
-                  f"decode roofline: {bandwidth / weight_bytes:.1f} steps/s")
-        print(f"{len(queries)} queries on distinct images, {args.new_tokens} new tokens each (EOS ignored)\n")
-
-        def run(batch_size: int, some: list) -> tuple[float, int]:
-            settings = hf_backend.HFSettings(
-                model="benchmark", batch_size=batch_size, max_new_tokens=args.new_tokens, ignore_eos=True,
-                num_workers=args.num_workers,
-            )
-            if loaded.device.type == "cuda":
-                torch.cuda.synchronize(loaded.device)
-            started = time.perf_counter()
-            answers = [a for batch in hf_backend.answer_queries(loaded, settings, some, images) for a in batch]
-            if loaded.device.type == "cuda":
-                torch.cuda.synchronize(loaded.device)
-            generated = sum(a.generated_tokens for a in answers)
-            assert generated == len(some) * args.new_tokens, "EOS must be ignored: every query generates the same count"
-            return time.perf_counter() - started, generated
-
-        run(2, queries[:2])  # warm-up: kernels, allocator, worker start-up
-        header = f"{'batch':>5} {'seconds':>8} {'queries/s':>10} {'tokens/s':>10} {'peak GiB':>9} {'roofline':>9} {'speed-up':>9}"
-        print(header)
-        baseline = None
-        for batch_size in [int(b) for b in args.batch_sizes.split(",")]:
-            if loaded.device.type == "cuda":
-                torch.cuda.empty_cache()
-                torch.cuda.reset_peak_memory_stats(loaded.device)
-            seconds, generated = run(batch_size, queries)
-            rate = len(queries) / seconds
-            baseline = baseline or rate
-            steps = -(-len(queries) // batch_size) * args.new_tokens  # decode steps: one per token per batch
-            roofline = f"{steps / seconds / (bandwidth / weight_bytes):9.1%}" if bandwidth else f"{'n/a':>9}"
-            peak = f"{torch.cuda.max_memory_allocated(loaded.device) / 2**30:9.1f}" if loaded.device.type == "cuda" else f"{'n/a':>9}"
-            print(f"{batch_size:>5} {seconds:8.1f} {rate:10.2f} {generated / seconds:10.1f} {peak} {roofline} {rate / baseline:8.1f}x")
+        models = tiny_models_on_cpu(work) if args.cpu else [("Qwen2.5-VL-7B, random bf16 weights", full_size_model())]
+        print(f"{len(queries)} queries on distinct real CODIS images, {args.new_tokens} new tokens each (EOS ignored); "
+              f"{cores} CPU cores, {torch.get_num_threads()} torch threads, {args.num_workers} DataLoader workers; "
+              f"one warm-up + {args.repeats} timed runs per setting")
+        for name, loaded in models:
+            measure(name, loaded, queries, images, args, batch_sizes)
 
 
 if __name__ == "__main__":
