@@ -214,6 +214,12 @@ def test_position_bias_marks_unparseable_and_missing(n_models, tmp_path):
 # --- the report's own charts, from real scored runs: what is drawn is what scores.json says ------
 
 
+def labelled(drawn: dict, run: str):
+    """What was drawn for one run, whose legend label may carry its coverage labels ("run [SAMPLE (...)]")."""
+    (key,) = [k for k in drawn if k.split(" [")[0] == run]
+    return drawn[key]
+
+
 @needs_real_data
 def test_report_charts_draw_the_runs_scores(built_release, tmp_path, monkeypatch):
     """`cogbench report` on real runs: each chart's bars and polygons, read back, equal the runs' scores.json."""
@@ -237,17 +243,17 @@ def test_report_charts_draw_the_runs_scores(built_release, tmp_path, monkeypatch
 
     vqa = drawn["bars_vqa"]["bars"][0]
     for run in ("good", "poor"):
-        assert vqa[run][1] == pytest.approx([scores[run]["accuracy"]["overall"], scores[run]["accuracy_official"]["overall"]])
+        assert labelled(vqa, run)[1] == pytest.approx([scores[run]["accuracy"]["overall"], scores[run]["accuracy_official"]["overall"]])
     assert scores["poor"]["accuracy"]["overall"] < 50 < scores["good"]["accuracy"]["overall"]  # not all one value
     radar = drawn["radar_vqa"]["lines"]
     for run in ("good", "poor"):
         expected = [scores[run]["accuracy"]["per_category"][c] for c in COGBENCH_CATEGORIES]
-        assert radar[run] == pytest.approx([0.0 if v is None else v for v in expected])
+        assert labelled(radar, run) == pytest.approx([0.0 if v is None else v for v in expected])
     codis_labels = {"truth": "output_example", "swapped": "swapped"}
     for panel, metric in zip(drawn["codis_categories"]["bars"], ("acc_p", "acc_q")):
         for folder, label in codis_labels.items():
             m = scores[folder][metric]
-            assert panel[label][1] == pytest.approx([*(m["per_category"][c] for c in CODIS_CATEGORIES), m["overall"]])
+            assert labelled(panel, label)[1] == pytest.approx([*(m["per_category"][c] for c in CODIS_CATEGORIES), m["overall"]])
     assert drawn["codis_categories"]["ticks"][0] == CODIS_GROUPS
     bars_codis = drawn["bars_codis"]["bars"][0]
     assert bars_codis["swapped"][1][0] == pytest.approx(scores["swapped"]["acc_p"]["overall"]) and bars_codis["swapped"][1][0] < 100

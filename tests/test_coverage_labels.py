@@ -104,8 +104,10 @@ def test_compare_refuses_other_items_and_labels_every_line_with_allow_mismatch(t
 
 def test_compare_refuses_different_generation_settings(two_vqa_runs, capsys):
     five, full, _, _ = two_vqa_runs
-    (full / "run.json").write_text(json.dumps({"generation": {"max_new_tokens": 16}}))
-    (five / "run.json").write_text(json.dumps({"generation": {"max_new_tokens": 512}}))
+    for folder, tokens in ((full, 16), (five, 512)):  # an eval run's record (schemas/run.schema.json)
+        scores = json.loads((folder / "scores.json").read_text())
+        record = {name: scores.get(name) for name in ("task", "model", "dataset", "dataset_revision")} | {"prompt_id": "p"}
+        (folder / "run.json").write_text(json.dumps({**record, "generation": {"max_new_tokens": tokens}}))
     assert main(["compare", str(full), str(full)]) == 0
     capsys.readouterr()
     assert main(["compare", str(five), str(full), "--allow-mismatch"]) == 0

@@ -42,6 +42,9 @@ HINTS = [
      r"publish: (cogbench publish dist/b --repo-id me/cb --version 2.0.0 --dry-run)$", 0),
     ("publish another version -> rebuild with it", "cogbench publish dist/b --repo-id me/cb --version 2.0.1 --dry-run", 2,
      r"`(cogbench build --raw-dir raw --out dist/b --version 2.0.1 --repo-id me/cb)`", 0),
+    ("build edited after it was written -> validate lists the findings",
+     "cogbench build --raw-dir raw --out dist/t && echo edited >> dist/t/README.md && "
+     "cogbench export --format vlmevalkit --dataset dist/t --out exports/t", 1, r"`(cogbench validate dist/t)`", 1),
     ("dataset folder that is no build -> build it", "mkdir -p empty && cogbench export --format vlmevalkit --dataset empty --out exports",
      2, r"`(cogbench build --raw-dir raw --out empty)`", 0),
 ]
@@ -101,7 +104,7 @@ def test_version_hints_run_as_printed(user_folder):
 # file another harness (lmms-eval, VLMEvalKit) writes (tested on real harness output in test_harnesses).
 HINT_SITES = {
     "cards/cli.py": 2, "cards/publish.py": 2, "cards/versions.py": 2, "dataset_builders/cli.py": 1,
-    "dataset_builders/fetch.py": 1, "dataset_builders/load.py": 1, "dataset_builders/raw.py": 2, "validation/api.py": 1,
+    "dataset_builders/fetch.py": 1, "dataset_builders/load.py": 1, "dataset_builders/raw.py": 2, "validation/api.py": 1, "validation/integrity.py": 4,
     "reference_eval/formats/harness.py": 1, "reference_eval/harnesses/lmms_eval.py": 1, "reference_eval/harnesses/cli.py": 3,
 }
 HINT_SITE = re.compile(r"(next|publish): cogbench |`cogbench [a-z-]+ \{|cogbench [a-z-]+ [^`\"]*--|\{build_command\(|rebuild (it )?with --version")

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REAL_RAW_DIR, needs_real_data
+from test_harnesses import model_args  # the Recognition Score's models as local files
 
 from cogbench.cli import main
 from cogbench.dataset_builders.output import MARKER_FILE
@@ -55,7 +56,7 @@ COMMANDS = {
     "score": ("report.md", lambda built, out, tmp: score_argv(built, out)),
     "report": ("leaderboard.csv", lambda built, out, tmp: ["report", str(tmp / "scored"), "--out", str(out)]),
     "export-lmms-eval": ("utils.py", lambda built, out, tmp: ["export", "--format", "lmms-eval", "--dataset", str(built),
-                                                            "--out", str(out)]),
+                                                            "--out", str(out), *model_args()]),
     "export-vlmevalkit": ("CogBench_VQA.tsv", lambda built, out, tmp: ["export", "--format", "vlmevalkit", "--dataset",
                                                                       str(built), "--out", str(out)]),
     "build": ("README.md", lambda built, out, tmp: ["build", "--raw-dir", str(REAL_RAW_DIR / "codis"), "--out", str(out)]),
@@ -88,7 +89,7 @@ def test_user_files_beside_and_inside_every_out_survive_byte_for_byte(command, b
 
 def test_export_refuses_a_stale_task_yaml_beside_its_own(built_release, tmp_path, capsys):
     out = tmp_path / "tasks"
-    argv = ["export", "--format", "lmms-eval", "--dataset", str(built_release), "--out", str(out)]
+    argv = ["export", "--format", "lmms-eval", "--dataset", str(built_release), "--out", str(out), *model_args()]
     assert main(argv) == 0
     (out / "cogbench_vqa_old.yaml").write_text("task: cogbench_vqa\n")  # lmms-eval would see two cogbench_vqa
     capsys.readouterr()
@@ -173,6 +174,7 @@ def test_defaults_never_collide(built_release, tmp_path, capsys, monkeypatch):
     assert runs == ["score-codis-output_example", "score-vqa-answers"]
     assert json.loads((tmp_path / "runs" / runs[0] / "scores.json").read_text())["task"] == "codis"
     for fmt in ("lmms-eval", "vlmevalkit"):
-        assert main(["export", "--format", fmt, "--dataset", str(built_release)]) == 0
+        assert main(["export", "--format", fmt, "--dataset", str(built_release),
+                     *(model_args() if fmt == "lmms-eval" else [])]) == 0
     assert sorted(p.name for p in (tmp_path / "exports").iterdir()) == [
         f"lmms-eval-{built_release.name}", f"vlmevalkit-{built_release.name}"]

@@ -28,8 +28,17 @@ def test_no_file_names_this_machines_shared_folder_or_checkout():
 
 def test_a_missing_shared_file_skips_with_a_message_naming_it(tmp_path, monkeypatch):
     monkeypatch.setenv("COGBENCH_SHARED", str(tmp_path))
+    monkeypatch.delenv("CI", raising=False)  # under CI=true it fails instead (the next test)
     with pytest.raises(pytest.skip.Exception) as skipped:
         require_shared("models", "nothing-here", what="the test model")
     message = str(skipped.value)
     assert "the test model" in message and str(tmp_path / "models" / "nothing-here") in message
     assert "COGBENCH_SHARED" in message
+
+
+def test_under_ci_a_missing_shared_file_fails_naming_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("COGBENCH_SHARED", str(tmp_path))
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception) as failed:
+        require_shared("models", "nothing-here", what="the test model")
+    assert "CI=true" in str(failed.value) and str(tmp_path / "models" / "nothing-here") in str(failed.value)

@@ -20,7 +20,7 @@ from cogbench.dataset_builders.build import CARD_FILE, DEFAULT_VERSION, MANIFEST
 from cogbench.dataset_builders.load import load_config
 from cogbench.dataset_builders.croissant import CROISSANT_FILE, render_croissant
 from cogbench.dataset_builders.output import MARKER_FILE, folder_files, read_marker
-from cogbench.dataset_builders.raw import sha256_file
+from cogbench.dataset_builders.raw import build_command, sha256_file
 from cogbench.errors import CogbenchError
 from cogbench.schemas.features import CONFIGS, SPLIT
 from cogbench.schemas.sources import expected_licence
@@ -204,7 +204,7 @@ def older_dataset_version(folder: Path, manifest: dict[str, Any]) -> str | None:
         if any(isinstance(i, str) and i.endswith(".jpg") for i in ids):
             return (f"{folder} was built as dataset version {manifest.get('dataset_version', '1.x')} (CODIS image_id with "
                     f"'.jpg'); this cogbench reads version {DEFAULT_VERSION} (bare image_id, file name in image_file): "
-                    f"rebuild it with `cogbench build --raw-dir RAW --out NEW_FOLDER`")
+                    f"rebuild it with `{build_command(folder)}`")
     return None
 
 
@@ -220,14 +220,14 @@ def verify_build(folder: str | Path) -> None:
     marker = read_marker(folder)
     if marker is None:
         raise BuildNotVerified(f"{folder / MARKER_FILE}: missing or unreadable: this folder was not written by "
-                               "`cogbench build`, so nothing vouches for its files; build it with `cogbench build`")
+                               f"`cogbench build`, so nothing vouches for its files; build it with `{build_command(folder)}`")
     manifest, found = load_manifest_findings(folder)
     older = older_dataset_version(folder, manifest) if manifest is not None else None
     if older:
         raise BuildNotVerified(older)
     if not isinstance(marker.get("sha256"), dict):
         raise BuildNotVerified(f"{folder}: built by an older cogbench ({marker.get('builder_version', 'unknown')}, whose "
-                               "build marker records no sha256 of manifest.json and README.md); rebuild it with `cogbench build`")
+                               f"build marker records no sha256 of manifest.json and README.md); rebuild it with `{build_command(folder)}`")
     if manifest is not None:
         found = check_files(folder, manifest) + check_card(folder, manifest) + check_croissant(folder, manifest)
     errors = [f for f in found if f.severity == "error"]
@@ -239,7 +239,7 @@ def verify_build(folder: str | Path) -> None:
 
 def load_verified(dataset: str, config: str, revision: str | None = None):
     """``load_config``, after ``verify_build`` when ``dataset`` is a local folder (a Hub repo is pinned by revision)."""
-    if Path(dataset).is_dir():
+    if Path(dataset).is_dir() and any(Path(dataset).iterdir()):  # an empty folder: load_config's usage error
         verify_build(dataset)
     return load_config(dataset, config, revision)
 
@@ -252,7 +252,12 @@ def check_croissant(folder: Path, manifest: dict[str, Any]) -> list[Finding]:
         written = json.loads((folder / CROISSANT_FILE).read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         return [finding("croissant.mismatch", CROISSANT_FILE, None, None, f"not readable JSON: {error}")]
-    if written != render_croissant(manifest):
+    try:
+        expected = render_croissant(manifest)
+    except (KeyError, TypeError, ValueError, AttributeError) as error:  # a damaged manifest is its own finding
+        return [finding("croissant.mismatch", CROISSANT_FILE, None, None,
+                        f"cannot be checked: manifest.json lacks what it is rendered from ({type(error).__name__}: {error})")]
+    if written != expected:
         return [finding("croissant.mismatch", CROISSANT_FILE, None, None,
                         "differs from the Croissant metadata of this manifest (edited, or from another build); rebuild")]
     return []

@@ -50,9 +50,13 @@ def run_export(args: argparse.Namespace) -> int:
     from cogbench.dataset_builders.output import claim_output
     from cogbench.reference_eval.harnesses.lmms_eval import dataset_location, exported_tasks, export_lmms_eval
     from cogbench.reference_eval.harnesses.vlmevalkit import export_vlmevalkit
+    from cogbench.reference_eval.metrics.recognition import check_models
 
     out = args.out or default_export_dir(args.format, args.dataset, args.revision)
     vqa = load_verified(args.dataset, "vqa", args.revision)  # fails early, as a usage error, on a bad --dataset
+    claim_output(out, "export", EXPORT_FILES, create=False)  # refused before any work
+    if args.format == "lmms-eval":  # a missing model fails here, before the folder or any file is written
+        check_models(args.spacy_model, args.embedder)
     claim_output(out, "export", EXPORT_FILES)
     if args.format == "vlmevalkit":
         path = export_vlmevalkit(vqa, out)
@@ -61,7 +65,7 @@ def run_export(args: argparse.Namespace) -> int:
         print(f"score: cogbench score --task vqa --dataset {args.dataset} --predictions MODEL_{DATASET_NAME}.xlsx")
         return 0
     location = dataset_location(args.dataset, args.revision, out, args.dataset_path)
-    files = export_lmms_eval(location, out, args.spacy_model, args.embedder)
+    files = export_lmms_eval(location, out, args.spacy_model, args.embedder, models_checked=True)
     print(f"wrote {len(files)} files to {out}: {', '.join(f.name for f in files)}; data: {location.describe()}")
     print(f"run: lmms-eval --include_path {out} --tasks {','.join(exported_tasks(location))} --model MODEL --log_samples --output_path OUT")
     print(f"score: cogbench score --task codis --dataset {args.dataset} --predictions OUT/.../*_samples_cogbench_codis.jsonl")
