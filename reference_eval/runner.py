@@ -29,17 +29,18 @@ import os
 import re
 import sys
 import time
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from cogbench.dataset_builders.load import dataset_revision
 from cogbench.dataset_builders.output import OUTPUT_MARKER, claim_output
 from cogbench.errors import CogbenchError, IncompleteRunError, UsageError, locate
 from cogbench.reference_eval.backends import openai_chat as openai_backend
 from cogbench.reference_eval.backends.hub import check_hf_model
-from cogbench.reference_eval.backends.openai_api import ChatSettings
+from cogbench.reference_eval.backends.openai_api import ChatClient, ChatSettings
 from cogbench.reference_eval.completeness import failure_line
 from cogbench.reference_eval.formats.official import OFFICIAL_FILE_NAME, write_official
 from cogbench.reference_eval.formats.predictions import Prediction, PredictionWriter, read_predictions
@@ -89,7 +90,8 @@ class RunSummary:
     total_queries: int
     resumed: int  # already done when the run started
     generated: int  # answered by this run (this rank)
-    seconds: float
+    seconds: float  # generating: first query sent to last answer written
+    setup_seconds: float = 0.0  # loading the model (hf) or opening the API client, before that
     rank: int = 0
     world: int = 1
     generated_tokens: int = 0
@@ -103,7 +105,8 @@ class RunSummary:
         by = f" by rank {self.rank} of {self.world}" if self.world > 1 else ""
         lines = [
             f"queries: {self.total_queries} total, {self.resumed} already done, {self.generated} generated now{by}",
-            f"time: {self.seconds:.1f} s, {rate:.2f} queries/s, {token_rate:.1f} generated tokens/s",
+            f"time: {self.seconds:.1f} s generating, {rate:.2f} queries/s, {token_rate:.1f} generated tokens/s "
+            f"(after {self.setup_seconds:.1f} s loading the model or opening the client)",
         ]
         if self.predictions_path:
             lines.append(f"predictions: {self.predictions_path}")
@@ -241,11 +244,14 @@ def merge_shards(run_dir: Path, queries: list[Query], allow_missing: bool = Fals
     return path
 
 
-def _answers(settings: EvalSettings, backend: str, name: str, queries: list[Query], images, failures: list[str]):
-    """What every prediction records, and a function that yields answer batches.
+def _backend(settings: EvalSettings, backend: str, name: str, queries: list[Query], images, failures: list[str]):
+    """What every prediction records, and a function that starts the backend.
 
-    The model is loaded only when that function is called, and only if there
-    are queries left, so a finished or mismatched run fails or ends at once.
+    ``start(stack)`` loads the model (hf) or opens the API client (openai) and
+    returns the iterator of answer batches; the run times starting and
+    generating apart, so the `time:` line measures generation alone. Nothing
+    is loaded when no queries are left, so a finished or mismatched run ends
+    at once.
     """
     if backend == "hf":
         # The hf backend imports torch and transformers: loaded only when used, so
@@ -259,17 +265,25 @@ def _answers(settings: EvalSettings, backend: str, name: str, queries: list[Quer
             trust_remote_code=settings.trust_remote_code, num_workers=settings.num_workers,
         )
 
-        def generate():
-            if queries:
-                on_cut = lambda size: note_batch_cut(Path(settings.out), size)  # noqa: E731
-                yield from hf_backend.answer_queries(hf_backend.load_model(hf), hf, queries, images, on_cut)
+        def start_hf(stack: ExitStack) -> Iterator[list[Answer]]:
+            if not queries:
+                return iter(())
+            on_cut = lambda size: note_batch_cut(Path(settings.out), size)  # noqa: E731
+            return hf_backend.answer_queries(hf_backend.load_model(hf), hf, queries, images, on_cut)
 
-        return hf_backend.recorded_settings(hf), generate
+        return hf_backend.recorded_settings(hf), start_hf
     api = ChatSettings(
         model=name, base_url=settings.base_url, temperature=0.0, max_tokens=settings.new_tokens,
         concurrency=settings.concurrency, max_attempts=settings.max_attempts, timeout_seconds=settings.timeout_seconds,
     )
-    return openai_backend.recorded_settings(api), lambda: openai_backend.answer_queries(api, queries, images, failures)
+
+    def start_openai(stack: ExitStack) -> Iterator[list[Answer]]:
+        if not queries:
+            return iter(())
+        client = stack.enter_context(ChatClient(api))
+        return openai_backend.answer_queries(client, queries, images, failures)
+
+    return openai_backend.recorded_settings(api), start_openai
 
 
 def run_eval(settings: EvalSettings) -> RunSummary:
@@ -339,7 +353,7 @@ def _generate(settings, backend, name, dataset, template, queries, summary: RunS
     run_dir, rank, world = summary.run_dir, summary.rank, summary.world
     all_done = done_keys(run_dir)
     mine = [q for q in rank_queries(queries, rank, world) if q.key not in all_done]
-    generation, answers = _answers(settings, backend, name, mine, undecoded_images(dataset), failures)
+    generation, start = _backend(settings, backend, name, mine, undecoded_images(dataset), failures)
     check_run_record(
         run_dir,
         {
@@ -357,13 +371,16 @@ def _generate(settings, backend, name, dataset, template, queries, summary: RunS
         },
     )
     summary.resumed = sum(1 for q in queries if q.key in all_done)
-    started = time.perf_counter()
-    with PredictionWriter(run_dir / "shards" / f"rank-{rank}.jsonl") as writer:
+    with ExitStack() as stack, PredictionWriter(run_dir / "shards" / f"rank-{rank}.jsonl") as writer:
+        loading = time.perf_counter()
+        answers = start(stack)
+        summary.setup_seconds = time.perf_counter() - loading
+        started = time.perf_counter()
         progress = progress_bar(len(mine), f"{settings.task} (rank {rank})" if world > 1 else settings.task,
                                 position=rank, interval=settings.progress_seconds, file=sys.stderr)
         with progress:
             progress.set_postfix(resumed=summary.resumed, refresh=False)
-            for batch in answers():
+            for batch in answers:
                 writer.write(_prediction(settings, template, generation, answer) for answer in batch)
                 summary.generated += len(batch)
                 summary.generated_tokens += sum(a.generated_tokens or 0 for a in batch)

@@ -105,3 +105,23 @@ def test_no_key_is_a_usage_error(openai_server, built_release, tmp_path, monkeyp
     assert main(_eval_argv(server, built_release, tmp_path / "run")) == 2
     assert "OPENAI_API_KEY" in capsys.readouterr().err
     assert server.chat_requests == []
+
+
+def test_every_query_carries_its_own_image_and_a_pair_shares_one_encoding(built_release):
+    from cogbench.reference_eval.backends.openai_chat import conversations
+    from cogbench.reference_eval.tasks import build_queries, undecoded_images
+
+    dataset = load_config(str(built_release), "codis").select(range(4))
+    _, queries = build_queries("codis", dataset, "spontaneous", False, True, False)
+    images = undecoded_images(dataset)
+    built = list(conversations(queries, images))
+    assert len(built) == len(queries) == 8
+    for query, messages in zip(queries, built):
+        image_part, text_part = messages[0]["content"]
+        encoded = image_part["image_url"]["url"].split(",", 1)[1]
+        assert base64.b64decode(encoded) == images[query.row]["image"]["bytes"]  # this query's row, byte for byte
+        assert text_part["text"] == query.prompt
+    # The two contexts of one CODIS image: one base64 part, not two (memory and CPU per request).
+    assert built[0][0]["content"][0] is built[1][0]["content"][0]
+    assert built[1][0]["content"][0] is not built[2][0]["content"][0]
+    assert [q.row for q in queries] == [0, 0, 1, 1, 2, 2, 3, 3]

@@ -35,29 +35,41 @@ def _image_bytes_and_type(value: dict) -> tuple[bytes, str]:
     return data, mime_type
 
 
-def conversation(query: Query, images) -> list[dict[str, Any]]:
-    """One user turn: the image, then the prompt (the same order as the hf backend); no image for a blind query."""
+def conversation(query: Query, images, image: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """One user turn: the image, then the prompt (the same order as the hf backend); no image for a blind query.
+
+    ``image``: the query's image part when the caller already has it (``conversations``).
+    """
     content = []
     if query.with_image:
-        data, mime_type = _image_bytes_and_type(images[query.row]["image"])
-        content.append(image_part(data, mime_type))
+        content.append(image or image_part(*_image_bytes_and_type(images[query.row]["image"])))
     return [{"role": "user", "content": [*content, {"type": "text", "text": query.prompt}]}]
 
 
-def answer_queries(settings: ChatSettings, queries: list[Query], images, failures: list[str]) -> Iterator[list[Answer]]:
-    """Yield each answer as it arrives; append one line per query that failed to ``failures``."""
-    if not queries:
-        return
-    with ChatClient(settings) as client:
-        started = time.perf_counter()
-        completed = 0
-        conversations = (conversation(query, images) for query in queries)
-        for index, result in client.complete_many(conversations):
-            query = queries[index]
-            if not result.ok:
-                failures.append(f"item {query.item_id} query {query.query}: {result.error}")
-                continue
-            # Requests overlap, so a query's own latency is not its cost; record the run's mean.
-            completed += 1
-            seconds = (time.perf_counter() - started) / completed
-            yield [Answer(query, result.text.strip(), seconds, result.completion_tokens or None)]
+def conversations(queries: list[Query], images) -> Iterator[list[dict[str, Any]]]:
+    """The conversations of ``queries``, built one at a time; consecutive queries on one image
+    (a CODIS pair, a VQA question's rotations) share one base64 image part instead of encoding it again."""
+    row, part = None, None
+    for query in queries:
+        if query.with_image and query.row != row:
+            row, part = query.row, image_part(*_image_bytes_and_type(images[query.row]["image"]))
+        yield conversation(query, images, part if query.with_image else None)
+
+
+def answer_queries(client: ChatClient, queries: list[Query], images, failures: list[str]) -> Iterator[list[Answer]]:
+    """Yield each answer as it arrives; append one line per query that failed to ``failures``.
+
+    Requests are built lazily (``complete_many`` reads the conversations a bounded
+    window ahead), so at most that window of base64 images is in memory at once.
+    """
+    started = time.perf_counter()
+    completed = 0
+    for index, result in client.complete_many(conversations(queries, images)):
+        query = queries[index]
+        if not result.ok:
+            failures.append(f"item {query.item_id} query {query.query}: {result.error}")
+            continue
+        # Requests overlap, so a query's own latency is not its cost; record the run's mean.
+        completed += 1
+        seconds = (time.perf_counter() - started) / completed
+        yield [Answer(query, result.text.strip(), seconds, result.completion_tokens or None)]
