@@ -55,15 +55,17 @@ CEILING = 64
 
 SCRIPT = (
     "import resource, sys, threading, time\n"
-    "peak = [0]\n"
+    "samples = []\n"
     "def sample():\n"
     "    while True:\n"
     "        line = next(l for l in open('/proc/self/status') if l.startswith('RssAnon'))\n"
-    "        peak[0] = max(peak[0], int(line.split()[1])); time.sleep(0.02)\n"
+    "        samples.append(int(line.split()[1])); time.sleep(0.02)\n"
     "threading.Thread(target=sample, daemon=True).start()\n"
     "from cogbench.cli import main\n"
     "code = main(sys.argv[1:])\n"
-    "print('peak_kb', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, peak[0]); sys.exit(code)"
+    "quarter = max(1, len(samples) // 4)\n"
+    "print('quarters_kb', *[max(samples[i * quarter:(i + 1) * quarter] or [0]) for i in range(4)])\n"
+    "print('peak_kb', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, max(samples)); sys.exit(code)"
 )
 
 
@@ -82,8 +84,9 @@ def generation_seconds(stdout: str) -> float:
     return float(re.search(r"^time: ([0-9.]+) s", stdout, re.M).group(1))
 
 
-def eval_once(dataset: Path, limit: int | None, base_url: str, out: Path, cache: Path) -> tuple[float, float, float, float]:
-    """(process seconds, generation seconds, peak RSS MB, peak anonymous MB) of one `cogbench eval` process."""
+def eval_once(dataset: Path, limit: int | None, base_url: str, out: Path, cache: Path) -> tuple:
+    """(process seconds, generation seconds, peak RSS MB, peak anonymous MB, peak anonymous MB in each
+    quarter of the process's life) of one `cogbench eval` process."""
     started = time.perf_counter()
     result = subprocess.run(eval_command(dataset, limit, base_url, out), capture_output=True, text=True,
                             env=eval_environment(cache))
@@ -91,7 +94,8 @@ def eval_once(dataset: Path, limit: int | None, base_url: str, out: Path, cache:
     if result.returncode != 0:
         raise SystemExit(f"eval failed ({result.returncode}):\n{result.stderr[-2000:]}")
     peak_kb, anonymous_kb = map(int, re.search(r"^peak_kb (\d+) (\d+)", result.stdout, re.M).groups())
-    return seconds, generation_seconds(result.stdout), peak_kb / 1024, anonymous_kb / 1024
+    quarters = [int(kb) / 1024 for kb in re.search(r"^quarters_kb (.*)$", result.stdout, re.M).group(1).split()]
+    return seconds, generation_seconds(result.stdout), peak_kb / 1024, anonymous_kb / 1024, quarters
 
 
 def limited(dataset: Path, limit: int | None, base_url: str, out: Path, cache: Path) -> str:
@@ -152,7 +156,12 @@ def main() -> None:
     for column, what in ((2, "RSS"), (3, "anonymous memory")):
         worst = max(r[column] for runs in results.values() for r in runs)
         print(f"worst peak {what} {worst:.0f} MB: {'within' if worst < BOUND_MB else 'OVER'} the {BOUND_MB} MB bound; "
-              f"4x706 / 50: {max(r[column] for r in results['4x706']) / min(r[column] for r in results['50']):.2f}")
+              f"4x706 / 50: {max(r[column] for r in results['4x706']) / min(r[column] for r in results['50']):.2f}, "
+              f"4x706 / 706 (request window full in both): "
+              f"{max(r[column] for r in results['4x706']) / min(r[column] for r in results['706']):.2f}")
+    quarters = " / ".join(f"{mb:.0f}" for mb in results["4x706"][-1][4])
+    print(f"4x706, peak anonymous MB in each quarter of the run (imports first): {quarters} "
+          "(requests are built at most 2 x 64 ahead: memory plateaus once that window is full)")
     for label, run in first_load.items():
         print(f"first eval of the {label}-query build on this machine (datasets converts its Parquet shard to the "
               f"Arrow cache, once): peak RSS {run[2]:.0f} MB, peak anonymous {run[3]:.0f} MB")

@@ -7,7 +7,9 @@ nothing is deduplicated and four times the images are embedded and decoded.
 At each size: a build (v2.0.0), a second build of the same data with
 `--previous` the first (v2.0.1: diffs every record and image, writes the
 changelog), `diff` of the two, and `validate` of the first.
-Each command runs in a fresh process; peak RSS is that process's ru_maxrss.
+Each command runs in a fresh process; peak RSS is that process's ru_maxrss (a peak does
+not need a warm-up or repeats: it is what one run asks of the machine). The seconds beside
+it are of that one run, for context; no ratio is taken from them.
 The bound (issues 11, 24): under 400 MB, and not growing with the number of images.
 
 Run: .venv/bin/python tests/benchmarks/build_memory.py [RAW_DIR]
@@ -75,7 +77,7 @@ def main() -> None:
             ]
             rows.append((label, images, megabytes, results))
     header = " | ".join(f"{name:>16}" for name in COMMANDS)
-    print(f"{'data':<11} {'images':>6} {'MB':>6} | {header}   (seconds / peak RSS MB)")
+    print(f"{'data':<11} {'images':>6} {'MB':>6} | {header}   (seconds of one run / peak RSS MB)")
     for label, images, megabytes, results in rows:
         cells = " | ".join(f"{seconds:6.1f}s {peak:6.0f}MB" for seconds, peak, _ in results)
         print(f"{label:<11} {images:>6} {megabytes:6.0f} | {cells}")
