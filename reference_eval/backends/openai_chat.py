@@ -35,15 +35,9 @@ def _image_bytes_and_type(value: dict) -> tuple[bytes, str]:
     return data, mime_type
 
 
-def conversation(query: Query, images, image: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    """One user turn: the image, then the prompt (the same order as the hf backend); no image for a blind query.
-
-    ``image``: the query's image part when the caller already has it (``conversations``).
-    """
-    content = []
-    if query.with_image:
-        content.append(image or image_part(*_image_bytes_and_type(images[query.row]["image"])))
-    return [{"role": "user", "content": [*content, {"type": "text", "text": query.prompt}]}]
+def conversation(query: Query, image: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """One user turn: the image part (None for a blind query), then the prompt (the same order as the hf backend)."""
+    return [{"role": "user", "content": [*([image] if image is not None else []), {"type": "text", "text": query.prompt}]}]
 
 
 def conversations(queries: list[Query], images) -> Iterator[list[dict[str, Any]]]:
@@ -53,7 +47,7 @@ def conversations(queries: list[Query], images) -> Iterator[list[dict[str, Any]]
     for query in queries:
         if query.with_image and query.row != row:
             row, part = query.row, image_part(*_image_bytes_and_type(images[query.row]["image"]))
-        yield conversation(query, images, part if query.with_image else None)
+        yield conversation(query, part if query.with_image else None)
 
 
 def answer_queries(client: ChatClient, queries: list[Query], images, failures: list[str]) -> Iterator[list[Answer]]:
