@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import json
 import os
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from cogbench.reference_eval.analyses import render as render_analyses
 from cogbench.reference_eval.completeness import coverage_label, run_labels, shown_value
+from cogbench.reference_eval.reports.read import schema
 from cogbench.schemas.features import CATEGORY_LABEL, CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
 # Column headings of CODIS Table 3.
@@ -30,7 +30,7 @@ RUN_FILES = ("scores.json", "details.jsonl", "report.md", "scores.json.partial",
 
 
 def scores_schema() -> dict[str, Any]:
-    return json.loads(resources.files("cogbench.schemas").joinpath("scores.schema.json").read_text(encoding="utf-8"))
+    return schema("scores.schema.json")
 
 
 def _write_atomically(path: Path, text: str) -> None:
