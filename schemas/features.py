@@ -9,40 +9,19 @@ from __future__ import annotations
 
 import datasets
 
-SPLIT = "test"
-CONFIGS = ("description", "vqa", "codis")
-
-# The eight reasoning categories of CogBench (final paper, Section 2.2 and
-# Table 1), in the paper's order. Each entry: (short name used in the dataset,
-# key of the raw description file, short name used by the raw VQA file, label
-# as printed in the paper's tables).
-REASONING_CATEGORIES = (
-    ("time", "Special Time Reasoning", "time", "Special Time"),
-    ("location", "Location Reasoning", "location", "Location"),
-    ("character", "Character Reasoning", "character", "Character"),
-    ("character_relationship", "Character Relationship Reasoning", "character_relationship", "Character Relationship"),
-    ("event", "Event Reasoning", "event", "Event"),
-    ("event_relationship", "Event Relationship Reasoning", "event_relationship", "Event Relationship"),
-    ("next_event", "Next Moment Event Reasoning", "next_event", "Next Moment Event"),
-    ("mental", "Mental State Reasoning", "mental", "Mental State"),
+from cogbench.schemas.vocabulary import (  # noqa: F401 (re-exported: the schema's names)
+    ANSWER_LETTERS,
+    CATEGORY_LABEL,
+    CHOICE_COLUMNS,
+    CODIS_CATEGORIES,
+    COGBENCH_CATEGORIES,
+    CONFIGS,
+    ID_COLUMN,
+    RAW_DESCRIPTION_KEY,
+    RAW_VQA_CATEGORY,
+    REASONING_CATEGORIES,
+    SPLIT,
 )
-COGBENCH_CATEGORIES = tuple(short for short, *_ in REASONING_CATEGORIES)
-RAW_DESCRIPTION_KEY = {short: raw for short, raw, _, _ in REASONING_CATEGORIES}
-RAW_VQA_CATEGORY = {raw_vqa: short for short, _, raw_vqa, _ in REASONING_CATEGORIES}
-CATEGORY_LABEL = {short: label for short, _, _, label in REASONING_CATEGORIES}
-
-# The five CODIS categories (CODIS paper, Section 3.1 and Table 2), spelled as
-# in the authors' data.json.
-CODIS_CATEGORIES = (
-    "Location and Orientation",
-    "Temporal Information",
-    "Cultural Background",
-    "Attributes",
-    "Relationships",
-)
-
-ANSWER_LETTERS = ("A", "B", "C", "D")
-CHOICE_COLUMNS = ("choice_a", "choice_b", "choice_c", "choice_d")
 
 # One chain of reasoning, "A1 + A2 + ... + An -> B", parsed but with its text kept.
 COR_FEATURE = {
@@ -95,5 +74,3 @@ CODIS_FEATURES = datasets.Features(
 )
 
 FEATURES = {"description": DESCRIPTION_FEATURES, "vqa": VQA_FEATURES, "codis": CODIS_FEATURES}
-# The column that identifies a row of each config; rows are sorted by it.
-ID_COLUMN = {"description": "image_id", "vqa": "question_id", "codis": "id"}

@@ -31,7 +31,7 @@ from typing import Any, Callable
 
 from cogbench.errors import CogbenchError, locate
 from cogbench.reference_eval.formats.predictions import Prediction, parse_json_object
-from cogbench.schemas.features import ID_COLUMN
+from cogbench.schemas.vocabulary import ID_COLUMN
 
 LMMS_EVAL_FORMAT = "lmms-eval-samples"
 VLMEVALKIT_FORMAT = "vlmevalkit-predictions"

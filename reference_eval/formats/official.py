@@ -39,7 +39,7 @@ from cogbench.reference_eval.formats.predictions import (
     parse_json_object,
     read_predictions,
 )
-from cogbench.schemas.features import ANSWER_LETTERS, CHOICE_COLUMNS, COGBENCH_CATEGORIES, RAW_VQA_CATEGORY
+from cogbench.schemas.vocabulary import ANSWER_LETTERS, CHOICE_COLUMNS, COGBENCH_CATEGORIES, RAW_VQA_CATEGORY
 
 FORMATS = ("project", "cogbench-description", "cogbench-vqa", "codis-output")
 TASK_OF_FORMAT = {"cogbench-description": "description", "cogbench-vqa": "vqa", "codis-output": "codis"}

@@ -16,7 +16,7 @@ reported beside the paper's accuracy, never instead of it:
 
 from __future__ import annotations
 
-from cogbench.schemas.features import ANSWER_LETTERS
+from cogbench.schemas.vocabulary import ANSWER_LETTERS
 
 
 def original_option(letter: str | None, rotation: int) -> int | None:

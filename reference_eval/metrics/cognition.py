@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from cogbench.schemas.features import COGBENCH_CATEGORIES
+from cogbench.schemas.vocabulary import COGBENCH_CATEGORIES
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from cogbench.schemas.features import ANSWER_LETTERS
+from cogbench.schemas.vocabulary import ANSWER_LETTERS
 
 # Phrasings that name a letter outright. Tried in order; the first that
 # matches wins.
