@@ -47,7 +47,7 @@ from cosmic_ray.work_db import WorkDB, use_db
 from cosmic_ray.work_item import MutationSpec, WorkerOutcome, WorkResult
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from report import load_equivalents, summarize  # noqa: E402
+from mutation_report import load_equivalents, summarize  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 MARKER = "cogbench-mutation-run.json"
@@ -73,6 +73,9 @@ def load_config(path: Path) -> Config:
 
 
 def test_command(config: Config, tests: list[str]) -> str:
+    """pytest on the module's test files; with none (an older revision), a command that runs nothing."""
+    if not tests:
+        return shlex.join([sys.executable, "-c", "pass"])
     return shlex.join([sys.executable, "-m", "pytest", *config.pytest_args, *tests])
 
 
@@ -135,10 +138,11 @@ def _mutate_and_test(job_id: str, mutation: MutationSpec, command: str, timeout:
 
 # -- the session ----------------------------------------------------------------------------------
 
-def prepare_out(out: Path, source: str | None, sample: int | None, seed: int) -> dict:
+def prepare_out(out: Path, modules: list[str], source: str | None, sample: int | None, seed: int) -> dict:
     """Our folder only: a new one, or one this script made (its marker says with which settings)."""
     marker = out / MARKER
-    settings = {"tool": "cogbench mutation run", "source": source or "working tree", "sample": sample, "seed": seed}
+    settings = {"tool": "cogbench mutation run", "modules": modules, "source": source or "working tree",
+                "sample": sample, "seed": seed}
     if marker.is_file():
         recorded = json.loads(marker.read_text())
         if recorded != settings:
@@ -177,12 +181,13 @@ def create_session(db_path: Path, checkout: Path, modules: list[str], sample: in
             if any(a <= tuple(mutation.start_pos) and tuple(mutation.end_pos) <= b
                    for a, b in spans[str(mutation.module_path)]):
                 db.set_result(item.job_id, WorkResult(worker_outcome=WorkerOutcome.SKIPPED, output=ANNOTATION))
-            else:
-                runnable.append(item.job_id)
+            else:  # job ids are random: the sample is drawn by what each mutant is, so a seed repeats it
+                runnable.append((str(mutation.module_path), mutation.operator_name, mutation.occurrence, item.job_id))
         if sample is not None and sample < len(runnable):
             chosen = set(random.Random(seed).sample(sorted(runnable), sample))
-            for job_id in runnable:
-                if job_id not in chosen:
+            for key in runnable:
+                job_id = key[-1]
+                if key not in chosen:
                     db.set_result(job_id, WorkResult(worker_outcome=WorkerOutcome.SKIPPED, output=NOT_SAMPLED))
     partial.rename(db_path)
 
@@ -235,13 +240,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sample", type=int, help="run a seeded random sample of this many mutants")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
+    started = time.monotonic()
     config = load_config(args.config)
-    out = args.out or Path(tempfile.mkdtemp(prefix="cogbench-mutation-"))
-    prepare_out(out, args.source, args.sample, args.seed)
-    print(f"run folder: {out}", flush=True)
     selected = [m for m in config.modules if not args.module or Path(m).stem in args.module or m in args.module]
     if not selected:
         sys.exit(f"error: no module in {args.config} matches {args.module}")
+    out = args.out or Path(tempfile.mkdtemp(prefix="cogbench-mutation-"))
+    prepare_out(out, selected, args.source, args.sample, args.seed)
+    print(f"run folder: {out}", flush=True)
 
     copies = []
     workers_dir = out / "workers"
@@ -254,16 +260,19 @@ def main(argv: list[str] | None = None) -> int:
     first_checkout = copies[0]
     tests_of = {}
     for module in selected:
-        present = [t for t in config.modules[module] if (first_checkout / t).is_file()]
-        if (first_checkout / module).is_file() and present:
-            tests_of[module] = present
-        else:
-            print(f"{module}: skipped here (the module or its tests are not in this checkout)")
+        if not (first_checkout / module).is_file():
+            print(f"{module}: not in this checkout, skipped")
+            continue
+        tests_of[module] = [t for t in config.modules[module] if (first_checkout / t).is_file()]
+        if not tests_of[module]:
+            print(f"{module}: none of its test files is in this checkout: its mutants survive (no test runs)")
+    if not tests_of:
+        sys.exit("error: none of the selected modules is in this checkout")
     check_imports_from(first_checkout, next(iter(tests_of)))
 
     db_path = out / "session.sqlite"
     if not db_path.is_file():
-        create_session(db_path, first_checkout, list(config.modules), args.sample, args.seed)
+        create_session(db_path, first_checkout, list(tests_of), args.sample, args.seed)
     timeouts = {}
     for module, tests in tests_of.items():
         seconds = baseline_seconds(config, first_checkout, tests, module)
@@ -276,8 +285,11 @@ def main(argv: list[str] | None = None) -> int:
                      if str(item.mutations[0].module_path) in tests_of]
     equivalents = load_equivalents(config.equivalent_file)
     summary = summarize(completed, first_checkout, equivalents, config.fail_under)
-    (out / "report.txt").write_text(summary.text)
-    print(summary.text)
+    text = (f"{summary.text}\n\nsource: {args.source or 'the working tree'}; this invocation took "
+            f"{time.monotonic() - started:.0f} s on {len(copies)} workers (set-up included; a resumed run "
+            "counts only its own part)")
+    (out / "report.txt").write_text(text)
+    print(text)
     print(f"report: {out / 'report.txt'}")
     return 0 if summary.passed else 1
 
