@@ -46,8 +46,9 @@ from cosmic_ray.mutating import mutate_and_test
 from cosmic_ray.work_db import WorkDB, use_db
 from cosmic_ray.work_item import MutationSpec, WorkerOutcome, WorkResult
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
 from mutation_report import load_equivalents, summarize  # noqa: E402
+from shared_files import shared_dir  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 MARKER = "cogbench-mutation-run.json"
@@ -111,7 +112,9 @@ def link_subpackages(checkout: Path) -> None:
 
 
 def worker_environment(checkout: Path) -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(checkout), "PYTHONDONTWRITEBYTECODE": "1"}
+    """Import from the copy; find the shared data where this checkout finds it (the copies lie elsewhere)."""
+    return {**os.environ, "PYTHONPATH": str(checkout), "PYTHONDONTWRITEBYTECODE": "1",
+            "COGBENCH_SHARED": str(shared_dir().resolve())}
 
 
 def check_imports_from(checkout: Path, module: str) -> None:
