@@ -43,7 +43,7 @@ def test_only_annotations_that_python_never_evaluates_are_spanned():
 
 
 def _completed(line: int, col: int, worker: WorkerOutcome, test: Outcome | None, output: str = ""):
-    mutation = MutationSpec("m.py", "core/ReplaceComparisonOperator_Gt_GtE", 0, (line, col), (line, col + 1),
+    mutation = MutationSpec("m.py", "core/ReplaceComparisonOperator_Gt_GtE", line * 100 + col, (line, col), (line, col + 1),
                             definition_name="f")
     return WorkItem.single(f"job-{line}-{col}", mutation), WorkResult(worker, output, test, "-a\n+b\n")
 

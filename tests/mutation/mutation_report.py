@@ -2,7 +2,8 @@
 
 An equivalent mutant is one that cannot change what the code computes (``tests/mutation/equivalent.toml``
 says why for each). It is named by file, operator and the text of the mutated source line, so the
-list survives edits elsewhere in the file; ``nth`` picks one of several such mutants on one line.
+list survives edits elsewhere in the file; ``nth`` picks one of several such mutants on one line (by
+column, then by cosmic-ray's order: a number gets two mutants, +1 then -1, at one place).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ class Equivalent:
     operator: str
     line: str  # the source line, stripped
     reason: str
-    nth: int | None = None  # which of the line's mutants by this operator, in column order
+    nth: int | None = None  # which of the line's mutants by this operator, in column order (then cosmic-ray's order)
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,7 @@ def summarize(completed, checkout: Path, equivalents: list[Equivalent], fail_und
     for item, _ in completed:
         mutation = item.mutations[0]
         key = (str(mutation.module_path), mutation.operator_name, _line_of(checkout, mutation, lines_cache))
-        same_line[key].append(tuple(mutation.start_pos))
+        same_line[key].append((tuple(mutation.start_pos), mutation.occurrence))
     for positions in same_line.values():
         positions.sort()
 
@@ -71,7 +72,7 @@ def summarize(completed, checkout: Path, equivalents: list[Equivalent], fail_und
         key = (str(mutation.module_path), mutation.operator_name, _line_of(checkout, mutation, lines_cache))
         for entry in equivalents:
             if (entry.file, entry.operator, entry.line) == key and (
-                    entry.nth is None or same_line[key].index(tuple(mutation.start_pos)) == entry.nth):
+                    entry.nth is None or same_line[key].index((tuple(mutation.start_pos), mutation.occurrence)) == entry.nth):
                 return entry
         return None
 
