@@ -173,12 +173,9 @@ def read_codis_output(path: Path) -> list[Prediction]:
 
 def detect_format(path: Path) -> str:
     """Tell the format from the first record, read whole however long: the project's, or an official one."""
-    with path.open(encoding="utf-8") as handle:
-        head = handle.read(1 << 10).lstrip()
-        if not head.startswith("["):
-            handle.seek(0)
-            number, first_line = next(((n, line) for n, line in enumerate(handle, 1) if line.strip()), (1, ""))
-    if head.startswith("["):
+    with path.open(encoding="utf-8") as handle:  # blank lines before the first record, however many
+        number, first_line = next(((n, line) for n, line in enumerate(handle, 1) if line.strip()), (1, ""))
+    if first_line.lstrip().startswith("["):
         records = _json_list(path)
         first = records[0] if records else None
         if isinstance(first, dict) and "response" in first and "question" in first:
