@@ -61,6 +61,12 @@ def test_a_negated_answer_is_told_apart_from_the_plain_one_by_the_plain_ratio():
     assert rule_verdict("appropriate", "not appropriate", "appropriate") is False
 
 
+def test_an_answer_that_says_its_truth_in_a_sentence_is_right():
+    # token-set ratio: {left} is a subset of the answer's words -> 100 (the plain ratio is only
+    # 100 * 2 * 4 / (31 + 4) = 22.9, so it is the token-set ratio that must reach 60); "right" is no word of it
+    assert rule_verdict("Answer: The red cup is on the left side.", "left", "right") is True
+
+
 def test_an_answer_as_near_to_both_truths_is_wrong():
     # "abcxy" vs "abcde" and vs "abcfg": LCS 3 of 5 + 5 -> 60 and 60, plain ratio 60 and 60: a tie
     assert rule_verdict("abcxy", "abcde", "abcfg") is False

@@ -29,6 +29,21 @@ def embedder():
     return load_embedder(minilm_path())
 
 
+@pytest.fixture(scope="module")
+def unnormalised(tmp_path_factory):
+    """MiniLM without its last module (Normalize): its own vectors are not unit vectors."""
+    import json
+
+    complete = Path(minilm_path())
+    folder = tmp_path_factory.mktemp("minilm-unnormalised")
+    for path in complete.iterdir():
+        if path.name != "modules.json":
+            (folder / path.name).symlink_to(path)
+    modules = json.loads((complete / "modules.json").read_text())
+    (folder / "modules.json").write_text(json.dumps([m for m in modules if not m["type"].endswith("Normalize")]))
+    return load_embedder(str(folder))
+
+
 def test_an_embedder_not_on_disk_nor_reachable_is_a_usage_error_with_the_first_line_of_the_reason(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     # huggingface_hub's OSError here has two lines: "We couldn't connect ..." and "Check your internet ..."
@@ -44,16 +59,17 @@ def test_a_folder_that_is_not_a_model_is_a_usage_error(tmp_path):
         load_embedder(str(tmp_path))
 
 
-def test_each_distinct_string_gets_one_unit_numpy_vector(embedder, capfd):
-    vectors = embed_distinct(embedder, ["dog", "puppy", "dog", "car"])
+def test_each_distinct_string_gets_one_unit_numpy_vector(unnormalised, capfd):
+    vectors = embed_distinct(unnormalised, ["dog", "puppy", "dog", "car"])
     assert list(vectors) == ["dog", "puppy", "car"]
-    reference = embedder.encode(["dog", "puppy", "car"])  # the model's own, not normalised
+    reference = unnormalised.encode(["dog", "puppy", "car"])  # the model's own vectors, not unit
+    assert not np.allclose(np.linalg.norm(reference, axis=1), 1.0, atol=1e-3)
     for string, expected in zip(["dog", "puppy", "car"], reference):
         assert isinstance(vectors[string], np.ndarray)
         assert np.linalg.norm(vectors[string]) == pytest.approx(1.0, abs=1e-5)
         assert vectors[string] == pytest.approx(expected / np.linalg.norm(expected), abs=1e-5)
     assert "it/s" not in capfd.readouterr().err  # no progress bar in the run's log
-    assert embed_distinct(embedder, []) == {}
+    assert embed_distinct(unnormalised, []) == {}
 
 
 def test_entities_are_matched_against_the_nouns_of_their_own_description(embedder):
@@ -73,3 +89,21 @@ def test_entities_are_matched_against_the_nouns_of_their_own_description(embedde
     assert found[0][1] == EntityMatch("sofa", "sofa", pytest.approx(1.0, abs=1e-5), True)
     assert found[1] == [EntityMatch("dog", "car", pytest.approx(round(float(dog_car), 6), abs=1e-5), False)]
     assert found[2] == [EntityMatch("tree", None, 0.0, False)]
+
+
+def test_an_embedder_whose_checkpoint_lacks_a_weight_is_refused(tmp_path):
+    from safetensors.torch import load_file, save_file
+
+    complete = Path(minilm_path())
+    folder = tmp_path / "minilm-incomplete"
+    folder.mkdir()
+    for path in complete.iterdir():
+        if path.name != "model.safetensors":
+            (folder / path.name).symlink_to(path)
+    weights = load_file(complete / "model.safetensors")
+    [removed] = [key for key in weights if key.endswith("layer.1.attention.self.query.weight")]
+    save_file({key: value for key, value in weights.items() if key != removed}, folder / "model.safetensors",
+              metadata={"format": "pt"})
+    # sentence-transformers loads it with that weight random; the check reloads it and refuses it
+    with pytest.raises(UsageError, match=r"loaded as BertModel, but 1 weight\(s\) missing from the checkpoint"):
+        load_embedder(str(folder))

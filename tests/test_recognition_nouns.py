@@ -11,7 +11,13 @@ from __future__ import annotations
 import pytest
 
 from cogbench.errors import UsageError
-from cogbench.reference_eval.metrics.recognition import check_pos_tagging, extract_nouns, load_noun_tagger
+from cogbench.reference_eval.metrics.recognition import (
+    check_pos_tagging,
+    embed_distinct,
+    extract_nouns,
+    load_noun_tagger,
+    recognition_matches,
+)
 
 
 def tagged_pipeline(nouns=(), propns=(), others=()):
@@ -94,3 +100,10 @@ def test_a_saved_pipeline_folder_loads_when_it_tags_nouns_and_is_refused_when_no
     spacy.blank("en").to_disk(tmp_path / "blank")
     with pytest.raises(UsageError, match="finds no noun"):
         load_noun_tagger(str(tmp_path / "blank"))
+
+
+def test_images_without_entities_or_nouns_need_no_embedder():
+    # nothing to embed: the embedder is never asked (None stands for "no model loaded")
+    nlp = tagged_pipeline(nouns=("dog",))
+    assert recognition_matches(nlp, None, [[], []], ["Nothing here.", "Nor here."]) == [[], []]
+    assert embed_distinct(None, []) == {}
