@@ -161,3 +161,12 @@ def test_a_key_point_numbered_0_fails_the_by_number_reading():
     # 0 is outside 1..count: tolerant falls back to the authors' positions, as they read it
     assert parse_numbered("0. [1]  1. [1]  2. [0]", 2) == [1, 1]
     assert parse_numbered("0. [1]  1. [1]  2. [0]", 2, "official") == [1, 1]
+
+
+@pytest.mark.parametrize("mode", ["Official", "strict", ""])
+def test_a_parsing_mode_outside_the_two_is_refused_not_read_as_tolerant(mode):
+    # A typo such as "Official" from the library API would otherwise score with the tolerant reading.
+    with pytest.raises(ValueError, match="is not one of tolerant, official"):
+        parse_right_wrong("right", mode)
+    with pytest.raises(ValueError, match="is not one of tolerant, official"):
+        parse_numbered("1. [1]", 1, mode)

@@ -56,9 +56,16 @@ _WORD = re.compile(r"[a-z]+(?:['’][a-z]+)?")
 _NEGATIONS = {"not", "never", "no", "isn't", "isnt", "is't", "aren't", "wasn't", "nor", "hardly", "neither"}
 
 
+def _is_official(mode: str) -> bool:
+    """A mode outside PARSING_MODES is a caller's error, not silently the tolerant reading."""
+    if mode not in PARSING_MODES:
+        raise ValueError(f"judge parsing mode {mode!r} is not one of {', '.join(PARSING_MODES)}")
+    return mode == "official"
+
+
 def parse_right_wrong(reply: str, mode: str = "tolerant") -> bool | None:
     """CODIS verdict: True (right), False (wrong) or None (unusable; never in official mode)."""
-    if mode == "official":
+    if _is_official(mode):
         return "right" in reply  # CODIS data/eval.py: 1 if 'right' in response else 0
     text = _LABEL.sub("", _QUOTES.sub("", _MARKDOWN.sub(" ", reply)).strip()).lower()
     words = _WORD.findall(text.replace("’", "'"))
@@ -126,7 +133,7 @@ def _by_number(reply: str, count: int) -> list[int] | None:
 def parse_numbered(reply: str, count: int, mode: str = "tolerant") -> list[int] | None:
     """CogBench verdicts of key points 1..count, in order; None when unusable (see the module docstring)."""
     authors = authors_numbered(reply, count)
-    if mode == "official":
+    if _is_official(mode):
         return authors
     by_number = _by_number(reply, count)
     if by_number is None and authors is not None and set(authors) <= {0, 1}:
