@@ -73,6 +73,7 @@ def test_percentile_interval_by_hand():
     samples[5, 1] = 7.0
     assert intervals.percentile_interval(samples) == [[round(2.5 / 3, 4), round(97.5 / 3, 4)], [7.0, 7.0], None]
     assert intervals.percentile_interval(samples[:, :1], level=0.9) == [[round(5 / 3, 4), round(95 / 3, 4)]]
+    assert intervals.percentile_interval(samples[:, :1], level=0.5) == [[round(25 / 3, 4), round(75 / 3, 4)]]
 
 
 def direct_bootstrap(table, resamples: int, seed: int, column: int, other=None):
@@ -177,9 +178,9 @@ def test_paired_tables_must_match():
     table = table_of(A)
     other_images = intervals.cluster_table([Unit(f"j{i}", "x", h, t) for i, (h, t) in enumerate(A)], ["x", "y"])
     other_columns = intervals.cluster_table([Unit(f"i{i}", "x", h, t) for i, (h, t) in enumerate(A)], ["x", "z"])
-    for other in (other_images, other_columns):
+    for first, second in itertools.permutations([table, other_images, other_columns], 2):
         with pytest.raises(ValueError, match="same images and columns"):
-            intervals.paired_difference(table, other, 10)
+            intervals.paired_difference(first, second, 10)
 
 
 def test_a_p_value_from_the_middle_of_the_swap_distribution():

@@ -40,6 +40,8 @@ def test_circular_vqa_adds_the_circular_accuracy_and_each_rotation_choice():
     for letter, picked in {"A": [1, 0, 1, 0], "B": [0, 0, 0, 0], "C": [0, 1, 0, 0], "D": [0, 0, 0, 0]}.items():
         assert units[f"choice_{letter}"] == [Unit(i, c, float(x)) for (i, c), x in zip(rotations, picked)]
     assert len(units) == 8
+    one_line = intervals.units_from_details("vqa", details[:1])
+    assert one_line["choice_C"] == [Unit("i1", "time", 0.0), Unit("i1", "time", 1.0)]
 
 
 def test_codis_units_are_queries_pairs_and_output_changes():
