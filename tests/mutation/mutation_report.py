@@ -128,8 +128,7 @@ def summarize(completed, checkout: Path, equivalents: list[Equivalent], fail_und
     if wrongly_named:
         out.append(f"\nnamed as equivalent but killed ({len(wrongly_named)}): take them out of the list")
         out += [f"  {m.module_path}:{m.start_pos[0]} {m.operator_name}: {e.line}" for m, e in wrongly_named]
-    stale = [e for e in equivalents if e not in used and any(str(i.mutations[0].module_path) == e.file
-                                                             for i, _ in completed)]
+    stale = [e for e in equivalents if e not in used and e.file in counts]
     if stale:
         out.append(f"\nnamed as equivalent but matching no mutant ({len(stale)}): the code changed; update the list")
         out += [f"  {e.file} {e.operator}: {e.line}" for e in stale]

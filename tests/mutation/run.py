@@ -8,8 +8,9 @@ cosmic-ray makes the mutants (``cosmic_ray.commands.init``), applies one and run
 adds is what the 30-minute budget on 2 cores needs (README "Mutation testing"):
 
 - each module runs only the fast tests that cover it (``mutation.toml``);
-- ``--workers`` processes mutate and test at once, each in its own copy of the checkout, importing
-  ``cogbench`` from that copy (not through the editable install);
+- ``--workers`` processes mutate and test at once, each in its own copy of the checkout (in a
+  temporary folder, removed at the end), importing ``cogbench`` from that copy (not through the
+  editable install);
 - a mutant inside an annotation is not run: with ``from __future__ import annotations`` Python
   never evaluates it, so it cannot change behaviour (counted apart, with that reason);
 - a surviving mutant named in ``tests/mutation/equivalent.toml`` (with the reason it cannot change
@@ -96,6 +97,12 @@ def copy_checkout(dest: Path, revision: str | None) -> None:
         if source.is_file():
             (dest / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, dest / name)
+
+
+def make_copy(dest: Path, revision: str | None) -> Path:
+    copy_checkout(dest, revision)
+    link_subpackages(dest)
+    return dest
 
 
 def link_subpackages(checkout: Path) -> None:
@@ -252,14 +259,16 @@ def main(argv: list[str] | None = None) -> int:
     prepare_out(out, selected, args.source, args.sample, args.seed)
     print(f"run folder: {out}", flush=True)
 
-    copies = []
-    workers_dir = out / "workers"
-    shutil.rmtree(workers_dir, ignore_errors=True)  # ours, and possibly left mutated by a killed run
-    for index in range(args.workers or config.workers):
-        checkout = workers_dir / str(index)
-        copy_checkout(checkout, args.source)
-        link_subpackages(checkout)
-        copies.append(checkout)
+    # The copies live outside --out: they are scratch, made afresh each time (a killed run may leave one
+    # mutated) and removed at the end; --out keeps only the marker, the session and the report.
+    with tempfile.TemporaryDirectory(prefix="cogbench-mutation-copies-") as scratch:
+        copies = [make_copy(Path(scratch) / str(index), args.source) for index in range(args.workers or config.workers)]
+        return measure(args, config, out, selected, copies, started)
+
+
+def measure(args: argparse.Namespace, config: Config, out: Path, selected: list[str], copies: list[Path],
+            started: float) -> int:
+    """Baselines, the pending mutants, then the report: all in ``copies``, outcomes into ``out``."""
     first_checkout = copies[0]
     tests_of = {}
     for module in selected:
