@@ -17,7 +17,8 @@ adds is what the 30-minute budget on 2 cores needs (README "Mutation testing"):
   what the code computes) counts as equivalent; any other survivor is printed with its diff.
 
 Score = killed / (mutants run - named equivalents). Exit 0 when it reaches ``fail-under`` and no
-listed equivalent was killed, 1 otherwise, 2 on a usage error. Outcomes are stored as they come, so
+listed equivalent was killed, 1 otherwise; a mistake (a bad --out, --source, --module or config)
+is one ``error:`` line and exit 1, argparse's own usage errors exit 2. Outcomes are stored as they come, so
 an interrupted run resumes with ``--out`` the same folder. ``--source REV`` mutates a git revision
 (with that revision's tests) instead of the working tree: how the score before a change is measured.
 """
@@ -68,7 +69,10 @@ class Config:
 
 
 def load_config(path: Path) -> Config:
-    table = tomllib.loads(path.read_text())["mutation"]
+    try:
+        table = tomllib.loads(path.read_text())["mutation"]
+    except (OSError, tomllib.TOMLDecodeError, KeyError) as error:
+        sys.exit(f"error: {path}: cannot read its [mutation] table ({type(error).__name__}: {error})")
     return Config(modules=dict(table["modules"]), pytest_args=list(table["pytest-args"]),
                   workers=int(table["workers"]), min_timeout=float(table["min-timeout"]),
                   fail_under=float(table["fail-under"]), equivalent_file=REPO_ROOT / table["equivalent"])
@@ -87,7 +91,10 @@ def copy_checkout(dest: Path, revision: str | None) -> None:
     """The working tree's files that git tracks or would track, or a revision's tree."""
     dest.mkdir(parents=True)
     if revision:
-        archive = subprocess.run(["git", "archive", revision], cwd=REPO_ROOT, check=True, capture_output=True).stdout
+        archive = subprocess.run(["git", "archive", revision], cwd=REPO_ROOT, capture_output=True)
+        if archive.returncode != 0:
+            sys.exit(f"error: --source {revision}: {archive.stderr.decode().strip().splitlines()[0]}")
+        archive = archive.stdout
         subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
         return
     listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
