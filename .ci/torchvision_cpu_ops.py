@@ -23,7 +23,6 @@ class _DeclareTorchvisionOps(importlib.abc.MetaPathFinder):
                 if not torch._C._dispatch_has_kernel(f"torchvision::{op}") and not hasattr(torch.ops.torchvision, op):
                     library.define(f"{op}(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
             _LIBRARIES.append(library)  # a Library that is garbage-collected takes its definitions with it
-        return None
 
 
 _LIBRARIES: list = []

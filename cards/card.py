@@ -47,7 +47,9 @@ def card_metadata() -> dict[str, Any]:
 def sources_in(manifest: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """The source benchmarks (CogBench, CODIS) that have a config in this build."""
     present = sources_of(manifest["configs"])
-    return {name: source | asdict(present[name]) for name, source in card_metadata()["sources"].items() if name in present}
+    return {
+        name: source | asdict(present[name]) for name, source in card_metadata()["sources"].items() if name in present
+    }
 
 
 def needs_gating(manifest: dict[str, Any]) -> bool:
@@ -86,7 +88,9 @@ def front_matter(manifest: dict[str, Any]) -> dict[str, Any]:
         header["extra_gated_fields"] = meta["extra_gated_fields"]
     configs, infos = [], []
     for config, entry in sorted(manifest["configs"].items()):
-        configs.append({"config_name": config, "data_files": [{"split": SPLIT, "path": f"data/{config}/{SPLIT}-*.parquet"}]})
+        configs.append(
+            {"config_name": config, "data_files": [{"split": SPLIT, "path": f"data/{config}/{SPLIT}-*.parquet"}]}
+        )
         infos.append(
             {
                 "config_name": config,
@@ -137,7 +141,10 @@ def field_tables(manifest: dict[str, Any]) -> str:
             (f"`{name}`", _md_cell(describe_feature(feature)), _md_cell(columns[config][name]))
             for name, feature in FEATURES[config].items()
         ]
-        parts.append(f"## Fields of `{config}`\n\nOne row per `{ID_COLUMN[config]}`.\n\n" + _table(("column", "type", "meaning"), rows))
+        parts.append(
+            f"## Fields of `{config}`\n\nOne row per `{ID_COLUMN[config]}`.\n\n"
+            + _table(("column", "type", "meaning"), rows)
+        )
     return "\n\n".join(parts)
 
 
@@ -149,7 +156,16 @@ def config_table(manifest: dict[str, Any]) -> str:
         entry = manifest["configs"].get(config)
         if entry is not None:
             size = sum(shard["bytes"] for shard in entry["shards"].values())
-            rows.append((f"`{config}`", source_of[config], f"`{SPLIT}`", entry["rows"], len(entry["shards"]), f"{size / 1e6:.1f} MB"))
+            rows.append(
+                (
+                    f"`{config}`",
+                    source_of[config],
+                    f"`{SPLIT}`",
+                    entry["rows"],
+                    len(entry["shards"]),
+                    f"{size / 1e6:.1f} MB",
+                )
+            )
     return _table(("config", "benchmark", "split", "rows", "shards", "download size"), rows)
 
 

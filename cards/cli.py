@@ -19,13 +19,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="build the Hub-ready dataset folder from the raw annotations",
         description="Build every config whose raw files are present into a folder that is exactly what is uploaded to the Hub.",
     )
-    build.add_argument("--raw-dir", type=Path, default=None, help="raw data folder (default: $COGBENCH_RAW_DIR, then ./raw)")
+    build.add_argument(
+        "--raw-dir", type=Path, default=None, help="raw data folder (default: $COGBENCH_RAW_DIR, then ./raw)"
+    )
     build.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output folder (default: {DEFAULT_OUT})")
     build.add_argument("--version", dest="dataset_version", default=DEFAULT_VERSION, help="dataset version X.Y.Z")
-    build.add_argument("--previous", type=Path, default=None, metavar="OLD",
-                       help="the last released build: record the changes since it in the card's changelog "
-                       "and refuse a version too small for them (default: none, a first release)")
-    build.add_argument("--repo-id", default=None, metavar="ORG/NAME", help="Hub repo the card tells users to load from (default: a placeholder in the card)")
+    build.add_argument(
+        "--previous",
+        type=Path,
+        default=None,
+        metavar="OLD",
+        help="the last released build: record the changes since it in the card's changelog "
+        "and refuse a version too small for them (default: none, a first release)",
+    )
+    build.add_argument(
+        "--repo-id",
+        default=None,
+        metavar="ORG/NAME",
+        help="Hub repo the card tells users to load from (default: a placeholder in the card)",
+    )
     build.set_defaults(func=run_build)
 
     diff = subparsers.add_parser(
@@ -47,16 +59,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     publish.add_argument("folder", type=Path, metavar="DIR", help="a folder made by `cogbench build`")
     publish.add_argument("--repo-id", required=True, metavar="ORG/NAME", help="Hub dataset repo")
-    publish.add_argument("--version", dest="dataset_version", required=True, metavar="X.Y.Z",
-                         help="the release version; must be the version DIR was built with")
-    publish.add_argument("--gated", choices=["manual", "auto"], default=None,
-                         help="access requests need approval (manual) or are granted on acceptance (auto); "
-                         "default: manual when the build holds CogBench data, else not gated")
+    publish.add_argument(
+        "--version",
+        dest="dataset_version",
+        required=True,
+        metavar="X.Y.Z",
+        help="the release version; must be the version DIR was built with",
+    )
+    publish.add_argument(
+        "--gated",
+        choices=["manual", "auto"],
+        default=None,
+        help="access requests need approval (manual) or are granted on acceptance (auto); "
+        "default: manual when the build holds CogBench data, else not gated",
+    )
     publish.add_argument("--private", action="store_true", help="make the repo private")
     publish.add_argument("--dry-run", action="store_true", help="print the plan and change nothing")
-    publish.add_argument("--expected", default="auto",
-                         help="expected-counts file the release must match (a path or a shipped name such as codis-1.0), "
-                         "'none' to skip; default 'auto': what the build's manifest declares")
+    publish.add_argument(
+        "--expected",
+        default="auto",
+        help="expected-counts file the release must match (a path or a shipped name such as codis-1.0), "
+        "'none' to skip; default 'auto': what the build's manifest declares",
+    )
     publish.set_defaults(func=run_publish)
 
 
@@ -67,7 +91,9 @@ def run_build(args: argparse.Namespace) -> int:
     cap_malloc_arenas()
     raw_dir = args.raw_dir or default_raw_dir()
     started = time.perf_counter()
-    result = build_release(raw_dir, args.out, version=args.dataset_version, previous=args.previous, repo_id=args.repo_id)
+    result = build_release(
+        raw_dir, args.out, version=args.dataset_version, previous=args.previous, repo_id=args.repo_id
+    )
     seconds = time.perf_counter() - started
     print(f"built {result.out} (version {result.manifest['dataset_version']}) from {raw_dir} in {seconds:.1f}s")
     for config, entry in sorted(result.manifest["configs"].items()):
@@ -94,8 +120,11 @@ def run_diff(args: argparse.Namespace) -> int:
     cap_malloc_arenas()
     diff = diff_builds(args.old, args.new)
     if args.json:
-        data = asdict(diff) | {"bump": diff.bump, "minimum_version": diff.minimum_version,
-                               "proposed_version": diff.proposed_version}
+        data = asdict(diff) | {
+            "bump": diff.bump,
+            "minimum_version": diff.minimum_version,
+            "proposed_version": diff.proposed_version,
+        }
         print(json.dumps(data, indent=2, ensure_ascii=False))
     else:
         print(format_diff(diff, args.old, args.new))
@@ -108,6 +137,13 @@ def run_publish(args: argparse.Namespace) -> int:
 
     cap_malloc_arenas()
     expected = None if args.expected.lower() == "none" else args.expected
-    publish(args.folder, args.repo_id, args.dataset_version, gated=args.gated, private=args.private, dry_run=args.dry_run,
-            expected=expected)
+    publish(
+        args.folder,
+        args.repo_id,
+        args.dataset_version,
+        gated=args.gated,
+        private=args.private,
+        dry_run=args.dry_run,
+        expected=expected,
+    )
     return 0

@@ -11,14 +11,15 @@ login``); this module never reads, prints or stores it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from cogbench.cards.card import render_card
 from cogbench.dataset_builders.build import CARD_FILE, MANIFEST_FILE, load_manifest
-from cogbench.dataset_builders.raw import build_command
 from cogbench.dataset_builders.output import MARKER_FILE, folder_files
+from cogbench.dataset_builders.raw import build_command
 from cogbench.errors import CogbenchError, UsageError
 from cogbench.schemas.sources import expected_licence
 from cogbench.validation import validate as validate_release
@@ -71,7 +72,9 @@ def local_files(folder: Path, manifest: dict[str, Any]) -> list[tuple[str, int]]
         )
     missing = sorted(name for name in listed if not (folder / name).is_file())
     if missing:
-        raise CogbenchError(f"{folder} lacks files its manifest lists: {', '.join(missing[:5])}; nothing was uploaded (rebuild it)")
+        raise CogbenchError(
+            f"{folder} lacks files its manifest lists: {', '.join(missing[:5])}; nothing was uploaded (rebuild it)"
+        )
     return sorted((name, (folder / name).stat().st_size) for name in listed - {MARKER_FILE})
 
 
@@ -126,7 +129,14 @@ def validation_errors(folder: Path, validate: Callable[..., Any], expected: str 
 
 
 def plan_publish(
-    folder: Path, repo_id: str, version: str, gated: str | None, private: bool, api: Any, dry_run: bool, token: str | None = None
+    folder: Path,
+    repo_id: str,
+    version: str,
+    gated: str | None,
+    private: bool,
+    api: Any,
+    dry_run: bool,
+    token: str | None = None,
 ) -> PublishPlan:
     manifest = load_manifest(folder)
     check_build(folder, manifest, repo_id, version)
@@ -156,7 +166,9 @@ def _size(num_bytes: int) -> str:
 def format_plan(plan: PublishPlan, token_found: bool) -> str:
     remote = plan.remote
     if not remote.reachable:
-        where = f"could not be checked ({remote.problem}); assuming a new repo, so deletions of old shards are not shown"
+        where = (
+            f"could not be checked ({remote.problem}); assuming a new repo, so deletions of old shards are not shown"
+        )
     elif remote.exists:
         where = f"exists ({len(remote.files)} files, tags: {', '.join(remote.tags) or 'none'})"
     else:
@@ -187,7 +199,9 @@ def execute(plan: PublishPlan, api: Any) -> str:
     """Create, gate, commit, tag; return the commit id."""
     api.create_repo(plan.repo_id, repo_type=REPO_TYPE, private=plan.private, exist_ok=True)
     if plan.gated or (plan.private and plan.remote.exists):
-        api.update_repo_settings(plan.repo_id, repo_type=REPO_TYPE, gated=plan.gated or None, private=plan.private or None)
+        api.update_repo_settings(
+            plan.repo_id, repo_type=REPO_TYPE, gated=plan.gated or None, private=plan.private or None
+        )
     commit = api.create_commit(
         plan.repo_id,
         operations=commit_operations(plan),
@@ -195,7 +209,9 @@ def execute(plan: PublishPlan, api: Any) -> str:
         commit_description=f"cogbench dataset {plan.tag}: {MANIFEST_FILE} lists every shard with its sha256.",
         repo_type=REPO_TYPE,
     )
-    api.create_tag(plan.repo_id, tag=plan.tag, revision=commit.oid, tag_message=f"Release {plan.tag}", repo_type=REPO_TYPE)
+    api.create_tag(
+        plan.repo_id, tag=plan.tag, revision=commit.oid, tag_message=f"Release {plan.tag}", repo_type=REPO_TYPE
+    )
     return commit.oid
 
 
@@ -225,7 +241,11 @@ def publish(
     token = get_token()
     plan = plan_publish(folder, repo_id, version, gated, private, api, dry_run, token)
     token_found = token is not None
-    say(("dry run: nothing will be changed\n" if dry_run else "") + "validation:  passed\n" + format_plan(plan, token_found))
+    say(
+        ("dry run: nothing will be changed\n" if dry_run else "")
+        + "validation:  passed\n"
+        + format_plan(plan, token_found)
+    )
     if dry_run:
         say("to publish, run the same command without --dry-run")
         return plan
@@ -234,7 +254,9 @@ def publish(
     try:
         commit = execute(plan, api)
     except Exception as error:  # the Hub refused or failed: one line, no body, no token
-        raise CogbenchError(f"publishing {plan.repo_id} {plan.tag} failed: {hub_problem(error, token)}; see the repo on the Hub before retrying") from None
+        raise CogbenchError(
+            f"publishing {plan.repo_id} {plan.tag} failed: {hub_problem(error, token)}; see the repo on the Hub before retrying"
+        ) from None
     say(f"published {plan.repo_id} {plan.tag} (commit {commit[:12]})")
     say(f"users load it with: {plan.load_line()}")
     return plan

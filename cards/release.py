@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from cogbench.cards.card import render_card as default_render_card
 from cogbench.cards.versions import changelog_entries
@@ -44,7 +45,9 @@ def declared_expected(sources, previous) -> list[str] | str:
     one built on ``previous`` (records may be added or removed on purpose)."""
     if previous is not None:
         return OWN_MANIFEST
-    folders = {name: path.resolve().name for name, path in (("cogbench", sources.cogbench), ("codis", sources.codis)) if path}
+    folders = {
+        name: path.resolve().name for name, path in (("cogbench", sources.cogbench), ("codis", sources.codis)) if path
+    }
     return [name for name, _ in auto_expected(folders)]
 
 

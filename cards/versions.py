@@ -130,7 +130,9 @@ def bump_version(version: str, bump: str) -> str:
 def check_version(diff: ReleaseDiff, version: str) -> None:
     """Refuse a version that is not above the old one or too small for the change."""
     if parse_version(version) < parse_version(diff.minimum_version):
-        reasons = "; ".join(line for d in diff.configs if d.bump == diff.bump for line in d.summary()) or diff.summary()[0]
+        reasons = (
+            "; ".join(line for d in diff.configs if d.bump == diff.bump for line in d.summary()) or diff.summary()[0]
+        )
         raise UsageError(
             f"version {version} is too small: the changes since {diff.old_version} need a {diff.bump.upper()} bump "
             f"({reasons}); rebuild with --version {diff.minimum_version} (or higher)"
@@ -224,7 +226,9 @@ def format_diff(diff: ReleaseDiff, old: Path, new: Path) -> str:
         lines.append(f"{needed}; {new} is v{diff.new_version}, which meets it: proposed version {diff.new_version}")
     else:
         lines.append(f"{needed} -> proposed version {diff.proposed_version}")
-        lines.append(f"warning: {new} is labelled v{diff.new_version}, too small; rebuild it with --version {diff.proposed_version}")
+        lines.append(
+            f"warning: {new} is labelled v{diff.new_version}, too small; rebuild it with --version {diff.proposed_version}"
+        )
     return "\n".join(lines)
 
 

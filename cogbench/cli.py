@@ -41,7 +41,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"cogbench {__version__}")
     subparsers = parser.add_subparsers(
-        dest="command", required=True, metavar="COMMAND",
+        dest="command",
+        required=True,
+        metavar="COMMAND",
         parser_class=functools.partial(argparse.ArgumentParser, epilog=EXIT_CODES_HELP),
     )
     for module_name in COMMAND_MODULES:
@@ -54,8 +56,12 @@ def build_parser() -> argparse.ArgumentParser:
 def show_defaults(parser: argparse.ArgumentParser) -> None:
     """Append ``(default: X)`` to every option whose help does not already say its default."""
     for action in parser._actions:
-        if action.default is None or action.default is False or action.default is argparse.SUPPRESS \
-                or isinstance(action, argparse._SubParsersAction):
+        if (
+            action.default is None
+            or action.default is False
+            or action.default is argparse.SUPPRESS
+            or isinstance(action, argparse._SubParsersAction)
+        ):
             continue
         text = (action.help or "").rstrip()
         if "default" not in text.lower():

@@ -68,7 +68,11 @@ def input_files(sources: RawSources, records: dict[str, list]) -> list[Path]:
     """Every raw file the build read: annotation files and referenced images."""
     files = set()
     if sources.cogbench is not None:
-        files.update(p for p in (sources.cogbench / "cogbench_description.json", sources.cogbench / "cogbench_vqa.json") if p.is_file())
+        files.update(
+            p
+            for p in (sources.cogbench / "cogbench_description.json", sources.cogbench / "cogbench_vqa.json")
+            if p.is_file()
+        )
     if sources.codis is not None:
         files.add(sources.codis / "data.json")
     for config_records in records.values():
@@ -199,7 +203,9 @@ def example_row(row: dict[str, Any]) -> dict[str, Any]:
     return shown
 
 
-def make_manifest(version: str, sources: RawSources, records: dict[str, list], written: dict[str, dict]) -> dict[str, Any]:
+def make_manifest(
+    version: str, sources: RawSources, records: dict[str, list], written: dict[str, dict]
+) -> dict[str, Any]:
     raw_files = {relative_name(path, sources.root): sha256_file(path) for path in input_files(sources, records)}
     configs = {}
     for config in sorted(records):
@@ -239,7 +245,12 @@ def check_version(version: str) -> None:
 
 
 def write_dataset(
-    staging: Path, version: str, sources: RawSources, records: dict[str, list], max_shard_bytes: int, repo_id: str | None
+    staging: Path,
+    version: str,
+    sources: RawSources,
+    records: dict[str, list],
+    max_shard_bytes: int,
+    repo_id: str | None,
 ) -> dict[str, Any]:
     """Write every config's shards into ``staging``; return the manifest (not yet written)."""
     written = {config: write_config(config, records[config], staging, max_shard_bytes) for config in sorted(records)}

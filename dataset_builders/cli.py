@@ -20,12 +20,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "The full CogBench release is only available under its data use agreement.",
     )
     fetch.add_argument(
-        "source", nargs="?", default="all", choices=["codis", "cogbench-samples", "all", "cogbench"], metavar="SOURCE",
+        "source",
+        nargs="?",
+        default="all",
+        choices=["codis", "cogbench-samples", "all", "cogbench"],
+        metavar="SOURCE",
         help="what to download: codis, cogbench-samples or all (cogbench: says how to get the full release)",
     )
-    fetch.add_argument("--dest", type=Path, default=None, help="destination folder (default: $COGBENCH_RAW_DIR, then ./raw)")
-    fetch.add_argument("--base-url", default=None, help="mirror of raw.githubusercontent.com to download from "
-                       "(default: $COGBENCH_RAW_BASE_URL, then https://raw.githubusercontent.com)")
+    fetch.add_argument(
+        "--dest", type=Path, default=None, help="destination folder (default: $COGBENCH_RAW_DIR, then ./raw)"
+    )
+    fetch.add_argument(
+        "--base-url",
+        default=None,
+        help="mirror of raw.githubusercontent.com to download from "
+        "(default: $COGBENCH_RAW_BASE_URL, then https://raw.githubusercontent.com)",
+    )
     fetch.set_defaults(func=run_fetch)
 
 
@@ -37,7 +47,11 @@ def run_fetch(args: argparse.Namespace) -> int:
         raise UsageError(FULL_COGBENCH_NOTICE.format(raw=dest))
     sources = PUBLIC_SOURCES if args.source == "all" else (args.source,)
     for source in sources:
-        report = fetch_source(source, dest, base_url=args.base_url or os.environ.get("COGBENCH_RAW_BASE_URL") or DEFAULT_BASE_URL)
-        print(f"{source}: {report.downloaded} downloaded, {report.kept} already present and verified -> {report.folder}")
+        report = fetch_source(
+            source, dest, base_url=args.base_url or os.environ.get("COGBENCH_RAW_BASE_URL") or DEFAULT_BASE_URL
+        )
+        print(
+            f"{source}: {report.downloaded} downloaded, {report.kept} already present and verified -> {report.folder}"
+        )
     print(f"next: cogbench build --raw-dir {dest}")
     return 0

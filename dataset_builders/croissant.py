@@ -23,17 +23,42 @@ from cogbench.schemas.sources import SOURCES
 CROISSANT_FILE = "croissant.json"
 # The JSON-LD context of Croissant 1.0 (as mlcroissant writes it).
 CONTEXT = {
-    "@language": "en", "@vocab": "https://schema.org/", "citeAs": "cr:citeAs", "column": "cr:column",
-    "conformsTo": "dct:conformsTo", "cr": "http://mlcommons.org/croissant/", "rai": "http://mlcommons.org/croissant/RAI/",
-    "data": {"@id": "cr:data", "@type": "@json"}, "dataType": {"@id": "cr:dataType", "@type": "@vocab"},
-    "dct": "http://purl.org/dc/terms/", "equivalentProperty": "cr:equivalentProperty",
-    "examples": {"@id": "cr:examples", "@type": "@json"}, "extract": "cr:extract", "field": "cr:field",
-    "fileProperty": "cr:fileProperty", "fileObject": "cr:fileObject", "fileSet": "cr:fileSet", "format": "cr:format",
-    "includes": "cr:includes", "isLiveDataset": "cr:isLiveDataset", "jsonPath": "cr:jsonPath", "key": "cr:key",
-    "md5": "cr:md5", "parentField": "cr:parentField", "path": "cr:path", "recordSet": "cr:recordSet",
-    "references": "cr:references", "regex": "cr:regex", "repeated": "cr:repeated", "replace": "cr:replace",
-    "samplingRate": "cr:samplingRate", "sc": "https://schema.org/", "separator": "cr:separator", "source": "cr:source",
-    "subField": "cr:subField", "transform": "cr:transform",
+    "@language": "en",
+    "@vocab": "https://schema.org/",
+    "citeAs": "cr:citeAs",
+    "column": "cr:column",
+    "conformsTo": "dct:conformsTo",
+    "cr": "http://mlcommons.org/croissant/",
+    "rai": "http://mlcommons.org/croissant/RAI/",
+    "data": {"@id": "cr:data", "@type": "@json"},
+    "dataType": {"@id": "cr:dataType", "@type": "@vocab"},
+    "dct": "http://purl.org/dc/terms/",
+    "equivalentProperty": "cr:equivalentProperty",
+    "examples": {"@id": "cr:examples", "@type": "@json"},
+    "extract": "cr:extract",
+    "field": "cr:field",
+    "fileProperty": "cr:fileProperty",
+    "fileObject": "cr:fileObject",
+    "fileSet": "cr:fileSet",
+    "format": "cr:format",
+    "includes": "cr:includes",
+    "isLiveDataset": "cr:isLiveDataset",
+    "jsonPath": "cr:jsonPath",
+    "key": "cr:key",
+    "md5": "cr:md5",
+    "parentField": "cr:parentField",
+    "path": "cr:path",
+    "recordSet": "cr:recordSet",
+    "references": "cr:references",
+    "regex": "cr:regex",
+    "repeated": "cr:repeated",
+    "replace": "cr:replace",
+    "samplingRate": "cr:samplingRate",
+    "sc": "https://schema.org/",
+    "separator": "cr:separator",
+    "source": "cr:source",
+    "subField": "cr:subField",
+    "transform": "cr:transform",
 }
 PARQUET = "application/x-parquet"
 # Columns the record sets leave out, and why: mlcroissant 1.x cannot read a struct of lists of
@@ -99,15 +124,27 @@ def render_croissant(manifest: dict[str, Any]) -> dict[str, Any]:
     for config in configs:
         entry = manifest["configs"][config]
         distribution += [
-            {"@type": "cr:FileObject", "@id": shard, "name": shard, "contentUrl": shard,
-             "encodingFormat": PARQUET, "sha256": entry["shards"][shard]["sha256"]}
+            {
+                "@type": "cr:FileObject",
+                "@id": shard,
+                "name": shard,
+                "contentUrl": shard,
+                "encodingFormat": PARQUET,
+                "sha256": entry["shards"][shard]["sha256"],
+            }
             for shard in sorted(entry["shards"])
         ]
-        distribution.append({
-            "@type": "cr:FileSet", "@id": f"{config}-shards", "name": f"{config}-shards",
-            "description": f"the Parquet shards of the {config} config (test split)",
-            "encodingFormat": PARQUET, "includes": f"data/{config}/*.parquet", "license": _config_license(config),
-        })
+        distribution.append(
+            {
+                "@type": "cr:FileSet",
+                "@id": f"{config}-shards",
+                "name": f"{config}-shards",
+                "description": f"the Parquet shards of the {config} config (test split)",
+                "encodingFormat": PARQUET,
+                "includes": f"data/{config}/*.parquet",
+                "license": _config_license(config),
+            }
+        )
         record_sets += _record_sets(config, entry["rows"])
     return {
         "@context": CONTEXT,
@@ -141,23 +178,45 @@ def _record_sets(config: str, rows: int) -> list[dict[str, Any]]:
         field = {"@type": "cr:Field", "@id": f"{config}/{name}", "name": name, "source": source}
         if isinstance(feature, datasets.ClassLabel):
             classes = f"{config}_{name}"
-            enumerations.append({
-                "@type": "cr:RecordSet", "@id": classes, "name": classes, "dataType": "sc:Enumeration",
-                "description": f"the classes of {config}.{name}, by index",
-                "key": {"@id": f"{classes}/index"},
-                "field": [_plain(f"{classes}/index", "index", "sc:Integer"), _plain(f"{classes}/name", "name", "sc:Text")],
-                "data": [{f"{classes}/index": index, f"{classes}/name": label} for index, label in enumerate(feature.names)],
-            })
-            fields.append({**field, "dataType": "sc:Integer", "references": {"field": {"@id": f"{classes}/index"}},
-                           "description": f"class index, as load_dataset gives it; its name: record set {classes}"})
+            enumerations.append(
+                {
+                    "@type": "cr:RecordSet",
+                    "@id": classes,
+                    "name": classes,
+                    "dataType": "sc:Enumeration",
+                    "description": f"the classes of {config}.{name}, by index",
+                    "key": {"@id": f"{classes}/index"},
+                    "field": [
+                        _plain(f"{classes}/index", "index", "sc:Integer"),
+                        _plain(f"{classes}/name", "name", "sc:Text"),
+                    ],
+                    "data": [
+                        {f"{classes}/index": index, f"{classes}/name": label}
+                        for index, label in enumerate(feature.names)
+                    ],
+                }
+            )
+            fields.append(
+                {
+                    **field,
+                    "dataType": "sc:Integer",
+                    "references": {"field": {"@id": f"{classes}/index"}},
+                    "description": f"class index, as load_dataset gives it; its name: record set {classes}",
+                }
+            )
         else:
             if isinstance(feature, datasets.Image):  # the Parquet column is a struct {bytes, path}
                 source["transform"] = {"jsonPath": "bytes"}
             fields.append({**field, **_data_type(feature)})
     left_out = "".join(f"; not described here: {name} ({why})" for name, why in NOT_DESCRIBED.get(config, {}).items())
-    record_set = {"@type": "cr:RecordSet", "@id": config, "name": config,
-                  "description": f"the {config} config, test split: {rows} rows{left_out}", "field": fields}
-    return enumerations + [record_set]
+    record_set = {
+        "@type": "cr:RecordSet",
+        "@id": config,
+        "name": config,
+        "description": f"the {config} config, test split: {rows} rows{left_out}",
+        "field": fields,
+    }
+    return [*enumerations, record_set]
 
 
 def _plain(field_id: str, name: str, data_type: str) -> dict[str, Any]:

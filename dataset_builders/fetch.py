@@ -68,11 +68,15 @@ def _download(url: str, target: Path, expected_sha256: str, progress) -> None:
         ) from None
     if digest.hexdigest() != expected_sha256:
         partial.unlink(missing_ok=True)
-        raise CogbenchError(f"{url}: sha256 {digest.hexdigest()} does not match the pinned {expected_sha256}; file not kept")
+        raise CogbenchError(
+            f"{url}: sha256 {digest.hexdigest()} does not match the pinned {expected_sha256}; file not kept"
+        )
     os.replace(partial, target)
 
 
-def fetch_source(source: str, dest: str | os.PathLike, base_url: str = DEFAULT_BASE_URL, show_progress: bool = True) -> FetchReport:
+def fetch_source(
+    source: str, dest: str | os.PathLike, base_url: str = DEFAULT_BASE_URL, show_progress: bool = True
+) -> FetchReport:
     """Make ``dest/<source>/`` hold exactly the pinned files of one public source."""
     from tqdm.auto import tqdm
 

@@ -29,11 +29,15 @@ def load_config(dataset: str, config: str, revision: str | None = None, streamin
     local = Path(dataset)
     if local.exists():
         if not (local / "README.md").exists():
-            raise UsageError(f"{local} is not a built dataset folder (no README.md); build it first: `{build_command(local)}`")
+            raise UsageError(
+                f"{local} is not a built dataset folder (no README.md); build it first: `{build_command(local)}`"
+            )
         if revision is not None:
             raise UsageError("--revision applies to Hub repos, not to local folders")
         if not (local / "data" / config).is_dir():
-            raise UsageError(f"{local}: this build has no {config!r} config (no data/{config}/); build it from raw data that has it")
+            raise UsageError(
+                f"{local}: this build has no {config!r} config (no data/{config}/); build it from raw data that has it"
+            )
     else:
         check_hub_dataset(str(dataset), revision)
     return datasets.load_dataset(str(dataset), config, split=SPLIT, revision=revision, streaming=streaming)
@@ -90,7 +94,9 @@ def filter_category(dataset, *names: str):
     label = dataset.features["category"]
     unknown = [name for name in names if name not in label.names]
     if unknown or not names:
-        raise UsageError(f"unknown category {', '.join(map(repr, unknown)) or '(none given)'}; choose from {', '.join(label.names)}")
+        raise UsageError(
+            f"unknown category {', '.join(map(repr, unknown)) or '(none given)'}; choose from {', '.join(label.names)}"
+        )
     wanted = {label.str2int(name) for name in names}
     return dataset.filter(lambda category: category in wanted, input_columns="category")
 
@@ -118,7 +124,7 @@ def check_hub_dataset(repo_id: str, revision: str | None = None) -> None:
             f"{where}: no such folder, and no Hub dataset you can read by that name ({type(error).__name__}); "
             "check the path, or log in (hf auth login) for a gated repo"
         ) from None
-    except Exception as error:  # noqa: BLE001 -- any transport failure means the same to the user: no Hub
+    except Exception as error:
         raise UsageError(
             f"{where}: no such folder, and the Hugging Face Hub cannot be reached ({type(error).__name__}); "
             "give the path of a built folder, or set HF_HUB_OFFLINE=1 to use a cached copy"

@@ -23,9 +23,9 @@ import fnmatch
 import json
 import os
 import shutil
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from cogbench.dataset_builders.raw import sha256_file
 from cogbench.errors import CogbenchError, UsageError
@@ -79,8 +79,13 @@ def write_marker(staging: Path, builder_version: str, hashed: tuple[str, ...] = 
     """Write the marker last, listing every file written so far (and itself), with the
     sha256 of the ``hashed`` ones (the manifest and the card: no other file vouches for them)."""
     files = sorted(set(folder_files(staging)) | {MARKER_FILE})
-    marker = {"builder": MARKER_BUILDER, "format": MARKER_FORMAT, "builder_version": builder_version, "files": files,
-              "sha256": {name: sha256_file(staging / name) for name in hashed}}
+    marker = {
+        "builder": MARKER_BUILDER,
+        "format": MARKER_FORMAT,
+        "builder_version": builder_version,
+        "files": files,
+        "sha256": {name: sha256_file(staging / name) for name in hashed},
+    }
     (staging / MARKER_FILE).write_text(json.dumps(marker, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 
@@ -181,7 +186,9 @@ def move_into_place(staging: Path, out: Path) -> None:
         except OSError as error:
             if old.exists():
                 old.rename(out)
-            raise CogbenchError(f"could not move the finished build into {out} ({error.strerror}); nothing was replaced") from None
+            raise CogbenchError(
+                f"could not move the finished build into {out} ({error.strerror}); nothing was replaced"
+            ) from None
     if old.exists():
         remove_build(old)
 
@@ -199,13 +206,17 @@ def read_output_marker(folder: Path) -> dict | None:
         marker = json.loads((folder / OUTPUT_MARKER).read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError):
         return None
-    if not isinstance(marker, dict) or marker.get("builder") != MARKER_BUILDER or not isinstance(marker.get("kind"), str):
+    if (
+        not isinstance(marker, dict)
+        or marker.get("builder") != MARKER_BUILDER
+        or not isinstance(marker.get("kind"), str)
+    ):
         return None
     return marker
 
 
 def kind_of(folder: Path) -> str | None:
-    """"build", an output kind ("eval", "score", ...), or None for a folder cogbench did not mark."""
+    """ "build", an output kind ("eval", "score", ...), or None for a folder cogbench did not mark."""
     if (folder / MARKER_FILE).exists():
         return "build"
     marker = read_output_marker(folder)
@@ -240,8 +251,14 @@ def claim_output(out: Path, kind: str, owns: tuple[str, ...], create: bool = Tru
     if out.is_dir() and any(not owned(path.name, (f"{OUTPUT_MARKER}.*.tmp",)) for path in out.iterdir()):
         found = kind_of(out)
         if found != kind:
-            what = "nothing cogbench wrote" if found is None else ("a built dataset" if found == "build" else f"the output of `cogbench {found}`")
-            raise UsageError(f"{out} exists and holds {what}; refusing to write into it: choose another --out or empty it yourself")
+            what = (
+                "nothing cogbench wrote"
+                if found is None
+                else ("a built dataset" if found == "build" else f"the output of `cogbench {found}`")
+            )
+            raise UsageError(
+                f"{out} exists and holds {what}; refusing to write into it: choose another --out or empty it yourself"
+            )
         mine = (OUTPUT_MARKER, f"{OUTPUT_MARKER}.*.tmp", *owns)
         refuse_foreign(out, [name for name in folder_files(out) if not owned(name, mine)], f"cogbench {kind}")
         return

@@ -108,11 +108,17 @@ def load_json(path: Path, shown_as: str) -> Any:
     try:
         document = json.loads(text, object_pairs_hook=keep_pairs)
     except json.JSONDecodeError as error:
-        raise RawDataError([f"{shown_as}: invalid JSON: {error.msg} (line {error.lineno}, column {error.colno})"]) from None
+        raise RawDataError(
+            [f"{shown_as}: invalid JSON: {error.msg} (line {error.lineno}, column {error.colno})"]
+        ) from None
     except RecursionError:
-        raise RawDataError([f"{shown_as}: JSON nested too deeply (the raw formats nest at most {MAX_JSON_DEPTH} levels)"]) from None
+        raise RawDataError(
+            [f"{shown_as}: JSON nested too deeply (the raw formats nest at most {MAX_JSON_DEPTH} levels)"]
+        ) from None
     if json_depth(document) > MAX_JSON_DEPTH:
-        raise RawDataError([f"{shown_as}: JSON nested more than {MAX_JSON_DEPTH} levels deep; the raw formats nest far less"])
+        raise RawDataError(
+            [f"{shown_as}: JSON nested more than {MAX_JSON_DEPTH} levels deep; the raw formats nest far less"]
+        )
     if duplicates:
         raise RawDataError([f"{locate(shown_as, key)}: key appears more than once in the file" for key in duplicates])
     return document
@@ -134,7 +140,13 @@ def resolve_image(images_dir: Path, image_name: str) -> Path:
     if len(image_name) > MAX_ID_CHARS or any(ord(char) < 32 for char in image_name):
         raise UnsafeImageId(f"image id is longer than {MAX_ID_CHARS} characters or holds a control character")
     pure = Path(image_name)
-    if pure.is_absolute() or "\\" in image_name or ":" in image_name or ".." in pure.parts or image_name.startswith("/"):
+    if (
+        pure.is_absolute()
+        or "\\" in image_name
+        or ":" in image_name
+        or ".." in pure.parts
+        or image_name.startswith("/")
+    ):
         raise UnsafeImageId(f"image id {image_name!r} would escape the images folder")
     candidate = images_dir / pure
     try:

@@ -11,9 +11,10 @@ Records hold the path of their image; the Parquet writer embeds its bytes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from cogbench.dataset_builders.raw import (
     CODIS_FILE,
@@ -36,7 +37,16 @@ from cogbench.schemas.text import id_problem, shown, text_problem
 # Raw fields holding ids (checked with ``id_problem``), per raw format.
 ID_FIELDS = {"cogbench_description": {"", "Image Name"}, "cogbench_vqa": {"img_id"}, "codis": {"id", "image_id"}}
 # Text fields whose emptiness has its own finding code (options.empty, pairs.empty).
-EMPTY_CHECKED_ELSEWHERE = {"A", "B", "C", "D", "context.context_1", "context.context_2", "answer.answer_1", "answer.answer_2"}
+EMPTY_CHECKED_ELSEWHERE = {
+    "A",
+    "B",
+    "C",
+    "D",
+    "context.context_1",
+    "context.context_2",
+    "answer.answer_1",
+    "answer.answer_2",
+}
 
 
 @dataclass(frozen=True)
@@ -130,11 +140,19 @@ def _schema_checked(read: RawRead, document: Any, schema_key: str, shown_as: str
             continue
         key = violation.path[0]
         bad_keys.add(key)
-        read.add("schema.raw", shown_as, label(key), ".".join(str(part) for part in violation.path[1:]) or None, violation.message)
+        read.add(
+            "schema.raw",
+            shown_as,
+            label(key),
+            ".".join(str(part) for part in violation.path[1:]) or None,
+            violation.message,
+        )
     return bad_keys
 
 
-def _image(read: RawRead, shown_as: str, record: str, field_name: str, images_dir: Path, name: str, stem_only: bool) -> Path | None:
+def _image(
+    read: RawRead, shown_as: str, record: str, field_name: str, images_dir: Path, name: str, stem_only: bool
+) -> Path | None:
     try:
         path = find_image_by_stem(images_dir, name) if stem_only else resolve_image(images_dir, name)
     except UnsafeImageId as error:
@@ -182,7 +200,10 @@ def _read_description(read: RawRead, folder: Path) -> list | None:
         if image_id in bad or _hygiene(read, shown_as, "cogbench_description", image_id, raw, key=image_id):
             continue
         image_path = _image(read, shown_as, image_id, "Image Name", folder / IMAGES_DIR, raw["Image Name"], False)
-        cors = {name: _category(read, raw[RAW_DESCRIPTION_KEY[name]], shown_as, image_id, RAW_DESCRIPTION_KEY[name]) for name in COGBENCH_CATEGORIES}
+        cors = {
+            name: _category(read, raw[RAW_DESCRIPTION_KEY[name]], shown_as, image_id, RAW_DESCRIPTION_KEY[name])
+            for name in COGBENCH_CATEGORIES
+        }
         records.append(description_record(image_id, raw, image_path, cors))
     return records
 
@@ -196,7 +217,11 @@ def _read_list(read: RawRead, path: Path, config: str, schema_key: str, item_id:
         return shown_as, []
 
     def label(position):
-        item = document[position] if isinstance(document, list) and isinstance(position, int) and position < len(document) else None
+        item = (
+            document[position]
+            if isinstance(document, list) and isinstance(position, int) and position < len(document)
+            else None
+        )
         try:
             return item_id(item)
         except (TypeError, KeyError, UnicodeEncodeError):
@@ -258,4 +283,7 @@ def read_raw(sources: RawSources) -> RawRead:
 
 def sorted_records(records: dict[str, list]) -> dict[str, list]:
     """Records of each config sorted by id: the row order of the built shards."""
-    return {config: sorted(items, key=lambda record: getattr(record, ID_COLUMN[config])) for config, items in records.items()}
+    return {
+        config: sorted(items, key=lambda record: getattr(record, ID_COLUMN[config]))
+        for config, items in records.items()
+    }

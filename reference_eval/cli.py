@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 
-from cogbench.reference_eval.tasks import DEFAULT_MAX_NEW_TOKENS
+from cogbench.reference_eval.tasks.queries import DEFAULT_MAX_NEW_TOKENS
 from cogbench.schemas.features import CONFIGS
 
 
@@ -29,12 +29,15 @@ class _DefaultsFormatter(argparse.ArgumentDefaultsHelpFormatter):
 
 def _add_failure_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--allow-failures", action="store_true",
+        "--allow-failures",
+        action="store_true",
         help="exit 0 even when some judge or model queries still fail after their retries (the result is "
         "labelled partial); without it such a run exits 3",
     )
     parser.add_argument(
-        "--judge-parsing", choices=("tolerant", "official"), default="tolerant",
+        "--judge-parsing",
+        choices=("tolerant", "official"),
+        default="tolerant",
         help="how judge replies become verdicts: tolerant (case, labels, markdown; never ambiguous) or official "
         "(the authors' rule); scores.json gives the other mode's numbers when they differ",
     )
@@ -42,8 +45,12 @@ def _add_failure_options(parser: argparse.ArgumentParser) -> None:
 
 def _add_task_and_dataset(parser: argparse.ArgumentParser) -> None:
     """The arguments that pick what is evaluated; `score` and `eval` share them."""
-    parser.add_argument("--task", required=True, choices=CONFIGS,
-                        help="which config to evaluate: description (Recognition/Cognition), vqa or codis")
+    parser.add_argument(
+        "--task",
+        required=True,
+        choices=CONFIGS,
+        help="which config to evaluate: description (Recognition/Cognition), vqa or codis",
+    )
     parser.add_argument("--dataset", required=True, help="built dataset folder or Hugging Face repo id")
     parser.add_argument("--revision", help="Hub revision (tag, branch or commit) of --dataset (default: main)")
 
@@ -64,17 +71,21 @@ def add_score_parser(subparsers: argparse._SubParsersAction) -> None:
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--predictions", help="predictions file (project JSONL or an official format)")
     source.add_argument(
-        "--oracle", action="store_true",
+        "--oracle",
+        action="store_true",
         help="score the annotated reference descriptions as predictions (description task; the papers' Oracle rows)",
     )
     parser.add_argument(
-        "--judge", default=None,
+        "--judge",
+        default=None,
         help="rule (offline CODIS judge), none (skip judge-based metrics), openai:MODEL, or an offline "
         "Cognition judge rouge|bertscore|nli (description) (default: rule for codis, none otherwise)",
     )
     parser.add_argument("--judge-base-url", help="base URL of an OpenAI-compatible API (default: OpenAI's)")
     parser.add_argument(
-        "--judge-concurrency", type=_positive_int, default=64,
+        "--judge-concurrency",
+        type=_positive_int,
+        default=64,
         help="most judge requests in flight; the client adapts below it (429, timeouts, 5xx)",
     )
     parser.add_argument("--judge-max-attempts", type=int, default=6, help="tries per judge request (429/5xx/timeouts)")
@@ -85,20 +96,34 @@ def add_score_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--judge-cache", help="sqlite file of cached verdicts (default: OUT/judge_cache.sqlite)")
     parser.add_argument("--spacy-model", default="en_core_web_sm", help="spaCy pipeline name or path (nouns)")
     parser.add_argument(
-        "--embedder", default="sentence-transformers/all-mpnet-base-v2",
+        "--embedder",
+        default="sentence-transformers/all-mpnet-base-v2",
         help="sentence-transformers model name or path (Recognition Score)",
     )
     parser.add_argument("--embed-batch-size", type=_positive_int, default=64, help="strings per embedder batch")
-    parser.add_argument("--out", help="run folder for scores.json, details.jsonl, report.md "
-                        "(default: runs/score-TASK-PREDICTIONS, PREDICTIONS the file's name without suffix)")
     parser.add_argument(
-        "--allow-partial", action="store_true",
+        "--out",
+        help="run folder for scores.json, details.jsonl, report.md "
+        "(default: runs/score-TASK-PREDICTIONS, PREDICTIONS the file's name without suffix)",
+    )
+    parser.add_argument(
+        "--allow-partial",
+        action="store_true",
         help="score only the ids present in both predictions and dataset, and report the rest",
     )
-    parser.add_argument("--circular", action="store_true", help="VQA predictions of `eval --circular` (four rotations per question)")
-    parser.add_argument("--no-image", action="store_true", help="record that the predictions were made without images (blind baseline)")
-    parser.add_argument("--resamples", type=_positive_int, default=2000, help="recorded in scores.json for compare; the 95%% intervals are Korn-Graubard "
-                             "(metrics/small_sample.py) and need no resampling")
+    parser.add_argument(
+        "--circular", action="store_true", help="VQA predictions of `eval --circular` (four rotations per question)"
+    )
+    parser.add_argument(
+        "--no-image", action="store_true", help="record that the predictions were made without images (blind baseline)"
+    )
+    parser.add_argument(
+        "--resamples",
+        type=_positive_int,
+        default=2000,
+        help="recorded in scores.json for compare; the 95%% intervals are Korn-Graubard "
+        "(metrics/small_sample.py) and need no resampling",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (same seed, same intervals)")
     _add_analysis_options(parser)
     _add_failure_options(parser)
@@ -109,34 +134,51 @@ def add_score_parser(subparsers: argparse._SubParsersAction) -> None:
 DESCRIPTION_ONLY = ("task", ("description",))
 VQA_ONLY = ("task", ("vqa",))
 SCORE_ONLY_FOR = {
-    "spacy_model": DESCRIPTION_ONLY, "embedder": DESCRIPTION_ONLY, "embed_batch_size": DESCRIPTION_ONLY,
+    "spacy_model": DESCRIPTION_ONLY,
+    "embedder": DESCRIPTION_ONLY,
+    "embed_batch_size": DESCRIPTION_ONLY,
     "circular": VQA_ONLY,
 }
 EVAL_ONLY_FOR = {
-    "mode": DESCRIPTION_ONLY, "spacy_model": DESCRIPTION_ONLY, "embedder": DESCRIPTION_ONLY, "circular": VQA_ONLY,
+    "mode": DESCRIPTION_ONLY,
+    "spacy_model": DESCRIPTION_ONLY,
+    "embedder": DESCRIPTION_ONLY,
+    "circular": VQA_ONLY,
     **dict.fromkeys(("batch_size", "device", "num_workers", "trust_remote_code"), ("model", ("hf",))),
     **dict.fromkeys(("base_url", "concurrency", "max_attempts", "request_timeout"), ("model", ("openai",))),
 }
 
 
 def _add_analysis_options(parser: argparse.ArgumentParser) -> None:
-    """The papers' further measurements (reference_eval/analyses.py; README "Further measurements")."""
+    """The papers' further measurements (reference_eval/scoring/analyses.py; README "Further measurements")."""
     group = parser.add_argument_group("further measurements")
     group.add_argument(
-        "--metrics", action="append", default=[], choices=("captioning",),
+        "--metrics",
+        action="append",
+        default=[],
+        choices=("captioning",),
         help="description: also METEOR, CIDEr, BLEU-1..4 against the reference (CogBench Appendix E, Table 7; needs Java); "
         "repeatable (default: none)",
     )
     group.add_argument(
-        "--offline-judge", choices=("rouge", "bertscore", "nli"),
+        "--offline-judge",
+        choices=("rouge", "bertscore", "nli"),
         help="description: an offline Cognition judge (CogBench Appendix F) beside --judge openai:MODEL, "
         "with agreement per category; --judge rouge|bertscore|nli uses one alone (default: none)",
     )
-    group.add_argument("--offline-threshold", type=float,
-                       help="score threshold of rouge (default 0.5) / bertscore (default 0.9); not given by the paper")
-    group.add_argument("--offline-model", help="bertscore / nli model name or local path "
-                       "(defaults: roberta-large; MoritzLaurer/mDeBERTa-v3-base-xnli-multilingual-nli-2mil7)")
-    group.add_argument("--offline-layers", type=int, help="bertscore: hidden layer to use (default: bert-score's, else the last)")
+    group.add_argument(
+        "--offline-threshold",
+        type=float,
+        help="score threshold of rouge (default 0.5) / bertscore (default 0.9); not given by the paper",
+    )
+    group.add_argument(
+        "--offline-model",
+        help="bertscore / nli model name or local path "
+        "(defaults: roberta-large; MoritzLaurer/mDeBERTa-v3-base-xnli-multilingual-nli-2mil7)",
+    )
+    group.add_argument(
+        "--offline-layers", type=int, help="bertscore: hidden layer to use (default: bert-score's, else the last)"
+    )
     group.add_argument("--offline-device", help="torch device for bertscore / nli (default: bert-score's / CPU)")
     group.add_argument(
         "--no-context-predictions",
@@ -151,7 +193,7 @@ def _add_analysis_options(parser: argparse.ArgumentParser) -> None:
 
 
 def run_score(args: argparse.Namespace) -> int:
-    from cogbench.reference_eval.scoring import score_from_args
+    from cogbench.reference_eval.scoring.pipeline import score_from_args
 
     return score_from_args(args)
 
@@ -174,11 +216,14 @@ def add_eval_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     _add_task_and_dataset(parser)
     parser.add_argument(
-        "--model", required=True,
+        "--model",
+        required=True,
         help="hf:MODEL_ID_OR_PATH (transformers, local GPU/CPU) or openai:MODEL (OpenAI-compatible API, see --base-url)",
     )
     parser.add_argument(
-        "--mode", choices=("spontaneous", "directed"), default=None,
+        "--mode",
+        choices=("spontaneous", "directed"),
+        default=None,
         help="description prompt: Spontaneous Description or Directed Reasoning, CogBench Section 3.2.1 "
         "(default: spontaneous)",
     )
@@ -186,33 +231,43 @@ def add_eval_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--limit", type=_positive_int, help="only the first N rows of the config (default: all)")
     parser.add_argument("--batch-size", type=_positive_int, default=16, help="queries per generate() call (hf)")
     parser.add_argument(
-        "--max-new-tokens", type=_positive_int, default=None,
+        "--max-new-tokens",
+        type=_positive_int,
+        default=None,
         help="generated tokens per query at most (default: per task, "
-        + ", ".join(f"{task} {tokens}" for task, tokens in DEFAULT_MAX_NEW_TOKENS.items()) + ")",
+        + ", ".join(f"{task} {tokens}" for task, tokens in DEFAULT_MAX_NEW_TOKENS.items())
+        + ")",
     )
     parser.add_argument("--device", help="torch device for hf models (default: this rank's GPU, else CPU)")
     parser.add_argument("--num-workers", type=int, default=2, help="image preprocessing processes (hf)")
     parser.add_argument(
-        "--trust-remote-code", action="store_true",
+        "--trust-remote-code",
+        action="store_true",
         help="allow the model repo's own Python code to run (hf; only for models that need it)",
     )
     parser.add_argument(
         "--base-url", help="OpenAI-compatible API base URL, e.g. http://host:8000/v1 for vLLM (default: OpenAI's)"
     )
     parser.add_argument(
-        "--concurrency", type=_positive_int, default=64,
+        "--concurrency",
+        type=_positive_int,
+        default=64,
         help="most API requests in flight (openai); the client adapts below it (429, timeouts, 5xx)",
     )
     parser.add_argument("--max-attempts", type=_positive_int, default=6, help="tries per API request (openai)")
     parser.add_argument("--request-timeout", type=float, default=120.0, help="seconds per API request (openai)")
     parser.add_argument(
-        "--circular", action="store_true",
+        "--circular",
+        action="store_true",
         help="VQA: ask each question four times with the options rotated; adds all-four-right accuracy, "
         "position bias and answer changes (resumable like plain runs)",
     )
-    parser.add_argument("--no-image", action="store_true", help="blind baseline: send the same prompts without the image")
     parser.add_argument(
-        "--no-context", action="store_true",
+        "--no-image", action="store_true", help="blind baseline: send the same prompts without the image"
+    )
+    parser.add_argument(
+        "--no-context",
+        action="store_true",
         help="codis: ask each query without its context (CODIS Section 4.2); score with --no-context-predictions",
     )
     scoring = parser.add_argument_group("scoring (passed to `cogbench score`)")
@@ -240,7 +295,7 @@ def _positive_int(text: str) -> int:
 def run_eval_command(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from cogbench.reference_eval.runner import (
+    from cogbench.reference_eval.run.runner import (
         EvalSettings,
         default_run_dir,
         distributed_rank,
@@ -252,7 +307,7 @@ def run_eval_command(args: argparse.Namespace) -> int:
     if args.task == "description" and not args.no_score:
         # The scorer's models, loaded before the first query: not found missing after every description.
         from cogbench.reference_eval.metrics.recognition import check_models
-        from cogbench.reference_eval.scoring import ScoreOptions
+        from cogbench.reference_eval.scoring.pipeline import ScoreOptions
 
         check_models(args.spacy_model or ScoreOptions.spacy_model, args.embedder or ScoreOptions.embedder)
     args.mode = args.mode or "spontaneous"
@@ -260,12 +315,26 @@ def run_eval_command(args: argparse.Namespace) -> int:
     if not args.out:  # probes get their own default folder beside the plain run's
         out = out.with_name(out.name + ("-circular" if args.circular else "") + ("-no-image" if args.no_image else ""))
     settings = EvalSettings(
-        task=args.task, model=args.model, dataset=args.dataset, out=out, revision=args.revision,
-        mode=args.mode, limit=args.limit, batch_size=args.batch_size, max_new_tokens=args.max_new_tokens,
-        device=args.device, num_workers=args.num_workers, trust_remote_code=args.trust_remote_code,
-        base_url=args.base_url, concurrency=args.concurrency, max_attempts=args.max_attempts,
-        timeout_seconds=args.request_timeout, allow_failures=args.allow_failures,
-        circular=args.circular, no_image=args.no_image, no_context=args.no_context,
+        task=args.task,
+        model=args.model,
+        dataset=args.dataset,
+        out=out,
+        revision=args.revision,
+        mode=args.mode,
+        limit=args.limit,
+        batch_size=args.batch_size,
+        max_new_tokens=args.max_new_tokens,
+        device=args.device,
+        num_workers=args.num_workers,
+        trust_remote_code=args.trust_remote_code,
+        base_url=args.base_url,
+        concurrency=args.concurrency,
+        max_attempts=args.max_attempts,
+        timeout_seconds=args.request_timeout,
+        allow_failures=args.allow_failures,
+        circular=args.circular,
+        no_image=args.no_image,
+        no_context=args.no_context,
     )
     summary = run_eval(settings)
     if distributed_rank()[0] != 0:
@@ -274,10 +343,13 @@ def run_eval_command(args: argparse.Namespace) -> int:
     if summary.failures:
         import sys
 
-        from cogbench.reference_eval.completeness import failure_line
+        from cogbench.reference_eval.run.completeness import failure_line
 
-        print(f"warning: {failure_line('model queries', len(summary.failures), summary.total_queries, summary.failures)}"
-              "; scoring the rest (partial)", file=sys.stderr)
+        print(
+            f"warning: {failure_line('model queries', len(summary.failures), summary.total_queries, summary.failures)}"
+            "; scoring the rest (partial)",
+            file=sys.stderr,
+        )
     if args.no_score:
         return 0
     return score_run_folder(args, summary.predictions_path, out / "score")
@@ -287,19 +359,26 @@ def score_run_folder(args: argparse.Namespace, predictions_path, out) -> int:
     """The one place where `eval` hands over to the scoring code (``scoring.run_scoring``)."""
     from pathlib import Path
 
-    from cogbench.reference_eval.reports.run import interval_summary
+    from cogbench.reference_eval.reports.run_files import interval_summary
     from cogbench.reference_eval.reports.summary import render_summary
-    from cogbench.reference_eval.scoring import ScoreOptions, run_scoring
+    from cogbench.reference_eval.scoring.pipeline import ScoreOptions, run_scoring
 
     options = ScoreOptions(
-        task=args.task, dataset=args.dataset, predictions=str(predictions_path), revision=args.revision,
-        judge=args.judge, judge_base_url=args.judge_base_url, out=str(out),
-        judge_concurrency=args.judge_concurrency, judge_parsing=args.judge_parsing,
+        task=args.task,
+        dataset=args.dataset,
+        predictions=str(predictions_path),
+        revision=args.revision,
+        judge=args.judge,
+        judge_base_url=args.judge_base_url,
+        out=str(out),
+        judge_concurrency=args.judge_concurrency,
+        judge_parsing=args.judge_parsing,
         allow_failures=args.allow_failures,
         # With --limit only the first rows were run: score those, report the rest as missing
         # (so too, with --allow-failures, the queries that failed).
         allow_partial=args.limit is not None or args.allow_failures,
-        circular=args.circular, no_image=args.no_image,
+        circular=args.circular,
+        no_image=args.no_image,
     )
     for name in ("spacy_model", "embedder"):
         if getattr(args, name) is not None:
@@ -325,17 +404,28 @@ def add_compare_parser(subparsers: argparse._SubParsersAction) -> None:
             "detectable difference at 80%% power."
         ),
     )
-    parser.add_argument("run_a", metavar="RUN_A", help="score folder (with scores.json and details.jsonl) or eval run folder")
+    parser.add_argument(
+        "run_a", metavar="RUN_A", help="score folder (with scores.json and details.jsonl) or eval run folder"
+    )
     parser.add_argument("run_b", metavar="RUN_B", help="the run compared against RUN_A (differences are A - B)")
-    parser.add_argument("--resamples", type=_positive_int, default=2000,
-                        help="recorded only: the interval of A - B is a t interval over images, not resampled")
+    parser.add_argument(
+        "--resamples",
+        type=_positive_int,
+        default=2000,
+        help="recorded only: the interval of A - B is a t interval over images, not resampled",
+    )
     parser.add_argument("--permutations", type=_positive_int, default=9999, help="random swaps of the permutation test")
     parser.add_argument("--seed", type=int, default=0, help="seed of the resampling (same seed, same result)")
     parser.add_argument("--alpha", type=float, default=0.05, help="significance level marked with * (default 0.05)")
-    parser.add_argument("--json", dest="json_out", help="also write the comparison to this JSON file (default: print only)")
-    parser.add_argument("--allow-mismatch", action="store_true",
-                        help="compare runs that differ (items, dataset, generation settings) on their shared items only, "
-                             "labelled so on every line; without it such a pair is refused")
+    parser.add_argument(
+        "--json", dest="json_out", help="also write the comparison to this JSON file (default: print only)"
+    )
+    parser.add_argument(
+        "--allow-mismatch",
+        action="store_true",
+        help="compare runs that differ (items, dataset, generation settings) on their shared items only, "
+        "labelled so on every line; without it such a pair is refused",
+    )
     parser.set_defaults(func=run_compare)
 
 
@@ -348,8 +438,9 @@ def run_compare(args: argparse.Namespace) -> int:
 
     if args.json_out and (Path(args.json_out).is_dir() or not Path(args.json_out).parent.is_dir()):
         raise UsageError(f"--json {args.json_out}: give a file name in an existing folder (not a folder)")
-    result = compare_runs(load_run(args.run_a), load_run(args.run_b), args.resamples, args.seed, args.permutations,
-                          args.allow_mismatch)
+    result = compare_runs(
+        load_run(args.run_a), load_run(args.run_b), args.resamples, args.seed, args.permutations, args.allow_mismatch
+    )
     print(render_comparison(result, args.alpha), end="")
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")

@@ -12,10 +12,11 @@ schemas describe one row of each config as stored in Parquet (images as
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from importlib import resources
-from typing import Any, Iterator
+from typing import Any
 
 import jsonschema
 
@@ -31,14 +32,14 @@ BUILT_SCHEMAS = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_schema(file_name: str) -> dict[str, Any]:
     """Return a schema shipped in this package, by file name."""
     text = resources.files(__name__).joinpath(file_name).read_text(encoding="utf-8")
     return json.loads(text)
 
 
-@lru_cache(maxsize=None)
+@cache
 def validator(file_name: str) -> jsonschema.Draft202012Validator:
     schema = load_schema(file_name)
     jsonschema.Draft202012Validator.check_schema(schema)
@@ -55,7 +56,9 @@ class SchemaViolation:
 
 def iter_violations(document: Any, file_name: str) -> Iterator[SchemaViolation]:
     """Every violation of ``document`` against a schema, in a stable order."""
-    errors = sorted(validator(file_name).iter_errors(document), key=lambda e: (list(map(str, e.absolute_path)), e.message))
+    errors = sorted(
+        validator(file_name).iter_errors(document), key=lambda e: (list(map(str, e.absolute_path)), e.message)
+    )
     for error in errors:
         path = tuple(error.absolute_path)
         message = error.message
@@ -63,11 +66,11 @@ def iter_violations(document: Any, file_name: str) -> Iterator[SchemaViolation]:
             # Point at the missing field itself, not at its parent object.
             missing = [name for name in error.validator_value if name not in error.instance]
             for name in missing:
-                yield SchemaViolation(path + (name,), "required field is missing")
+                yield SchemaViolation((*path, name), "required field is missing")
             continue
         if error.validator == "additionalProperties":
             allowed = set(error.schema.get("properties", {}))
             for name in sorted(k for k in error.instance if k not in allowed):
-                yield SchemaViolation(path + (name,), "field is not part of the format")
+                yield SchemaViolation((*path, name), "field is not part of the format")
             continue
         yield SchemaViolation(path, message)

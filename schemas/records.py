@@ -98,11 +98,13 @@ def question_id(image_id: str, question: str) -> str:
     of the raw list and edits of options, answer or category (a diff shows
     those as changes), while a reworded question is a new question.
     """
-    digest = hashlib.sha256(f"{image_id}\n{question}".encode("utf-8")).hexdigest()[:10]
+    digest = hashlib.sha256(f"{image_id}\n{question}".encode()).hexdigest()[:10]
     return f"{image_id}-{digest}"
 
 
-def description_record(image_id: str, raw: dict, image_path: Path | None, cors: dict[str, list[ChainOfReasoning]]) -> DescriptionRecord:
+def description_record(
+    image_id: str, raw: dict, image_path: Path | None, cors: dict[str, list[ChainOfReasoning]]
+) -> DescriptionRecord:
     """The typed record of one schema-valid entry of the raw description file."""
     return DescriptionRecord(
         image_id=image_id,

@@ -20,7 +20,9 @@ class Source:
 
 SOURCES: dict[str, Source] = {
     # CogBench: data use agreement of the authors' LICENSE_DATASET (cogbench-samples/).
-    "cogbench": Source(configs=("description", "vqa"), license="other", license_name="cogbench-data-use-agreement", gated=True),
+    "cogbench": Source(
+        configs=("description", "vqa"), license="other", license_name="cogbench-data-use-agreement", gated=True
+    ),
     # CODIS: Apache License 2.0 (codis/LICENSE).
     "codis": Source(configs=("codis",), license="apache-2.0", license_name=None, gated=False),
 }

@@ -20,15 +20,17 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("HF_HOME", tempfile.mkdtemp(prefix="cogbench-hf-home-"))
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from hub_server import LocalHub, local_hub_api  # noqa: E402
-from openai_server import openai_server_fixture  # noqa: E402
-from shared_files import REPO_ROOT, in_ci, missing_message, missing_shared_parts, raw_data_dir, skip_or_fail  # noqa: E402,F401
-from synthetic_raw import write_synthetic_raw  # noqa: E402
+from hub_server import LocalHub, local_hub_api
+from openai_server import openai_server_fixture
+from shared_files import REPO_ROOT, in_ci, missing_message, missing_shared_parts, raw_data_dir, skip_or_fail  # noqa: F401
+from synthetic_raw import write_synthetic_raw
 
 
 def _real_raw_dir() -> Path | None:
     candidate = raw_data_dir()
-    if (candidate / "codis" / "data.json").is_file() and (candidate / "cogbench-samples" / "cogbench_vqa.json").is_file():
+    if (candidate / "codis" / "data.json").is_file() and (
+        candidate / "cogbench-samples" / "cogbench_vqa.json"
+    ).is_file():
         return candidate.resolve()
     return None
 

@@ -76,7 +76,7 @@ class LocalHub:
         host, port = self._httpd.server_address[:2]
         return f"http://{host}:{port}"
 
-    def __enter__(self) -> "LocalHub":
+    def __enter__(self) -> LocalHub:
         self._thread.start()
         return self
 
@@ -101,21 +101,38 @@ class LocalHub:
         repo = self.repos.get(repo_id)
         if repo is None:
             return 404, {"error": "Repository not found"}, {"X-Error-Code": "RepoNotFound"}
-        if method == "GET" and not rest or rest[:1] == ["revision"]:
+        if (method == "GET" and not rest) or rest[:1] == ["revision"]:
             return 200, {"id": repo_id, "sha": COMMIT_OID, "private": False, "siblings": []}, {}
         if method == "GET" and rest[:1] == ["tree"]:
-            return 200, [{"type": "file", "path": name, "size": len(data), "oid": "0" * 40}
-                         for name, data in sorted(repo.files.items())], {}
+            return (
+                200,
+                [
+                    {"type": "file", "path": name, "size": len(data), "oid": "0" * 40}
+                    for name, data in sorted(repo.files.items())
+                ],
+                {},
+            )
         if method == "GET" and rest == ["refs"]:
             refs = [{"name": tag, "ref": f"refs/tags/{tag}", "targetCommit": oid} for tag, oid in repo.tags.items()]
-            return 200, {"branches": [{"name": "main", "ref": "refs/heads/main", "targetCommit": COMMIT_OID}],
-                         "converts": [], "tags": refs}, {}
+            return (
+                200,
+                {
+                    "branches": [{"name": "main", "ref": "refs/heads/main", "targetCommit": COMMIT_OID}],
+                    "converts": [],
+                    "tags": refs,
+                },
+                {},
+            )
         if method == "PUT" and rest == ["settings"]:
             repo.settings.update(json.loads(body))
             return 200, {}, {}
         if method == "POST" and rest[:1] == ["preupload"]:
             files = json.loads(body)["files"]
-            return 200, {"files": [{"path": f["path"], "uploadMode": "regular", "shouldIgnore": False} for f in files]}, {}
+            return (
+                200,
+                {"files": [{"path": f["path"], "uploadMode": "regular", "shouldIgnore": False} for f in files]},
+                {},
+            )
         if method == "POST" and rest[:1] == ["commit"]:
             for line in body.decode().splitlines():
                 entry = json.loads(line)
@@ -123,8 +140,11 @@ class LocalHub:
                     repo.files[entry["value"]["path"]] = base64.b64decode(entry["value"]["content"])
                 elif entry["key"] == "deletedFile":
                     repo.files.pop(entry["value"]["path"], None)
-            return 200, {"commitUrl": f"{self.endpoint}/datasets/{repo_id}/commit/{COMMIT_OID}",
-                         "commitOid": COMMIT_OID}, {}
+            return (
+                200,
+                {"commitUrl": f"{self.endpoint}/datasets/{repo_id}/commit/{COMMIT_OID}", "commitOid": COMMIT_OID},
+                {},
+            )
         if method == "POST" and rest[:1] == ["tag"]:
             repo.tags[json.loads(body)["tag"]] = COMMIT_OID
             return 200, {}, {}
@@ -136,11 +156,23 @@ def call_names(hub: LocalHub) -> list[str]:
     names = []
     for method, path in hub.requests:
         last = path.rstrip("/").split("/")
-        name = ("create_repo" if path == "/api/repos/create" else "update_repo_settings" if last[-1] == "settings"
-                else "list_repo_refs" if last[-1] == "refs" else "list_repo_files" if "tree" in last
-                else "create_tag" if "tag" in last
-                else "create_commit" if "commit" in last or "preupload" in last or path == "/api/validate-yaml"
-                else "repo_exists" if method == "GET" else f"{method} {path}")
+        name = (
+            "create_repo"
+            if path == "/api/repos/create"
+            else "update_repo_settings"
+            if last[-1] == "settings"
+            else "list_repo_refs"
+            if last[-1] == "refs"
+            else "list_repo_files"
+            if "tree" in last
+            else "create_tag"
+            if "tag" in last
+            else "create_commit"
+            if "commit" in last or "preupload" in last or path == "/api/validate-yaml"
+            else "repo_exists"
+            if method == "GET"
+            else f"{method} {path}"
+        )
         if not (name == "create_commit" and names[-1:] == ["create_commit"]):
             names.append(name)
     return names

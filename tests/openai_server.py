@@ -24,9 +24,10 @@ import json
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 
 
 @dataclass
@@ -172,7 +173,7 @@ class OpenAIServer:
         with self._lock:
             return [r for r in self.requests if r.path.rstrip("/").endswith("/chat/completions")]
 
-    def start(self) -> "OpenAIServer":
+    def start(self) -> OpenAIServer:
         self._thread.start()
         return self
 
@@ -181,7 +182,7 @@ class OpenAIServer:
         self._httpd.server_close()
         self._thread.join(timeout=5)
 
-    def __enter__(self) -> "OpenAIServer":
+    def __enter__(self) -> OpenAIServer:
         return self.start()
 
     def __exit__(self, *exc_info: object) -> None:

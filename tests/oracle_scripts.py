@@ -58,16 +58,24 @@ def recognition_score(monkeypatch, spacy_model: Path, embedder: str) -> ModuleTy
     real_load, real_model = spacy.load, sentence_transformers.SentenceTransformer
     with monkeypatch.context() as patch:
         patch.setattr(spacy, "load", lambda name, *a, **k: real_load(spacy_model))
-        patch.setattr(sentence_transformers, "SentenceTransformer", lambda name, *a, **k: real_model(embedder, device="cpu"))
+        patch.setattr(
+            sentence_transformers, "SentenceTransformer", lambda name, *a, **k: real_model(embedder, device="cpu")
+        )
         return load_oracle("cogbench", "eval", "recognition_score.py")
 
 
 def run_codis_eval(data_json: Path, outputs: Path, base_url: str) -> dict[str, dict[str, float]]:
     """Run CODIS ``eval.py`` as its authors do (a process, environment variables); its printed Acc_p/Acc_q."""
-    env = dict(os.environ, OPENAI_API_KEY="sk-oracle-test", OPENAI_BASE_URL=base_url,
-               ANSWER_PATH=str(data_json), OUTPUT_PATH=str(outputs))
-    done = subprocess.run([sys.executable, str(oracle_file("codis", "eval.py"))], env=env,
-                          capture_output=True, text=True, timeout=600)
+    env = dict(
+        os.environ,
+        OPENAI_API_KEY="sk-oracle-test",
+        OPENAI_BASE_URL=base_url,
+        ANSWER_PATH=str(data_json),
+        OUTPUT_PATH=str(outputs),
+    )
+    done = subprocess.run(
+        [sys.executable, str(oracle_file("codis", "eval.py"))], env=env, capture_output=True, text=True, timeout=600
+    )
     if done.returncode:
         raise RuntimeError(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "eval.py failed")
     tables: dict[str, dict[str, float]] = {}
@@ -84,8 +92,12 @@ def run_codis_eval(data_json: Path, outputs: Path, base_url: str) -> dict[str, d
 def run_vqa_accuracy(predictions: Path) -> dict[str, float]:
     """Run ``vqa_accuracy.py`` on a ``.json``/``.jsonl`` file; its printed accuracies (fractions)."""
     script = oracle_file("cogbench", "eval", "vqa_accuracy.py")
-    done = subprocess.run([sys.executable, str(script), "--model_output_file_path", str(predictions)],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, str(script), "--model_output_file_path", str(predictions)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     if done.returncode:
         raise RuntimeError(done.stderr.strip().splitlines()[-1])
     line = done.stdout.strip().splitlines()[-1]

@@ -16,8 +16,10 @@ from pathlib import Path
 from cogbench.schemas.features import CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
 GARBLED = {"GPT-40": "GPT-4o", "Owen-VL-Chat": "Qwen-VL-Chat", "mPLUG-Ow1-2": "mPLUG-Owl-2"}
-COGBENCH_HEADER = "Model\tTime\tLocation\tCharacter\tCharacter Relationship\tEvent\tEvent Relationship\t" \
-                  "Next Moment Event\tMental State\tOverall"
+COGBENCH_HEADER = (
+    "Model\tTime\tLocation\tCharacter\tCharacter Relationship\tEvent\tEvent Relationship\t"
+    "Next Moment Event\tMental State\tOverall"
+)
 _NUMBERS = re.compile(r"[\d. /]+")
 # (paper, table, model as the CSV spells it (case-folded), mode, metric, category) -> value
 Key = tuple[str, str, str, str, str, str]
@@ -26,7 +28,7 @@ Key = tuple[str, str, str, str, str, str]
 def _rows(lines: list[str], start: int) -> list[tuple[str, list[str]]]:
     """(model, cells) of the table rows after line ``start``, until a line without tabs or the next header."""
     rows = []
-    for line in lines[start + 1:]:
+    for line in lines[start + 1 :]:
         if "\t" not in line or line.startswith("Model\t"):
             break
         cells = [cell.strip() for cell in line.replace("<u>", "").replace("</u>", "").split("\t") if cell.strip()]

@@ -36,7 +36,9 @@ def shared_path(*parts: str) -> Path:
 
 
 def missing_message(path: Path, what: str) -> str:
-    return f"{what} is not present: {path} (set COGBENCH_SHARED to the folder holding data/, models/, papers/, oracles/)"
+    return (
+        f"{what} is not present: {path} (set COGBENCH_SHARED to the folder holding data/, models/, papers/, oracles/)"
+    )
 
 
 SHARED_PARTS = ("data", "models", "papers", "oracles")

@@ -47,7 +47,9 @@ def write_synthetic_raw(root: Path) -> Path:
         record = {"Image Name": f"{image_id}.jpg", "Entities": ["woman", "boy", f"thing{number}"]}
         for key in REASONING_KEYS:
             record[key] = ["None"]
-        record["Location Reasoning"] = [f"There is a sink {number}. + There are cabinets. -> The people are in place {number}."]
+        record["Location Reasoning"] = [
+            f"There is a sink {number}. + There are cabinets. -> The people are in place {number}."
+        ]
         record["Event Reasoning"] = [
             f"The boy climbs {number}. -> The boy steals cookies {number}.",
             f"The woman washes dishes {number}. + The water runs. -> The sink overflows {number}.",

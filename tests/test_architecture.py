@@ -33,17 +33,22 @@ PARTS = {
     "dataset_builders": ("cogbench.dataset_builders",),
     "validation": ("cogbench.validation",),
     "cards": ("cogbench.cards",),
-    "eval.prompts": (f"{EVAL}.prompts",),
-    "eval.tasks": (f"{EVAL}.tasks",),
+    "eval.loading": (f"{EVAL}.loading",),
+    "eval.queries": (f"{EVAL}.tasks.prompts", f"{EVAL}.tasks.queries"),
     "eval.formats": (f"{EVAL}.formats",),
-    "eval.model_checks": (f"{EVAL}.model_checks",),
     "eval.metrics": (f"{EVAL}.metrics",),
     "eval.backends": (f"{EVAL}.backends",),
     "eval.judges": (f"{EVAL}.judges",),
     "eval.harnesses": (f"{EVAL}.harnesses",),
-    "eval.orchestration": (EVAL,),  # cli, runner, scoring, report
+    "eval.run_records": (f"{EVAL}.run.completeness", f"{EVAL}.run.progress", f"{EVAL}.run.lock"),
+    "eval.provenance": (f"{EVAL}.run.provenance",),
+    "eval.task_scoring": (f"{EVAL}.tasks.probes", f"{EVAL}.tasks.scorers"),
+    "eval.orchestration": (EVAL,),  # cli, run.runner, scoring.*, reports.*
     "command": ("cogbench.cli", "cogbench.__main__"),
 }
+# A room's package (`run/`, `tasks/`, `scoring/`) holds only its docstring; `from <room> import module`
+# names it as well as the module, so importing it is allowed from anywhere and it may import nothing.
+ROOMS = {f"{EVAL}.run", f"{EVAL}.tasks", f"{EVAL}.scoring", f"{EVAL}.loading"}
 BELOW_EVAL = {"core", "schemas", "dataset_builders", "validation"}
 MAY_IMPORT = {
     "core": set(),
@@ -51,17 +56,24 @@ MAY_IMPORT = {
     "dataset_builders": {"core", "schemas"},
     "validation": {"core", "schemas", "dataset_builders"},
     "cards": {"core", "schemas", "dataset_builders", "validation"},
-    "eval.prompts": BELOW_EVAL,
-    "eval.tasks": BELOW_EVAL | {"eval.prompts"},
+    "eval.loading": BELOW_EVAL,
+    "eval.queries": BELOW_EVAL,
     "eval.formats": BELOW_EVAL,
-    "eval.model_checks": BELOW_EVAL,
-    "eval.metrics": BELOW_EVAL | {"eval.model_checks"},
-    "eval.backends": BELOW_EVAL | {"eval.tasks", "eval.prompts", "eval.model_checks"},
-    "eval.judges": BELOW_EVAL | {"eval.metrics", "eval.backends", "eval.model_checks"},
-    "eval.harnesses": BELOW_EVAL | {"eval.prompts", "eval.tasks", "eval.formats", "eval.metrics", "eval.judges", "eval.model_checks"},
+    "eval.metrics": BELOW_EVAL | {"eval.loading"},
+    "eval.backends": BELOW_EVAL | {"eval.queries", "eval.loading"},
+    "eval.judges": BELOW_EVAL | {"eval.metrics", "eval.backends", "eval.loading"},
+    "eval.harnesses": BELOW_EVAL | {"eval.queries", "eval.formats", "eval.metrics", "eval.judges", "eval.loading"},
+    "eval.run_records": BELOW_EVAL,
+    "eval.provenance": BELOW_EVAL | {"eval.metrics", "eval.judges", "eval.loading"},
+    "eval.task_scoring": BELOW_EVAL
+    | {"eval.queries", "eval.metrics", "eval.judges", "eval.run_records", "eval.provenance", "eval.loading"},
     "eval.orchestration": BELOW_EVAL | {p for p in PARTS if p.startswith("eval.")},
     "command": set(PARTS),
+    "eval.room": set(),
 }
+# Module names used twice on purpose: one per benchmark in each role (the judge of CODIS and the
+# metric of CODIS are different things that belong to different rooms).
+DUPLICATE_NAMES_BY_ROLE = {"codis", "cognition"}
 # Modules that may import project modules inside functions, and why (ARCHITECTURE.md).
 LAZY_IMPORTS_ALLOWED = {
     "cogbench.dataset_builders.cli": "a command loads its code when it runs",
@@ -69,12 +81,14 @@ LAZY_IMPORTS_ALLOWED = {
     "cogbench.cards.cli": "a command loads its code when it runs",
     "cogbench.reference_eval.cli": "a command loads its code when it runs (eval needs torch, score does not)",
     "cogbench.reference_eval.harnesses.cli": "a command loads its code when it runs",
-    "cogbench.reference_eval.runner": "the hf backend imports torch; loaded only when a run uses it",
+    "cogbench.reference_eval.run.runner": "the hf backend imports torch; loaded only when a run uses it",
 }
 
 
 def part_of(module: str) -> str | None:
     """The part a module belongs to (longest prefix), or None for a module outside the project."""
+    if module in ROOMS:
+        return "eval.room"
     best, best_length = None, -1
     for part, prefixes in PARTS.items():
         for prefix in prefixes:
@@ -133,7 +147,7 @@ def violations(modules: dict[str, Path]) -> list[str]:
                 continue  # `from cogbench.x import name` also yields `cogbench.x.name`
             target_part = part_of(imported)
             where = f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}:{line}"
-            if target_part != source_part and target_part not in MAY_IMPORT[source_part]:
+            if target_part not in (source_part, "eval.room") and target_part not in MAY_IMPORT[source_part]:
                 problems.append(f"{where}: {source_part} imports {imported} ({target_part}), which is above it")
             if inside and module not in LAZY_IMPORTS_ALLOWED and target_part is not None:
                 problems.append(f"{where}: {imported} is imported inside a function")
@@ -146,6 +160,21 @@ def test_every_module_belongs_to_a_part():
     assert [m for m in modules if part_of(m) is None] == []
 
 
+def test_reference_eval_top_holds_only_the_commands_and_rooms():
+    """Issue 34: no loose orchestration modules at reference_eval's top, and no module name twice."""
+    top = sorted(p.name for p in (ROOT / "reference_eval").glob("*.py"))
+    assert top == ["__init__.py", "cli.py"]
+    names = [m.rsplit(".", 1)[-1] for m, path in source_modules().items() if path.name not in ("__init__.py", "cli.py")]
+    assert sorted({n for n in names if names.count(n) > 1}) == sorted(DUPLICATE_NAMES_BY_ROLE)
+
+
+def test_room_packages_hold_only_their_docstring():
+    for room in ROOMS:
+        path = ROOT / "reference_eval" / room.rsplit(".", 1)[-1] / "__init__.py"
+        body = ast.parse(path.read_text(encoding="utf-8")).body
+        assert len(body) == 1 and isinstance(body[0], ast.Expr), path
+
+
 def test_imports_flow_one_way():
     assert violations(source_modules()) == []
 
@@ -153,7 +182,11 @@ def test_imports_flow_one_way():
 @pytest.mark.parametrize(
     ("folder", "code", "expected"),
     [
-        ("dataset_builders", "from cogbench.validation import validate\n", "dataset_builders imports cogbench.validation"),
+        (
+            "dataset_builders",
+            "from cogbench.validation import validate\n",
+            "dataset_builders imports cogbench.validation",
+        ),
         ("schemas", "import cogbench.dataset_builders.raw\n", "schemas imports cogbench.dataset_builders.raw"),
         ("reference_eval/metrics", "from cogbench.reference_eval.judges import llm\n", "eval.metrics imports"),
         ("validation", "def f():\n    from cogbench.cards import card\n", "validation imports cogbench.cards (cards)"),

@@ -16,12 +16,16 @@ import warnings
 import numpy as np
 import pytest
 
-from cogbench.reference_eval.metrics import intervals, small_sample
+from cogbench.reference_eval.metrics import intervals
 from cogbench.reference_eval.metrics.intervals import Unit
 
 UNITS = [  # three images; "c" has units in both categories; a unit of unknown category counts in overall only
-    Unit("b", "x", 1.0, 2.0), Unit("a", "x", 1.0), Unit("c", "y", 0.0), Unit("c", "x", 1.0),
-    Unit("a", "y", 2.0, 3.0), Unit("b", None, 1.0),
+    Unit("b", "x", 1.0, 2.0),
+    Unit("a", "x", 1.0),
+    Unit("c", "y", 0.0),
+    Unit("c", "x", 1.0),
+    Unit("a", "y", 2.0, 3.0),
+    Unit("b", None, 1.0),
 ]
 
 
@@ -43,8 +47,9 @@ def test_given_images_fix_the_rows_and_may_add_empty_ones():
 
 
 def test_pooled_is_nan_where_nothing_counts_and_takes_resample_weights():
-    table = intervals.cluster_table([Unit("a", "x", 1.0, 0.5), Unit("b", "x", 0.0, 0.5), Unit("b", None, 1.0)],
-                                    ["x", "y"])
+    table = intervals.cluster_table(
+        [Unit("a", "x", 1.0, 0.5), Unit("b", "x", 0.0, 0.5), Unit("b", None, 1.0)], ["x", "y"]
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         pooled = table.pooled()
@@ -108,6 +113,7 @@ def test_bootstrap_intervals_without_images():
 
 # --- the paired comparison ----------------------------------------------------------------------
 
+
 def exact_permutation_p(a, b) -> float:
     """Two-sided p of pooled(A) - pooled(B) over all 2^G swaps of each image's (hits, units) between A and B."""
     a, b = np.array(a), np.array(b)  # (G, 2): hits, units per image
@@ -136,8 +142,14 @@ def test_paired_difference_by_hand_and_by_enumerating_every_swap():
         defaults = intervals.paired_difference(table_a, table_b)[0]["interval"]
         default_interval = direct_bootstrap(table_a, 2000, 0, 0, other=table_b)
     x, y, overall = rows
-    assert x == {"column": "x", "a": round(200 / 3, 4), "b": 37.5, "difference": round(100 * (2 / 3 - 3 / 8), 4),
-                 "interval": interval, "p_value": pytest.approx(exact_permutation_p(A, B), abs=1e-6)}
+    assert x == {
+        "column": "x",
+        "a": round(200 / 3, 4),
+        "b": 37.5,
+        "difference": round(100 * (2 / 3 - 3 / 8), 4),
+        "interval": interval,
+        "p_value": pytest.approx(exact_permutation_p(A, B), abs=1e-6),
+    }
     assert 0.1 < x["p_value"] < 1
     assert y == {"column": "y", "a": None, "b": None, "difference": None, "interval": None, "p_value": None}
     assert overall["difference"] == x["difference"] and overall["p_value"] == x["p_value"]

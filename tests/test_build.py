@@ -69,8 +69,14 @@ def test_real_vqa_config(built_release):
     assert len(vqa) == 64
     names = vqa.features["category"].names
     assert Counter(names[i] for i in vqa["category"]) == {
-        "event": 18, "mental": 14, "event_relationship": 11, "character": 6,
-        "location": 5, "character_relationship": 4, "time": 3, "next_event": 3,
+        "event": 18,
+        "mental": 14,
+        "event_relationship": 11,
+        "character": 6,
+        "location": 5,
+        "character_relationship": 4,
+        "time": 3,
+        "next_event": 3,
     }
     assert vqa.features["answer"].names == ["A", "B", "C", "D"]
     assert len(set(vqa["question_id"])) == 64
@@ -155,7 +161,9 @@ BAD_INPUTS = {
         ["cogbench-samples/cogbench_vqa.json: record ", "field answer: 3 is not one of"],
     ),
     "entities not a list": (
-        lambda raw: _edit_json(raw / "cogbench-samples" / "cogbench_description.json", lambda d: d["park"].update(Entities="woman")),
+        lambda raw: _edit_json(
+            raw / "cogbench-samples" / "cogbench_description.json", lambda d: d["park"].update(Entities="woman")
+        ),
         ["cogbench-samples/cogbench_description.json: record park: field Entities:"],
     ),
     "image id with no file": (

@@ -10,7 +10,6 @@ import math
 import shutil
 
 import pytest
-from shared_files import spacy_stand_in
 from test_score import minilm_path
 
 from cogbench.cli import main
@@ -18,9 +17,13 @@ from cogbench.errors import CogbenchError
 from cogbench.reference_eval.formats.predictions import Prediction
 from cogbench.reference_eval.metrics import captioning
 from cogbench.reference_eval.metrics.captioning import captioning_scores
-from cogbench.reference_eval.scoring import ScoreOptions, run_scoring
+from cogbench.reference_eval.scoring.pipeline import ScoreOptions, run_scoring
 
-needs_java = pytest.mark.skipif(shutil.which("java") is None, reason="no Java runtime (apt-get install default-jre-headless)")
+from shared_files import spacy_stand_in
+
+needs_java = pytest.mark.skipif(
+    shutil.which("java") is None, reason="no Java runtime (apt-get install default-jre-headless)"
+)
 
 
 @needs_java
@@ -46,8 +49,13 @@ def test_bleu_and_cider_equal_hand_computations():
 
 @needs_java
 def test_oracle_scores_full_marks_and_empty_scores_zero(built_release, tmp_path):
-    common = dict(task="description", dataset=str(built_release), metrics=("captioning",),
-                  spacy_model=str(spacy_stand_in()), embedder=minilm_path())
+    common = {
+        "task": "description",
+        "dataset": str(built_release),
+        "metrics": ("captioning",),
+        "spacy_model": str(spacy_stand_in()),
+        "embedder": minilm_path(),
+    }
     oracle = run_scoring(ScoreOptions(oracle=True, out=str(tmp_path / "oracle"), **common))
     scores = oracle["analyses"]["captioning"]["scores"]
     assert scores["CIDEr"] == pytest.approx(10.0) and scores["METEOR"] == pytest.approx(1.0)
@@ -56,8 +64,11 @@ def test_oracle_scores_full_marks_and_empty_scores_zero(built_release, tmp_path)
 
     ids = [json.loads(line)["item_id"] for line in (tmp_path / "oracle" / "details.jsonl").read_text().splitlines()]
     empty = tmp_path / "empty.jsonl"
-    empty.write_text("".join(
-        Prediction("description", i, "", prompt_id="cogbench-description-directed-v1").to_json() + "\n" for i in ids))
+    empty.write_text(
+        "".join(
+            Prediction("description", i, "", prompt_id="cogbench-description-directed-v1").to_json() + "\n" for i in ids
+        )
+    )
     result = run_scoring(ScoreOptions(predictions=str(empty), out=str(tmp_path / "empty"), **common))
     assert result["analyses"]["captioning"]["mode"] == "directed"
     assert set(result["analyses"]["captioning"]["scores"].values()) == {0.0}
@@ -68,16 +79,41 @@ def test_missing_java_is_a_one_line_error(built_release, tmp_path, monkeypatch, 
     monkeypatch.setenv("PATH", str(tmp_path))  # no java here
     with pytest.raises(CogbenchError, match="need a Java runtime"):
         captioning_scores({"a": "x"}, {"a": "x"})
-    code = main(["score", "--task", "description", "--dataset", str(built_release), "--oracle",
-                 "--metrics", "captioning", "--out", str(tmp_path / "run")])
+    code = main(
+        [
+            "score",
+            "--task",
+            "description",
+            "--dataset",
+            str(built_release),
+            "--oracle",
+            "--metrics",
+            "captioning",
+            "--out",
+            str(tmp_path / "run"),
+        ]
+    )
     err = capsys.readouterr().err
     assert code != 0 and err.startswith("error: ") and "apt-get install -y default-jre-headless" in err
     assert "Traceback" not in err and not (tmp_path / "run").exists()
 
 
 def test_captioning_applies_to_description_only(built_release, tmp_path, capsys):
-    code = main(["score", "--task", "vqa", "--dataset", str(built_release), "--predictions", "x.jsonl",
-                 "--metrics", "captioning", "--out", str(tmp_path / "run")])
+    code = main(
+        [
+            "score",
+            "--task",
+            "vqa",
+            "--dataset",
+            str(built_release),
+            "--predictions",
+            "x.jsonl",
+            "--metrics",
+            "captioning",
+            "--out",
+            str(tmp_path / "run"),
+        ]
+    )
     assert code != 0 and "--metrics captioning applies to --task description" in capsys.readouterr().err
 
 
@@ -88,13 +124,16 @@ def test_one_empty_description_changes_no_other_score():
     pycocoevalcap's own, called directly on the same tokenized input."""
     from pycocoevalcap.meteor.meteor import Meteor
 
-    references = {"a": "A man is walking a dog in the park.", "b": "Two children play with a ball on the grass.",
-                  "c": "A woman reads a book."}
+    references = {
+        "a": "A man is walking a dog in the park.",
+        "b": "Two children play with a ball on the grass.",
+        "c": "A woman reads a book.",
+    }
     candidates = {"a": "A man walks a dog.", "b": "Children play ball.", "c": ""}
     result = captioning.captioning_scores(references, candidates)
     gts, res = captioning.tokenize(references), captioning.tokenize(candidates)
     scorer = Meteor()
-    corpus, items = scorer.compute_score(gts, res)
+    corpus, _items = scorer.compute_score(gts, res)
     others, other_items = scorer.compute_score({k: gts[k] for k in "ab"}, {k: res[k] for k in "ab"})
     del scorer
     assert result["overall"]["METEOR"] == pytest.approx(corpus, abs=1e-12)

@@ -14,7 +14,9 @@ import pytest
 from cogbench.errors import CogbenchError
 from cogbench.reference_eval.metrics.captioning import captioning_scores, require_java, tokenize
 
-needs_java = pytest.mark.skipif(shutil.which("java") is None, reason="no Java runtime (apt-get install default-jre-headless)")
+needs_java = pytest.mark.skipif(
+    shutil.which("java") is None, reason="no Java runtime (apt-get install default-jre-headless)"
+)
 
 
 @needs_java
@@ -32,7 +34,10 @@ def test_no_java_on_path_is_an_error_that_says_how_to_get_one(tmp_path, monkeypa
 
 @needs_java
 def test_the_ptb_tokenizer_lower_cases_drops_punctuation_and_joins_lines():
-    assert tokenize({"a": "The Cat, on the MAT.\nIt sleeps!", "b": ""}) == {"a": ["the cat on the mat it sleeps"], "b": [""]}
+    assert tokenize({"a": "The Cat, on the MAT.\nIt sleeps!", "b": ""}) == {
+        "a": ["the cat on the mat it sleeps"],
+        "b": [""],
+    }
 
 
 @needs_java

@@ -14,15 +14,21 @@ import pytest
 
 from cogbench.reference_eval.metrics.captioning import CAPTIONING_METRICS, captioning_scores
 
-pytestmark = pytest.mark.skipif(shutil.which("java") is None, reason="no Java runtime (apt-get install default-jre-headless)")
+pytestmark = pytest.mark.skipif(
+    shutil.which("java") is None, reason="no Java runtime (apt-get install default-jre-headless)"
+)
 
 
 def test_two_images_scored_overall_and_per_image_in_table_7_order(capfd):
-    result = captioning_scores({"a": "The cat sat on the mat.", "b": "A red ball"},
-                               {"a": "the cat sat on the mat", "b": "a blue ball"})
+    result = captioning_scores(
+        {"a": "The cat sat on the mat.", "b": "A red ball"}, {"a": "the cat sat on the mat", "b": "a blue ball"}
+    )
     assert "ratio:" not in capfd.readouterr().out  # the BLEU code's statistics are not printed into the run's output
-    assert list(result["overall"]) == list(CAPTIONING_METRICS) == [
-        "METEOR", "CIDEr", "Bleu_1", "Bleu_2", "Bleu_3", "Bleu_4"]
+    assert (
+        list(result["overall"])
+        == list(CAPTIONING_METRICS)
+        == ["METEOR", "CIDEr", "Bleu_1", "Bleu_2", "Bleu_3", "Bleu_4"]
+    )
     assert list(result["per_item"]) == ["a", "b"]
     assert all(list(scores) == list(CAPTIONING_METRICS) for scores in result["per_item"].values())
 

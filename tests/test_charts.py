@@ -25,23 +25,25 @@ from test_runs_report import vqa_run
 from cogbench.cli import main
 
 matplotlib.use("Agg")
-from matplotlib.container import BarContainer  # noqa: E402
-from matplotlib.text import Text  # noqa: E402
+from matplotlib.container import BarContainer
+from matplotlib.text import Text
 
-from cogbench.reference_eval.reports import charts  # noqa: E402
-from cogbench.reference_eval.reports.compare import ScoredRun  # noqa: E402
-from cogbench.reference_eval.reports.probes import NO_LETTER, position_bias_series  # noqa: E402
-from cogbench.reference_eval.reports.run import CODIS_SHORT  # noqa: E402
-from cogbench.reference_eval.reports.runs import METRIC_LABEL, ReportRun  # noqa: E402
-from cogbench.schemas.features import ANSWER_LETTERS, CATEGORY_LABEL, CODIS_CATEGORIES, COGBENCH_CATEGORIES  # noqa: E402
+from cogbench.reference_eval.reports import charts
+from cogbench.reference_eval.reports.compare import ScoredRun
+from cogbench.reference_eval.reports.probe_sections import NO_LETTER, position_bias_series
+from cogbench.reference_eval.reports.run_files import CODIS_SHORT
+from cogbench.reference_eval.reports.runs import METRIC_LABEL, ReportRun
+from cogbench.schemas.features import ANSWER_LETTERS, CATEGORY_LABEL, CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
 SIZES = (2, 6, 17)
 
 
-def PNG_DIR(tmp_path: Path) -> Path:  # noqa: N802 -- $COGBENCH_CHART_DIR keeps the PNGs for a person to open
+def PNG_DIR(tmp_path: Path) -> Path:
     folder = Path(os.environ.get("COGBENCH_CHART_DIR") or tmp_path)
     folder.mkdir(parents=True, exist_ok=True)
     return folder
+
+
 RADAR_AXES = [CATEGORY_LABEL[c] for c in COGBENCH_CATEGORIES]
 VQA_GROUPS = [METRIC_LABEL["accuracy"], METRIC_LABEL["accuracy_official"]]
 CODIS_GROUPS = [*(CODIS_SHORT[c] for c in CODIS_CATEGORIES), "Overall"]
@@ -101,8 +103,10 @@ def bar_readback(ax) -> dict[str, tuple[list[float], list[float]]]:
     drawn = {}
     for container in ax.containers:
         if isinstance(container, BarContainer):
-            drawn[container.get_label()] = ([p.get_x() + p.get_width() / 2 for p in container],
-                                            [p.get_height() for p in container])
+            drawn[container.get_label()] = (
+                [p.get_x() + p.get_width() / 2 for p in container],
+                [p.get_height() for p in container],
+            )
     return drawn
 
 
@@ -111,7 +115,8 @@ def check_bars(ax, groups, series, value_labels: bool = True) -> None:
     assert [t.get_text().replace("\n", " ") for t in ax.get_xticklabels()] == list(groups)
     assert list(drawn) == [f"{s.label} (published)" if s.published else s.label for s in series]
     texts = [(t.get_position(), t.get_text()) for t in ax.texts]
-    for order, s in enumerate(series):
+    previous = None
+    for s in series:
         centres, heights = drawn[f"{s.label} (published)" if s.published else s.label]
         assert heights == pytest.approx([0.0 if v is None else v for v in s.values])
         for group, (centre, value) in enumerate(zip(centres, s.values)):
@@ -121,7 +126,7 @@ def check_bars(ax, groups, series, value_labels: bool = True) -> None:
                 assert "not scored" in here, "a missing value must not look like a zero"
             else:
                 assert here == ([f"{value:.0f}"] if value_labels else []), f"{s.label}, {groups[group]}: {here}"
-        if order:
+        if previous is not None:
             assert all(a < b for a, b in zip(previous, centres))
         previous = centres
 
@@ -130,7 +135,9 @@ def check_bars(ax, groups, series, value_labels: bool = True) -> None:
 def test_radar_is_readable_and_draws_each_score(n_models, tmp_path):
     table = scores(n_models, len(RADAR_AXES), seed=n_models)
     series = make_series(table, published=min(3, n_models - 1))
-    colours = charts.model_colours([s.label for s in series if not s.published], [s.label for s in series if s.published])
+    colours = charts.model_colours(
+        [s.label for s in series if not s.published], [s.label for s in series if s.published]
+    )
     fig = charts.draw_radar("VQA accuracy (%) per reasoning category — CogBench", RADAR_AXES, series, colours)
     check_readable(fig)
     ax = fig.axes[0]
@@ -139,7 +146,7 @@ def test_radar_is_readable_and_draws_each_score(n_models, tmp_path):
         line = lines[f"{s.label} (published)" if s.published else s.label]
         assert list(line.get_ydata()[:-1]) == pytest.approx([0.0 if v is None else v for v in values])
         assert list(line.get_xdata()[:-1]) == pytest.approx(np.linspace(0, 2 * np.pi, 8, endpoint=False))
-    category_texts = [t for t in ax.texts]
+    category_texts = list(ax.texts)
     assert [t.get_text().replace("\n", " ") for t in category_texts] == RADAR_AXES
     # Off the plot: every category label lies outside the rim circle.
     renderer = fig.canvas.get_renderer()
@@ -158,8 +165,13 @@ def test_bars_are_readable_and_draw_each_score(n_models, tmp_path):
     table = scores(n_models, len(VQA_GROUPS), seed=100 + n_models)
     series = make_series(table)
     colours = charts.model_colours([s.label for s in series])
-    fig = charts.draw_grouped_bars("CogBench VQA: overall score of each run", VQA_GROUPS, series, colours,
-                                   note="Whiskers: 95% bootstrap interval over images.")
+    fig = charts.draw_grouped_bars(
+        "CogBench VQA: overall score of each run",
+        VQA_GROUPS,
+        series,
+        colours,
+        note="Whiskers: 95% bootstrap interval over images.",
+    )
     check_readable(fig)
     check_bars(fig.axes[0], VQA_GROUPS, series)
     charts._save(fig, PNG_DIR(tmp_path) / f"bars_vqa_{n_models}.png")
@@ -167,11 +179,18 @@ def test_bars_are_readable_and_draw_each_score(n_models, tmp_path):
 
 @pytest.mark.parametrize("n_models", SIZES)
 def test_codis_panels_are_readable_and_draw_each_score(n_models, tmp_path):
-    panels = [(name, make_series(scores(n_models, len(CODIS_GROUPS), seed=seed)))
-              for name, seed in (("Acc_p (both queries of a pair right)", 1), ("Acc_q (single queries right)", 2))]
+    panels = [
+        (name, make_series(scores(n_models, len(CODIS_GROUPS), seed=seed)))
+        for name, seed in (("Acc_p (both queries of a pair right)", 1), ("Acc_q (single queries right)", 2))
+    ]
     colours = charts.model_colours([s.label for s in panels[0][1]])
-    fig = charts.draw_paired_panels("CODIS: Acc_p and Acc_q per category", CODIS_GROUPS, panels, colours,
-                                    note="Whiskers: 95% bootstrap interval over images.")
+    fig = charts.draw_paired_panels(
+        "CODIS: Acc_p and Acc_q per category",
+        CODIS_GROUPS,
+        panels,
+        colours,
+        note="Whiskers: 95% bootstrap interval over images.",
+    )
     check_readable(fig)
     for ax, (_, series) in zip(fig.axes, panels):
         check_bars(ax, CODIS_GROUPS, series, value_labels=False)
@@ -180,17 +199,26 @@ def test_codis_panels_are_readable_and_draw_each_score(n_models, tmp_path):
 
 def circular_run(label: str, shares: list[float | None], queries: int, unparseable: int) -> ReportRun:
     """A scored circular run as `score --circular` writes scores.json (choice_A-D overall and interval, counts)."""
-    metrics = {f"choice_{letter}": {"overall": share, "interval": {"overall": None if share is None else [share, share]}}
-               for letter, share in zip(ANSWER_LETTERS, shares)}
-    scores_json = {"task": "vqa", "model": label, "circular": True, "metrics": metrics,
-                   "counts": {"items": queries // 4, "queries": queries, "unparseable": unparseable}}
+    metrics = {
+        f"choice_{letter}": {"overall": share, "interval": {"overall": None if share is None else [share, share]}}
+        for letter, share in zip(ANSWER_LETTERS, shares)
+    }
+    scores_json = {
+        "task": "vqa",
+        "model": label,
+        "circular": True,
+        "metrics": metrics,
+        "counts": {"items": queries // 4, "queries": queries, "unparseable": unparseable},
+    }
     return ReportRun(ScoredRun(Path(label), scores_json, [], None), label, "")
 
 
 @pytest.mark.parametrize("n_models", SIZES)
 def test_position_bias_marks_unparseable_and_missing(n_models, tmp_path):
-    runs = [circular_run("all unparseable", [0.0, 0.0, 0.0, 0.0], 48, 48),
-            circular_run("never scored", [None, None, None, None], 48, 0)]
+    runs = [
+        circular_run("all unparseable", [0.0, 0.0, 0.0, 0.0], 48, 48),
+        circular_run("never scored", [None, None, None, None], 48, 0),
+    ]
     runs += [circular_run(f"model {i}", [40.0, 30.0, 20.0, 5.0], 48, 2 + i) for i in range(n_models - 2)]
     groups, series = position_bias_series(runs)
     assert groups == [*ANSWER_LETTERS, NO_LETTER]
@@ -199,8 +227,15 @@ def test_position_bias_marks_unparseable_and_missing(n_models, tmp_path):
     for i, s in enumerate(series[2:]):
         assert s.values[4] == pytest.approx(100 * (2 + i) / 48)
     colours = charts.model_colours([r.label for r in runs])
-    fig = charts.draw_grouped_bars("Circular VQA: share of each answer letter", groups, series, colours,
-                                   ylabel="share of responses (%)", reference=25.0, note="Dashed line: 25%.")
+    fig = charts.draw_grouped_bars(
+        "Circular VQA: share of each answer letter",
+        groups,
+        series,
+        colours,
+        ylabel="share of responses (%)",
+        reference=25.0,
+        note="Dashed line: 25%.",
+    )
     check_readable(fig)
     check_bars(fig.axes[0], groups, series)
     ax = fig.axes[0]
@@ -228,9 +263,11 @@ def test_report_charts_draw_the_runs_scores(built_release, tmp_path, monkeypatch
 
     def keep(fig, path):  # the report's own figures, read before they are closed
         fig.canvas.draw()
-        drawn[Path(path).stem] = {"bars": [bar_readback(ax) for ax in fig.axes],
-                                  "lines": {line.get_label(): list(line.get_ydata()[:-1]) for ax in fig.axes for line in ax.lines},
-                                  "ticks": [[t.get_text().replace("\n", " ") for t in ax.get_xticklabels()] for ax in fig.axes]}
+        drawn[Path(path).stem] = {
+            "bars": [bar_readback(ax) for ax in fig.axes],
+            "lines": {line.get_label(): list(line.get_ydata()[:-1]) for ax in fig.axes for line in ax.lines},
+            "ticks": [[t.get_text().replace("\n", " ") for t in ax.get_xticklabels()] for ax in fig.axes],
+        }
         return save(fig, path)
 
     monkeypatch.setattr(charts, "_save", keep)
@@ -239,11 +276,16 @@ def test_report_charts_draw_the_runs_scores(built_release, tmp_path, monkeypatch
     score_codis(built_release, swap_pairs(codis_example(), 0.3, 1, tmp_path / "swapped.json"), swapped, resamples=100)
     good, poor = vqa_run(built_release, tmp_path, "good", 1), vqa_run(built_release, tmp_path, "poor", 3)
     assert main(["report", str(truth), str(swapped), str(good), str(poor), "--out", str(tmp_path / "report")]) == 0
-    scores = {folder.name: json.loads((folder / "scores.json").read_text())["metrics"] for folder in (truth, swapped, good, poor)}
+    scores = {
+        folder.name: json.loads((folder / "scores.json").read_text())["metrics"]
+        for folder in (truth, swapped, good, poor)
+    }
 
     vqa = drawn["bars_vqa"]["bars"][0]
     for run in ("good", "poor"):
-        assert labelled(vqa, run)[1] == pytest.approx([scores[run]["accuracy"]["overall"], scores[run]["accuracy_official"]["overall"]])
+        assert labelled(vqa, run)[1] == pytest.approx(
+            [scores[run]["accuracy"]["overall"], scores[run]["accuracy_official"]["overall"]]
+        )
     assert scores["poor"]["accuracy"]["overall"] < 50 < scores["good"]["accuracy"]["overall"]  # not all one value
     radar = drawn["radar_vqa"]["lines"]
     for run in ("good", "poor"):
@@ -253,7 +295,12 @@ def test_report_charts_draw_the_runs_scores(built_release, tmp_path, monkeypatch
     for panel, metric in zip(drawn["codis_categories"]["bars"], ("acc_p", "acc_q")):
         for folder, label in codis_labels.items():
             m = scores[folder][metric]
-            assert labelled(panel, label)[1] == pytest.approx([*(m["per_category"][c] for c in CODIS_CATEGORIES), m["overall"]])
+            assert labelled(panel, label)[1] == pytest.approx(
+                [*(m["per_category"][c] for c in CODIS_CATEGORIES), m["overall"]]
+            )
     assert drawn["codis_categories"]["ticks"][0] == CODIS_GROUPS
     bars_codis = drawn["bars_codis"]["bars"][0]
-    assert bars_codis["swapped"][1][0] == pytest.approx(scores["swapped"]["acc_p"]["overall"]) and bars_codis["swapped"][1][0] < 100
+    assert (
+        bars_codis["swapped"][1][0] == pytest.approx(scores["swapped"]["acc_p"]["overall"])
+        and bars_codis["swapped"][1][0] < 100
+    )

@@ -13,10 +13,22 @@ from cogbench.reference_eval.metrics.circular import answer_changed, original_op
 
 # (letter, rotation) -> original option, by hand: A=0, B=1, C=2, D=3; (i + r) mod 4.
 BY_HAND = [
-    ("A", 0, 0), ("B", 0, 1), ("C", 0, 2), ("D", 0, 3),  # rotation 0 is the dataset's order
-    ("A", 1, 1), ("B", 1, 2), ("C", 1, 3), ("D", 1, 0),  # 3 + 1 = 4 -> 0
-    ("A", 2, 2), ("B", 2, 3), ("C", 2, 0), ("D", 2, 1),  # 2 + 2 = 4 -> 0; 3 + 2 = 5 -> 1
-    ("A", 3, 3), ("B", 3, 0), ("C", 3, 1), ("D", 3, 2),  # 1 + 3 = 4 -> 0; 2 + 3 = 5 -> 1; 3 + 3 = 6 -> 2
+    ("A", 0, 0),
+    ("B", 0, 1),
+    ("C", 0, 2),
+    ("D", 0, 3),  # rotation 0 is the dataset's order
+    ("A", 1, 1),
+    ("B", 1, 2),
+    ("C", 1, 3),
+    ("D", 1, 0),  # 3 + 1 = 4 -> 0
+    ("A", 2, 2),
+    ("B", 2, 3),
+    ("C", 2, 0),
+    ("D", 2, 1),  # 2 + 2 = 4 -> 0; 3 + 2 = 5 -> 1
+    ("A", 3, 3),
+    ("B", 3, 0),
+    ("C", 3, 1),
+    ("D", 3, 2),  # 1 + 3 = 4 -> 0; 2 + 3 = 5 -> 1; 3 + 3 = 6 -> 2
 ]
 
 
@@ -45,7 +57,7 @@ def test_two_different_options_over_the_rotations_is_a_change():
 
 
 def test_no_answer_counts_as_a_choice():
-    assert answer_changed({r: None for r in range(4)}) is False  # always no answer: the same choice
+    assert answer_changed(dict.fromkeys(range(4))) is False  # always no answer: the same choice
     assert answer_changed({0: "C", 1: "B", 2: None, 3: "D"}) is True  # option 2 three times, no answer once
 
 

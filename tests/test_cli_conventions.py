@@ -28,7 +28,9 @@ def test_help_shows_every_default_names_positionals_and_lists_exit_codes(command
     text = " ".join(capsys.readouterr().out.split())
     assert " ".join(EXIT_CODES_HELP.split()) in text
     parser = subparsers()[command]
-    in_required_group = {id(a) for group in parser._mutually_exclusive_groups if group.required for a in group._group_actions}
+    in_required_group = {
+        id(a) for group in parser._mutually_exclusive_groups if group.required for a in group._group_actions
+    }
     undocumented = []
     for action in parser._actions:
         if not action.option_strings:
@@ -79,14 +81,29 @@ def test_bad_option_values_exit_2(command, capsys):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["eval", "--task", "vqa", "--mode", "directed", "--model", "hf:m"], "--mode applies only to --task description, not to --task vqa"),
-        (["eval", "--task", "codis", "--model", "hf:m", "--embedder", "e"], "--embedder applies only to --task description"),
-        (["eval", "--task", "vqa", "--model", "openai:gpt-4o", "--device", "cpu"], "--device applies only to hf: models, not to --model openai:gpt-4o"),
-        (["eval", "--task", "vqa", "--model", "hf:m", "--base-url", "http://x/v1"], "--base-url applies only to openai: models"),
-        (["score", "--task", "vqa", "--predictions", "p.jsonl", "--spacy-model", "x"], "--spacy-model applies only to --task description"),
+        (
+            ["eval", "--task", "vqa", "--mode", "directed", "--model", "hf:m"],
+            "--mode applies only to --task description, not to --task vqa",
+        ),
+        (
+            ["eval", "--task", "codis", "--model", "hf:m", "--embedder", "e"],
+            "--embedder applies only to --task description",
+        ),
+        (
+            ["eval", "--task", "vqa", "--model", "openai:gpt-4o", "--device", "cpu"],
+            "--device applies only to hf: models, not to --model openai:gpt-4o",
+        ),
+        (
+            ["eval", "--task", "vqa", "--model", "hf:m", "--base-url", "http://x/v1"],
+            "--base-url applies only to openai: models",
+        ),
+        (
+            ["score", "--task", "vqa", "--predictions", "p.jsonl", "--spacy-model", "x"],
+            "--spacy-model applies only to --task description",
+        ),
     ],
 )
 def test_options_that_do_not_apply_are_refused(argv, message, tmp_path, capsys):
-    argv = argv + ["--dataset", str(tmp_path / "missing")]
+    argv = [*argv, "--dataset", str(tmp_path / "missing")]
     assert main(argv) == EXIT_USAGE
     assert message in capsys.readouterr().err

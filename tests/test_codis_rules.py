@@ -27,19 +27,25 @@ def test_an_empty_output_has_an_empty_final_answer():
     assert final_answer(" \n\n ") == ""
 
 
-@pytest.mark.parametrize("first, second", [
-    ("Reasoning.\nAnswer: left", "Other reasoning.\nAnswer: LEFT!"),  # case and punctuation do not count
-    ("Because of the rain.\nthe umbrella is open", "It is sunny.\nThe umbrella  is open."),
-])
+@pytest.mark.parametrize(
+    "first, second",
+    [
+        ("Reasoning.\nAnswer: left", "Other reasoning.\nAnswer: LEFT!"),  # case and punctuation do not count
+        ("Because of the rain.\nthe umbrella is open", "It is sunny.\nThe umbrella  is open."),
+    ],
+)
 def test_the_same_final_answer_in_other_words_of_reasoning_is_not_a_change(first, second):
     assert outputs_differ(first, second) is False
     assert outputs_differ(second, first) is False
 
 
-@pytest.mark.parametrize("first, second", [
-    ("Reasoning.\nAnswer: left", "Reasoning.\nAnswer: right"),
-    ("x\nbefore noon", "x\nafter noon"),
-])
+@pytest.mark.parametrize(
+    "first, second",
+    [
+        ("Reasoning.\nAnswer: left", "Reasoning.\nAnswer: right"),
+        ("x\nbefore noon", "x\nafter noon"),
+    ],
+)
 def test_different_final_answers_are_a_change_in_either_order(first, second):
     assert outputs_differ(first, second) is True
     assert outputs_differ(second, first) is True
@@ -83,9 +89,17 @@ def test_a_similarity_just_under_60_is_not_near_enough_even_when_nearer_than_the
     assert rule_verdict(answer, own, "zzzzz") is False
 
 
-@pytest.mark.parametrize("reply, changed", [
-    ("different", True), ("Different.", True), ('"same"', False), ("SAME", False),
-    ("maybe", None), ("", None), ("same different", None),
-])
+@pytest.mark.parametrize(
+    "reply, changed",
+    [
+        ("different", True),
+        ("Different.", True),
+        ('"same"', False),
+        ("SAME", False),
+        ("maybe", None),
+        ("", None),
+        ("same different", None),
+    ],
+)
 def test_the_same_answer_judge_reply_is_read_as_changed_or_not(reply, changed):
     assert parse_changed(reply) is changed

@@ -6,10 +6,10 @@ from __future__ import annotations
 import threading
 import time
 
-from openai_server import Reply
-
 from cogbench.reference_eval.backends.concurrency import AdaptiveLimit
 from cogbench.reference_eval.backends.openai_api import ChatClient, ChatSettings, text_message
+
+from openai_server import Reply
 
 
 def test_slow_start_then_halving_then_additive_growth():
@@ -64,7 +64,7 @@ def counting_responder(seconds: float, rate_limit: int | None = None):
 
 def test_rate_limited_server_gets_every_request_through(openai_server, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "local")
-    responder, peak = counting_responder(0.02, rate_limit=3)
+    responder, _peak = counting_responder(0.02, rate_limit=3)
 
     server = openai_server(responder)
     settings = ChatSettings(model="m", base_url=server.base_url, backoff_seconds=0.05, max_attempts=8)
@@ -99,7 +99,7 @@ def test_requests_are_built_lazily_a_bounded_window_ahead_of_the_replies(openai_
 
     seen = []
     with ChatClient(ChatSettings(model="m", base_url=server.base_url, concurrency=4)) as client:
-        for index, result in client.complete_many(conversations()):
+        for index, _result in client.complete_many(conversations()):
             seen.append(index)
             assert built[0] <= len(seen) + 8  # never more than 2 x the ceiling built ahead of the replies
     assert sorted(seen) == list(range(120))

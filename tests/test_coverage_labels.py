@@ -11,12 +11,13 @@ import re
 from pathlib import Path
 
 import pytest
-from openai_server import Reply
-from shared_files import codis_example
 
 from cogbench.cli import main
 from cogbench.errors import IncompleteRunError, UsageError
 from cogbench.reference_eval.reports.runs import load_report_runs
+
+from openai_server import Reply
+from shared_files import codis_example
 
 
 @pytest.fixture(autouse=True)
@@ -32,22 +33,47 @@ def vqa_rows(built_release):
 
 
 def write_vqa(path: Path, rows, model: str, right_every: int = 1, rotations=(None,)) -> Path:
-    lines = [json.dumps({"task": "vqa", "item_id": r["question_id"], "query": q, "model": model,
-                         "output": r["answer"] if i % right_every == 0 else "ABCD"[("ABCD".index(r["answer"]) + 1) % 4]})
-             for i, r in enumerate(rows) for q in rotations]
+    lines = [
+        json.dumps(
+            {
+                "task": "vqa",
+                "item_id": r["question_id"],
+                "query": q,
+                "model": model,
+                "output": r["answer"] if i % right_every == 0 else "ABCD"[("ABCD".index(r["answer"]) + 1) % 4],
+            }
+        )
+        for i, r in enumerate(rows)
+        for q in rotations
+    ]
     path.write_text("\n".join(lines) + "\n")
     return path
 
 
 def score(built_release, predictions, out, *extra) -> int:
-    return main(["score", "--task", "vqa", "--dataset", str(built_release), "--predictions", str(predictions),
-                 "--out", str(out), *extra])
+    return main(
+        [
+            "score",
+            "--task",
+            "vqa",
+            "--dataset",
+            str(built_release),
+            "--predictions",
+            str(predictions),
+            "--out",
+            str(out),
+            *extra,
+        ]
+    )
 
 
 @pytest.fixture
 def two_vqa_runs(built_release, tmp_path, capsys):
     rows = vqa_rows(built_release)
-    assert score(built_release, write_vqa(tmp_path / "five.jsonl", rows[:5], "five"), tmp_path / "five", "--allow-partial") == 0
+    assert (
+        score(built_release, write_vqa(tmp_path / "five.jsonl", rows[:5], "five"), tmp_path / "five", "--allow-partial")
+        == 0
+    )
     terminal = capsys.readouterr().out
     assert score(built_release, write_vqa(tmp_path / "all.jsonl", rows, "all", right_every=3), tmp_path / "all") == 0
     return tmp_path / "five", tmp_path / "all", terminal, capsys.readouterr().out
@@ -81,7 +107,11 @@ def test_report_labels_partial_never_bold_and_sample_beside_published(two_vqa_ru
     assert "PARTIAL (5/64 questions) 100.0" in page and "SAMPLE (5 of 251 images)" in page
     assert not re.search(r"<td class=best>PARTIAL", page)
     rows = {row["model"]: row for row in csv.DictReader((tmp_path / "report" / "leaderboard.csv").open())}
-    assert (rows["five"]["accuracy.partial"], rows["five"]["accuracy.n_scored"], rows["five"]["accuracy.n_expected"]) == ("True", "5", "64")
+    assert (
+        rows["five"]["accuracy.partial"],
+        rows["five"]["accuracy.n_scored"],
+        rows["five"]["accuracy.n_expected"],
+    ) == ("True", "5", "64")
     assert rows["all"]["sample"] == "SAMPLE (5 of 251 images)" and rows["all"]["accuracy.partial"] == "False"
     # the charts' legends are the runs' labels
     labels = [run.label for run in load_report_runs([str(five), str(full)])]
@@ -106,7 +136,9 @@ def test_compare_refuses_different_generation_settings(two_vqa_runs, capsys):
     five, full, _, _ = two_vqa_runs
     for folder, tokens in ((full, 16), (five, 512)):  # an eval run's record (schemas/run.schema.json)
         scores = json.loads((folder / "scores.json").read_text())
-        record = {name: scores.get(name) for name in ("task", "model", "dataset", "dataset_revision")} | {"prompt_id": "p"}
+        record = {name: scores.get(name) for name in ("task", "model", "dataset", "dataset_revision")} | {
+            "prompt_id": "p"
+        }
         (folder / "run.json").write_text(json.dumps({**record, "generation": {"max_new_tokens": tokens}}))
     assert main(["compare", str(full), str(full)]) == 0
     capsys.readouterr()
@@ -125,13 +157,30 @@ def test_rotated_predictions_need_circular(built_release, tmp_path, capsys):
 
 def test_exit_3_run_is_partial_in_the_report(built_release, tmp_path, openai_server, capsys):
     """A judge that gives no verdict on a third of the queries: score exits 3, and the run it wrote is labelled."""
+
     def judge(request):
         return Reply(text="I cannot say." if len(request.prompt_text) % 3 == 0 else "right")
 
     server = openai_server(judge)
-    code = main(["score", "--task", "codis", "--predictions", str(codis_example()), "--dataset", str(built_release),
-                 "--judge", "openai:judge", "--judge-base-url", server.base_url, "--judge-max-attempts", "1",
-                 "--out", str(tmp_path / "run")])
+    code = main(
+        [
+            "score",
+            "--task",
+            "codis",
+            "--predictions",
+            str(codis_example()),
+            "--dataset",
+            str(built_release),
+            "--judge",
+            "openai:judge",
+            "--judge-base-url",
+            server.base_url,
+            "--judge-max-attempts",
+            "1",
+            "--out",
+            str(tmp_path / "run"),
+        ]
+    )
     assert code == IncompleteRunError.exit_code
     scores = json.loads((tmp_path / "run" / "scores.json").read_text())
     acc_q = scores["metrics"]["acc_q"]
@@ -149,8 +198,23 @@ def test_exit_3_run_is_partial_in_the_report(built_release, tmp_path, openai_ser
 def test_codis_subset_counts_queries_and_pairs(built_release, tmp_path, capsys):
     pairs = json.loads(codis_example().read_text())[:10]
     (tmp_path / "ten.json").write_text(json.dumps(pairs))
-    assert main(["score", "--task", "codis", "--predictions", str(tmp_path / "ten.json"), "--dataset", str(built_release),
-                 "--out", str(tmp_path / "ten"), "--allow-partial"]) == 0
+    assert (
+        main(
+            [
+                "score",
+                "--task",
+                "codis",
+                "--predictions",
+                str(tmp_path / "ten.json"),
+                "--dataset",
+                str(built_release),
+                "--out",
+                str(tmp_path / "ten"),
+                "--allow-partial",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "PARTIAL (10/353 pairs)" in out and "PARTIAL (20/706 queries)" in out
     assert "686 queries of the config have no prediction" in out

@@ -34,8 +34,10 @@ def test_croissant_records_equal_load_dataset_for_every_config(built_release):
     assert marker["sha256"][CROISSANT_FILE] == hashlib.sha256(path.read_bytes()).hexdigest()
     metadata = json.loads(path.read_text())
     shards = {entry["contentUrl"]: entry["sha256"] for entry in metadata["distribution"] if "sha256" in entry}
-    assert shards == {name: hashlib.sha256((built_release / name).read_bytes()).hexdigest()
-                      for name in (p.relative_to(built_release).as_posix() for p in built_release.glob("data/*/*.parquet"))}
+    assert shards == {
+        name: hashlib.sha256((built_release / name).read_bytes()).hexdigest()
+        for name in (p.relative_to(built_release).as_posix() for p in built_release.glob("data/*/*.parquet"))
+    }
     assert "rai:dataCollection" in metadata and "Pinterest" in metadata["rai:dataCollection"]
     assert "song2025cogbench" in metadata["citeAs"] and "luo2024codis" in metadata["citeAs"]
 
@@ -51,7 +53,10 @@ def test_croissant_records_equal_load_dataset_for_every_config(built_release):
             assert got == {name: plain(row[name]) for name in described}, config
         for name, feature in expected.features.items():
             if isinstance(feature, datasets.ClassLabel):  # the class names, by index
-                names = {r[f"{config}_{name}/index"]: plain(r[f"{config}_{name}/name"]) for r in dataset.records(f"{config}_{name}")}
+                names = {
+                    r[f"{config}_{name}/index"]: plain(r[f"{config}_{name}/name"])
+                    for r in dataset.records(f"{config}_{name}")
+                }
                 assert names == dict(enumerate(feature.names))
 
 

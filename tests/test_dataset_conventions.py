@@ -45,7 +45,9 @@ def test_card_how_to_use_code_runs_against_the_built_folder(built_release, capsy
     assert len(blocks) == 2 and "str2int" in blocks[1] and "filter_category" in card
     code = "\n".join(blocks)
     # The card loads from the Hub at a tag; here the same code reads the built folder.
-    code, count = re.subn(r'^REPO, REVISION = "[^"]+", "v[\d.]+"$', f"REPO, REVISION = {str(built_release)!r}, None", code, flags=re.M)
+    code, count = re.subn(
+        r'^REPO, REVISION = "[^"]+", "v[\d.]+"$', f"REPO, REVISION = {str(built_release)!r}, None", code, flags=re.M
+    )
     assert count == 1
     exec(compile(code, "card: How to use", "exec"), {})
     out = capsys.readouterr().out

@@ -15,13 +15,25 @@ import pytest
 from cogbench.cli import main
 from cogbench.reference_eval.formats.official import OfficialIds, read_any_predictions
 from cogbench.reference_eval.formats.predictions import read_predictions
-from cogbench.reference_eval.prompts import CODIS_DI_COT, VQA_MULTIPLE_CHOICE
+from cogbench.reference_eval.tasks.prompts import CODIS_DI_COT, VQA_MULTIPLE_CHOICE
 
 
 def _eval_argv(task, model_dir, dataset, out, *extra):
     return [
-        "eval", "--task", task, "--model", f"hf:{model_dir}", "--dataset", str(dataset), "--out", str(out),
-        "--max-new-tokens", "12", "--num-workers", "0", *extra,
+        "eval",
+        "--task",
+        task,
+        "--model",
+        f"hf:{model_dir}",
+        "--dataset",
+        str(dataset),
+        "--out",
+        str(out),
+        "--max-new-tokens",
+        "12",
+        "--num-workers",
+        "0",
+        *extra,
     ]
 
 
@@ -44,8 +56,12 @@ def test_eval_then_score_on_the_real_config(task, template, per_item, tiny_llava
     first = predictions[0]
     assert (first.model, first.prompt_id, first.prompt_sha256) == (f"hf:{tiny_llava}", template.id, template.sha256)
     assert first.generation == {
-        "backend": "hf", "decoding": "greedy", "max_new_tokens": 12, "ignore_eos": False,
-        "dtype": "float32", "attention": "sdpa",
+        "backend": "hf",
+        "decoding": "greedy",
+        "max_new_tokens": 12,
+        "ignore_eos": False,
+        "dtype": "float32",
+        "attention": "sdpa",
     }
 
     # The official export carries the same outputs back through the official reader.
@@ -116,8 +132,15 @@ def test_torchrun_data_parallel_shards_merge_into_the_single_process_result(tiny
     assert main(_eval_argv("codis", tiny_llava, built_release, single, "--limit", "5", "--no-score")) == 0
     parallel = tmp_path / "parallel"
     command = [
-        sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-        "-m", "cogbench", *_eval_argv("codis", tiny_llava, built_release, parallel, "--limit", "5", "--no-score"),
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc_per_node",
+        "2",
+        "-m",
+        "cogbench",
+        *_eval_argv("codis", tiny_llava, built_release, parallel, "--limit", "5", "--no-score"),
     ]
     finished = subprocess.run(command, capture_output=True, text=True, env=os.environ, timeout=120)
     assert finished.returncode == 0, finished.stderr[-2000:]
@@ -135,8 +158,15 @@ def test_a_rank_killed_under_torchrun_resumes_to_the_same_merged_lines(tiny_llav
     assert main(_eval_argv("codis", tiny_llava, built_release, single, *argv)) == 0
     parallel = tmp_path / "parallel"
     command = [
-        sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-        "-m", "cogbench", *_eval_argv("codis", tiny_llava, built_release, parallel, *argv),
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc_per_node",
+        "2",
+        "-m",
+        "cogbench",
+        *_eval_argv("codis", tiny_llava, built_release, parallel, *argv),
     ]
     job = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ)
     shard, holder = parallel / "shards" / "rank-1.jsonl", parallel / "rank-1.lock.json"

@@ -6,11 +6,12 @@ import hashlib
 import socket
 
 import pytest
-from raw_mirror import lay_out_mirror, serve
 
 from cogbench.cli import main
 from cogbench.dataset_builders.fetch import fetch_source, pinned_files
 from cogbench.errors import CogbenchError
+
+from raw_mirror import lay_out_mirror, serve
 
 
 @pytest.fixture

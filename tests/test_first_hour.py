@@ -10,14 +10,15 @@ import shutil
 
 import pytest
 from conftest import REPO_ROOT
-from openai_server import Reply
-from shared_files import spacy_stand_in
 from test_score import minilm_path
 
 from cogbench.cli import build_parser, main
-from cogbench.reference_eval.progress import LogProgress
-from cogbench.reference_eval.runner import EvalSettings, run_eval
-from cogbench.reference_eval.tasks import DEFAULT_MAX_NEW_TOKENS
+from cogbench.reference_eval.run.progress import LogProgress
+from cogbench.reference_eval.run.runner import EvalSettings, run_eval
+from cogbench.reference_eval.tasks.queries import DEFAULT_MAX_NEW_TOKENS
+
+from openai_server import Reply
+from shared_files import spacy_stand_in
 
 
 def help_text(*command: str) -> str:
@@ -38,11 +39,28 @@ def test_each_task_has_its_own_max_new_tokens_shown_in_help():
 def test_the_request_carries_the_task_default(task, openai_server, built_release, tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     server = openai_server(lambda request: Reply(text="A"))
-    argv = ["eval", "--task", task, "--model", "openai:m", "--base-url", server.base_url, "--dataset", str(built_release),
-            "--out", str(tmp_path / "run"), "--limit", "1", "--no-score"]
+    argv = [
+        "eval",
+        "--task",
+        task,
+        "--model",
+        "openai:m",
+        "--base-url",
+        server.base_url,
+        "--dataset",
+        str(built_release),
+        "--out",
+        str(tmp_path / "run"),
+        "--limit",
+        "1",
+        "--no-score",
+    ]
     assert main(argv) == 0
     assert {request.body["max_tokens"] for request in server.requests} == {DEFAULT_MAX_NEW_TOKENS[task]}
-    assert json.loads((tmp_path / "run" / "run.json").read_text())["generation"]["max_new_tokens"] == DEFAULT_MAX_NEW_TOKENS[task]
+    assert (
+        json.loads((tmp_path / "run" / "run.json").read_text())["generation"]["max_new_tokens"]
+        == DEFAULT_MAX_NEW_TOKENS[task]
+    )
 
 
 def test_log_progress_prints_at_most_every_interval_with_rate_and_eta():
@@ -53,7 +71,10 @@ def test_log_progress_prints_at_most_every_interval_with_rate_and_eta():
             now[0] += 0.5
             progress.update(1)
     lines = out.getvalue().splitlines()
-    assert lines[:2] == ["codis: 20/100 queries (20%), 2.00 queries/s, ETA 40s", "codis: 40/100 queries (40%), 2.00 queries/s, ETA 30s"]
+    assert lines[:2] == [
+        "codis: 20/100 queries (20%), 2.00 queries/s, ETA 40s",
+        "codis: 40/100 queries (40%), 2.00 queries/s, ETA 30s",
+    ]
     assert lines[2] == "codis: 50/100 queries (50%), 2.00 queries/s, ETA 25s, done in 25s"
     assert len(lines) == 3  # 25 s: two lines in the run (10 s apart), one at the end
 
@@ -61,8 +82,16 @@ def test_log_progress_prints_at_most_every_interval_with_rate_and_eta():
 def test_eval_without_a_terminal_prints_progress_lines(openai_server, built_release, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     server = openai_server(lambda request: Reply(text="A"))
-    settings = EvalSettings(task="vqa", model="openai:m", dataset=str(built_release), out=tmp_path / "run", limit=6,
-                            base_url=server.base_url, concurrency=1, progress_seconds=0.0)
+    settings = EvalSettings(
+        task="vqa",
+        model="openai:m",
+        dataset=str(built_release),
+        out=tmp_path / "run",
+        limit=6,
+        base_url=server.base_url,
+        concurrency=1,
+        progress_seconds=0.0,
+    )
     run_eval(settings)
     lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("vqa: ")]
     assert len(lines) >= 2, lines  # pytest's capture is no terminal: plain lines, not a bar
@@ -86,8 +115,22 @@ def test_validate_on_a_file_says_it_wants_a_folder(real_raw_dir, capsys):
 
 @pytest.mark.skipif(shutil.which("java") is None, reason="no Java runtime (apt-get install default-jre-headless)")
 def test_captioning_scores_are_printed(built_release, tmp_path, capsys):
-    argv = ["score", "--task", "description", "--oracle", "--dataset", str(built_release), "--metrics", "captioning",
-            "--spacy-model", str(spacy_stand_in()), "--embedder", minilm_path(), "--out", str(tmp_path / "oracle")]
+    argv = [
+        "score",
+        "--task",
+        "description",
+        "--oracle",
+        "--dataset",
+        str(built_release),
+        "--metrics",
+        "captioning",
+        "--spacy-model",
+        str(spacy_stand_in()),
+        "--embedder",
+        minilm_path(),
+        "--out",
+        str(tmp_path / "oracle"),
+    ]
     assert main(argv) == 0
     printed = capsys.readouterr().out
     scores = json.loads((tmp_path / "oracle" / "scores.json").read_text())["analyses"]["captioning"]

@@ -1,7 +1,7 @@
 """Every reader of a user's or a folder's file, fed arbitrary bytes and arbitrary JSON (hypothesis):
 the only outcomes are success or a CogbenchError (a documented exit code) with a one-line message.
 
-Readers: predictions in each format, scores.json, run.json, details.jsonl (reports.read), the
+Readers: predictions in each format, scores.json, run.json, details.jsonl (reports.run_reader), the
 build marker (claiming a build --out) and the manifest (verify_build). 2,000 examples each.
 """
 
@@ -20,15 +20,18 @@ from hypothesis import strategies as st
 from cogbench.dataset_builders.output import MARKER_FILE, check_replaceable
 from cogbench.errors import EXIT_CODES, CogbenchError
 from cogbench.reference_eval.formats.official import OfficialIds, read_any_predictions
-from cogbench.reference_eval.reports.read import read_run
+from cogbench.reference_eval.reports.run_reader import read_run
 from cogbench.validation.integrity import verify_build
 
 pytestmark = needs_real_data
 EXAMPLES = settings(max_examples=2000, deadline=None, suppress_health_check=list(HealthCheck), database=None)
 
 scalars = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20)
-any_json = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4),
-                        max_leaves=12)
+any_json = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4),
+    max_leaves=12,
+)
 
 
 def mutated(document):
@@ -76,15 +79,24 @@ def assert_documented(call) -> None:
 @pytest.fixture(scope="module")
 def folders(built_release, tmp_path_factory):
     """A real scored CODIS run of six pairs (small, so 2,000 reads stay quick), with an eval-style run.json."""
-    from cogbench.reference_eval.scoring import ScoreOptions, run_scoring
+    from cogbench.reference_eval.scoring.pipeline import ScoreOptions, run_scoring
 
     root = tmp_path_factory.mktemp("fuzz")
     pairs = json.loads((REAL_RAW_DIR / "codis" / "output_example.json").read_text())[:6]
     (root / "six.json").write_text(json.dumps(pairs))
-    run_scoring(ScoreOptions(task="codis", dataset=str(built_release), out=str(root / "run"), resamples=20,
-                             predictions=str(root / "six.json"), allow_partial=True))
-    (root / "run" / "run.json").write_text(json.dumps({"task": "codis", "model": "m", "prompt_id": "p", "dataset": "d",
-                                                       "dataset_revision": "r"}))
+    run_scoring(
+        ScoreOptions(
+            task="codis",
+            dataset=str(built_release),
+            out=str(root / "run"),
+            resamples=20,
+            predictions=str(root / "six.json"),
+            allow_partial=True,
+        )
+    )
+    (root / "run" / "run.json").write_text(
+        json.dumps({"task": "codis", "model": "m", "prompt_id": "p", "dataset": "d", "dataset_revision": "r"})
+    )
     return root
 
 
@@ -113,13 +125,29 @@ def test_run_folder_readers(name, folders):
     check()
 
 
-@pytest.mark.parametrize("suffix, task", [(".jsonl", "codis"), (".json", "codis"), (".jsonl", "vqa"),
-                                          (".jsonl", "description"), (".tsv", "vqa"), (".xlsx", "vqa")])
+@pytest.mark.parametrize(
+    "suffix, task",
+    [
+        (".jsonl", "codis"),
+        (".json", "codis"),
+        (".jsonl", "vqa"),
+        (".jsonl", "description"),
+        (".tsv", "vqa"),
+        (".xlsx", "vqa"),
+    ],
+)
 def test_prediction_readers(suffix, task, folders):
     examples = {
         "codis": [{"id": "000", "output": {"output_1": "a", "output_2": "b"}}],
-        "vqa": {"img_id": "x.jpg", "question": "q", "choice_a": "a", "choice_b": "b", "choice_c": "c", "choice_d": "d",
-                "response": "A"},
+        "vqa": {
+            "img_id": "x.jpg",
+            "question": "q",
+            "choice_a": "a",
+            "choice_b": "b",
+            "choice_c": "c",
+            "choice_d": "d",
+            "response": "A",
+        },
         "description": {"task": "description", "item_id": "x", "output": "o"},
     }
     lmms = {"doc_id": 0, "doc": {"id": "000", "cogbench_query": 1}, "filtered_resps": ["x"], "resps": [["x"]]}
@@ -145,8 +173,11 @@ def test_build_marker_and_manifest(folders):
     before = sorted(p.name for p in build.parent.iterdir())
 
     @EXAMPLES
-    @given(st.sampled_from([MARKER_FILE, "manifest.json"]).flatmap(
-        lambda name: st.tuples(st.just(name), contents(marker if name == MARKER_FILE else manifest))))
+    @given(
+        st.sampled_from([MARKER_FILE, "manifest.json"]).flatmap(
+            lambda name: st.tuples(st.just(name), contents(marker if name == MARKER_FILE else manifest))
+        )
+    )
     def check(case):
         name, data = case
         for original, value in originals.items():

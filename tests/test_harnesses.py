@@ -17,16 +17,17 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from openai_server import Reply
 from PIL import Image
-from shared_files import require_shared
 
 from cogbench.cli import main
-from cogbench.errors import UsageError
 from cogbench.dataset_builders.load import load_config
+from cogbench.errors import UsageError
 from cogbench.reference_eval.harnesses import lmms_eval_tasks as tasks
 from cogbench.reference_eval.metrics.vqa import extract_official
 from cogbench.schemas.features import ANSWER_LETTERS
+
+from openai_server import Reply
+from shared_files import require_shared
 
 
 def scores(out) -> dict:
@@ -34,7 +35,9 @@ def scores(out) -> dict:
 
 
 def test_vlmevalkit_tsv_round_trips_and_its_predictions_score(built_release, tmp_path, capsys):
-    assert main(["export", "--format", "vlmevalkit", "--dataset", str(built_release), "--out", str(tmp_path / "v")]) == 0
+    assert (
+        main(["export", "--format", "vlmevalkit", "--dataset", str(built_release), "--out", str(tmp_path / "v")]) == 0
+    )
     table = pd.read_csv(tmp_path / "v" / "CogBench_VQA.tsv", sep="\t", dtype={"index": int})
     vqa = load_config(str(built_release), "vqa")
     assert list(table.columns[:9]) == ["index", "image", "question", "A", "B", "C", "D", "answer", "category"]
@@ -65,13 +68,37 @@ def test_vlmevalkit_tsv_round_trips_and_its_predictions_score(built_release, tmp
     official_right = sum(1 for i in range(len(vqa)) if i % 3 == 0)  # the first character of "(X) ..." is "("
     for name in ("MODEL_CogBench_VQA.xlsx", "MODEL_CogBench_VQA.tsv", "MODEL_CogBench_VQA_exact_matching_result.xlsx"):
         out = tmp_path / name.replace(".", "-")
-        assert main(["score", "--task", "vqa", "--dataset", str(built_release), "--predictions", str(tmp_path / name), "--out", str(out)]) == 0
+        assert (
+            main(
+                [
+                    "score",
+                    "--task",
+                    "vqa",
+                    "--dataset",
+                    str(built_release),
+                    "--predictions",
+                    str(tmp_path / name),
+                    "--out",
+                    str(out),
+                ]
+            )
+            == 0
+        )
         assert scores(out)["accuracy"]["overall"] == pytest.approx(100.0 * right / len(vqa))
         assert scores(out)["accuracy_official"]["overall"] == pytest.approx(100.0 * official_right / len(vqa))
     # A harness file covering a subset (the first 20 rows): refused, or with --allow-partial PARTIAL (20/64)
     predictions.head(20).to_csv(tmp_path / "SUBSET_CogBench_VQA.tsv", sep="\t", index=False)
-    argv = ["score", "--task", "vqa", "--dataset", str(built_release), "--predictions",
-            str(tmp_path / "SUBSET_CogBench_VQA.tsv"), "--out", str(tmp_path / "subset")]
+    argv = [
+        "score",
+        "--task",
+        "vqa",
+        "--dataset",
+        str(built_release),
+        "--predictions",
+        str(tmp_path / "SUBSET_CogBench_VQA.tsv"),
+        "--out",
+        str(tmp_path / "subset"),
+    ]
     assert main(argv) == 1
     assert "44 dataset item(s) have no prediction" in capsys.readouterr().err
     assert main([*argv, "--allow-partial"]) == 0
@@ -83,7 +110,9 @@ def test_vlmevalkit_tsv_round_trips_and_its_predictions_score(built_release, tmp
 def vlmevalkit_dump(data: pd.DataFrame, path: Path) -> None:
     """VLMEvalKit's ``vlmeval.smp.file.dump`` for .xlsx and .tsv (its writer calls, nothing else)."""
     if path.suffix == ".xlsx":
-        with pd.ExcelWriter(path, engine="xlsxwriter", engine_kwargs={"options": {"strings_to_formulas": False}}) as writer:
+        with pd.ExcelWriter(
+            path, engine="xlsxwriter", engine_kwargs={"options": {"strings_to_formulas": False}}
+        ) as writer:
             data.to_excel(writer, index=False)
     else:
         data.to_csv(path, sep="\t", index=False, encoding="utf-8", quoting=csv.QUOTE_ALL)
@@ -91,7 +120,22 @@ def vlmevalkit_dump(data: pd.DataFrame, path: Path) -> None:
 
 def test_vlmevalkit_file_without_question_ids_is_refused(built_release, tmp_path, capsys):
     pd.DataFrame({"index": [0], "prediction": ["A"]}).to_excel(tmp_path / "p.xlsx", index=False)
-    assert main(["score", "--task", "vqa", "--dataset", str(built_release), "--predictions", str(tmp_path / "p.xlsx"), "--out", str(tmp_path / "o")]) == 1
+    assert (
+        main(
+            [
+                "score",
+                "--task",
+                "vqa",
+                "--dataset",
+                str(built_release),
+                "--predictions",
+                str(tmp_path / "p.xlsx"),
+                "--out",
+                str(tmp_path / "o"),
+            ]
+        )
+        == 1
+    )
     assert "no column question_id" in capsys.readouterr().err
 
 
@@ -100,8 +144,18 @@ def lmms_samples(docs, outputs) -> str:
     lines = []
     for doc_id, (doc, output) in enumerate(zip(docs, outputs)):
         doc = {k: v for k, v in doc.items() if k != "image"}
-        lines.append(json.dumps({"doc_id": doc_id, "doc": doc, "target": "", "arguments": [], "resps": [[output]],
-                                 "filtered_resps": [output]}))
+        lines.append(
+            json.dumps(
+                {
+                    "doc_id": doc_id,
+                    "doc": doc,
+                    "target": "",
+                    "arguments": [],
+                    "resps": [[output]],
+                    "filtered_resps": [output],
+                }
+            )
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -122,7 +176,22 @@ def test_exported_task_functions_on_real_rows_and_lmms_eval_logs_score_the_same(
     assert acc_q == pytest.approx(100.0 * rule_right / len(items)) and acc_p < acc_q
     samples = tmp_path / "samples_cogbench_codis.jsonl"
     samples.write_text(lmms_samples(docs, outputs))
-    assert main(["score", "--task", "codis", "--dataset", str(built_release), "--predictions", str(samples), "--out", str(tmp_path / "c")]) == 0
+    assert (
+        main(
+            [
+                "score",
+                "--task",
+                "codis",
+                "--dataset",
+                str(built_release),
+                "--predictions",
+                str(samples),
+                "--out",
+                str(tmp_path / "c"),
+            ]
+        )
+        == 0
+    )
     metrics = scores(tmp_path / "c")
     assert metrics["acc_q"]["overall"] == pytest.approx(acc_q) and metrics["acc_p"]["overall"] == pytest.approx(acc_p)
 
@@ -134,10 +203,26 @@ def test_exported_task_functions_on_real_rows_and_lmms_eval_logs_score_the_same(
     accuracy = tasks.mean([r["accuracy"] for r in results])
     assert accuracy == pytest.approx(100.0 * sum(1 for i in range(len(vqa)) if i % 4) / len(vqa))
     assert tasks.mean([r["accuracy_official"] for r in results]) == pytest.approx(
-        100.0 * sum(extract_official(r) == ANSWER_LETTERS[row["answer"]] for row, r in zip(vqa, responses)) / len(vqa))
+        100.0 * sum(extract_official(r) == ANSWER_LETTERS[row["answer"]] for row, r in zip(vqa, responses)) / len(vqa)
+    )
     samples = tmp_path / "samples_cogbench_vqa.jsonl"
     samples.write_text(lmms_samples(vqa, responses))
-    assert main(["score", "--task", "vqa", "--dataset", str(built_release), "--predictions", str(samples), "--out", str(tmp_path / "v")]) == 0
+    assert (
+        main(
+            [
+                "score",
+                "--task",
+                "vqa",
+                "--dataset",
+                str(built_release),
+                "--predictions",
+                str(samples),
+                "--out",
+                str(tmp_path / "v"),
+            ]
+        )
+        == 0
+    )
     assert scores(tmp_path / "v")["accuracy"]["overall"] == pytest.approx(accuracy)
 
 
@@ -150,17 +235,37 @@ def minilm_path() -> str:
 def test_description_tasks_score_recognition_as_cogbench_score_does(built_release, tmp_path):
     spacy_model = str(require_shared("models", "en_ud_ewt_pos", what="the spaCy POS stand-in model"))
     rows = load_config(str(built_release), "description")
-    assert tasks.description_directed_doc_to_text(rows[0]).startswith("Please provide a detailed description of the story")
+    assert tasks.description_directed_doc_to_text(rows[0]).startswith(
+        "Please provide a detailed description of the story"
+    )
     assert tasks.description_spontaneous_doc_to_text(rows[0]) == "Describe this image in detail."
     # The annotated descriptions as the model's output (the papers' Oracle row), the first one emptied.
-    outputs = ["Nothing."] + [row["description"] for row in rows][1:]
+    outputs = ["Nothing.", *[row["description"] for row in rows][1:]]
     items = [tasks.description_process_results(row, [text])["recognition"] for row, text in zip(rows, outputs)]
     value = tasks.recognition_score(items, spacy_model, minilm_path())
     samples = tmp_path / "samples_cogbench_description_directed.jsonl"
     samples.write_text(lmms_samples(rows, outputs))
     out = tmp_path / "d"
-    assert main(["score", "--task", "description", "--dataset", str(built_release), "--predictions", str(samples),
-                 "--spacy-model", spacy_model, "--embedder", minilm_path(), "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "score",
+                "--task",
+                "description",
+                "--dataset",
+                str(built_release),
+                "--predictions",
+                str(samples),
+                "--spacy-model",
+                spacy_model,
+                "--embedder",
+                minilm_path(),
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert 0 < value < 100 and scores(out)["recognition_micro"]["overall"] == pytest.approx(value)
 
 
@@ -175,7 +280,10 @@ def test_export_refuses_a_missing_model_before_writing_anything(built_release, t
     argv = ["export", "--format", "lmms-eval", "--dataset", str(built_release), "--out", str(out)]
     assert main([*argv, "--spacy-model", "no_such_spacy_model", "--embedder", minilm_path()]) == 2
     error = capsys.readouterr().err
-    assert "cannot load spaCy model 'no_such_spacy_model'" in error and "python -m spacy download no_such_spacy_model" in error
+    assert (
+        "cannot load spaCy model 'no_such_spacy_model'" in error
+        and "python -m spacy download no_such_spacy_model" in error
+    )
     assert not out.exists()
     spacy_model = str(require_shared("models", "en_ud_ewt_pos", what="the spaCy POS stand-in model"))
     assert main([*argv, "--spacy-model", spacy_model, "--embedder", str(tmp_path / "moved-embedder")]) == 2
@@ -190,8 +298,24 @@ def test_exported_description_task_checks_its_models_at_import(built_release, tm
     spacy_model = tmp_path / "spacy-model"
     shutil.copytree(require_shared("models", "en_ud_ewt_pos", what="the spaCy POS stand-in model"), spacy_model)
     out = tmp_path / "t"
-    assert main(["export", "--format", "lmms-eval", "--dataset", str(built_release), "--out", str(out),
-                 "--spacy-model", str(spacy_model), "--embedder", minilm_path()]) == 0
+    assert (
+        main(
+            [
+                "export",
+                "--format",
+                "lmms-eval",
+                "--dataset",
+                str(built_release),
+                "--out",
+                str(out),
+                "--spacy-model",
+                str(spacy_model),
+                "--embedder",
+                minilm_path(),
+            ]
+        )
+        == 0
+    )
     assert "utils_description.description_recognition" in (out / "cogbench_description_directed.yaml").read_text()
     assert "utils_description" not in (out / "cogbench_vqa.yaml").read_text()
     shutil.rmtree(spacy_model)
@@ -202,11 +326,29 @@ def test_exported_description_task_checks_its_models_at_import(built_release, tm
     spec.loader.exec_module(importlib.util.module_from_spec(spec))
 
 
-def test_eval_description_checks_the_scorer_models_before_the_first_query(built_release, tmp_path, openai_server, capsys):
+def test_eval_description_checks_the_scorer_models_before_the_first_query(
+    built_release, tmp_path, openai_server, capsys
+):
     server = openai_server(lambda request: Reply(text="A kitchen."))
-    argv = ["eval", "--task", "description", "--model", "openai:m", "--base-url", server.base_url,
-            "--dataset", str(built_release), "--out", str(tmp_path / "run"), "--limit", "2",
-            "--spacy-model", "no_such_spacy_model", "--embedder", minilm_path()]
+    argv = [
+        "eval",
+        "--task",
+        "description",
+        "--model",
+        "openai:m",
+        "--base-url",
+        server.base_url,
+        "--dataset",
+        str(built_release),
+        "--out",
+        str(tmp_path / "run"),
+        "--limit",
+        "2",
+        "--spacy-model",
+        "no_such_spacy_model",
+        "--embedder",
+        minilm_path(),
+    ]
     assert main(argv) == 2
     assert "python -m spacy download no_such_spacy_model" in capsys.readouterr().err
     assert server.chat_requests == [] and not (tmp_path / "run").exists()
@@ -217,8 +359,21 @@ def test_lmms_eval_loads_the_exported_tasks_with_its_own_task_manager(built_rele
         pytest.skip("lmms-eval is not installed (the CI step .ci/run-harness installs it)")
     from lmms_eval.tasks import TaskManager, get_task_dict
 
-    assert main(["export", "--format", "lmms-eval", "--dataset", str(built_release), "--out", str(tmp_path / "t"),
-                 *model_args()]) == 0
+    assert (
+        main(
+            [
+                "export",
+                "--format",
+                "lmms-eval",
+                "--dataset",
+                str(built_release),
+                "--out",
+                str(tmp_path / "t"),
+                *model_args(),
+            ]
+        )
+        == 0
+    )
     manager = TaskManager(include_path=str(tmp_path / "t"))
     task_dict = get_task_dict(["cogbench_description_directed", "cogbench_vqa", "cogbench_codis"], manager)
     description = task_dict["cogbench_description_directed"]
@@ -229,7 +384,9 @@ def test_lmms_eval_loads_the_exported_tasks_with_its_own_task_manager(built_rele
     docs = list(codis.test_docs())
     assert len(docs) == 2 * len(load_config(str(built_release), "codis"))
     assert codis.doc_to_text(docs[1]) == tasks.codis_doc_to_text(docs[1])
-    results = [codis.process_results(doc, [f"Thinking.\n{doc['answer_' + str(doc['cogbench_query'])]}"]) for doc in docs[:6]]
+    results = [
+        codis.process_results(doc, [f"Thinking.\n{doc['answer_' + str(doc['cogbench_query'])]}"]) for doc in docs[:6]
+    ]
     aggregate = codis.aggregation()
     assert aggregate["acc_q"]([r["acc_q"] for r in results]) == pytest.approx(100.0)
     assert aggregate["acc_p"]([r["acc_p"] for r in results]) == pytest.approx(100.0)
@@ -246,15 +403,36 @@ def test_export_writes_portable_dataset_locations(built_release, tmp_path):
 
     # A build without a repo: its shards, relative to the task folder (lmms-eval resolves them there).
     out = tmp_path / "tasks"
-    assert main(["export", "--format", "lmms-eval", "--dataset", str(built_release), "--out", str(out), *model_args()]) == 0
+    assert (
+        main(["export", "--format", "lmms-eval", "--dataset", str(built_release), "--out", str(out), *model_args()])
+        == 0
+    )
     task = yaml.safe_load((out / "cogbench_codis.yaml").read_text().replace("!function", ""))
     assert task["dataset_path"] == "parquet" and "dataset_name" not in task
     (shard,) = task["dataset_kwargs"]["data_files"]["test"]
-    assert not Path(shard).is_absolute() and (out / shard).resolve() == (built_release / "data/codis/test-00000-of-00001.parquet").resolve()
+    assert (
+        not Path(shard).is_absolute()
+        and (out / shard).resolve() == (built_release / "data/codis/test-00000-of-00001.parquet").resolve()
+    )
     assert "relative to this folder" in (out / "README.md").read_text()
     # --dataset-path: written as given, with the config name and the revision.
-    assert main(["export", "--format", "lmms-eval", "--dataset", str(built_release), "--out", str(tmp_path / "o"),
-                 "--dataset-path", "org/cogbench", *model_args()]) == 0
+    assert (
+        main(
+            [
+                "export",
+                "--format",
+                "lmms-eval",
+                "--dataset",
+                str(built_release),
+                "--out",
+                str(tmp_path / "o"),
+                "--dataset-path",
+                "org/cogbench",
+                *model_args(),
+            ]
+        )
+        == 0
+    )
     task = yaml.safe_load((tmp_path / "o" / "cogbench_vqa.yaml").read_text().replace("!function", ""))
     assert task["dataset_path"] == "org/cogbench" and task["dataset_name"] == "vqa"
     # A build that names its Hub repo: that repo, pinned to the release tag `publish` makes.
@@ -262,6 +440,10 @@ def test_export_writes_portable_dataset_locations(built_release, tmp_path):
     (tmp_path / "named").mkdir()
     (tmp_path / "named" / "manifest.json").write_text(json.dumps({**manifest, "repo_id": "org/cogbench"}))
     location = dataset_location(str(tmp_path / "named"), None, out)
-    assert (location.path, location.revision, location.shards) == ("org/cogbench", f"v{manifest['dataset_version']}", None)
+    assert (location.path, location.revision, location.shards) == (
+        "org/cogbench",
+        f"v{manifest['dataset_version']}",
+        None,
+    )
     # A Hub repo id stays one.
     assert dataset_location("org/cogbench", "v2.0.0", out).path == "org/cogbench"

@@ -14,12 +14,13 @@ import importlib.util
 
 import pytest
 
-import tiny_models
 from cogbench.cli import main
 from cogbench.dataset_builders.load import load_config
 from cogbench.reference_eval.backends import hf as hf_backend
 from cogbench.reference_eval.formats.predictions import read_predictions
-from cogbench.reference_eval.tasks import build_queries, undecoded_images
+from cogbench.reference_eval.tasks.queries import build_queries, undecoded_images
+
+import tiny_models
 from shared_files import missing_message
 
 pytestmark = [
@@ -52,8 +53,26 @@ def _texts(model_dir, dataset, task, batch_size):
 @pytest.mark.parametrize("task, per_item", [("codis", 2), ("vqa", 1)])
 def test_cogbench_eval_answers_real_queries_end_to_end(model_dir, task, per_item, built_release, tmp_path, capsys):
     out = tmp_path / "run"
-    argv = ["eval", "--task", task, "--model", f"hf:{model_dir}", "--dataset", str(built_release), "--out", str(out),
-            "--limit", "4", "--batch-size", "3", "--max-new-tokens", "8", "--num-workers", "1", "--no-score"]
+    argv = [
+        "eval",
+        "--task",
+        task,
+        "--model",
+        f"hf:{model_dir}",
+        "--dataset",
+        str(built_release),
+        "--out",
+        str(out),
+        "--limit",
+        "4",
+        "--batch-size",
+        "3",
+        "--max-new-tokens",
+        "8",
+        "--num-workers",
+        "1",
+        "--no-score",
+    ]
     assert main(argv) == 0
     assert f"queries: {4 * per_item} total, 0 already done, {4 * per_item} generated now" in capsys.readouterr().out
     predictions = read_predictions(out / "predictions.jsonl")

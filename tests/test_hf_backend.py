@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from cogbench.dataset_builders.load import load_config
 from cogbench.reference_eval.backends import hf as hf_backend
-from cogbench.reference_eval.tasks import build_queries, undecoded_images
+from cogbench.reference_eval.tasks.queries import build_queries, undecoded_images
 
 
 def _answers(model_dir, dataset, task, batch_size, max_new_tokens=16, num_workers=0):
@@ -36,12 +36,14 @@ def test_prompt_goes_through_the_models_chat_template_with_its_image_tokens(tiny
 def test_batched_greedy_text_equals_one_at_a_time(tiny_llava, built_release):
     """Left padding + attention masks: a query's answer must not depend on its batch mates."""
     dataset = load_config(str(built_release), "vqa").select(range(7))
-    loaded, queries, single = _answers(tiny_llava, dataset, "vqa", batch_size=1)
+    loaded, _queries, single = _answers(tiny_llava, dataset, "vqa", batch_size=1)
     _, _, batched = _answers(tiny_llava, dataset, "vqa", batch_size=4, num_workers=1)
     assert [len(b) for b in batched] == [4, 3]
     # The batches really were padded: their prompts have different lengths.
     tokenizer = loaded.processor.tokenizer
-    lengths = [len(tokenizer(hf_backend.chat_prompt(loaded.processor, a.query.prompt))["input_ids"]) for a in batched[0]]
+    lengths = [
+        len(tokenizer(hf_backend.chat_prompt(loaded.processor, a.query.prompt))["input_ids"]) for a in batched[0]
+    ]
     assert len(set(lengths)) > 1
     assert _texts(batched) == _texts(single)
     assert len(set(_texts(single).values())) > 1  # the model says different things to different queries
@@ -66,5 +68,7 @@ def test_batches_hold_neighbours_in_prompt_length_longest_first(tiny_llava, buil
     assert [len(b) for b in batches] == [5, 5, 2]
     assert sorted(q.key for b in batches for q in b) == sorted(q.key for q in queries)
     tokenizer = loaded.processor.tokenizer
-    lengths = [len(tokenizer(hf_backend.chat_prompt(loaded.processor, q.prompt))["input_ids"]) for b in batches for q in b]
+    lengths = [
+        len(tokenizer(hf_backend.chat_prompt(loaded.processor, q.prompt))["input_ids"]) for b in batches for q in b
+    ]
     assert lengths == sorted(lengths, reverse=True) and lengths[0] > lengths[-1]

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
 import torch
 from transformers import LlavaForConditionalGeneration
 
@@ -18,7 +17,7 @@ from cogbench.cli import main
 from cogbench.dataset_builders.load import load_config
 from cogbench.reference_eval.backends import hf as hf_backend
 from cogbench.reference_eval.formats.predictions import read_predictions
-from cogbench.reference_eval.tasks import build_queries, undecoded_images
+from cogbench.reference_eval.tasks.queries import build_queries, undecoded_images
 
 
 def _inject_oom(monkeypatch, fits: int, sizes: list[int], fail_single: int | None = None):
@@ -42,7 +41,9 @@ def _texts(loaded, settings, queries, images, on_cut=None):
     return [(answer.query.key, answer.output) for batch in batches for answer in batch]
 
 
-def test_a_batch_out_of_memory_is_split_and_the_answers_equal_an_uninterrupted_run(tiny_llava, built_release, monkeypatch):
+def test_a_batch_out_of_memory_is_split_and_the_answers_equal_an_uninterrupted_run(
+    tiny_llava, built_release, monkeypatch
+):
     dataset = load_config(str(built_release), "codis").select(range(7))
     _, queries = build_queries("codis", dataset)  # 14 queries
     images = undecoded_images(dataset)
@@ -65,9 +66,26 @@ def test_one_query_out_of_memory_names_it_and_the_run_resumes(tiny_llava, built_
     out = tmp_path / "run"
 
     def argv(folder):
-        return ["eval", "--task", "codis", "--model", f"hf:{tiny_llava}", "--dataset", str(built_release),
-                "--out", str(folder), "--limit", "5", "--batch-size", "4", "--max-new-tokens", "12",
-                "--num-workers", "0", "--no-score"]
+        return [
+            "eval",
+            "--task",
+            "codis",
+            "--model",
+            f"hf:{tiny_llava}",
+            "--dataset",
+            str(built_release),
+            "--out",
+            str(folder),
+            "--limit",
+            "5",
+            "--batch-size",
+            "4",
+            "--max-new-tokens",
+            "12",
+            "--num-workers",
+            "0",
+            "--no-score",
+        ]
 
     assert main(argv(tmp_path / "straight")) == 0
     straight = read_predictions(tmp_path / "straight" / "predictions.jsonl")

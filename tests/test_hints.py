@@ -18,35 +18,82 @@ import sys
 from pathlib import Path
 
 import pytest
-from raw_mirror import lay_out_mirror, serve
 
 from cogbench.dataset_builders.fetch import PUBLIC_SOURCES
+
+from raw_mirror import lay_out_mirror, serve
 
 BIN = str(Path(sys.executable).parent)
 
 # (what, command that prints the hint, its exit code, regex whose group 1 is the hint, the hint's exit code)
 # Rows run in order in one folder: later rows use what earlier hints made (raw/, dist/...).
 HINTS = [
-    ("missing raw folder -> fetch it", "cogbench build --raw-dir raw --out dist/cogbench", 2,
-     r"`(cogbench fetch-raw --dest raw)`", 0),
+    (
+        "missing raw folder -> fetch it",
+        "cogbench build --raw-dir raw --out dist/cogbench",
+        2,
+        r"`(cogbench fetch-raw --dest raw)`",
+        0,
+    ),
     ("fetch-raw, no SOURCE (all) -> build", "cogbench fetch-raw", 0, r"next: (cogbench build --raw-dir raw)$", 0),
-    ("full CogBench release -> the public samples", "cogbench fetch-raw cogbench", 2,
-     r"`(cogbench fetch-raw cogbench-samples --dest raw)`", 0),
-    ("full CogBench release -> build once it is in raw/", "cogbench fetch-raw cogbench", 2,
-     r"`(cogbench build --raw-dir raw)`", 0),
-    ("validate a raw file -> its folder", "cogbench validate raw/codis/data.json", 2, r"`(cogbench validate raw/codis)`", 0),
+    (
+        "full CogBench release -> the public samples",
+        "cogbench fetch-raw cogbench",
+        2,
+        r"`(cogbench fetch-raw cogbench-samples --dest raw)`",
+        0,
+    ),
+    (
+        "full CogBench release -> build once it is in raw/",
+        "cogbench fetch-raw cogbench",
+        2,
+        r"`(cogbench build --raw-dir raw)`",
+        0,
+    ),
+    (
+        "validate a raw file -> its folder",
+        "cogbench validate raw/codis/data.json",
+        2,
+        r"`(cogbench validate raw/codis)`",
+        0,
+    ),
     ("build -> validate", "cogbench build --raw-dir raw --out dist/a", 0, r"next: (cogbench validate dist/a)$", 0),
-    ("publish without --repo-id at build -> rebuild with it", "cogbench publish dist/a --repo-id me/cb --version 2.0.0 --dry-run",
-     2, r"`(cogbench build --raw-dir raw --out dist/a --version 2.0.0 --repo-id me/cb)`", 0),
-    ("build with --repo-id -> publish dry run", "cogbench build --raw-dir raw --out dist/b --repo-id me/cb", 0,
-     r"publish: (cogbench publish dist/b --repo-id me/cb --version 2.0.0 --dry-run)$", 0),
-    ("publish another version -> rebuild with it", "cogbench publish dist/b --repo-id me/cb --version 2.0.1 --dry-run", 2,
-     r"`(cogbench build --raw-dir raw --out dist/b --version 2.0.1 --repo-id me/cb)`", 0),
-    ("build edited after it was written -> validate lists the findings",
-     "cogbench build --raw-dir raw --out dist/t && echo edited >> dist/t/README.md && "
-     "cogbench export --format vlmevalkit --dataset dist/t --out exports/t", 1, r"`(cogbench validate dist/t)`", 1),
-    ("dataset folder that is no build -> build it", "mkdir -p empty && cogbench export --format vlmevalkit --dataset empty --out exports",
-     2, r"`(cogbench build --raw-dir raw --out empty)`", 0),
+    (
+        "publish without --repo-id at build -> rebuild with it",
+        "cogbench publish dist/a --repo-id me/cb --version 2.0.0 --dry-run",
+        2,
+        r"`(cogbench build --raw-dir raw --out dist/a --version 2.0.0 --repo-id me/cb)`",
+        0,
+    ),
+    (
+        "build with --repo-id -> publish dry run",
+        "cogbench build --raw-dir raw --out dist/b --repo-id me/cb",
+        0,
+        r"publish: (cogbench publish dist/b --repo-id me/cb --version 2.0.0 --dry-run)$",
+        0,
+    ),
+    (
+        "publish another version -> rebuild with it",
+        "cogbench publish dist/b --repo-id me/cb --version 2.0.1 --dry-run",
+        2,
+        r"`(cogbench build --raw-dir raw --out dist/b --version 2.0.1 --repo-id me/cb)`",
+        0,
+    ),
+    (
+        "build edited after it was written -> validate lists the findings",
+        "cogbench build --raw-dir raw --out dist/t && echo edited >> dist/t/README.md && "
+        "cogbench export --format vlmevalkit --dataset dist/t --out exports/t",
+        1,
+        r"`(cogbench validate dist/t)`",
+        1,
+    ),
+    (
+        "dataset folder that is no build -> build it",
+        "mkdir -p empty && cogbench export --format vlmevalkit --dataset empty --out exports",
+        2,
+        r"`(cogbench build --raw-dir raw --out empty)`",
+        0,
+    ),
 ]
 
 
@@ -73,7 +120,9 @@ def test_every_hint_runs_as_printed(user_folder):
         found = re.search(pattern, output, re.MULTILINE)
         assert found, f"{what}: `{command}` printed no hint matching {pattern!r}:\n{output[-1500:]}"
         ran = _run(found.group(1), cwd, env)
-        assert ran.returncode == hint_code, f"{what}: hint `{found.group(1)}` exited {ran.returncode}:\n{(ran.stdout + ran.stderr)[-1500:]}"
+        assert ran.returncode == hint_code, (
+            f"{what}: hint `{found.group(1)}` exited {ran.returncode}:\n{(ran.stdout + ran.stderr)[-1500:]}"
+        )
         assert "Traceback" not in ran.stderr
 
 
@@ -103,11 +152,22 @@ def test_version_hints_run_as_printed(user_folder):
 # Not run here: harnesses/cli.py's description and its two `score:` lines, whose --predictions is the
 # file another harness (lmms-eval, VLMEvalKit) writes (tested on real harness output in test_harnesses).
 HINT_SITES = {
-    "cards/cli.py": 2, "cards/publish.py": 2, "cards/versions.py": 2, "dataset_builders/cli.py": 1,
-    "dataset_builders/fetch.py": 1, "dataset_builders/load.py": 1, "dataset_builders/raw.py": 2, "validation/api.py": 1, "validation/integrity.py": 4,
-    "reference_eval/formats/harness.py": 1, "reference_eval/harnesses/lmms_eval.py": 1, "reference_eval/harnesses/cli.py": 3,
+    "cards/cli.py": 2,
+    "cards/publish.py": 2,
+    "cards/versions.py": 2,
+    "dataset_builders/cli.py": 1,
+    "dataset_builders/fetch.py": 1,
+    "dataset_builders/load.py": 1,
+    "dataset_builders/raw.py": 2,
+    "validation/api.py": 1,
+    "validation/integrity.py": 4,
+    "reference_eval/formats/harness.py": 1,
+    "reference_eval/harnesses/lmms_eval.py": 1,
+    "reference_eval/harnesses/cli.py": 3,
 }
-HINT_SITE = re.compile(r"(next|publish): cogbench |`cogbench [a-z-]+ \{|cogbench [a-z-]+ [^`\"]*--|\{build_command\(|rebuild (it )?with --version")
+HINT_SITE = re.compile(
+    r"(next|publish): cogbench |`cogbench [a-z-]+ \{|cogbench [a-z-]+ [^`\"]*--|\{build_command\(|rebuild (it )?with --version"
+)
 
 
 def test_every_printed_cogbench_command_is_in_the_table():
@@ -119,7 +179,7 @@ def test_every_printed_cogbench_command_is_in_the_table():
             for line in path.read_text(encoding="utf-8").splitlines():
                 text = line.strip()
                 found = HINT_SITE.search(text)  # inside a string literal (not a docstring or comment)
-                if found and '"' in text[:found.start()] and "help=" not in text and not text.startswith(("#", '"""')):
+                if found and '"' in text[: found.start()] and "help=" not in text and not text.startswith(("#", '"""')):
                     name = path.relative_to(root).as_posix()
                     sites[name] = sites.get(name, 0) + 1
     assert sites == HINT_SITES

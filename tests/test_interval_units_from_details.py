@@ -14,24 +14,46 @@ from cogbench.reference_eval.metrics.intervals import Unit
 
 
 def vqa_line(image: str, category: str, correct: bool, official: bool, **circular) -> dict:
-    return {"item_id": f"{image}-{category}", "image_id": image, "category": category, "correct": correct,
-            "correct_official": official, **circular}
+    return {
+        "item_id": f"{image}-{category}",
+        "image_id": image,
+        "category": category,
+        "correct": correct,
+        "correct_official": official,
+        **circular,
+    }
 
 
 def test_vqa_units_are_questions():
     details = [vqa_line("i1", "time", True, False), vqa_line("i2", "event", False, True)]
     units = intervals.units_from_details("vqa", details)
-    assert units == {"accuracy": [Unit("i1", "time", 1.0), Unit("i2", "event", 0.0)],
-                     "accuracy_official": [Unit("i1", "time", 0.0), Unit("i2", "event", 1.0)]}
+    assert units == {
+        "accuracy": [Unit("i1", "time", 1.0), Unit("i2", "event", 0.0)],
+        "accuracy_official": [Unit("i1", "time", 0.0), Unit("i2", "event", 1.0)],
+    }
     assert intervals.units_from_details("vqa", []) == {"accuracy": [], "accuracy_official": []}
 
 
 def test_circular_vqa_adds_the_circular_accuracy_and_each_rotation_choice():
     details = [
-        vqa_line("i1", "time", True, True, correct_all=False, answer_changed=True,
-                 rotations=[{"extracted": "A"}, {"extracted": "C"}]),
-        vqa_line("i2", "event", True, False, correct_all=True, answer_changed=False,
-                 rotations=[{"extracted": "A"}, {"extracted": None}]),
+        vqa_line(
+            "i1",
+            "time",
+            True,
+            True,
+            correct_all=False,
+            answer_changed=True,
+            rotations=[{"extracted": "A"}, {"extracted": "C"}],
+        ),
+        vqa_line(
+            "i2",
+            "event",
+            True,
+            False,
+            correct_all=True,
+            answer_changed=False,
+            rotations=[{"extracted": "A"}, {"extracted": None}],
+        ),
     ]
     units = intervals.units_from_details("vqa", details)
     assert units["accuracy_circular"] == [Unit("i1", "time", 0.0), Unit("i2", "event", 1.0)]
@@ -54,8 +76,13 @@ def test_codis_units_are_queries_pairs_and_output_changes():
     units = intervals.units_from_details("codis", details)
     assert units == {
         "acc_p": [Unit("i1", "c1", 1.0), Unit("i2", "c1", 0.0)],
-        "acc_q": [Unit("i1", "c1", 1.0), Unit("i1", "c1", 1.0), Unit("i1", "c2", 1.0),
-                  Unit("i2", "c1", 0.0), Unit("i2", "c1", 1.0)],
+        "acc_q": [
+            Unit("i1", "c1", 1.0),
+            Unit("i1", "c1", 1.0),
+            Unit("i1", "c2", 1.0),
+            Unit("i2", "c1", 0.0),
+            Unit("i2", "c1", 1.0),
+        ],
         "context_awareness": [Unit("i1", "c1", 1.0), Unit("i1", "c2", 0.0), Unit("i2", "c1", 1.0)],
     }
 
@@ -67,7 +94,9 @@ def description_line(image: str, annotated: int, recognized: int, **cognition) -
 def test_description_units_are_entities_images_and_key_points():
     """Micro: entities pooled; macro: one unit per image with entities (its share); Cognition: judged key points."""
     details = [
-        description_line("d1", 4, 3, cognition=[{"category": "event", "verdict": 1}, {"category": "time", "verdict": None}]),
+        description_line(
+            "d1", 4, 3, cognition=[{"category": "event", "verdict": 1}, {"category": "time", "verdict": None}]
+        ),
         description_line("d2", 0, 0, cognition=[{"category": "time", "verdict": 0}]),
     ]
     units = intervals.units_from_details("description", details)
@@ -81,8 +110,15 @@ def test_description_units_are_entities_images_and_key_points():
 def test_offline_judges_give_the_cognition_score_alone_or_beside_the_llm_judge():
     alone = [description_line("d1", 1, 1, cognition_rouge=[{"category": "event", "verdict": 1}])]
     assert intervals.units_from_details("description", alone)["cognition"] == [Unit("d1", "event", 1.0)]
-    both = [description_line("d1", 1, 1, cognition=[{"category": "event", "verdict": 0}],
-                             cognition_nli=[{"category": "time", "verdict": 1}])]
+    both = [
+        description_line(
+            "d1",
+            1,
+            1,
+            cognition=[{"category": "event", "verdict": 0}],
+            cognition_nli=[{"category": "time", "verdict": 1}],
+        )
+    ]
     units = intervals.units_from_details("description", both)
     assert units["cognition"] == [Unit("d1", "event", 0.0)]
     assert units["cognition_offline"] == [Unit("d1", "time", 1.0)]
@@ -91,8 +127,10 @@ def test_offline_judges_give_the_cognition_score_alone_or_beside_the_llm_judge()
 
 
 def test_metric_tables_share_the_image_rows_and_recognition_has_no_categories():
-    details = [description_line("d2", 2, 1, cognition=[{"category": "event", "verdict": 1}]),
-               description_line("d1", 3, 3, cognition=[{"category": "time", "verdict": 0}])]
+    details = [
+        description_line("d2", 2, 1, cognition=[{"category": "event", "verdict": 1}]),
+        description_line("d1", 3, 3, cognition=[{"category": "time", "verdict": 0}]),
+    ]
     tables = intervals.metric_tables("description", details, ["event", "time"])
     assert tables["recognition_micro"].columns == ["overall"] and tables["recognition_micro"].clusters == ["d1", "d2"]
     assert tables["recognition_micro"].hits.tolist() == [[3.0], [1.0]]
@@ -105,9 +143,13 @@ def test_metric_tables_share_the_image_rows_and_recognition_has_no_categories():
 
 def test_score_intervals_are_the_korn_graubard_intervals_of_the_per_image_table():
     """VQA on three images (2, 2 and 1 questions): the image ids are the clusters, not the question ids."""
-    details = [vqa_line("i1", "time", True, False), {**vqa_line("i1", "event", False, False), "item_id": "q2"},
-               vqa_line("i2", "time", True, True), {**vqa_line("i2", "time", False, True), "item_id": "q4"},
-               vqa_line("i3", "event", True, False)]
+    details = [
+        vqa_line("i1", "time", True, False),
+        {**vqa_line("i1", "event", False, False), "item_id": "q2"},
+        vqa_line("i2", "time", True, True),
+        {**vqa_line("i2", "time", False, True), "item_id": "q4"},
+        vqa_line("i3", "event", True, False),
+    ]
     result, settings = intervals.score_intervals("vqa", details, ["time", "event"], resamples=300, seed=4)
     # rows i1, i2, i3; columns time, event, overall
     hits = np.array([[1.0, 0.0, 1.0], [1.0, 0.0, 1.0], [0.0, 1.0, 1.0]])

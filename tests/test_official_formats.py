@@ -6,10 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
-from shared_files import require_raw
 
 from cogbench.errors import CogbenchError
 from cogbench.reference_eval.formats.official import OfficialIds, detect_format, read_any_predictions
+
+from shared_files import require_raw
 
 
 def codis_example() -> Path:
@@ -34,8 +35,15 @@ def test_description_jsonl_maps_file_names_to_image_ids(tmp_path):
 
 
 def test_vqa_jsonl_finds_questions_by_image_text_and_choices(tmp_path):
-    row = {"question_id": "q7", "image_id": "abc", "question": "What time?", "choice_a": "1", "choice_b": "2",
-           "choice_c": "3", "choice_d": "4"}
+    row = {
+        "question_id": "q7",
+        "image_id": "abc",
+        "question": "What time?",
+        "choice_a": "1",
+        "choice_b": "2",
+        "choice_c": "3",
+        "choice_d": "4",
+    }
     ids = OfficialIds.from_rows("vqa", [row])
     record = {k: v for k, v in row.items() if k not in ("question_id", "image_id")}
     record.update(img_id="abc", answer="A", category="time", response="B. 2")

@@ -5,10 +5,11 @@ from __future__ import annotations
 import threading
 
 import pytest
-from openai_server import Reply
 
 from cogbench.errors import UsageError
 from cogbench.reference_eval.backends.openai_api import ChatClient, ChatSettings, image_part, text_message
+
+from openai_server import Reply
 
 SECRET = "sk-test-secret-value-0123456789"
 
@@ -19,7 +20,7 @@ def api_key(monkeypatch):
 
 
 def settings_for(server, **overrides) -> ChatSettings:
-    values = dict(model="judge-model", base_url=server.base_url, backoff_seconds=0.01, max_backoff_seconds=0.05)
+    values = {"model": "judge-model", "base_url": server.base_url, "backoff_seconds": 0.01, "max_backoff_seconds": 0.05}
     values.update(overrides)
     return ChatSettings(**values)
 
@@ -29,8 +30,13 @@ def test_reply_text_usage_and_request_body(openai_server):
     with ChatClient(settings_for(server)) as client:
         result = client.complete(text_message("hello"))
     assert result.ok and result.text == "right" and result.attempts == 1
-    assert client.usage.as_dict() == {"prompt_tokens": 7, "completion_tokens": 1, "total_tokens": 8, "requests": 1,
-                                      "rate_limited": 0}
+    assert client.usage.as_dict() == {
+        "prompt_tokens": 7,
+        "completion_tokens": 1,
+        "total_tokens": 8,
+        "requests": 1,
+        "rate_limited": 0,
+    }
     (request,) = server.chat_requests
     assert request.body["model"] == "judge-model"
     assert request.body["temperature"] == 0.0
@@ -91,13 +97,16 @@ def test_malformed_body_and_unusable_reply_are_retried(openai_server):
     assert client.usage.requests == 3
 
 
-@pytest.mark.parametrize("body, error", [
-    (b"\xff\xfe not UTF-8", "malformed response body"),
-    (b"[]", "reply has no message content"),
-    (b'{"choices": []}', "reply has no message content"),
-    (b'{"choices": [{"message": {"content": null}}]}', "reply has no message content"),
-    (b'{"choices": [{"message": {"content": ["right"]}}]}', "reply has no message content"),
-])
+@pytest.mark.parametrize(
+    "body, error",
+    [
+        (b"\xff\xfe not UTF-8", "malformed response body"),
+        (b"[]", "reply has no message content"),
+        (b'{"choices": []}', "reply has no message content"),
+        (b'{"choices": [{"message": {"content": null}}]}', "reply has no message content"),
+        (b'{"choices": [{"message": {"content": ["right"]}}]}', "reply has no message content"),
+    ],
+)
 def test_replies_that_are_not_a_chat_completion_fail_with_a_reason(openai_server, body, error):
     server = openai_server(lambda request: Reply(raw_body=body))
     with ChatClient(settings_for(server, max_attempts=2)) as client:

@@ -6,21 +6,38 @@ import base64
 import io
 import threading
 
-from openai_server import Reply
 from PIL import Image
 
 from cogbench.cli import main
 from cogbench.dataset_builders.load import load_config
 from cogbench.reference_eval.formats.predictions import read_predictions
 
+from openai_server import Reply
+
 SECRET = "sk-test-do-not-leak-1234567890"
 
 
 def _eval_argv(server, dataset, out, *extra):
     return [
-        "eval", "--task", "codis", "--model", "openai:served-model", "--base-url", server.base_url,
-        "--dataset", str(dataset), "--out", str(out), "--limit", "3", "--concurrency", "4",
-        "--max-new-tokens", "64", "--no-score", *extra,
+        "eval",
+        "--task",
+        "codis",
+        "--model",
+        "openai:served-model",
+        "--base-url",
+        server.base_url,
+        "--dataset",
+        str(dataset),
+        "--out",
+        str(out),
+        "--limit",
+        "3",
+        "--concurrency",
+        "4",
+        "--max-new-tokens",
+        "64",
+        "--no-score",
+        *extra,
     ]
 
 
@@ -69,7 +86,9 @@ def test_images_arrive_inline_and_retries_recover(openai_server, built_release, 
             assert SECRET not in path.read_text(encoding="utf-8", errors="replace")
 
 
-def test_a_query_that_keeps_failing_is_kept_for_the_next_run(openai_server, built_release, tmp_path, monkeypatch, capsys):
+def test_a_query_that_keeps_failing_is_kept_for_the_next_run(
+    openai_server, built_release, tmp_path, monkeypatch, capsys
+):
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     broken = {"on": True}
 
@@ -109,7 +128,7 @@ def test_no_key_is_a_usage_error(openai_server, built_release, tmp_path, monkeyp
 
 def test_every_query_carries_its_own_image_and_a_pair_shares_one_encoding(built_release):
     from cogbench.reference_eval.backends.openai_chat import conversations
-    from cogbench.reference_eval.tasks import build_queries, undecoded_images
+    from cogbench.reference_eval.tasks.queries import build_queries, undecoded_images
 
     dataset = load_config(str(built_release), "codis").select(range(4))
     _, queries = build_queries("codis", dataset, "spontaneous", False, True, False)

@@ -23,21 +23,29 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from openai_server import Reply
-from oracle_scripts import authors_output_parse, cognition_gpt_eval, load_oracle, oracle_file, recognition_score
-from shared_files import require_raw, spacy_stand_in
 
 from cogbench.dataset_builders.load import load_config
 from cogbench.reference_eval.formats.official import write_official
 from cogbench.reference_eval.formats.predictions import Prediction
 from cogbench.reference_eval.judges.verdicts import parse_numbered
-from cogbench.reference_eval.scoring import ScoreOptions, run_scoring
+from cogbench.reference_eval.scoring.pipeline import ScoreOptions, run_scoring
 from cogbench.schemas.features import COGBENCH_CATEGORIES
 
+from openai_server import Reply
+from oracle_scripts import authors_output_parse, cognition_gpt_eval, load_oracle, oracle_file, recognition_score
+from shared_files import require_raw, spacy_stand_in
+
 # cognition_score.py's reasoning types, in the order of COGBENCH_CATEGORIES
-REASONING_TYPES = ["Special Time Reasoning", "Location Reasoning", "Character Reasoning",
-                   "Character Relationship Reasoning", "Event Reasoning", "Event Relationship Reasoning",
-                   "Next Moment Event Reasoning", "Mental State Reasoning"]
+REASONING_TYPES = [
+    "Special Time Reasoning",
+    "Location Reasoning",
+    "Character Reasoning",
+    "Character Relationship Reasoning",
+    "Event Reasoning",
+    "Event Relationship Reasoning",
+    "Next Moment Event Reasoning",
+    "Mental State Reasoning",
+]
 
 
 def minilm_path() -> str:
@@ -66,13 +74,24 @@ def recognition_oracle():
 
 
 def write_descriptions(rows, texts, folder):
-    predictions = [Prediction(task="description", item_id=row["image_id"], output=text) for row, text in zip(rows, texts)]
+    predictions = [
+        Prediction(task="description", item_id=row["image_id"], output=text) for row, text in zip(rows, texts)
+    ]
     return write_official("description", folder, rows, predictions)
 
 
 def score_description(built_release, path, out, **options):
-    return run_scoring(ScoreOptions(task="description", dataset=str(built_release), predictions=str(path),
-                                    spacy_model=str(spacy_stand_in()), embedder=minilm_path(), out=str(out), **options))
+    return run_scoring(
+        ScoreOptions(
+            task="description",
+            dataset=str(built_release),
+            predictions=str(path),
+            spacy_model=str(spacy_stand_in()),
+            embedder=minilm_path(),
+            out=str(out),
+            **options,
+        )
+    )
 
 
 def entities(row):
@@ -93,7 +112,9 @@ def description_shapes(rows):
 
 
 @pytest.mark.parametrize("offset", [0, 5])
-def test_recognition_equals_the_oracle(built_release, description_rows, annotations, recognition_oracle, tmp_path, offset):
+def test_recognition_equals_the_oracle(
+    built_release, description_rows, annotations, recognition_oracle, tmp_path, offset
+):
     """Seven shapes over five images in two runs: image i gets shape (i + offset) mod 7."""
     shapes = list(description_shapes(description_rows).values())
     texts = [shapes[(index + offset) % len(shapes)][index] for index in range(len(description_rows))]
@@ -114,8 +135,9 @@ def test_recognition_of_the_reference_descriptions_is_pinned(built_release, desc
     assert scores["metrics"]["recognition_micro"]["overall"] == pytest.approx(REFERENCE_MICRO, abs=1e-9)
 
 
-def test_empty_description_crashes_the_oracle_and_recognises_nothing_here(built_release, description_rows,
-                                                                         annotations, recognition_oracle, tmp_path):
+def test_empty_description_crashes_the_oracle_and_recognises_nothing_here(
+    built_release, description_rows, annotations, recognition_oracle, tmp_path
+):
     texts = ["" if index == 0 else row["description"] for index, row in enumerate(description_rows)]
     path = write_descriptions(description_rows, texts, tmp_path / "official")
     with pytest.raises(ValueError):  # sklearn cosine_similarity of an empty noun list
@@ -127,13 +149,41 @@ def test_empty_description_crashes_the_oracle_and_recognises_nothing_here(built_
     assert scores["metrics"]["recognition_micro"]["overall"] < 100
 
 
-@settings(max_examples=2, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(words=st.lists(st.sampled_from(["woman", "Boy", "kitchen", "Paris", "a", "the", "car", "ÉCOLE", "dog",
-                                       "sinks", "steering wheel", "  ", "\n", "police officer", "2:25", "!"]),
-                      min_size=1, max_size=40))
-def test_recognition_of_any_description_equals_the_oracle(built_release, description_rows, annotations,
-                                                          recognition_oracle, tmp_path_factory, words):
+@settings(
+    max_examples=2,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    words=st.lists(
+        st.sampled_from(
+            [
+                "woman",
+                "Boy",
+                "kitchen",
+                "Paris",
+                "a",
+                "the",
+                "car",
+                "ÉCOLE",
+                "dog",
+                "sinks",
+                "steering wheel",
+                "  ",
+                "\n",
+                "police officer",
+                "2:25",
+                "!",
+            ]
+        ),
+        min_size=1,
+        max_size=40,
+    )
+)
+def test_recognition_of_any_description_equals_the_oracle(
+    built_release, description_rows, annotations, recognition_oracle, tmp_path_factory, words
+):
     tmp_path = tmp_path_factory.mktemp("recognition")
     text = " ".join(words)
     if not any(c.isalpha() for c in text):
@@ -141,7 +191,7 @@ def test_recognition_of_any_description_equals_the_oracle(built_release, descrip
     path = write_descriptions(description_rows, [text] * len(description_rows), tmp_path / "official")
     scores = score_description(built_release, path, tmp_path / "run")
     try:
-        macro, micro = recognition_oracle.evaluator(str(annotations), str(path), threshold=0.6, is_print=False)
+        _macro, micro = recognition_oracle.evaluator(str(annotations), str(path), threshold=0.6, is_print=False)
     except ValueError:  # no noun in the description: the oracle crashes, cogbench recognises nothing
         assert scores["metrics"]["recognition_micro"]["overall"] == 0.0
         return
@@ -192,7 +242,9 @@ def run_authors_cognition(annotations, descriptions, server_url, tmp_path, monke
     import openai
 
     module = cognition_gpt_eval()
-    monkeypatch.setattr(module, "OpenAI", lambda api_key, base_url: openai.OpenAI(api_key="sk-oracle", base_url=server_url))
+    monkeypatch.setattr(
+        module, "OpenAI", lambda api_key, base_url: openai.OpenAI(api_key="sk-oracle", base_url=server_url)
+    )
     monkeypatch.chdir(oracle_file("cogbench", "eval"))  # main() opens system/*.txt relative to the script
     evaluated = tmp_path / "eval_output.jsonl"
     with contextlib.redirect_stdout(io.StringIO()):
@@ -201,18 +253,28 @@ def run_authors_cognition(annotations, descriptions, server_url, tmp_path, monke
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
         scorer.main(str(evaluated))
-    scores = {name.strip(): value.strip() for name, value in (line.split(":", 1) for line in printed.getvalue().splitlines())}
+    scores = {
+        name.strip(): value.strip() for name, value in (line.split(":", 1) for line in printed.getvalue().splitlines())
+    }
     return scores, [json.loads(line) for line in evaluated.read_text().splitlines()]
 
 
-def test_cognition_judge_readings_and_score_equal_the_oracle(built_release, description_rows, annotations,
-                                                             openai_server, tmp_path, monkeypatch):
+def test_cognition_judge_readings_and_score_equal_the_oracle(
+    built_release, description_rows, annotations, openai_server, tmp_path, monkeypatch
+):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-oracle")
     texts = description_shapes(description_rows)["reference"]
     path = write_descriptions(description_rows, texts, tmp_path / "official")
     ours_server, authors_server = openai_server(KeyPointJudge()), openai_server(KeyPointJudge())
-    scores = score_description(built_release, path, tmp_path / "run", judge="openai:gpt-4-turbo",
-                               judge_base_url=ours_server.base_url, judge_parsing="official", judge_backoff=0.01)
+    scores = score_description(
+        built_release,
+        path,
+        tmp_path / "run",
+        judge="openai:gpt-4-turbo",
+        judge_base_url=ours_server.base_url,
+        judge_parsing="official",
+        judge_backoff=0.01,
+    )
     printed, readings = run_authors_cognition(annotations, path, authors_server.base_url, tmp_path, monkeypatch)
     cognition = scores["metrics"]["cognition"]
     for name, category in zip(REASONING_TYPES, COGBENCH_CATEGORIES):
@@ -220,19 +282,55 @@ def test_cognition_judge_readings_and_score_equal_the_oracle(built_release, desc
     assert f"{cognition['overall'] / 100:.3f}" == printed["Overall"]
     assert cognition["overall"] == pytest.approx(100 * 25 / 56)  # the oracle's run: 25 of 56 CoRs
     # per key point: the authors' verdict of each conclusion (or whole CoR) is cogbench's
-    authors = {(record["Image Name"].split(".")[0], name, point): verdict for record in readings
-               for name in REASONING_TYPES if name in record for point, verdict in record[name].items()}
+    authors = {
+        (record["Image Name"].split(".")[0], name, point): verdict
+        for record in readings
+        for name in REASONING_TYPES
+        if name in record
+        for point, verdict in record[name].items()
+    }
     details = [json.loads(line) for line in (tmp_path / "run" / "details.jsonl").read_text().splitlines()]
-    ours = {(detail["item_id"], REASONING_TYPES[COGBENCH_CATEGORIES.index(cor["category"])], cor["key_point"].strip()): cor["verdict"]
-            for detail in details for cor in detail["cognition"]}
+    ours = {
+        (detail["item_id"], REASONING_TYPES[COGBENCH_CATEGORIES.index(cor["category"])], cor["key_point"].strip()): cor[
+            "verdict"
+        ]
+        for detail in details
+        for cor in detail["cognition"]
+    }
     assert ours == authors and len(ours) == 56
     # both sides retried the same calls (the unreadable first replies) and no other
     assert len(ours_server.chat_requests) == len(authors_server.chat_requests)
     assert scores["counts"]["judge_failures"] == 0
 
 
-VERDICT_PIECES = st.sampled_from(["1", "2", "3", "10", ".", ". ", ".  ", ")", ":", "[", "]", "[1]", "[0]", "[2]", " ",
-                                  "\n", "Key point ", "(1)", "٣", "[ 1 ]", "right", "1. [1]", "2. [0]", "3. [1]"])
+VERDICT_PIECES = st.sampled_from(
+    [
+        "1",
+        "2",
+        "3",
+        "10",
+        ".",
+        ". ",
+        ".  ",
+        ")",
+        ":",
+        "[",
+        "]",
+        "[1]",
+        "[0]",
+        "[2]",
+        " ",
+        "\n",
+        "Key point ",
+        "(1)",
+        "٣",
+        "[ 1 ]",
+        "right",
+        "1. [1]",
+        "2. [0]",
+        "3. [1]",
+    ]
+)
 
 
 @pytest.fixture(scope="module")
@@ -240,7 +338,9 @@ def output_parse_module():
     return cognition_gpt_eval()
 
 
-@settings(max_examples=400, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=400, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(pieces=st.lists(VERDICT_PIECES, max_size=14), noise=st.text(max_size=4), count=st.integers(1, 4))
 def test_official_parsing_of_any_reply_equals_output_parse(output_parse_module, pieces, noise, count):
     reply = "".join(pieces) + noise
@@ -250,8 +350,9 @@ def test_official_parsing_of_any_reply_equals_output_parse(output_parse_module, 
         assert parse_numbered(reply, count) is not None  # tolerant never rejects what the authors score
 
 
-def test_a_judge_never_readable_crashes_the_oracle_and_is_a_failure_here(built_release, description_rows, annotations,
-                                                                          openai_server, tmp_path, monkeypatch):
+def test_a_judge_never_readable_crashes_the_oracle_and_is_a_failure_here(
+    built_release, description_rows, annotations, openai_server, tmp_path, monkeypatch
+):
     """After five unreadable replies the authors' evaluator stores [] as the verdicts, and
     cognition_score.py fails summing them; cogbench counts judge failures and leaves them out.
     (The oracle also needs every annotated image in the file: a subset stops gt_result_merge.)"""
@@ -260,8 +361,17 @@ def test_a_judge_never_readable_crashes_the_oracle_and_is_a_failure_here(built_r
     path = write_descriptions(description_rows, [row["description"] for row in description_rows], tmp_path / "official")
     with pytest.raises(TypeError):
         run_authors_cognition(annotations, path, server.base_url, tmp_path, monkeypatch)
-    scores = score_description(built_release, path, tmp_path / "run", judge="openai:gpt-4-turbo", judge_parsing="official",
-                               judge_base_url=server.base_url, judge_backoff=0.01, judge_max_attempts=2,
-                               allow_failures=True, allow_partial=True)
+    scores = score_description(
+        built_release,
+        path,
+        tmp_path / "run",
+        judge="openai:gpt-4-turbo",
+        judge_parsing="official",
+        judge_base_url=server.base_url,
+        judge_backoff=0.01,
+        judge_max_attempts=2,
+        allow_failures=True,
+        allow_partial=True,
+    )
     assert scores["metrics"]["cognition"]["overall"] is None
     assert scores["counts"]["judge_failures"] == scores["counts"]["cors"] > 0

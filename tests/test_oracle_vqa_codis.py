@@ -18,21 +18,34 @@ import re
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from openai_server import Reply
-from oracle_scripts import run_codis_eval, run_vqa_accuracy, write_jsonl
-from shared_files import require_raw
 
 from cogbench.dataset_builders.load import load_config
 from cogbench.reference_eval.formats.official import write_official
 from cogbench.reference_eval.formats.predictions import Prediction
-from cogbench.reference_eval.scoring import ScoreOptions, run_scoring
+from cogbench.reference_eval.scoring.pipeline import ScoreOptions, run_scoring
 from cogbench.schemas.features import CODIS_CATEGORIES, COGBENCH_CATEGORIES, RAW_VQA_CATEGORY
 
-ORACLE_SETTINGS = settings(max_examples=8, deadline=None, derandomize=True,
-                           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+from openai_server import Reply
+from oracle_scripts import run_codis_eval, run_vqa_accuracy, write_jsonl
+from shared_files import require_raw
+
+ORACLE_SETTINGS = settings(
+    max_examples=8,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 # vqa_accuracy.py prints these names; cogbench's categories in the same order.
-VQA_NAMES = ["Time Acc.", "Location Acc.", "Character Acc.", "Character Relationship Acc.", "Event Acc.",
-             "Event Relationship Acc.", "Next Event Acc.", "Mental State Acc."]
+VQA_NAMES = [
+    "Time Acc.",
+    "Location Acc.",
+    "Character Acc.",
+    "Character Relationship Acc.",
+    "Event Acc.",
+    "Event Relationship Acc.",
+    "Next Event Acc.",
+    "Mental State Acc.",
+]
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +64,7 @@ def letter(row, shift=0):
 
 # Reply shapes: each maps a row to a reply. The first character is what the authors read.
 VQA_SHAPES = {
-    "letter": lambda row: letter(row),
+    "letter": letter,
     "letter and text": lambda row: f"{letter(row)}. {row['choice_' + letter(row).lower()]}",
     "wrong letter": lambda row: letter(row, 1),
     "lowercase": lambda row: letter(row).lower(),
@@ -65,10 +78,19 @@ VQA_SHAPES = {
 
 
 def score_vqa(built_release, rows, replies, tmp_path, name="run"):
-    predictions = [Prediction(task="vqa", item_id=row["question_id"], output=reply) for row, reply in zip(rows, replies)]
+    predictions = [
+        Prediction(task="vqa", item_id=row["question_id"], output=reply) for row, reply in zip(rows, replies)
+    ]
     path = write_official("vqa", tmp_path / f"{name}-official", rows, predictions)
-    scores = run_scoring(ScoreOptions(task="vqa", dataset=str(built_release), predictions=str(path),
-                                      judge_parsing="official", out=str(tmp_path / name)))
+    scores = run_scoring(
+        ScoreOptions(
+            task="vqa",
+            dataset=str(built_release),
+            predictions=str(path),
+            judge_parsing="official",
+            out=str(tmp_path / name),
+        )
+    )
     return path, scores["metrics"]["accuracy_official"]
 
 
@@ -95,8 +117,15 @@ def test_vqa_json_list_is_read_as_the_oracle_reads_it(built_release, vqa_rows, t
     jsonl, ours_jsonl = score_vqa(built_release, vqa_rows, replies, tmp_path, "jsonl")
     listed = tmp_path / "predictions.json"
     listed.write_text(json.dumps([json.loads(line) for line in jsonl.read_text().splitlines()], indent=4))
-    scores = run_scoring(ScoreOptions(task="vqa", dataset=str(built_release), predictions=str(listed),
-                                      judge_parsing="official", out=str(tmp_path / "json")))
+    scores = run_scoring(
+        ScoreOptions(
+            task="vqa",
+            dataset=str(built_release),
+            predictions=str(listed),
+            judge_parsing="official",
+            out=str(tmp_path / "json"),
+        )
+    )
     assert_vqa_equal(run_vqa_accuracy(listed), scores["metrics"]["accuracy_official"])
     assert scores["metrics"]["accuracy_official"] == ours_jsonl
 
@@ -118,8 +147,10 @@ def test_vqa_real_questions_file_with_the_answers_as_responses_is_perfect(tmp_pa
 
 
 @ORACLE_SETTINGS
-@given(shapes=st.lists(st.sampled_from(sorted(VQA_SHAPES)), min_size=1, max_size=64),
-       noise=st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=12))
+@given(
+    shapes=st.lists(st.sampled_from(sorted(VQA_SHAPES)), min_size=1, max_size=64),
+    noise=st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=12),
+)
 def test_vqa_any_official_file_equals_the_oracle(built_release, vqa_rows, tmp_path_factory, shapes, noise):
     replies = [VQA_SHAPES[shapes[index % len(shapes)]](row) + noise for index, row in enumerate(vqa_rows)]
     path, ours = score_vqa(built_release, vqa_rows, replies, tmp_path_factory.mktemp("vqa"))
@@ -127,6 +158,7 @@ def test_vqa_any_official_file_equals_the_oracle(built_release, vqa_rows, tmp_pa
 
 
 # --- CODIS ------------------------------------------------------------------
+
 
 def codis_judge(request):
     """Deterministic judge shared by both sides: 'right' when the output holds the truth, in odd reply shapes."""
@@ -152,13 +184,29 @@ CODIS_SHAPES = {
 
 
 def score_codis(built_release, rows, shapes, server, tmp_path):
-    predictions = [Prediction(task="codis", item_id=row["id"], query=q,
-                              output=CODIS_SHAPES[shapes[(2 * index + q) % len(shapes)]](row[f"answer_{q}"]))
-                   for index, row in enumerate(rows) for q in (1, 2)]
+    predictions = [
+        Prediction(
+            task="codis",
+            item_id=row["id"],
+            query=q,
+            output=CODIS_SHAPES[shapes[(2 * index + q) % len(shapes)]](row[f"answer_{q}"]),
+        )
+        for index, row in enumerate(rows)
+        for q in (1, 2)
+    ]
     path = write_official("codis", tmp_path / "official", rows, predictions)
-    scores = run_scoring(ScoreOptions(task="codis", dataset=str(built_release), predictions=str(path),
-                                      judge="openai:gpt-4-turbo-preview", judge_base_url=server.base_url,
-                                      judge_parsing="official", judge_backoff=0.01, out=str(tmp_path / "run")))
+    scores = run_scoring(
+        ScoreOptions(
+            task="codis",
+            dataset=str(built_release),
+            predictions=str(path),
+            judge="openai:gpt-4-turbo-preview",
+            judge_base_url=server.base_url,
+            judge_parsing="official",
+            judge_backoff=0.01,
+            out=str(tmp_path / "run"),
+        )
+    )
     return path, scores
 
 
@@ -176,7 +224,9 @@ def codis_data():
     return require_raw("codis", "data.json", what="CODIS data.json")
 
 
-def test_codis_writer_output_equals_the_oracle(built_release, codis_rows, codis_data, openai_server, tmp_path, monkeypatch):
+def test_codis_writer_output_equals_the_oracle(
+    built_release, codis_rows, codis_data, openai_server, tmp_path, monkeypatch
+):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-oracle-test")
     server = openai_server(codis_judge)
     path, scores = score_codis(built_release, codis_rows, sorted(CODIS_SHAPES), server, tmp_path)
@@ -190,20 +240,34 @@ def test_codis_authors_example_file_equals_the_oracle(built_release, codis_data,
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-oracle-test")
     server = openai_server(codis_judge)
-    scores = run_scoring(ScoreOptions(task="codis", dataset=str(built_release), predictions=str(codis_example()),
-                                      judge="openai:gpt-4-turbo-preview", judge_base_url=server.base_url,
-                                      judge_parsing="official", judge_backoff=0.01, out=str(tmp_path / "run")))
+    scores = run_scoring(
+        ScoreOptions(
+            task="codis",
+            dataset=str(built_release),
+            predictions=str(codis_example()),
+            judge="openai:gpt-4-turbo-preview",
+            judge_base_url=server.base_url,
+            judge_parsing="official",
+            judge_backoff=0.01,
+            out=str(tmp_path / "run"),
+        )
+    )
     oracle = run_codis_eval(codis_data, codis_example(), server.base_url)
     assert_codis_equal(oracle, scores, [{"category": index} for index in range(len(CODIS_CATEGORIES))])
     # the judge says "right" (and "alright, wrong") to these truths: pinned from the oracle's run
     assert scores["metrics"]["acc_p"]["overall"] == pytest.approx(100 * 0.36827195467422097, abs=1e-9)
 
 
-@settings(max_examples=3, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=3,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(shapes=st.lists(st.sampled_from(sorted(CODIS_SHAPES)), min_size=1, max_size=9))
-def test_codis_any_official_file_equals_the_oracle(built_release, codis_rows, codis_data, openai_server,
-                                                   tmp_path_factory, monkeypatch, shapes):
+def test_codis_any_official_file_equals_the_oracle(
+    built_release, codis_rows, codis_data, openai_server, tmp_path_factory, monkeypatch, shapes
+):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-oracle-test")
     server = openai_server(codis_judge)
     tmp_path = tmp_path_factory.mktemp("codis")

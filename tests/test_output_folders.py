@@ -28,8 +28,11 @@ def codis_example() -> Path:
 
 def snapshot(folder: Path) -> dict[str, str]:
     """sha256 of every file below ``folder`` (user files: must never change)."""
-    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 def user_files(folder: Path, names: list[str]) -> dict[str, str]:
@@ -47,19 +50,46 @@ def one_line_error(code: int, err: str, exit_code: int = 2) -> str:
 
 
 def score_argv(dataset, out, task="codis", predictions=None):
-    return ["score", "--task", task, "--dataset", str(dataset), "--predictions", str(predictions or codis_example()),
-            "--out", str(out), "--resamples", "50"]
+    return [
+        "score",
+        "--task",
+        task,
+        "--dataset",
+        str(dataset),
+        "--predictions",
+        str(predictions or codis_example()),
+        "--out",
+        str(out),
+        "--resamples",
+        "50",
+    ]
 
 
 # What each command writes over, given an --out that already holds a user's file of the same name.
 COMMANDS = {
     "score": ("report.md", lambda built, out, tmp: score_argv(built, out)),
     "report": ("leaderboard.csv", lambda built, out, tmp: ["report", str(tmp / "scored"), "--out", str(out)]),
-    "export-lmms-eval": ("utils.py", lambda built, out, tmp: ["export", "--format", "lmms-eval", "--dataset", str(built),
-                                                            "--out", str(out), *model_args()]),
-    "export-vlmevalkit": ("CogBench_VQA.tsv", lambda built, out, tmp: ["export", "--format", "vlmevalkit", "--dataset",
-                                                                      str(built), "--out", str(out)]),
-    "build": ("README.md", lambda built, out, tmp: ["build", "--raw-dir", str(REAL_RAW_DIR / "codis"), "--out", str(out)]),
+    "export-lmms-eval": (
+        "utils.py",
+        lambda built, out, tmp: [
+            "export",
+            "--format",
+            "lmms-eval",
+            "--dataset",
+            str(built),
+            "--out",
+            str(out),
+            *model_args(),
+        ],
+    ),
+    "export-vlmevalkit": (
+        "CogBench_VQA.tsv",
+        lambda built, out, tmp: ["export", "--format", "vlmevalkit", "--dataset", str(built), "--out", str(out)],
+    ),
+    "build": (
+        "README.md",
+        lambda built, out, tmp: ["build", "--raw-dir", str(REAL_RAW_DIR / "codis"), "--out", str(out)],
+    ),
 }
 
 
@@ -78,7 +108,9 @@ def test_user_files_beside_and_inside_every_out_survive_byte_for_byte(command, b
     # Into a new folder beside them: the command works and the user's files are untouched.
     assert main(argv(built_release, home / "new", tmp_path)) == 0, capsys.readouterr().err
     assert {k: v for k, v in snapshot(home).items() if not k.startswith("new/")} == {
-        **beside, **{f"out/{k}": v for k, v in inside.items()}}
+        **beside,
+        **{f"out/{k}": v for k, v in inside.items()},
+    }
     # Run again into its own folder: allowed (own marker); a user file added there is refused, and kept.
     assert main(argv(built_release, home / "new", tmp_path)) == 0, capsys.readouterr().err
     (home / "new" / "user.txt").write_text("mine")
@@ -104,8 +136,22 @@ def test_eval_refuses_a_folder_holding_a_users_predictions(built_release, tmp_pa
     server = openai_server(lambda request: Reply(text="The answer is A"))
     out = tmp_path / "run"
     inside = user_files(out, ["predictions.jsonl"])
-    argv = ["eval", "--task", "vqa", "--model", "openai:m", "--base-url", server.base_url, "--dataset",
-            str(built_release), "--out", str(out), "--limit", "2", "--no-score"]
+    argv = [
+        "eval",
+        "--task",
+        "vqa",
+        "--model",
+        "openai:m",
+        "--base-url",
+        server.base_url,
+        "--dataset",
+        str(built_release),
+        "--out",
+        str(out),
+        "--limit",
+        "2",
+        "--no-score",
+    ]
     line = one_line_error(main(argv), capsys.readouterr().err)
     assert "nothing cogbench wrote" in line and snapshot(out) == inside and not server.chat_requests
     argv[argv.index(str(out))] = str(tmp_path / "fresh")
@@ -139,8 +185,10 @@ def test_folders_inside_a_build_or_another_kind_of_output_are_refused(built_rele
     build = tmp_path / "build"
     shutil.copytree(built_release, build)
     before = snapshot(build)
-    line = one_line_error(main(["export", "--format", "vlmevalkit", "--dataset", str(build), "--out", str(build / "x")]),
-                          capsys.readouterr().err)
+    line = one_line_error(
+        main(["export", "--format", "vlmevalkit", "--dataset", str(build), "--out", str(build / "x")]),
+        capsys.readouterr().err,
+    )
     assert "inside" in line and "built dataset" in line and snapshot(build) == before
     scored = tmp_path / "scored"
     assert main(score_argv(build, scored)) == 0
@@ -150,8 +198,11 @@ def test_folders_inside_a_build_or_another_kind_of_output_are_refused(built_rele
         one_line_error(main(["report", str(scored), "--out", str(out)]), capsys.readouterr().err)
     assert snapshot(scored) == run_files
     (tmp_path / "file.txt").write_text("x")
-    for argv in (score_argv(build, tmp_path / "file.txt"), ["report", str(scored), "--out", str(tmp_path / "file.txt")],
-                 ["export", "--format", "vlmevalkit", "--dataset", str(build), "--out", str(tmp_path / "file.txt")]):
+    for argv in (
+        score_argv(build, tmp_path / "file.txt"),
+        ["report", str(scored), "--out", str(tmp_path / "file.txt")],
+        ["export", "--format", "vlmevalkit", "--dataset", str(build), "--out", str(tmp_path / "file.txt")],
+    ):
         capsys.readouterr()
         assert "not a folder" in one_line_error(main(argv), capsys.readouterr().err)
     assert (tmp_path / "file.txt").read_text() == "x"
@@ -161,20 +212,38 @@ def vqa_predictions(built_release, path: Path) -> Path:
     from cogbench.dataset_builders.load import load_config
 
     rows = load_config(str(built_release), "vqa").remove_columns("image").to_list()
-    path.write_text("".join(json.dumps({"task": "vqa", "item_id": r["question_id"], "output": "A"}) + "\n" for r in rows))
+    path.write_text(
+        "".join(json.dumps({"task": "vqa", "item_id": r["question_id"], "output": "A"}) + "\n" for r in rows)
+    )
     return path
 
 
 def test_defaults_never_collide(built_release, tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    for task, predictions in (("codis", codis_example()), ("vqa", vqa_predictions(built_release, tmp_path / "answers.jsonl"))):
+    for task, predictions in (
+        ("codis", codis_example()),
+        ("vqa", vqa_predictions(built_release, tmp_path / "answers.jsonl")),
+    ):
         argv = score_argv(built_release, "x", task, predictions)
-        assert main(argv[:argv.index("--out")] + argv[argv.index("--out") + 2:]) == 0, capsys.readouterr().err
+        assert main(argv[: argv.index("--out")] + argv[argv.index("--out") + 2 :]) == 0, capsys.readouterr().err
     runs = sorted(p.name for p in (tmp_path / "runs").iterdir())
     assert runs == ["score-codis-output_example", "score-vqa-answers"]
     assert json.loads((tmp_path / "runs" / runs[0] / "scores.json").read_text())["task"] == "codis"
     for fmt in ("lmms-eval", "vlmevalkit"):
-        assert main(["export", "--format", fmt, "--dataset", str(built_release),
-                     *(model_args() if fmt == "lmms-eval" else [])]) == 0
+        assert (
+            main(
+                [
+                    "export",
+                    "--format",
+                    fmt,
+                    "--dataset",
+                    str(built_release),
+                    *(model_args() if fmt == "lmms-eval" else []),
+                ]
+            )
+            == 0
+        )
     assert sorted(p.name for p in (tmp_path / "exports").iterdir()) == [
-        f"lmms-eval-{built_release.name}", f"vlmevalkit-{built_release.name}"]
+        f"lmms-eval-{built_release.name}",
+        f"vlmevalkit-{built_release.name}",
+    ]

@@ -35,8 +35,14 @@ def cor(category: str, index: int) -> CorItem:
 
 
 def test_cognition_recall_that_is_not_a_whole_percent_is_kept_exact():
-    verdicts = [(cor(fresh("time"), 0), 1), (cor(fresh("time"), 1), 0), (cor(fresh("time"), 2), 0),
-                (cor(fresh("location"), 0), 1), (cor(fresh("location"), 1), 1), (cor(fresh("location"), 2), 0)]
+    verdicts = [
+        (cor(fresh("time"), 0), 1),
+        (cor(fresh("time"), 1), 0),
+        (cor(fresh("time"), 2), 0),
+        (cor(fresh("location"), 0), 1),
+        (cor(fresh("location"), 1), 1),
+        (cor(fresh("location"), 2), 0),
+    ]
     scores = cognition_scores(verdicts)
     # time: 1 of 3 = 33.333...; location: 2 of 3 = 66.666...; overall 3 of 6 = 50
     assert scores["per_category"]["time"] == pytest.approx(100 / 3, abs=1e-12)

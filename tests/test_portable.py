@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 
 import pytest
+
 from shared_files import REPO_ROOT, require_shared, shared_dir
 
 

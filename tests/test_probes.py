@@ -9,19 +9,36 @@ import subprocess
 import sys
 
 from conftest import needs_real_data
-from openai_server import Reply
 
 from cogbench.cli import main
 from cogbench.dataset_builders.load import load_config
 from cogbench.reference_eval.formats.predictions import read_predictions
-from cogbench.reference_eval.tasks import rotate
+from cogbench.reference_eval.tasks.queries import rotate
+
+from openai_server import Reply
 
 OPTION = re.compile(r"^([ABCD])\. (.*)$", re.MULTILINE)
 
 
 def _api_argv(server, dataset, out, task, *extra):
-    return ["eval", "--task", task, "--model", "openai:served-model", "--base-url", server.base_url,
-            "--dataset", str(dataset), "--out", str(out), "--concurrency", "4", "--max-new-tokens", "8", *extra]
+    return [
+        "eval",
+        "--task",
+        task,
+        "--model",
+        "openai:served-model",
+        "--base-url",
+        server.base_url,
+        "--dataset",
+        str(dataset),
+        "--out",
+        str(out),
+        "--concurrency",
+        "4",
+        "--max-new-tokens",
+        "8",
+        *extra,
+    ]
 
 
 def _answers(built_release, limit):
@@ -36,7 +53,7 @@ def test_circular_vqa_scores_a_reader_and_a_position_biased_model(openai_server,
 
     def reader(request):  # picks the right option wherever the rotation put it
         text = request.prompt_text
-        options = dict((text_, letter) for letter, text_ in OPTION.findall(text))
+        options = {text_: letter for letter, text_ in OPTION.findall(text)}
         return Reply(text=options[truth[text.split("\nA. ")[0]]])
 
     server = openai_server(reader)
@@ -78,15 +95,16 @@ def test_circular_vqa_scores_a_reader_and_a_position_biased_model(openai_server,
 
 
 @needs_real_data
-def test_blind_requests_carry_no_image_and_the_report_lists_shared_hits(openai_server, built_release, tmp_path,
-                                                                        monkeypatch):
+def test_blind_requests_carry_no_image_and_the_report_lists_shared_hits(
+    openai_server, built_release, tmp_path, monkeypatch
+):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     truth, rows = _answers(built_release, 8)
 
     def guesser(request):  # right on the first five questions, without seeing anything
         text = request.prompt_text
         question = text.split("\nA. ")[0]
-        options = dict((text_, letter) for letter, text_ in OPTION.findall(text))
+        options = {text_: letter for letter, text_ in OPTION.findall(text)}
         known = [row["question"] for row in rows[:5]]
         return Reply(text=options[truth[question]] if question in known else "none of them")
 
@@ -109,8 +127,22 @@ def test_blind_requests_carry_no_image_and_the_report_lists_shared_hits(openai_s
 
 @needs_real_data
 def test_circular_and_blind_runs_resume_on_the_tiny_model(tiny_llava, built_release, tmp_path, capsys):
-    base = ["eval", "--task", "vqa", "--model", f"hf:{tiny_llava}", "--dataset", str(built_release),
-            "--max-new-tokens", "4", "--num-workers", "0", "--batch-size", "3", "--no-score"]
+    base = [
+        "eval",
+        "--task",
+        "vqa",
+        "--model",
+        f"hf:{tiny_llava}",
+        "--dataset",
+        str(built_release),
+        "--max-new-tokens",
+        "4",
+        "--num-workers",
+        "0",
+        "--batch-size",
+        "3",
+        "--no-score",
+    ]
     circular = tmp_path / "circular"
     assert main([*base, "--out", str(circular), "--circular", "--limit", "2"]) == 0
     first = {(p.item_id, p.query): p.output for p in read_predictions(circular / "predictions.jsonl")}
@@ -123,8 +155,24 @@ def test_circular_and_blind_runs_resume_on_the_tiny_model(tiny_llava, built_rele
     # A plain run in the circular run's folder is refused rather than mixed in.
     assert main([*base, "--out", str(circular), "--limit", "3"]) == 1
     assert "field circular" in capsys.readouterr().err
-    assert main(["score", "--task", "vqa", "--dataset", str(built_release), "--circular", "--allow-partial",
-                 "--predictions", str(circular / "predictions.jsonl"), "--out", str(circular / "score")]) == 0
+    assert (
+        main(
+            [
+                "score",
+                "--task",
+                "vqa",
+                "--dataset",
+                str(built_release),
+                "--circular",
+                "--allow-partial",
+                "--predictions",
+                str(circular / "predictions.jsonl"),
+                "--out",
+                str(circular / "score"),
+            ]
+        )
+        == 0
+    )
     scores = json.loads((circular / "score" / "scores.json").read_text())
     assert scores["counts"]["items"] == 3 and scores["counts"]["queries"] == 12
 
@@ -141,11 +189,37 @@ def test_circular_and_blind_runs_resume_on_the_tiny_model(tiny_llava, built_rele
 @needs_real_data
 def test_circular_queries_split_over_torchrun_ranks_like_plain_ones(tiny_llava, built_release, tmp_path):
     """Two CPU ranks under torchrun: the 4 x 3 rotated queries split between shards, merged as one process writes them."""
-    argv = ["eval", "--task", "vqa", "--model", f"hf:{tiny_llava}", "--dataset", str(built_release), "--max-new-tokens",
-            "4", "--num-workers", "0", "--circular", "--limit", "3", "--no-score"]
+    argv = [
+        "eval",
+        "--task",
+        "vqa",
+        "--model",
+        f"hf:{tiny_llava}",
+        "--dataset",
+        str(built_release),
+        "--max-new-tokens",
+        "4",
+        "--num-workers",
+        "0",
+        "--circular",
+        "--limit",
+        "3",
+        "--no-score",
+    ]
     assert main([*argv, "--out", str(tmp_path / "single")]) == 0
-    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-               "-m", "cogbench", *argv, "--out", str(tmp_path / "parallel")]
+    command = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc_per_node",
+        "2",
+        "-m",
+        "cogbench",
+        *argv,
+        "--out",
+        str(tmp_path / "parallel"),
+    ]
     finished = subprocess.run(command, capture_output=True, text=True, env=os.environ, timeout=300)
     assert finished.returncode == 0, finished.stderr[-2000:]
     shards = [read_predictions(tmp_path / "parallel" / "shards" / f"rank-{rank}.jsonl") for rank in (0, 1)]

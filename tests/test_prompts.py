@@ -7,11 +7,12 @@ import re
 from pathlib import Path
 
 import pytest
-from shared_files import missing_message, shared_path
 
 from cogbench.dataset_builders.load import load_config
-from cogbench.reference_eval import prompts
-from cogbench.reference_eval.tasks import build_queries
+from cogbench.reference_eval.tasks import prompts
+from cogbench.reference_eval.tasks.queries import build_queries
+
+from shared_files import missing_message, shared_path
 
 PAPERS = shared_path("papers")
 COGBENCH_FINAL = PAPERS / "000_6dc3e33e0e23f358.txt"
@@ -36,7 +37,9 @@ def test_description_prompts_are_quoted_from_section_3_2_1():
 def test_codis_prompt_is_table_11_with_instructions_and_chain_of_thought():
     paper = _paper(CODIS)
     row = re.search(r"w/ DI w/ CoT (I'll give you an image .*?Question: \[QUESTION HERE\])", paper).group(1)
-    as_template = prompts.CODIS_DI_COT.text.replace("{context}", "[CONTEXT HERE]").replace("{question}", "[QUESTION HERE]")
+    as_template = prompts.CODIS_DI_COT.text.replace("{context}", "[CONTEXT HERE]").replace(
+        "{question}", "[QUESTION HERE]"
+    )
     assert as_template == row
 
 
@@ -65,5 +68,13 @@ def test_template_hash_pins_the_text():
     template = prompts.VQA_MULTIPLE_CHOICE
     assert template.sha256 == hashlib.sha256(template.text.encode("utf-8")).hexdigest()  # independently
     assert template.sha256 != prompts.PromptTemplate(template.id, template.text + " ").sha256
-    ids = [t.id for t in (prompts.DESCRIPTION_SPONTANEOUS, prompts.DESCRIPTION_DIRECTED, prompts.VQA_MULTIPLE_CHOICE, prompts.CODIS_DI_COT)]
+    ids = [
+        t.id
+        for t in (
+            prompts.DESCRIPTION_SPONTANEOUS,
+            prompts.DESCRIPTION_DIRECTED,
+            prompts.VQA_MULTIPLE_CHOICE,
+            prompts.CODIS_DI_COT,
+        )
+    ]
     assert len(set(ids)) == 4

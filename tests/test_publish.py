@@ -7,15 +7,16 @@ from pathlib import Path
 
 import pytest
 from conftest import needs_real_data
-from hub_server import COMMIT_OID, HubRepo, LocalHub, call_names, local_hub_api
-from release_helpers import report
-from synthetic_raw import write_synthetic_raw
 
 from cogbench.cards.publish import publish
 from cogbench.cards.release import build_release
 from cogbench.cli import main
 from cogbench.dataset_builders.output import MARKER_FILE
 from cogbench.errors import CogbenchError, UsageError
+
+from hub_server import COMMIT_OID, HubRepo, LocalHub, call_names, local_hub_api
+from release_helpers import report
+from synthetic_raw import write_synthetic_raw
 
 REPO = "cogbench-org/cogbench"
 SECRET = "hf_THIS_TOKEN_MUST_NEVER_BE_PRINTED"
@@ -55,20 +56,32 @@ def test_new_repo_is_created_gated_then_committed_and_tagged(release, hub, api, 
 
 def test_existing_repo_loses_the_shards_the_release_no_longer_has(release, hub, api):
     stale = ["data/codis/test-00000-of-00002.parquet", "data/codis/test-00001-of-00002.parquet"]
-    hub.repos[REPO] = HubRepo(files={name: b"old" for name in [".gitattributes", "README.md", *stale,
-                                                                "data/vqa/test-00000-of-00001.parquet"]},
-                              tags={"v1.1.0": COMMIT_OID})
+    hub.repos[REPO] = HubRepo(
+        files=dict.fromkeys([".gitattributes", "README.md", *stale, "data/vqa/test-00000-of-00001.parquet"], b"old"),
+        tags={"v1.1.0": COMMIT_OID},
+    )
     publish(release, REPO, "1.2.0", gated="auto", private=True, api=api, validate=report())
-    assert call_names(hub) == ["repo_exists", "list_repo_files", "list_repo_refs", "create_repo",
-                               "update_repo_settings", "create_commit", "create_tag"]
+    assert call_names(hub) == [
+        "repo_exists",
+        "list_repo_files",
+        "list_repo_refs",
+        "create_repo",
+        "update_repo_settings",
+        "create_commit",
+        "create_tag",
+    ]
     assert hub.repos[REPO].settings == {"gated": "auto", "visibility": "private"}  # as huggingface_hub 2.4 sends it
     files = hub.repos[REPO].files
     assert not set(stale) & set(files)
-    assert files["data/vqa/test-00000-of-00001.parquet"] == (release / "data/vqa/test-00000-of-00001.parquet").read_bytes()
+    assert (
+        files["data/vqa/test-00000-of-00001.parquet"] == (release / "data/vqa/test-00000-of-00001.parquet").read_bytes()
+    )
 
 
 def test_validation_errors_stop_everything(release, hub, api):
-    with pytest.raises(CogbenchError, match=r"fails validation \(1 error\(s\)\); nothing was uploaded:\n  data/vqa: bad"):
+    with pytest.raises(
+        CogbenchError, match=r"fails validation \(1 error\(s\)\); nothing was uploaded:\n  data/vqa: bad"
+    ):
         publish(release, REPO, "1.2.0", api=api, validate=report("data/vqa: bad"))
     assert hub.requests == []
 

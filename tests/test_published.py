@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from collections import Counter
 
-import pytest
-from paper_tables import codis_cells, cogbench_cells
-from shared_files import require_shared, shared_path
-
 from cogbench.reference_eval.reports.published import published_results, published_table
 from cogbench.schemas.features import CODIS_CATEGORIES, COGBENCH_CATEGORIES
+
+from paper_tables import codis_cells, cogbench_cells
+from shared_files import require_shared, shared_path
 
 PAPERS = shared_path("papers")
 COGBENCH_PAPER = PAPERS / "000_6dc3e33e0e23f358.txt"
@@ -44,12 +43,19 @@ def test_cognition_cells_split_the_two_modes():
 
 def test_every_published_cell_is_the_papers():
     """All 707 cells of published_results.csv against the tables parsed from the papers' text."""
-    paper = {**cogbench_cells(require_shared("papers", COGBENCH_PAPER.name, what="the CogBench paper")),
-             **codis_cells(require_shared("papers", CODIS_PAPER.name, what="the CODIS paper"))}
-    ours = {(r.paper.split()[0], r.table, r.model.casefold(), r.mode, r.metric, r.category): r.value
-            for r in published_results()}
+    paper = {
+        **cogbench_cells(require_shared("papers", COGBENCH_PAPER.name, what="the CogBench paper")),
+        **codis_cells(require_shared("papers", CODIS_PAPER.name, what="the CODIS paper")),
+    }
+    ours = {
+        (r.paper.split()[0], r.table, r.model.casefold(), r.mode, r.metric, r.category): r.value
+        for r in published_results()
+    }
     assert len(ours) == len(published_results()) == 707
-    wrong = [f"{table} row {model!r} {metric} {mode} {category}: csv {ours.get(key)}, paper {paper.get(key)}"
-             for key in sorted(set(ours) | set(paper)) for (name, table, model, mode, metric, category) in [key]
-             if ours.get(key) != paper.get(key)]
+    wrong = [
+        f"{table} row {model!r} {metric} {mode} {category}: csv {ours.get(key)}, paper {paper.get(key)}"
+        for key in sorted(set(ours) | set(paper))
+        for (name, table, model, mode, metric, category) in [key]
+        if ours.get(key) != paper.get(key)
+    ]
     assert not wrong, f"{len(wrong)} cells differ: " + "; ".join(wrong[:20])

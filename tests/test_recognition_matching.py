@@ -48,7 +48,9 @@ def test_each_entity_gets_its_own_best_noun():
 
 def test_a_description_without_nouns_recognises_nothing():
     assert match_entities(["dog", "sky"], [], {"dog": ENTITY}) == [
-        EntityMatch("dog", None, 0.0, False), EntityMatch("sky", None, 0.0, False)]
+        EntityMatch("dog", None, 0.0, False),
+        EntityMatch("sky", None, 0.0, False),
+    ]
     assert match_entities([], [], {}) == []
 
 

@@ -82,7 +82,12 @@ def test_entities_are_matched_against_the_nouns_of_their_own_description(embedde
     found = recognition_matches(nlp, embedder, entities, descriptions, batch_size=2)
 
     unit = embedder.encode(["dog", "puppy", "sofa", "car"], normalize_embeddings=True)
-    dog_puppy, dog_sofa, sofa_puppy, dog_car = unit[0] @ unit[1], unit[0] @ unit[2], unit[2] @ unit[1], unit[0] @ unit[3]
+    dog_puppy, dog_sofa, sofa_puppy, dog_car = (
+        unit[0] @ unit[1],
+        unit[0] @ unit[2],
+        unit[2] @ unit[1],
+        unit[0] @ unit[3],
+    )
     assert dog_puppy > 0.6 and dog_car < 0.6 and dog_puppy > dog_sofa  # so dog's best noun is puppy, recognised
     assert found[0][0] == EntityMatch("dog", "puppy", pytest.approx(round(float(dog_puppy), 6), abs=1e-5), True)
     assert sofa_puppy < 1.0  # sofa's best noun is itself, cosine 1
@@ -102,8 +107,11 @@ def test_an_embedder_whose_checkpoint_lacks_a_weight_is_refused(tmp_path):
             (folder / path.name).symlink_to(path)
     weights = load_file(complete / "model.safetensors")
     [removed] = [key for key in weights if key.endswith("layer.1.attention.self.query.weight")]
-    save_file({key: value for key, value in weights.items() if key != removed}, folder / "model.safetensors",
-              metadata={"format": "pt"})
+    save_file(
+        {key: value for key, value in weights.items() if key != removed},
+        folder / "model.safetensors",
+        metadata={"format": "pt"},
+    )
     # sentence-transformers loads it with that weight random; the check reloads it and refuses it
     with pytest.raises(UsageError, match=r"loaded as BertModel, but 1 weight\(s\) missing from the checkpoint"):
         load_embedder(str(folder))

@@ -39,7 +39,7 @@ def test_nouns_and_proper_nouns_are_kept_lower_cased_once_each_in_order():
 
 def test_a_token_tagged_noun_that_is_only_punctuation_is_no_noun():
     nlp = tagged_pipeline(nouns=("dog", "'", '"'))
-    assert extract_nouns(nlp, ['The " dog \' .']) == [["dog"]]
+    assert extract_nouns(nlp, ["The \" dog ' ."]) == [["dog"]]
 
 
 def test_no_descriptions_give_no_noun_lists():

@@ -9,8 +9,6 @@ from pathlib import Path
 import pytest
 from conftest import REPO_ROOT, needs_real_data
 from huggingface_hub import DatasetCard
-from release_helpers import copy_real_raw
-from validation_helpers import edit_json
 
 from cogbench.cards.card import card_metadata, render_card
 from cogbench.cards.release import build_release
@@ -19,6 +17,9 @@ from cogbench.cli import main
 from cogbench.dataset_builders.build import load_manifest
 from cogbench.errors import UsageError
 from cogbench.schemas.features import COGBENCH_CATEGORIES, FEATURES
+
+from release_helpers import copy_real_raw
+from validation_helpers import edit_json
 
 EXAMPLE_CARD = REPO_ROOT / "cards" / "examples" / "README.md"
 
@@ -47,7 +48,9 @@ def test_card_yaml_matches_the_manifest(built_release):
 def test_committed_example_card_is_the_card_of_the_real_build(built_release):
     """cards/examples/README.md must be regenerated when the card or data change:
     cogbench build --raw-dir ../shared/data --out /tmp/x && cp /tmp/x/README.md cards/examples/README.md"""
-    assert (built_release / "README.md").read_text() == EXAMPLE_CARD.read_text(), "cards/examples/README.md is stale; regenerate it"
+    assert (built_release / "README.md").read_text() == EXAMPLE_CARD.read_text(), (
+        "cards/examples/README.md is stale; regenerate it"
+    )
 
 
 @needs_real_data
@@ -183,11 +186,17 @@ def test_cli_diff_text_and_json(raw_copy, built_release, tmp_path, capsys):
 def test_diff_never_proposes_a_version_below_the_new_build(raw_copy, tmp_path, capsys):
     """Issue 24.5: a 2.0.0 build over 1.0.0 with a record added needs MINOR (>= 1.1.0), not a step back to 1.1.0."""
     old = build_release(raw_copy, tmp_path / "old", version="1.0.0").out
-    edit_json(raw_copy / "cogbench-samples" / "cogbench_vqa.json", lambda data: data.append(dict(data[0], question="Which season?")))
+    edit_json(
+        raw_copy / "cogbench-samples" / "cogbench_vqa.json",
+        lambda data: data.append(dict(data[0], question="Which season?")),
+    )
     new = build_release(raw_copy, tmp_path / "new", version="2.0.0").out
     assert main(["diff", str(old), str(new)]) == 0
     out = capsys.readouterr().out
-    assert f"required bump: MINOR (v1.0.0 -> at least v1.1.0); {new} is v2.0.0, which meets it: proposed version 2.0.0" in out
+    assert (
+        f"required bump: MINOR (v1.0.0 -> at least v1.1.0); {new} is v2.0.0, which meets it: proposed version 2.0.0"
+        in out
+    )
     assert "1.1.0 ->" not in out and "warning" not in out
     assert main(["diff", str(old), str(new), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)

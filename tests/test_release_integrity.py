@@ -17,8 +17,6 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from hub_server import call_names
-from validation_helpers import copy_samples, edit_json
 
 from cogbench.cards.card import render_card
 from cogbench.cards.publish import publish
@@ -27,6 +25,9 @@ from cogbench.cli import main
 from cogbench.dataset_builders.output import MARKER_FILE
 from cogbench.errors import CogbenchError
 from cogbench.validation import validate
+
+from hub_server import call_names
+from validation_helpers import copy_samples, edit_json
 
 REPO = "cogbench-org/cogbench"
 SECRET = "hf_THIS_TOKEN_MUST_NEVER_BE_PRINTED"
@@ -132,9 +133,11 @@ def test_racing_builds_end_with_one_valid_build_and_no_traceback(real_raw_dir, t
     out = tmp_path / "out"
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     command = [sys.executable, "-m", "cogbench", "build", "--raw-dir", str(raw), "--out", str(out)]
-    runs = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) for _ in range(3)]
+    runs = [
+        subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) for _ in range(3)
+    ]
     results = [(run.wait(timeout=600), *run.communicate()) for run in runs]
-    for code, stdout, stderr in results:
+    for code, _stdout, stderr in results:
         assert "Traceback" not in stderr, stderr
         assert code == 0 or (code == 1 and stderr.startswith("error: ")), stderr
     assert any(code == 0 for code, _, _ in results)
@@ -255,9 +258,9 @@ def test_the_marker_is_never_uploaded(samples_build, api):
     passing = lambda path, expected="auto": SimpleNamespace(errors=[], ok=True)  # noqa: E731
     plan = publish(samples_build, REPO, "1.0.0", api=api, validate=passing, dry_run=True)
     assert MARKER_FILE not in {path for path, _ in plan.uploads}
-    assert {path for path, _ in plan.uploads} == {"README.md", "manifest.json", "croissant.json"} | set(manifest_of(samples_build)["configs"]["vqa"]["shards"]) | set(
-        manifest_of(samples_build)["configs"]["description"]["shards"]
-    )
+    assert {path for path, _ in plan.uploads} == {"README.md", "manifest.json", "croissant.json"} | set(
+        manifest_of(samples_build)["configs"]["vqa"]["shards"]
+    ) | set(manifest_of(samples_build)["configs"]["description"]["shards"])
 
 
 @pytest.mark.parametrize(
@@ -315,7 +318,9 @@ def test_a_major_release_with_removed_records_validates_and_publishes(real_raw_d
     out, err = capsys.readouterr()
     assert code == 0 and "validation:  passed" in out, err
     # Asked to match the published counts of the samples, it is refused.
-    code = main(["publish", str(new), "--repo-id", REPO, "--version", "2.0.0", "--dry-run", "--expected", "cogbench-samples"])
+    code = main(
+        ["publish", str(new), "--repo-id", REPO, "--version", "2.0.0", "--dry-run", "--expected", "cogbench-samples"]
+    )
     assert code == 1 and "counts.mismatch" in capsys.readouterr().err
 
 

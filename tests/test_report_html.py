@@ -40,16 +40,32 @@ def chromium(*args: str) -> subprocess.CompletedProcess:
     profile = tempfile.mkdtemp(prefix="cogbench-chromium-")
     try:
         return subprocess.run(
-            [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             f"--user-data-dir={profile}", f"--window-size={WIDTH},900", *args],
-            capture_output=True, text=True, timeout=120)
+            [
+                CHROMIUM,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                f"--user-data-dir={profile}",
+                f"--window-size={WIDTH},900",
+                *args,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     finally:
         shutil.rmtree(profile, ignore_errors=True)
 
 
 @needs_real_data
-@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install -y chromium; .ci/run installs it)")
+@pytest.mark.skipif(
+    CHROMIUM is None, reason="chromium is not installed (apt-get install -y chromium; .ci/run installs it)"
+)
 def test_report_tables_fit_a_1400px_window(built_release, tmp_path):
     runs = [tmp_path / "output_example", tmp_path / "swapped-contexts-model"]
     score_codis(built_release, codis_example(), runs[0], resamples=200)

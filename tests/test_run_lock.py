@@ -11,15 +11,35 @@ import sys
 import threading
 import time
 
-from openai_server import Reply
-
 from cogbench.reference_eval.formats.predictions import read_predictions
+
+from openai_server import Reply
 
 
 def command(server, dataset, out, *extra):
-    return [sys.executable, "-m", "cogbench", "eval", "--task", "codis", "--model", "openai:served",
-            "--base-url", server.base_url, "--dataset", str(dataset), "--out", str(out), "--limit", "6",
-            "--concurrency", "1", "--judge", "rule", *extra]
+    return [
+        sys.executable,
+        "-m",
+        "cogbench",
+        "eval",
+        "--task",
+        "codis",
+        "--model",
+        "openai:served",
+        "--base-url",
+        server.base_url,
+        "--dataset",
+        str(dataset),
+        "--out",
+        str(out),
+        "--limit",
+        "6",
+        "--concurrency",
+        "1",
+        "--judge",
+        "rule",
+        *extra,
+    ]
 
 
 def slow_server(openai_server):
@@ -35,11 +55,14 @@ def wait_for(path, process, seconds=120):
 
 def test_second_eval_on_the_same_folder_refuses(openai_server, built_release, tmp_path):
     gate = threading.Event()  # the first run's requests wait here until the second one has been refused
-    server = openai_server(lambda request: Reply(text="reasoning\nThe answer.") if gate.wait(300) else Reply(status=500))
+    server = openai_server(
+        lambda request: Reply(text="reasoning\nThe answer.") if gate.wait(300) else Reply(status=500)
+    )
     out = tmp_path / "run"
     env = {**os.environ, "OPENAI_API_KEY": "local"}
-    first = subprocess.Popen(command(server, built_release, out), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True, env=env)
+    first = subprocess.Popen(
+        command(server, built_release, out), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
     wait_for(out / "rank-0.lock.json", first)
     holder = json.loads((out / "rank-0.lock.json").read_text())
     try:
@@ -60,8 +83,9 @@ def test_lock_of_a_killed_run_is_taken_over(openai_server, built_release, tmp_pa
     server = slow_server(openai_server)
     out = tmp_path / "run"
     env = {**os.environ, "OPENAI_API_KEY": "local"}
-    first = subprocess.Popen(command(server, built_release, out), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                             env=env)
+    first = subprocess.Popen(
+        command(server, built_release, out), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env
+    )
     shard = out / "shards" / "rank-0.jsonl"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not (shard.exists() and shard.read_bytes().count(b"\n") >= 2):

@@ -12,7 +12,7 @@ from test_intervals import codis_example, score_codis, swap_pairs
 
 from cogbench.cli import main
 from cogbench.errors import UsageError
-from cogbench.reference_eval.scoring import ScoreOptions, run_scoring
+from cogbench.reference_eval.scoring.pipeline import ScoreOptions, run_scoring
 
 
 def vqa_run(built_release, tmp_path, name: str, right_every: int):
@@ -29,7 +29,9 @@ def vqa_run(built_release, tmp_path, name: str, right_every: int):
     path = tmp_path / f"{name}.jsonl"
     path.write_text("\n".join(lines) + "\n")
     out = tmp_path / name
-    run_scoring(ScoreOptions(task="vqa", dataset=str(built_release), predictions=str(path), out=str(out), resamples=300))
+    run_scoring(
+        ScoreOptions(task="vqa", dataset=str(built_release), predictions=str(path), out=str(out), resamples=300)
+    )
     return out
 
 
@@ -54,7 +56,9 @@ def test_report_over_four_runs_writes_every_file(built_release, tmp_path, capsys
     truth_row = next(line for line in markdown.splitlines() if line.startswith("| output_example |"))
     # 100% still has an interval of positive width (Korn-Graubard: an exact binomial bound below 100)
     assert len(re.findall(r"\*\*100\.0 \[9\d\.\d, 100\.0\]\*\*", truth_row)) == 13
-    good_row = next(line for line in markdown.splitlines() if line.startswith("| good [SAMPLE (5 of 251 images)] | run | robust |"))
+    good_row = next(
+        line for line in markdown.splitlines() if line.startswith("| good [SAMPLE (5 of 251 images)] | run | robust |")
+    )
     assert good_row.count("**100.0") == 9
     human = next(line for line in markdown.splitlines() if line.startswith("| _Human_ | published, CogBench Table 5"))
     assert "**" not in human  # references are never "best"
@@ -67,7 +71,9 @@ def test_report_over_four_runs_writes_every_file(built_release, tmp_path, capsys
         board = list(csv.DictReader(handle))
     sample = " [SAMPLE (5 of 251 images)]"  # the VQA runs are on the public samples, not the full release
     assert [row["run"] for row in board] == ["output_example", "swapped", "good" + sample, "poor" + sample]
-    assert float(board[1]["acc_p"]) == float(json.loads((swapped / "scores.json").read_text())["metrics"]["acc_p"]["overall"])
+    assert float(board[1]["acc_p"]) == float(
+        json.loads((swapped / "scores.json").read_text())["metrics"]["acc_p"]["overall"]
+    )
     assert float(board[1]["acc_p.low"]) < float(board[1]["acc_p"]) < float(board[1]["acc_p.high"])
     assert board[2]["accuracy.time"] == "100.0" and board[0]["accuracy"] == ""
 

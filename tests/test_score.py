@@ -7,8 +7,6 @@ import re
 from pathlib import Path
 
 import pytest
-from openai_server import Reply, numbered_verdicts
-from shared_files import codis_example, spacy_stand_in
 
 from cogbench.cli import main
 from cogbench.errors import CogbenchError, IncompleteRunError
@@ -16,7 +14,10 @@ from cogbench.reference_eval.judges import codis as codis_judge
 from cogbench.reference_eval.judges import cognition as cognition_judge
 from cogbench.reference_eval.metrics import codis as codis_metrics
 from cogbench.reference_eval.metrics import vqa
-from cogbench.reference_eval.scoring import ScoreOptions, run_scoring
+from cogbench.reference_eval.scoring.pipeline import ScoreOptions, run_scoring
+
+from openai_server import Reply, numbered_verdicts
+from shared_files import codis_example, spacy_stand_in
 
 SECRET = "sk-score-test-key-987654321"
 
@@ -41,8 +42,15 @@ def codis_truth_responder(request):
 
 
 def judge_options(server, tmp_path, **overrides) -> ScoreOptions:
-    values = dict(task="codis", dataset="", predictions=str(codis_example()), judge="openai:gpt-judge",
-                  judge_base_url=server.base_url, judge_backoff=0.01, out=str(tmp_path / "run"))
+    values = {
+        "task": "codis",
+        "dataset": "",
+        "predictions": str(codis_example()),
+        "judge": "openai:gpt-judge",
+        "judge_base_url": server.base_url,
+        "judge_backoff": 0.01,
+        "out": str(tmp_path / "run"),
+    }
     values.update(overrides)
     return ScoreOptions(**values)
 
@@ -58,16 +66,33 @@ def swapped(tmp_path) -> str:
 
 def test_codis_example_scores_100_with_rule_judge_and_0_when_swapped(built_release, tmp_path):
     run = tmp_path / "rule"
-    assert main(["score", "--task", "codis", "--predictions", str(codis_example()), "--dataset", str(built_release),
-                 "--out", str(run)]) == 0
+    assert (
+        main(
+            [
+                "score",
+                "--task",
+                "codis",
+                "--predictions",
+                str(codis_example()),
+                "--dataset",
+                str(built_release),
+                "--out",
+                str(run),
+            ]
+        )
+        == 0
+    )
     scores = json.loads((run / "scores.json").read_text())
     assert scores["metrics"]["acc_p"]["overall"] == 100.0 and scores["metrics"]["acc_q"]["overall"] == 100.0
     assert set(scores["metrics"]["acc_p"]["per_category"].values()) == {100.0}
     assert scores["counts"]["queries"] == 706 and scores["judge"] == {"kind": "rule"}
     assert "| Example" not in (run / "report.md").read_text() and "Overall Acc_p" in (run / "report.md").read_text()
     assert len((run / "details.jsonl").read_text().splitlines()) == 353
-    swap = run_scoring(ScoreOptions(task="codis", dataset=str(built_release), predictions=swapped(tmp_path),
-                                    out=str(tmp_path / "swap")))
+    swap = run_scoring(
+        ScoreOptions(
+            task="codis", dataset=str(built_release), predictions=swapped(tmp_path), out=str(tmp_path / "swap")
+        )
+    )
     assert swap["metrics"]["acc_p"]["overall"] == 0.0 and swap["metrics"]["acc_q"]["overall"] == 0.0
 
 
@@ -133,12 +158,15 @@ def test_judge_failures_are_counted_not_scored(built_release, tmp_path, openai_s
 
 
 def test_mismatched_ids_are_an_error_unless_allow_partial(built_release, tmp_path):
-    pairs = json.loads(codis_example().read_text())[:-1] + [{"id": "zzz", "output": {"output_1": "a", "output_2": "b"}}]
+    pairs = [*json.loads(codis_example().read_text())[:-1], {"id": "zzz", "output": {"output_1": "a", "output_2": "b"}}]
     path = tmp_path / "partial.json"
     path.write_text(json.dumps(pairs))
     options = ScoreOptions(task="codis", dataset=str(built_release), predictions=str(path), out=str(tmp_path / "p"))
-    with pytest.raises(CogbenchError, match=r"2 dataset item\(s\) have no prediction: 352#1, 352#2; "
-                                            r"2 prediction\(s\) match no dataset item: zzz#1, zzz#2"):
+    with pytest.raises(
+        CogbenchError,
+        match=r"2 dataset item\(s\) have no prediction: 352#1, 352#2; "
+        r"2 prediction\(s\) match no dataset item: zzz#1, zzz#2",
+    ):
         run_scoring(options)
     options.allow_partial = True
     scores = run_scoring(options)
@@ -157,14 +185,23 @@ def test_vqa_official_and_robust_accuracy(built_release, tmp_path):
     for index, row in enumerate(rows):
         answer = letters[row["answer"]]
         wrong = letters[(row["answer"] + 1) % 4]
-        response = (f"{answer}. {row['choice_' + answer.lower()]}" if index < 8 else
-                    f"The answer is {answer}" if index < 16 else "no idea" if index < 24 else wrong)
+        response = (
+            f"{answer}. {row['choice_' + answer.lower()]}"
+            if index < 8
+            else f"The answer is {answer}"
+            if index < 16
+            else "no idea"
+            if index < 24
+            else wrong
+        )
         record = {k: row[k] for k in ("question", "choice_a", "choice_b", "choice_c", "choice_d")}
         record.update(img_id=row["image_id"], answer=answer, response=response)
         lines.append(json.dumps(record))
     path = tmp_path / "vqa.jsonl"
     path.write_text("\n".join(lines) + "\n")
-    scores = run_scoring(ScoreOptions(task="vqa", dataset=str(built_release), predictions=str(path), out=str(tmp_path / "v")))
+    scores = run_scoring(
+        ScoreOptions(task="vqa", dataset=str(built_release), predictions=str(path), out=str(tmp_path / "v"))
+    )
     total = len(rows)
     assert scores["metrics"]["accuracy"]["overall"] == pytest.approx(100 * 16 / total)
     assert scores["metrics"]["accuracy_official"]["overall"] == pytest.approx(100 * 8 / total)
@@ -177,11 +214,18 @@ def test_oracle_description_with_cognition_judge(built_release, tmp_path, openai
     """A judge that says 1 to odd-numbered key points and 0 to even ones: cognition is hand-computable."""
 
     server = openai_server(numbered_verdicts(lambda n: n % 2))
-    scores = run_scoring(ScoreOptions(
-        task="description", dataset=str(built_release), oracle=True, judge="openai:gpt-judge",
-        judge_base_url=server.base_url, spacy_model=str(spacy_stand_in()), embedder=minilm_path(),
-        out=str(tmp_path / "oracle"),
-    ))
+    scores = run_scoring(
+        ScoreOptions(
+            task="description",
+            dataset=str(built_release),
+            oracle=True,
+            judge="openai:gpt-judge",
+            judge_base_url=server.base_url,
+            spacy_model=str(spacy_stand_in()),
+            embedder=minilm_path(),
+            out=str(tmp_path / "oracle"),
+        )
+    )
     details = [json.loads(line) for line in (tmp_path / "oracle" / "details.jsonl").read_text().splitlines()]
     expected_hits = expected_total = 0
     for detail in details:
@@ -191,7 +235,8 @@ def test_oracle_description_with_cognition_judge(built_release, tmp_path, openai
             expected_hits += (len(points) + 1) // 2
     assert scores["metrics"]["cognition"]["overall"] == pytest.approx(100 * expected_hits / expected_total)
     assert len(server.chat_requests) == sum(
-        len({c["figure"] for c in d["cognition"]}) for d in details)  # one call per image per prompt
+        len({c["figure"] for c in d["cognition"]}) for d in details
+    )  # one call per image per prompt
     assert scores["counts"]["cors"] == expected_total
     assert 85 < scores["metrics"]["recognition_micro"]["overall"] <= 100
     figure9 = [r for r in server.chat_requests if "<EVENT RELATIONSHIP>" in r.prompt_text]
@@ -208,17 +253,27 @@ def test_cognition_prompt_and_parser():
 
 
 def test_codis_rule_judge_and_answer_extraction():
-    assert codis_metrics.final_answer("The hand moves up, so...\nAnswer: Putting on my clothes.") == "Putting on my clothes."
+    assert (
+        codis_metrics.final_answer("The hand moves up, so...\nAnswer: Putting on my clothes.")
+        == "Putting on my clothes."
+    )
     assert codis_judge.rule_verdict("Reasoning.\nnot appropriate", "Not appropriate.", "Appropriate.")
     assert codis_judge.rule_verdict("Reasoning.\nAppropriate", "Appropriate.", "Not appropriate.")
     assert not codis_judge.rule_verdict("It could be either.", "Up.", "Down.")
     assert codis_judge.parse_verdict(" Right.") is True and codis_judge.parse_verdict("maybe") is None
 
 
-@pytest.mark.parametrize("response, official, robust", [
-    ("B", "B", "B"), ("(C)", None, "C"), ("**D**", None, "D"), ("Answer: A", "A", "A"),
-    ("A man is walking.", "A", None), ("I think the correct option is (B).", None, "B"),
-])
+@pytest.mark.parametrize(
+    "response, official, robust",
+    [
+        ("B", "B", "B"),
+        ("(C)", None, "C"),
+        ("**D**", None, "D"),
+        ("Answer: A", "A", "A"),
+        ("A man is walking.", "A", None),
+        ("I think the correct option is (B).", None, "B"),
+    ],
+)
 def test_vqa_extractors(response, official, robust):
     choices = ["It is 2:25 pm.", "It is 10 am.", "Three thirty.", "We do not know."]
     assert vqa.extract_official(response) == official
@@ -226,7 +281,12 @@ def test_vqa_extractors(response, official, robust):
 
 
 def test_missing_spacy_model_says_how_to_install(built_release, tmp_path):
-    options = ScoreOptions(task="description", dataset=str(built_release), oracle=True,
-                           spacy_model="en_core_web_sm", out=str(tmp_path / "x"))
+    options = ScoreOptions(
+        task="description",
+        dataset=str(built_release),
+        oracle=True,
+        spacy_model="en_core_web_sm",
+        out=str(tmp_path / "x"),
+    )
     with pytest.raises(CogbenchError, match="python -m spacy download en_core_web_sm"):
         run_scoring(options)

@@ -15,7 +15,7 @@ from scipy import stats
 
 from cogbench.reference_eval.metrics import intervals, small_sample
 from cogbench.reference_eval.metrics.intervals import Unit
-from cogbench.reference_eval.reports.run import interval_text
+from cogbench.reference_eval.reports.run_files import interval_text
 
 
 def test_zero_of_64_on_5_images_has_a_positive_upper_bound():
@@ -41,8 +41,9 @@ def test_design_effect_by_hand():
 
 
 def test_one_image_has_no_interval_and_says_so():
-    table = intervals.cluster_table([Unit("img1", "x", 1.0), Unit("img1", "x", 0.0), Unit("img2", "y", 1.0),
-                                     Unit("img3", "y", 0.0)], ["x", "y"])
+    table = intervals.cluster_table(
+        [Unit("img1", "x", 1.0), Unit("img1", "x", 0.0), Unit("img2", "y", 1.0), Unit("img3", "y", 0.0)], ["x", "y"]
+    )
     result = small_sample.column_intervals(table.hits, table.totals, table.columns)
     assert result["per_category"]["x"] is None and result["clusters"]["per_category"]["x"] == 1
     assert result["per_category"]["y"] is not None and result["clusters"]["overall"] == 3
@@ -56,7 +57,7 @@ def test_paired_difference_by_hand_and_minimum_detectable_difference():
     result = small_sample.paired_difference_t(ha, ta, hb, tb)
     ra, rb = 6 / 8, 3 / 8
     residual = (ha - ra * ta) / 8 - (hb - rb * tb) / 8
-    se = 100 * math.sqrt(4 / 3 * (residual ** 2).sum())
+    se = 100 * math.sqrt(4 / 3 * (residual**2).sum())
     half = stats.t.ppf(0.975, 3) * se
     assert result["difference"] == pytest.approx(37.5)
     assert result["interval"] == pytest.approx([37.5 - half, 37.5 + half], abs=1e-3)
@@ -79,9 +80,17 @@ def test_coverage_on_five_images_through_the_scoring_entry_point():
     held, runs = 0, 300
     for _ in range(runs):
         probabilities = rng.beta(0.6 * 4, 0.4 * 4, 5)  # ICC = 1 / (4 + 1) = 0.2
-        details = [{"item_id": f"{g}-{q}", "image_id": f"img{g}", "category": "event",
-                    "correct": bool(rng.random() < probabilities[g]), "correct_official": False}
-                   for g in range(5) for q in range(13)]
+        details = [
+            {
+                "item_id": f"{g}-{q}",
+                "image_id": f"img{g}",
+                "category": "event",
+                "correct": bool(rng.random() < probabilities[g]),
+                "correct_official": False,
+            }
+            for g in range(5)
+            for q in range(13)
+        ]
         result, _ = intervals.score_intervals("vqa", details, ["event"], resamples=500)
         low, high = result["accuracy"]["overall"]
         held += low <= 60.0 <= high
@@ -91,8 +100,17 @@ def test_coverage_on_five_images_through_the_scoring_entry_point():
 def test_all_wrong_and_one_image_categories_through_the_scoring_entry_point():
     """64 questions on 5 images, all wrong: not "0.0 [0.0, 0.0]" but an upper bound above the exact binomial
     bound of 64 independent questions (1 - 0.025^(1/64) = 5.6%); a category on one image: no interval."""
-    details = [{"item_id": f"{g}-{q}", "image_id": f"img{g}", "category": "event" if g else "time",
-                "correct": False, "correct_official": False} for g in range(5) for q in range(13 if g < 4 else 12)]
+    details = [
+        {
+            "item_id": f"{g}-{q}",
+            "image_id": f"img{g}",
+            "category": "event" if g else "time",
+            "correct": False,
+            "correct_official": False,
+        }
+        for g in range(5)
+        for q in range(13 if g < 4 else 12)
+    ]
     result, _ = intervals.score_intervals("vqa", details, ["time", "event"])
     low, high = result["accuracy"]["overall"]
     assert low == 0.0 and high > 100 * (1 - 0.025 ** (1 / 64)) > 5.6

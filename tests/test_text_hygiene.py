@@ -13,11 +13,12 @@ import unicodedata
 from pathlib import Path
 
 import pytest
-from validation_helpers import copy_codis, copy_samples, edit_json, read_json
 
 from cogbench.cli import main
 from cogbench.schemas.cor import CorSyntaxError, parse_cor
 from cogbench.schemas.records import question_id
+
+from validation_helpers import copy_codis, copy_samples, edit_json, read_json
 
 CODIS = "codis/data.json"
 DESC = "cogbench-samples/cogbench_description.json"
@@ -31,6 +32,7 @@ def _vqa(position, **changes):
         edit_json(root / VQA, lambda d: d[position].update(changes))
         item = items[position] | changes
         return f"record {question_id(item['img_id'], item['question'])}"
+
     return mutate
 
 
@@ -38,6 +40,7 @@ def _desc(image, key, value):
     def mutate(root):
         edit_json(root / DESC, lambda d: d[image].update({key: value}))
         return f"record {image}"
+
     return mutate
 
 
@@ -45,38 +48,43 @@ def _pair(position, **changes):
     def mutate(root):
         edit_json(root / CODIS, lambda d: d[position].update(changes))
         return f"record {changes.get('id', f'{position:03d}')}"
+
     return mutate
 
 
 def _extra_pair(source, **changes):
     """A copy of pair ``source`` appended with some fields changed: a look-alike duplicate."""
+
     def mutate(root):
         edit_json(root / CODIS, lambda d: d.append(d[source] | changes))
         return f"record {changes.get('id', f'{source:03d}')}"
+
     return mutate
 
 
 def _raw_text(file, old, new):
     """Edit the raw JSON text (for escapes json.dumps cannot write, such as lone surrogates)."""
+
     def mutate(root):
         path = root / file
         text = path.read_text(encoding="utf-8")
         assert old in text
         path.write_text(text.replace(old, new, 1), encoding="utf-8")
-        return None
+
     return mutate
 
 
 def _deep(root):
     (root / CODIS).write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
-    return None
 
 
 def _nfd_question(root):
     """Pair 5 asked again on its image with its contexts, the question in NFD with a zero-width space."""
+
     def edit(pairs):
         pairs[5]["question"] = "Is this a café?"
         pairs.append(pairs[5] | {"id": "900", "question": unicodedata.normalize("NFD", "Is this a ca" + ZWSP + "fé? ")})
+
     edit_json(root / CODIS, edit)
     return "record 900"
 
@@ -84,19 +92,61 @@ def _nfd_question(root):
 CASES = {
     # kind, mutate, code, file, field
     "whitespace-only question": ("samples", _vqa(3, question="   "), "text.empty", VQA, "question"),
-    "whitespace-only entity": ("samples", _desc("cookie_theft", "Entities", ["woman", " "]), "text.empty", DESC, "Entities[1]"),
-    "invisible-only description": ("samples", _desc("cookie_theft", "Description", [ZWSP + " " + ZWSP]), "text.empty", DESC, "Description[0]"),
+    "whitespace-only entity": (
+        "samples",
+        _desc("cookie_theft", "Entities", ["woman", " "]),
+        "text.empty",
+        DESC,
+        "Entities[1]",
+    ),
+    "invisible-only description": (
+        "samples",
+        _desc("cookie_theft", "Description", [ZWSP + " " + ZWSP]),
+        "text.empty",
+        DESC,
+        "Description[0]",
+    ),
     "whitespace-only codis id": ("codis", _pair(2, id="  "), "text.empty", CODIS, "id"),
     "invisible-only codis question": ("codis", _pair(4, question=ZWSP * 3), "text.empty", CODIS, "question"),
-    "dangling + in a chain": ("samples", _desc("cookie_theft", "Next Moment Event Reasoning", ["A stool. + -> The boy falls."]), "cor.syntax", DESC, "Next Moment Event Reasoning[0]"),
-    "leading + in a chain": ("samples", _desc("cookie_theft", "Next Moment Event Reasoning", ["+ A stool. -> The boy falls."]), "cor.syntax", DESC, "Next Moment Event Reasoning[0]"),
-    "doubled + in a chain": ("samples", _desc("cookie_theft", "Next Moment Event Reasoning", ["A stool. + + It tilts. -> The boy falls."]), "cor.syntax", DESC, "Next Moment Event Reasoning[0]"),
-    "invisible premise": ("samples", _desc("cookie_theft", "Next Moment Event Reasoning", [f"A stool. + {ZWSP} -> The boy falls."]), "cor.syntax", DESC, "Next Moment Event Reasoning[0]"),
+    "dangling + in a chain": (
+        "samples",
+        _desc("cookie_theft", "Next Moment Event Reasoning", ["A stool. + -> The boy falls."]),
+        "cor.syntax",
+        DESC,
+        "Next Moment Event Reasoning[0]",
+    ),
+    "leading + in a chain": (
+        "samples",
+        _desc("cookie_theft", "Next Moment Event Reasoning", ["+ A stool. -> The boy falls."]),
+        "cor.syntax",
+        DESC,
+        "Next Moment Event Reasoning[0]",
+    ),
+    "doubled + in a chain": (
+        "samples",
+        _desc("cookie_theft", "Next Moment Event Reasoning", ["A stool. + + It tilts. -> The boy falls."]),
+        "cor.syntax",
+        DESC,
+        "Next Moment Event Reasoning[0]",
+    ),
+    "invisible premise": (
+        "samples",
+        _desc("cookie_theft", "Next Moment Event Reasoning", [f"A stool. + {ZWSP} -> The boy falls."]),
+        "cor.syntax",
+        DESC,
+        "Next Moment Event Reasoning[0]",
+    ),
     "NFD look-alike id": ("codis", _extra_pair(0, id=unicodedata.normalize("NFD", "00é")), "text.bad_id", CODIS, "id"),
     "zero-width look-alike id": ("codis", _extra_pair(0, id="000" + ZWSP), "identity.duplicate_id", CODIS, "id"),
     "trailing-space look-alike id": ("codis", _extra_pair(1, id="001 "), "identity.duplicate_id", CODIS, "id"),
     "NFD look-alike question": ("codis", _nfd_question, "identity.duplicate_question", CODIS, "question"),
-    "lone surrogate in a question": ("codis", _raw_text(CODIS, '"Am I taking off', '"Am I \\ud800 taking off'), "text.unencodable", CODIS, "question"),
+    "lone surrogate in a question": (
+        "codis",
+        _raw_text(CODIS, '"Am I taking off', '"Am I \\ud800 taking off'),
+        "text.unencodable",
+        CODIS,
+        "question",
+    ),
     "NUL in an image id": ("codis", _pair(3, image_id="a\u0000.jpg"), "text.control", CODIS, "image_id"),
     "5000-character image id": ("codis", _pair(3, image_id="x" * 5000 + ".jpg"), "text.bad_id", CODIS, "image_id"),
     "100,000-deep nesting": ("codis", _deep, "json.invalid", CODIS, None),
@@ -151,7 +201,9 @@ def test_build_lists_problems_of_every_stage_in_one_run(real_raw_dir, tmp_path, 
     assert "Traceback" not in err and not (tmp_path / "out").exists()
 
 
-@pytest.mark.parametrize("chain", ["A + -> B", "+ A -> B", "A + + B -> C", f"A + {ZWSP} -> B", f"{ZWSP} -> B", f"A -> {ZWSP}"])
+@pytest.mark.parametrize(
+    "chain", ["A + -> B", "+ A -> B", "A + + B -> C", f"A + {ZWSP} -> B", f"{ZWSP} -> B", f"A -> {ZWSP}"]
+)
 def test_the_cor_grammar_rejects_empty_premises_anywhere(chain):
     with pytest.raises(CorSyntaxError):
         parse_cor(chain)

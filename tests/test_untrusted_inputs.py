@@ -46,8 +46,19 @@ def build_copy(built_release, tmp_path) -> Path:
 
 
 def score_argv(dataset, out, task="codis", predictions=None):
-    return ["score", "--task", task, "--dataset", str(dataset), "--predictions", str(predictions or codis_example()),
-            "--out", str(out), "--resamples", "50"]
+    return [
+        "score",
+        "--task",
+        task,
+        "--dataset",
+        str(dataset),
+        "--predictions",
+        str(predictions or codis_example()),
+        "--out",
+        str(out),
+        "--resamples",
+        "50",
+    ]
 
 
 # --- part 2: builds --------------------------------------------------------------------
@@ -65,8 +76,19 @@ def test_every_command_refuses_a_build_whose_vqa_answers_were_shifted(build_copy
     predictions.write_text(json.dumps({"task": "vqa", "item_id": "x", "output": "A"}) + "\n")
     commands = [
         score_argv(build_copy, tmp_path / "s", "vqa", predictions),
-        ["eval", "--task", "vqa", "--model", "openai:m", "--base-url", "http://127.0.0.1:9/v1", "--dataset",
-         str(build_copy), "--out", str(tmp_path / "e")],
+        [
+            "eval",
+            "--task",
+            "vqa",
+            "--model",
+            "openai:m",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--dataset",
+            str(build_copy),
+            "--out",
+            str(tmp_path / "e"),
+        ],
         ["export", "--format", "vlmevalkit", "--dataset", str(build_copy), "--out", str(tmp_path / "x")],
         ["report", str(tmp_path / "scored"), "--out", str(tmp_path / "r")],
     ]
@@ -134,11 +156,19 @@ def test_duplicated_or_missing_details_lines_are_refused(scored, capsys):
     assert "counts.items" in line
 
 
-@pytest.mark.parametrize("case, expect", [
-    ("list", "(top level)"), ("no task", "'task' is a required property"), ("no metrics", "'metrics' is a required"),
-    ("string number", "metrics.acc_p.overall"), ("not utf-8", "not UTF-8"), ("unknown task", "field task"),
-    ("run.json broken", "run.json: not valid JSON"), ("run.json list", "run.json"),
-])
+@pytest.mark.parametrize(
+    "case, expect",
+    [
+        ("list", "(top level)"),
+        ("no task", "'task' is a required property"),
+        ("no metrics", "'metrics' is a required"),
+        ("string number", "metrics.acc_p.overall"),
+        ("not utf-8", "not UTF-8"),
+        ("unknown task", "field task"),
+        ("run.json broken", "run.json: not valid JSON"),
+        ("run.json list", "run.json"),
+    ],
+)
 def test_broken_run_files_are_one_line_errors(case, expect, scored, capsys):
     path = scored / "scores.json"
     scores = json.loads(path.read_text())
@@ -183,10 +213,17 @@ def write_xlsx_halves(tmp_path: Path) -> tuple[Path, Path]:
     return cut, fake
 
 
-@pytest.mark.parametrize("case, expect", [
-    ("deep", "nested too deeply"), ("surrogate", "lone surrogate"), ("latin-1", "not UTF-8"),
-    ("cut xlsx", "cannot read it"), ("fake xlsx", "cannot read it"), ("query true", "cogbench_query"),
-])
+@pytest.mark.parametrize(
+    "case, expect",
+    [
+        ("deep", "nested too deeply"),
+        ("surrogate", "lone surrogate"),
+        ("latin-1", "not UTF-8"),
+        ("cut xlsx", "cannot read it"),
+        ("fake xlsx", "cannot read it"),
+        ("query true", "cogbench_query"),
+    ],
+)
 def test_bad_predictions_are_one_line_errors(case, expect, built_release, tmp_path, capsys):
     path, task = tmp_path / "p.jsonl", "codis"
     if case == "deep":
@@ -198,9 +235,13 @@ def test_bad_predictions_are_one_line_errors(case, expect, built_release, tmp_pa
     elif case in ("cut xlsx", "fake xlsx"):
         path, task = write_xlsx_halves(tmp_path)[case == "fake xlsx"], "vqa"
     else:
-        path.write_text(json.dumps({"doc_id": 0, "doc": {"id": "000", "cogbench_query": True}, "filtered_resps": ["x"]}) + "\n")
+        path.write_text(
+            json.dumps({"doc_id": 0, "doc": {"id": "000", "cogbench_query": True}, "filtered_resps": ["x"]}) + "\n"
+        )
     harness = case in ("cut xlsx", "fake xlsx", "query true")  # formats/harness.py reports exit 1, as before
-    line = error_line(main(score_argv(built_release, tmp_path / "s", task, path)), capsys.readouterr().err, 1 if harness else 2)
+    line = error_line(
+        main(score_argv(built_release, tmp_path / "s", task, path)), capsys.readouterr().err, 1 if harness else 2
+    )
     assert expect in line and str(path) in line
 
 
@@ -208,15 +249,32 @@ def test_a_first_record_longer_than_64_kib_is_read_whole(built_release, tmp_path
     pairs = json.loads(codis_example().read_text())
     pairs[0]["output"]["output_1"] += " " + "x" * 200_000
     path = tmp_path / "long.jsonl"
-    path.write_text("".join(json.dumps({"task": "codis", "item_id": p["id"], "query": q, "output": p["output"][f"output_{q}"]})
-                            + "\n" for p in pairs for q in (1, 2)))
+    path.write_text(
+        "".join(
+            json.dumps({"task": "codis", "item_id": p["id"], "query": q, "output": p["output"][f"output_{q}"]}) + "\n"
+            for p in pairs
+            for q in (1, 2)
+        )
+    )
     assert main(score_argv(built_release, tmp_path / "s", "codis", path)) == 0, capsys.readouterr().err
 
 
 @pytest.mark.parametrize("threshold", ["2", "-1", "nan"])
 def test_offline_threshold_outside_0_to_1(threshold, built_release, tmp_path, capsys):
-    argv = ["score", "--task", "description", "--dataset", str(built_release), "--oracle", "--judge", "rouge",
-            "--offline-threshold", threshold, "--out", str(tmp_path / "s")]
+    argv = [
+        "score",
+        "--task",
+        "description",
+        "--dataset",
+        str(built_release),
+        "--oracle",
+        "--judge",
+        "rouge",
+        "--offline-threshold",
+        threshold,
+        "--out",
+        str(tmp_path / "s"),
+    ]
     assert "--offline-threshold" in error_line(main(argv), capsys.readouterr().err, 2)
 
 
@@ -230,13 +288,13 @@ def test_judge_cache_is_keyed_by_the_endpoint(built_release, tmp_path, openai_se
     right = openai_server(lambda request: Reply(text="right"))
     wrong = openai_server(lambda request: Reply(text="wrong"))
     out = tmp_path / "s"
-    argv = score_argv(built_release, out) + ["--judge", "openai:judge", "--judge-base-url"]
-    assert main(argv + [right.base_url]) == 0
+    argv = [*score_argv(built_release, out), "--judge", "openai:judge", "--judge-base-url"]
+    assert main([*argv, right.base_url]) == 0
     first = json.loads((out / "scores.json").read_text())
-    assert main(argv + [right.base_url]) == 0
+    assert main([*argv, right.base_url]) == 0
     again = json.loads((out / "scores.json").read_text())
     assert again["judge"]["cache_hits"] == again["judge"]["prompts"] and again["judge"]["calls"] == 0
-    assert main(argv + [wrong.base_url]) == 0
+    assert main([*argv, wrong.base_url]) == 0
     other = json.loads((out / "scores.json").read_text())
     assert other["judge"]["cache_hits"] == 0 and other["judge"]["calls"] > 0 and wrong.chat_requests
     assert other["metrics"]["acc_q"]["overall"] == 0.0 and first["metrics"]["acc_q"]["overall"] == 100.0

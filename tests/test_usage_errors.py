@@ -23,18 +23,23 @@ def assert_one_line_error(code, err):
     assert last.startswith("error: ") and err.count("error: ") == 1 and "Traceback" not in err
 
 
-@pytest.mark.parametrize("model, message", [
-    ("tiny", "expected hf:MODEL_ID_OR_PATH or openai:MODEL"),
-    ("hf:", "expected hf:MODEL_ID_OR_PATH or openai:MODEL"),
-    ("hf:/no/such/path", "no such folder"),
-    ("hf:./nope", "no such folder"),
-    ("hf:not a model id", "no such folder"),
-    ("hf:Qwen/Not-Cached-In-This-Test-Model", "HF_HUB_OFFLINE"),
-])
+@pytest.mark.parametrize(
+    "model, message",
+    [
+        ("tiny", "expected hf:MODEL_ID_OR_PATH or openai:MODEL"),
+        ("hf:", "expected hf:MODEL_ID_OR_PATH or openai:MODEL"),
+        ("hf:/no/such/path", "no such folder"),
+        ("hf:./nope", "no such folder"),
+        ("hf:not a model id", "no such folder"),
+        ("hf:Qwen/Not-Cached-In-This-Test-Model", "HF_HUB_OFFLINE"),
+    ],
+)
 def test_eval_model_mistakes(model, message, built_release, tmp_path, capsys):
     out = tmp_path / "runs" / "x"
     started = time.perf_counter()
-    code, err = run(["eval", "--task", "vqa", "--model", model, "--dataset", str(built_release), "--out", str(out)], capsys)
+    code, err = run(
+        ["eval", "--task", "vqa", "--model", model, "--dataset", str(built_release), "--out", str(out)], capsys
+    )
     assert_one_line_error(code, err)
     assert message in err and time.perf_counter() - started < 30
     assert not (tmp_path / "runs").exists()
@@ -43,8 +48,20 @@ def test_eval_model_mistakes(model, message, built_release, tmp_path, capsys):
 def test_eval_model_folder_without_config(built_release, tmp_path, capsys):
     folder = tmp_path / "empty-model"
     folder.mkdir()
-    code, err = run(["eval", "--task", "vqa", "--model", f"hf:{folder}", "--dataset", str(built_release),
-                     "--out", str(tmp_path / "run")], capsys)
+    code, err = run(
+        [
+            "eval",
+            "--task",
+            "vqa",
+            "--model",
+            f"hf:{folder}",
+            "--dataset",
+            str(built_release),
+            "--out",
+            str(tmp_path / "run"),
+        ],
+        capsys,
+    )
     assert_one_line_error(code, err)
     assert "no config.json" in err and not (tmp_path / "run").exists()
 
@@ -52,14 +69,25 @@ def test_eval_model_folder_without_config(built_release, tmp_path, capsys):
 @pytest.mark.parametrize("command", ["eval", "score"])
 def test_dataset_that_is_neither_folder_nor_reachable_repo(command, tmp_path, capsys):
     extra = ["--model", "openai:m"] if command == "eval" else ["--predictions", str(tmp_path / "p.json")]
-    code, err = run([command, "--task", "codis", "--dataset", "dist/nope", "--out", str(tmp_path / "run"), *extra], capsys)
+    code, err = run(
+        [command, "--task", "codis", "--dataset", "dist/nope", "--out", str(tmp_path / "run"), *extra], capsys
+    )
     assert_one_line_error(code, err)
     assert "dist/nope" in err and not (tmp_path / "run").exists()
 
 
 def score_argv(built_release, predictions, tmp_path, task="codis"):
-    return ["score", "--task", task, "--predictions", str(predictions), "--dataset", str(built_release),
-            "--out", str(tmp_path / "score")]
+    return [
+        "score",
+        "--task",
+        task,
+        "--predictions",
+        str(predictions),
+        "--dataset",
+        str(built_release),
+        "--out",
+        str(tmp_path / "score"),
+    ]
 
 
 def test_predictions_not_utf8(built_release, tmp_path, capsys):
@@ -70,13 +98,16 @@ def test_predictions_not_utf8(built_release, tmp_path, capsys):
     assert "line 1: not UTF-8" in err and not (tmp_path / "score").exists()
 
 
-@pytest.mark.parametrize("field, value, message", [
-    ("query", [1], "field query"),
-    ("query", 3, "field query"),
-    ("output", None, "field output"),
-    ("item_id", 7, "field item_id"),
-    ("generation", "greedy", "field generation"),
-])
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("query", [1], "field query"),
+        ("query", 3, "field query"),
+        ("output", None, "field output"),
+        ("item_id", 7, "field item_id"),
+        ("generation", "greedy", "field generation"),
+    ],
+)
 def test_prediction_fields_of_the_wrong_type(field, value, message, built_release, tmp_path, capsys):
     record = {"task": "codis", "item_id": "000", "query": 1, "output": "x", field: value}
     path = tmp_path / "bad.jsonl"
@@ -96,8 +127,9 @@ def test_predictions_missing_and_directory(built_release, tmp_path, capsys):
 def test_out_is_a_file(built_release, tmp_path, capsys):
     out = tmp_path / "file"
     out.write_text("mine")
-    code, err = run(["eval", "--task", "vqa", "--model", "openai:m", "--dataset", str(built_release), "--out", str(out)],
-                    capsys)
+    code, err = run(
+        ["eval", "--task", "vqa", "--model", "openai:m", "--dataset", str(built_release), "--out", str(out)], capsys
+    )
     assert_one_line_error(code, err)
     assert out.read_text() == "mine"
 
@@ -118,8 +150,23 @@ def test_help_shows_every_default(command, capsys):
 
 def test_base_url_without_scheme(built_release, real_raw_dir, tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "local")
-    code, err = run(["score", "--task", "codis", "--dataset", str(built_release), "--out", str(tmp_path / "s"),
-                     "--predictions", str(real_raw_dir / "codis" / "output_example.json"), "--judge", "openai:j",
-                     "--judge-base-url", "localhost:8000/v1"], capsys)
+    code, err = run(
+        [
+            "score",
+            "--task",
+            "codis",
+            "--dataset",
+            str(built_release),
+            "--out",
+            str(tmp_path / "s"),
+            "--predictions",
+            str(real_raw_dir / "codis" / "output_example.json"),
+            "--judge",
+            "openai:j",
+            "--judge-base-url",
+            "localhost:8000/v1",
+        ],
+        capsys,
+    )
     assert_one_line_error(code, err)
     assert "base URL 'localhost:8000/v1': expected http://" in err and not (tmp_path / "s").exists()

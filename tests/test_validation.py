@@ -8,12 +8,13 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from validation_helpers import copy_codis, copy_samples, edit_json
 
 from cogbench.cards.release import build_release
 from cogbench.cli import main
 from cogbench.validation import CHECKS, ValidationFailed, validate
 from cogbench.validation.checks import chi_square_sf
+
+from validation_helpers import copy_codis, copy_samples, edit_json
 
 
 @pytest.fixture
@@ -30,11 +31,17 @@ def test_built_release_validates_through_load_dataset(built_release):
 def test_built_record_violating_its_schema(built_samples):
     shard = next((built_samples / "data" / "vqa").glob("*.parquet"))
     table = pq.read_table(shard)
-    table = table.set_column(table.schema.get_field_index("question"), "question", pa.array([""] + table["question"].to_pylist()[1:]))
+    table = table.set_column(
+        table.schema.get_field_index("question"), "question", pa.array(["", *table["question"].to_pylist()[1:]])
+    )
     pq.write_table(table, shard)
     errors = validate(built_samples, expected=None).errors
-    assert [(f.code, f.file, f.field) for f in errors if CHECKS[f.code][0] != "release"] == [("schema.built", "vqa", "question")]
-    assert {f.code for f in errors if CHECKS[f.code][0] == "release"} >= {"files.hash_mismatch"}  # the shard was rewritten
+    assert [(f.code, f.file, f.field) for f in errors if CHECKS[f.code][0] != "release"] == [
+        ("schema.built", "vqa", "question")
+    ]
+    assert {f.code for f in errors if CHECKS[f.code][0] == "release"} >= {
+        "files.hash_mismatch"
+    }  # the shard was rewritten
 
 
 def test_built_config_that_cannot_load(built_samples):
@@ -47,7 +54,9 @@ def test_built_config_that_cannot_load(built_samples):
 
 def test_build_refuses_raw_data_with_validation_errors(real_raw_dir, tmp_path):
     root = copy_codis(real_raw_dir, tmp_path / "raw", keep=5)
-    edit_json(root / "codis" / "data.json", lambda pairs: pairs[2]["answer"].update(answer_2=pairs[2]["answer"]["answer_1"]))
+    edit_json(
+        root / "codis" / "data.json", lambda pairs: pairs[2]["answer"].update(answer_2=pairs[2]["answer"]["answer_1"])
+    )
     with pytest.raises(ValidationFailed, match="pairs.same_answer: codis/data.json: record 002"):
         build_release(root, tmp_path / "out")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["raw"]
@@ -89,12 +98,16 @@ def test_cli_exit_codes_and_json(real_raw_dir, tmp_path, capsys):
     assert main(["validate", str(root), "--expected", "none", "--format", "json"]) == 1
     report = json.loads(capsys.readouterr().out)
     assert report["ok"] is False
-    assert [(f["code"], f["record"], f["field"]) for f in report["findings"] if f["severity"] == "error"] == [("image.unsafe_id", "001", "image_id")]
+    assert [(f["code"], f["record"], f["field"]) for f in report["findings"] if f["severity"] == "error"] == [
+        ("image.unsafe_id", "001", "image_id")
+    ]
     assert main(["validate", str(root), "--expected", "no-such-release"]) == 2
     assert main(["validate", str(tmp_path / "missing")]) == 2
 
 
-@pytest.mark.parametrize("statistic, degrees", [(0.0, 3), (3.125, 3), (11.34, 3), (40.0, 3), (5.0, 1), (7.0, 2), (9.5, 4)])
+@pytest.mark.parametrize(
+    "statistic, degrees", [(0.0, 3), (3.125, 3), (11.34, 3), (40.0, 3), (5.0, 1), (7.0, 2), (9.5, 4)]
+)
 def test_chi_square_survival_matches_scipy(statistic, degrees):
     stats = pytest.importorskip("scipy.stats")
     assert chi_square_sf(statistic, degrees) == pytest.approx(stats.chi2.sf(statistic, degrees), rel=1e-9, abs=1e-15)

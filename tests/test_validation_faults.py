@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 from PIL import Image
-from validation_helpers import copy_codis, copy_samples, edit_json, read_json, replace_file
 
 from cogbench.schemas.records import question_id
 from cogbench.validation import validate
+
+from validation_helpers import copy_codis, copy_samples, edit_json, read_json, replace_file
 
 CODIS = "codis/data.json"
 DESC = "cogbench-samples/cogbench_description.json"
@@ -35,15 +36,23 @@ def _set_pair(position, **changes):
                     pairs[position]["answer"][key] = value(pairs[position]) if callable(value) else value
                 else:
                     pairs[position][key] = value
+
         edit_json(root / CODIS, edit)
         return f"{position:03d}"
+
     return mutate
 
 
 def _set_vqa(position, **changes):
     def mutate(root):
-        edit_json(root / VQA, lambda items: items[position].update({k: v(items[position]) if callable(v) else v for k, v in changes.items()}))
+        edit_json(
+            root / VQA,
+            lambda items: items[position].update(
+                {k: v(items[position]) if callable(v) else v for k, v in changes.items()}
+            ),
+        )
         return _qid(root, position)
+
     return mutate
 
 
@@ -51,6 +60,7 @@ def _set_cors(image, key, entries):
     def mutate(root):
         edit_json(root / DESC, lambda d: d[image].update({key: entries(d[image]) if callable(entries) else entries}))
         return image
+
     return mutate
 
 
@@ -73,7 +83,6 @@ def _bomb_image(root):
 
 def _orphan_image(root):
     (root / "codis" / "images" / "extra.jpg").write_bytes(_image_of_pair(root, 0).read_bytes()[:100])
-    return None
 
 
 def _duplicate_image(root):
@@ -91,7 +100,6 @@ def _duplicate_key(root):
     text = path.read_text(encoding="utf-8")
     first, second = list(read_json(path))[:2]
     path.write_text(text.replace(f'"{second}":', f'"{first}":'), encoding="utf-8")
-    return None
 
 
 def _duplicate_chain(root):
@@ -100,49 +108,143 @@ def _duplicate_chain(root):
 
 def _all_answers_a(root):
     edit_json(root / VQA, lambda items: [item.update(answer="A") for item in items])
-    return None
 
 
 def _drop_question(root):
     edit_json(root / VQA, lambda items: items.pop())
-    return None
 
 
 # name: (copy, mutate -> record, code, file, field)
 FAULTS = {
     "invalid json": ("codis", lambda r: (r / CODIS).write_text('[{"id": "000",') and None, "json.invalid", CODIS, None),
     "duplicate json key": ("samples", _duplicate_key, "json.invalid", DESC, None),
-    "missing field": ("codis", lambda r: edit_json(r / CODIS, lambda d: d[1]["context"].pop("context_2")) or "001", "schema.raw", CODIS, "context.context_2"),
+    "missing field": (
+        "codis",
+        lambda r: edit_json(r / CODIS, lambda d: d[1]["context"].pop("context_2")) or "001",
+        "schema.raw",
+        CODIS,
+        "context.context_2",
+    ),
     "unknown category": ("codis", _set_pair(2, category="Weather"), "schema.raw", CODIS, "category"),
     "answer letter E": ("samples", _set_vqa(3, answer="E"), "schema.raw", VQA, "answer"),
-    "chained cor": ("samples", _set_cors("cookie_theft", "Event Reasoning", ["A boy climbs. -> A stool tips. -> He falls."]), "cor.syntax", DESC, "Event Reasoning[0]"),
-    "cor without arrow": ("samples", _set_cors("cookie_theft", "Location Reasoning", ["There is a sink, so it is a kitchen."]), "cor.syntax", DESC, "Location Reasoning[0]"),
-    "cor without premise": ("samples", _set_cors("cookie_theft", "Mental State Reasoning", [" -> The boy is excited."]), "cor.syntax", DESC, "Mental State Reasoning[0]"),
-    "cor without conclusion": ("samples", _set_cors("cookie_theft", "Character Reasoning", ["The boy stands on a stool. -> "]), "cor.syntax", DESC, "Character Reasoning[0]"),
-    "None beside a chain": ("samples", _set_cors("cookie_theft", "Special Time Reasoning", ["A clock shows 3. -> It is afternoon.", "None"]), "cor.none_mixed", DESC, "Special Time Reasoning[1]"),
-    "conclusion repeats premise": ("samples", _set_cors("cookie_theft", "Next Moment Event Reasoning", ["The stool tips. + The boy leans. -> the stool tips"]), "cor.conclusion_is_premise", DESC, "cors.next_event[0]"),
-    "premise twice in a chain": ("samples", _set_cors("cookie_theft", "Next Moment Event Reasoning", ["The stool tips. + The stool tips. -> The boy falls."]), "cor.duplicate_premise", DESC, "cors.next_event[0]"),
+    "chained cor": (
+        "samples",
+        _set_cors("cookie_theft", "Event Reasoning", ["A boy climbs. -> A stool tips. -> He falls."]),
+        "cor.syntax",
+        DESC,
+        "Event Reasoning[0]",
+    ),
+    "cor without arrow": (
+        "samples",
+        _set_cors("cookie_theft", "Location Reasoning", ["There is a sink, so it is a kitchen."]),
+        "cor.syntax",
+        DESC,
+        "Location Reasoning[0]",
+    ),
+    "cor without premise": (
+        "samples",
+        _set_cors("cookie_theft", "Mental State Reasoning", [" -> The boy is excited."]),
+        "cor.syntax",
+        DESC,
+        "Mental State Reasoning[0]",
+    ),
+    "cor without conclusion": (
+        "samples",
+        _set_cors("cookie_theft", "Character Reasoning", ["The boy stands on a stool. -> "]),
+        "cor.syntax",
+        DESC,
+        "Character Reasoning[0]",
+    ),
+    "None beside a chain": (
+        "samples",
+        _set_cors("cookie_theft", "Special Time Reasoning", ["A clock shows 3. -> It is afternoon.", "None"]),
+        "cor.none_mixed",
+        DESC,
+        "Special Time Reasoning[1]",
+    ),
+    "conclusion repeats premise": (
+        "samples",
+        _set_cors(
+            "cookie_theft", "Next Moment Event Reasoning", ["The stool tips. + The boy leans. -> the stool tips"]
+        ),
+        "cor.conclusion_is_premise",
+        DESC,
+        "cors.next_event[0]",
+    ),
+    "premise twice in a chain": (
+        "samples",
+        _set_cors(
+            "cookie_theft", "Next Moment Event Reasoning", ["The stool tips. + The stool tips. -> The boy falls."]
+        ),
+        "cor.duplicate_premise",
+        DESC,
+        "cors.next_event[0]",
+    ),
     "conclusion in two chains": (
         "samples",
-        _set_cors(CLEAN_IMAGE, "Special Time Reasoning", lambda r: ["A clock shows noon. -> " + r["Event Reasoning"][0].split("->")[1].strip()]),
+        _set_cors(
+            CLEAN_IMAGE,
+            "Special Time Reasoning",
+            lambda r: ["A clock shows noon. -> " + r["Event Reasoning"][0].split("->")[1].strip()],
+        ),
         "cor.duplicate_conclusion",
         DESC,
         "cors.event[0]",
     ),
     "chain twice in an image": ("samples", _duplicate_chain, "cor.duplicate_chain", DESC, None),
     "empty option": ("samples", _set_vqa(0, choice_c="  "), "options.empty", VQA, "choice_c"),
-    "equal options": ("samples", _set_vqa(1, choice_b=lambda q: q["choice_a"].upper() + " !"), "options.duplicate", VQA, "choice_a/choice_b"),
-    "near-duplicate options": ("samples", _set_vqa(7, choice_a="The boy stands on a wobbly stool in the kitchen.", choice_d="The boy stands on a wobbly stool in the kitchens."), "options.near_duplicate", VQA, "choice_a/choice_d"),
+    "equal options": (
+        "samples",
+        _set_vqa(1, choice_b=lambda q: q["choice_a"].upper() + " !"),
+        "options.duplicate",
+        VQA,
+        "choice_a/choice_b",
+    ),
+    "near-duplicate options": (
+        "samples",
+        _set_vqa(
+            7,
+            choice_a="The boy stands on a wobbly stool in the kitchen.",
+            choice_d="The boy stands on a wobbly stool in the kitchens.",
+        ),
+        "options.near_duplicate",
+        VQA,
+        "choice_a/choice_d",
+    ),
     "question on undescribed image": ("samples", _set_vqa(4, img_id="nowhere"), "options.unknown_image", VQA, "img_id"),
-    "correct option far longer": ("samples", lambda r: _set_vqa(5, **{f"choice_{read_json(r / VQA)[5]['answer'].lower()}": "x" * 400})(r), "options.length_outlier", VQA, None),
+    "correct option far longer": (
+        "samples",
+        lambda r: _set_vqa(5, **{f"choice_{read_json(r / VQA)[5]['answer'].lower()}": "x" * 400})(r),
+        "options.length_outlier",
+        VQA,
+        None,
+    ),
     "answers all A": ("samples", _all_answers_a, "options.answer_skew", VQA, "answer"),
     "empty context": ("codis", _set_pair(6, answer_1=""), "pairs.empty", CODIS, "answer_1"),
-    "same contexts": ("codis", _set_pair(3, context_2=lambda p: p["context"]["context_1"].upper() + ".."), "pairs.same_context", CODIS, "context"),
-    "same answers": ("codis", _set_pair(4, answer_2=lambda p: "  " + p["answer"]["answer_1"].lower()), "pairs.same_answer", CODIS, "answer"),
+    "same contexts": (
+        "codis",
+        _set_pair(3, context_2=lambda p: p["context"]["context_1"].upper() + ".."),
+        "pairs.same_context",
+        CODIS,
+        "context",
+    ),
+    "same answers": (
+        "codis",
+        _set_pair(4, answer_2=lambda p: "  " + p["answer"]["answer_1"].lower()),
+        "pairs.same_answer",
+        CODIS,
+        "answer",
+    ),
     "image id with no file": ("codis", _set_pair(7, image_id="nothere.jpg"), "image.missing", CODIS, "image_id"),
     "image id escaping": ("codis", _set_pair(8, image_id="../data.json"), "image.unsafe_id", CODIS, "image_id"),
     "absolute image id": ("codis", _set_pair(10, image_id="/etc/hostname"), "image.unsafe_id", CODIS, "image_id"),
-    "description image missing": ("samples", _set_cors("cookie_theft", "Image Name", "gone.jpg"), "image.missing", DESC, "Image Name"),
+    "description image missing": (
+        "samples",
+        _set_cors("cookie_theft", "Image Name", "gone.jpg"),
+        "image.missing",
+        DESC,
+        "Image Name",
+    ),
     "truncated image": ("codis", _truncate_image, "image.undecodable", CODIS, "image_id"),
     "decompression bomb": ("codis", _bomb_image, "image.too_large", CODIS, "image_id"),
     "orphan image": ("codis", _orphan_image, "image.orphan", "codis/images/extra.jpg", None),
@@ -183,7 +285,11 @@ def test_at_least_25_faults_cover_every_code():
     from cogbench.validation import CHECKS
 
     covered = {code for _, _, code, _, _ in FAULTS.values()}
-    untested = set(CHECKS) - covered - {"schema.built", "schema.unloadable", "identity.repeated_question", "counts.not_checked"}
+    untested = (
+        set(CHECKS)
+        - covered
+        - {"schema.built", "schema.unloadable", "identity.repeated_question", "counts.not_checked"}
+    )
     # those four are tested in test_validation.py; the release family and text hygiene in test_release_integrity.py / test_text_hygiene.py
     untested -= {code for code, (family, _, _) in CHECKS.items() if family == "release" or code.startswith("text.")}
     assert len(FAULTS) >= 25 and not untested, untested

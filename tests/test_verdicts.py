@@ -142,7 +142,14 @@ def test_tolerant_accepts_every_reply_the_authors_score_with_0_or_1(reply, count
 
 def test_tolerant_reads_the_formats_the_authors_retry():
     assert [parse_numbered(r, c) for r, c, a in AUTHORS_READINGS if a is None] == [
-        [1, 0], [1, 0], [1, 0], [1, 0], [1, 0], [1, 0], [1, 0]]
+        [1, 0],
+        [1, 0],
+        [1, 0],
+        [1, 0],
+        [1, 0],
+        [1, 0],
+        [1, 0],
+    ]
 
 
 def test_the_mode_is_compared_by_value_not_identity():

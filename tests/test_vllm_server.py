@@ -24,8 +24,9 @@ from pathlib import Path
 
 import pytest
 
-import tiny_models
 from cogbench.reference_eval.formats.predictions import read_predictions
+
+import tiny_models
 
 VLLM_PYTHON = os.environ.get("COGBENCH_VLLM_PYTHON")
 pytestmark = [
@@ -47,12 +48,38 @@ class VLLMServer:
         self.process: subprocess.Popen | None = None
 
     def start(self, timeout: float = 400) -> float:
-        env = dict(os.environ, VLLM_CACHE_ROOT=str(self.work / "vllm-cache"), VLLM_CPU_KVCACHE_SPACE="1",
-                   HF_HUB_OFFLINE="1", VLLM_NO_USAGE_STATS="1", DO_NOT_TRACK="1")
-        command = [VLLM_PYTHON, "-m", "vllm.entrypoints.openai.api_server", "--model", str(self.model),
-                   "--served-model-name", NAME, "--host", "127.0.0.1", "--port", str(self.port),
-                   "--enforce-eager", "--dtype", "float32", "--max-model-len", "4096",
-                   "--limit-mm-per-prompt", '{"image":1}', "--gpu-memory-utilization", "0.2", "--seed", "0"]
+        env = dict(
+            os.environ,
+            VLLM_CACHE_ROOT=str(self.work / "vllm-cache"),
+            VLLM_CPU_KVCACHE_SPACE="1",
+            HF_HUB_OFFLINE="1",
+            VLLM_NO_USAGE_STATS="1",
+            DO_NOT_TRACK="1",
+        )
+        command = [
+            VLLM_PYTHON,
+            "-m",
+            "vllm.entrypoints.openai.api_server",
+            "--model",
+            str(self.model),
+            "--served-model-name",
+            NAME,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--enforce-eager",
+            "--dtype",
+            "float32",
+            "--max-model-len",
+            "4096",
+            "--limit-mm-per-prompt",
+            '{"image":1}',
+            "--gpu-memory-utilization",
+            "0.2",
+            "--seed",
+            "0",
+        ]
         log = (self.work / "vllm.log").open("ab")
         started = time.monotonic()
         self.process = subprocess.Popen(command, stdout=log, stderr=log, env=env, start_new_session=True)
@@ -85,9 +112,26 @@ def vllm_server(tmp_path_factory):
 
 
 def _eval(server, task, dataset, out, *extra, check=True):
-    command = [sys.executable, "-m", "cogbench", "eval", "--task", task, "--model", f"openai:{NAME}",
-               "--base-url", server.base_url, "--dataset", str(dataset), "--out", str(out),
-               "--max-new-tokens", "12", "--no-score", *extra]
+    command = [
+        sys.executable,
+        "-m",
+        "cogbench",
+        "eval",
+        "--task",
+        task,
+        "--model",
+        f"openai:{NAME}",
+        "--base-url",
+        server.base_url,
+        "--dataset",
+        str(dataset),
+        "--out",
+        str(out),
+        "--max-new-tokens",
+        "12",
+        "--no-score",
+        *extra,
+    ]
     env = dict(os.environ, OPENAI_API_KEY="EMPTY", TQDM_DISABLE="1")
     return subprocess.run(command, capture_output=True, text=True, env=env, check=check)
 
@@ -97,7 +141,9 @@ def _lines(out: Path) -> list[tuple]:
 
 
 @pytest.mark.parametrize("task, limit, per_item", [("codis", 40, 2), ("vqa", 40, 1)])
-def test_every_query_answered_and_the_same_at_concurrency_1(vllm_server, built_release, tmp_path, task, limit, per_item):
+def test_every_query_answered_and_the_same_at_concurrency_1(
+    vllm_server, built_release, tmp_path, task, limit, per_item
+):
     started = time.monotonic()
     default = _eval(vllm_server, task, built_release, tmp_path / "default", "--limit", str(limit))
     seconds = time.monotonic() - started
@@ -115,9 +161,31 @@ def test_a_run_whose_server_is_killed_resumes_after_a_restart(vllm_server, built
     killed = tmp_path / "killed"
     shard = killed / "shards" / "rank-0.jsonl"
     env = dict(os.environ, OPENAI_API_KEY="EMPTY", TQDM_DISABLE="1")
-    command = [sys.executable, "-m", "cogbench", "eval", "--task", "codis", "--model", f"openai:{NAME}",
-               "--base-url", vllm_server.base_url, "--dataset", str(built_release), "--out", str(killed),
-               "--max-new-tokens", "12", "--no-score", "--limit", "60", "--max-attempts", "2", "--concurrency", "2"]
+    command = [
+        sys.executable,
+        "-m",
+        "cogbench",
+        "eval",
+        "--task",
+        "codis",
+        "--model",
+        f"openai:{NAME}",
+        "--base-url",
+        vllm_server.base_url,
+        "--dataset",
+        str(built_release),
+        "--out",
+        str(killed),
+        "--max-new-tokens",
+        "12",
+        "--no-score",
+        "--limit",
+        "60",
+        "--max-attempts",
+        "2",
+        "--concurrency",
+        "2",
+    ]
     run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not (shard.exists() and shard.read_bytes().count(b"\n") >= 10):

@@ -20,15 +20,18 @@ def x(n: int) -> str:
     return "x" * n
 
 
-@pytest.mark.parametrize("reply, option, score", [
-    (x(4), x(6), 80.0),  # 200 * 4 / (4 + 6)
-    (x(17), x(26), 200 * 17 / 43),  # 79.07
-    (x(9), x(11), 90.0),  # 200 * 9 / 20
-    (x(9), x(6), 80.0),  # 200 * 6 / 15
-    (x(6), x(4), 80.0),  # 200 * 4 / 10
-    (x(6), x(11), 200 * 6 / 17),  # 70.59
-    (x(4), "moon", 0.0),  # no common letter
-])
+@pytest.mark.parametrize(
+    "reply, option, score",
+    [
+        (x(4), x(6), 80.0),  # 200 * 4 / (4 + 6)
+        (x(17), x(26), 200 * 17 / 43),  # 79.07
+        (x(9), x(11), 90.0),  # 200 * 9 / 20
+        (x(9), x(6), 80.0),  # 200 * 6 / 15
+        (x(6), x(4), 80.0),  # 200 * 4 / 10
+        (x(6), x(11), 200 * 6 / 17),  # 70.59
+        (x(4), "moon", 0.0),  # no common letter
+    ],
+)
 def test_the_hand_scores_are_rapidfuzz_token_set_ratio(reply, option, score):
     assert fuzz.token_set_ratio(reply, option, processor=utils.default_process) == pytest.approx(score)
 
@@ -55,13 +58,16 @@ def test_a_lead_under_10_is_not_read():
     assert extract_robust(x(6), ["moon", x(11), "rest", x(4)]) is None
 
 
-@pytest.mark.parametrize("reply, expected", [
-    ("(B) or (A)", True),  # the later letter first
-    ("D/C", True),
-    ("(B) or (B)", False),  # the same letter twice commits to one option
-    ("(b) or (B)", False),
-    ("(d) or (c)", True),
-])
+@pytest.mark.parametrize(
+    "reply, expected",
+    [
+        ("(B) or (A)", True),  # the later letter first
+        ("D/C", True),
+        ("(B) or (B)", False),  # the same letter twice commits to one option
+        ("(b) or (B)", False),
+        ("(d) or (c)", True),
+    ],
+)
 def test_a_hedge_is_two_different_letters_in_either_order(reply, expected):
     assert hedges(reply) is expected
 

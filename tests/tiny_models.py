@@ -64,12 +64,22 @@ def build_tiny_llava(out_dir: Path, seed: int = 0) -> Path:
         chat_template=chat_template,
     )
     vision = CLIPVisionConfig(
-        hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
-        image_size=56, patch_size=14, projection_dim=32,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        image_size=56,
+        patch_size=14,
+        projection_dim=32,
     )
     text = Qwen2Config(
-        vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=4096,
+        vocab_size=len(tokenizer),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=4096,
         bos_token_id=tokenizer.convert_tokens_to_ids("<|endoftext|>"),
         eos_token_id=tokenizer.convert_tokens_to_ids("<|im_end|>"),
         pad_token_id=tokenizer.convert_tokens_to_ids("<|endoftext|>"),
@@ -106,19 +116,36 @@ def build_tiny_qwen2_5_vl(out_dir: Path, seed: int = 0, hidden_size: int = 64) -
     real = json.loads((QWEN_PROCESSOR_DIR / "config.json").read_text())
     config = Qwen2_5_VLConfig(
         text_config={
-            "vocab_size": real["vocab_size"], "hidden_size": hidden_size, "intermediate_size": 2 * hidden_size,
-            "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+            "vocab_size": real["vocab_size"],
+            "hidden_size": hidden_size,
+            "intermediate_size": 2 * hidden_size,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 4,
+            "num_key_value_heads": 2,
             "initializer_range": 0.5,
             # The three mrope sections cover the head's frequency pairs (8 of head_dim 16 at hidden size 64).
-            "rope_parameters": {"rope_type": "default", "mrope_section": _mrope_sections(hidden_size // 8), "rope_theta": 1000000.0},
-            "bos_token_id": real["bos_token_id"], "eos_token_id": real["eos_token_id"], "pad_token_id": 151643,
+            "rope_parameters": {
+                "rope_type": "default",
+                "mrope_section": _mrope_sections(hidden_size // 8),
+                "rope_theta": 1000000.0,
+            },
+            "bos_token_id": real["bos_token_id"],
+            "eos_token_id": real["eos_token_id"],
+            "pad_token_id": 151643,
         },
         vision_config={
-            "depth": 2, "hidden_size": 32, "intermediate_size": 64, "num_heads": 2, "out_hidden_size": hidden_size,
-            "fullatt_block_indexes": [1], "window_size": 112,
+            "depth": 2,
+            "hidden_size": 32,
+            "intermediate_size": 64,
+            "num_heads": 2,
+            "out_hidden_size": hidden_size,
+            "fullatt_block_indexes": [1],
+            "window_size": 112,
         },
-        image_token_id=real["image_token_id"], video_token_id=real["video_token_id"],
-        vision_start_token_id=real["vision_start_token_id"], vision_end_token_id=real["vision_end_token_id"],
+        image_token_id=real["image_token_id"],
+        video_token_id=real["video_token_id"],
+        vision_start_token_id=real["vision_start_token_id"],
+        vision_end_token_id=real["vision_end_token_id"],
     )
     torch.manual_seed(seed)
     model = Qwen2_5_VLForConditionalGeneration(config).eval()
@@ -159,7 +186,9 @@ def build_tiny_llava_onevision(out_dir: Path, seed: int = 0) -> Path:
     tile, patch = 28, 14
     pinpoints = [[tile, tile], [tile, 2 * tile], [2 * tile, tile], [2 * tile, 2 * tile]]
     processor = LlavaOnevisionProcessor(
-        image_processor=LlavaOnevisionImageProcessor(size={"height": tile, "width": tile}, image_grid_pinpoints=pinpoints),
+        image_processor=LlavaOnevisionImageProcessor(
+            size={"height": tile, "width": tile}, image_grid_pinpoints=pinpoints
+        ),
         tokenizer=tokenizer,
         video_processor=LlavaOnevisionVideoProcessor(size={"height": tile, "width": tile}),
         num_image_tokens=(tile // patch) ** 2,
@@ -170,12 +199,21 @@ def build_tiny_llava_onevision(out_dir: Path, seed: int = 0) -> Path:
     )
     config = LlavaOnevisionConfig(
         vision_config=SiglipVisionConfig(
-            hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
-            image_size=tile, patch_size=patch,
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            image_size=tile,
+            patch_size=patch,
         ),
         text_config=Qwen2Config(
-            vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-            num_attention_heads=4, num_key_value_heads=2, initializer_range=0.5,
+            vocab_size=len(tokenizer),
+            hidden_size=64,
+            intermediate_size=128,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            initializer_range=0.5,
             eos_token_id=tokenizer.convert_tokens_to_ids("<|im_end|>"),
             pad_token_id=tokenizer.convert_tokens_to_ids("<|endoftext|>"),
         ),
@@ -226,13 +264,25 @@ def build_tiny_idefics3(out_dir: Path, seed: int = 0) -> Path:
     eos = tokenizer.convert_tokens_to_ids("<end_of_utterance>")
     config = Idefics3Config(
         vision_config={
-            "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 2,
-            "image_size": tile, "patch_size": patch,
+            "hidden_size": 32,
+            "intermediate_size": 64,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 2,
+            "image_size": tile,
+            "patch_size": patch,
         },
         text_config={
-            "model_type": "llama", "vocab_size": len(tokenizer), "hidden_size": 64, "intermediate_size": 128,
-            "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "initializer_range": 0.5,
-            "eos_token_id": eos, "pad_token_id": tokenizer.convert_tokens_to_ids("<|endoftext|>"), "bos_token_id": None,
+            "model_type": "llama",
+            "vocab_size": len(tokenizer),
+            "hidden_size": 64,
+            "intermediate_size": 128,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 4,
+            "num_key_value_heads": 2,
+            "initializer_range": 0.5,
+            "eos_token_id": eos,
+            "pad_token_id": tokenizer.convert_tokens_to_ids("<|endoftext|>"),
+            "bos_token_id": None,
         },
         image_token_id=tokenizer.convert_tokens_to_ids("<image>"),
         scale_factor=scale,

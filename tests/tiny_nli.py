@@ -16,15 +16,24 @@ from pathlib import Path
 UPPER_LABELS = ("CONTRADICTION", "NEUTRAL", "ENTAILMENT")
 
 
-def build_input_dependent_nli(out: Path, tokenizer_dir: str, premises, hypotheses, labels=UPPER_LABELS, seed: int = 7) -> str:
+def build_input_dependent_nli(
+    out: Path, tokenizer_dir: str, premises, hypotheses, labels=UPPER_LABELS, seed: int = 7
+) -> str:
     """Save the model; the ENTAILMENT bias is set so that about half of the given pairs are entailed."""
     import torch
     from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
 
     tokenizer = AutoTokenizer.from_pretrained(tokenizer_dir)
-    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-                        intermediate_size=32, num_labels=len(labels), id2label=dict(enumerate(labels)),
-                        label2id={label: i for i, label in enumerate(labels)})
+    config = BertConfig(
+        vocab_size=tokenizer.vocab_size,
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        num_labels=len(labels),
+        id2label=dict(enumerate(labels)),
+        label2id={label: i for i, label in enumerate(labels)},
+    )
     torch.manual_seed(seed)
     model = BertForSequenceClassification(config)
     with torch.no_grad():

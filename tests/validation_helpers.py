@@ -49,7 +49,9 @@ def copy_codis(real: Path, dest: Path, keep: int | None = None) -> Path:
     folder = dest / "codis"
     (folder / "images").mkdir(parents=True)
     write_json(folder / "data.json", pairs)
-    for name in sorted({pair["image_id"] for pair in pairs} if keep is not None else os.listdir(real / "codis" / "images")):
+    for name in sorted(
+        {pair["image_id"] for pair in pairs} if keep is not None else os.listdir(real / "codis" / "images")
+    ):
         link_or_copy(real / "codis" / "images" / name, folder / "images" / name)
     return dest
 

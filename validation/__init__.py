@@ -7,4 +7,13 @@ built release and returns a ``ValidationReport`` of ``Finding`` objects.
 from cogbench.validation.api import ValidationFailed, require_valid, validate, validate_read, validate_sources
 from cogbench.validation.findings import CHECKS, Finding, ValidationReport
 
-__all__ = ["CHECKS", "Finding", "ValidationFailed", "ValidationReport", "require_valid", "validate", "validate_read", "validate_sources"]
+__all__ = [
+    "CHECKS",
+    "Finding",
+    "ValidationFailed",
+    "ValidationReport",
+    "require_valid",
+    "validate",
+    "validate_read",
+    "validate_sources",
+]

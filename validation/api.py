@@ -31,7 +31,11 @@ def is_built_folder(path: Path) -> bool:
 
 
 def validate(
-    path: str | os.PathLike, expected: str | os.PathLike | None = "auto", *, max_pixels: int = MAX_PIXELS, strict: bool = False
+    path: str | os.PathLike,
+    expected: str | os.PathLike | None = "auto",
+    *,
+    max_pixels: int = MAX_PIXELS,
+    strict: bool = False,
 ) -> ValidationReport:
     """Validate a raw-data folder or a built folder; never raises on bad data.
 
@@ -45,8 +49,10 @@ def validate(
     if not path.exists():
         raise UsageError(f"{path} does not exist")
     if path.is_file():
-        raise UsageError(f"{path} is a file; validate checks a folder: {RAW_LAYOUT}; or a folder written by "
-                         f"`cogbench build`{_folder_hint(path.parent)}")
+        raise UsageError(
+            f"{path} is a file; validate checks a folder: {RAW_LAYOUT}; or a folder written by "
+            f"`cogbench build`{_folder_hint(path.parent)}"
+        )
     built = is_built_folder(path)
     contents = read_built(path, max_pixels) if built else read_raw(find_sources(path))
     report = check_contents(contents, expected, max_pixels)
@@ -93,7 +99,15 @@ def check_contents(contents: Contents, expected, max_pixels: int) -> ValidationR
     report.findings += found + check_orphans(contents.image_folders, contents.images)
     chosen, report.stats["counts_compared_with"] = choose_expected(contents, expected)
     if str(expected) == "auto" and not chosen and contents.declared_expected != OWN_MANIFEST:
-        report.findings.append(finding("counts.not_checked", str(contents.path), None, None, "no shipped expected-counts file fits these source folders"))
+        report.findings.append(
+            finding(
+                "counts.not_checked",
+                str(contents.path),
+                None,
+                None,
+                "no shipped expected-counts file fits these source folders",
+            )
+        )
     report.stats["expected_counts"] = [name for name, _ in chosen]
     report.findings += check_counts(records, shown, chosen)
     report.stats["seconds"] = round(time.perf_counter() - started, 3)

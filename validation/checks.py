@@ -64,17 +64,43 @@ def check_cors(shown: str, records: list) -> list[Finding]:
                 conclusion = normalise(chain.conclusion)
                 repeated = [p for p, n in Counter(premises).items() if n > 1]
                 if repeated:
-                    found.append(finding("cor.duplicate_premise", shown, record.image_id, where, f"premise {repeated[0]!r} appears twice"))
+                    found.append(
+                        finding(
+                            "cor.duplicate_premise",
+                            shown,
+                            record.image_id,
+                            where,
+                            f"premise {repeated[0]!r} appears twice",
+                        )
+                    )
                 if conclusion in premises:
-                    found.append(finding("cor.conclusion_is_premise", shown, record.image_id, where, f"conclusion {chain.conclusion!r} repeats a premise"))
+                    found.append(
+                        finding(
+                            "cor.conclusion_is_premise",
+                            shown,
+                            record.image_id,
+                            where,
+                            f"conclusion {chain.conclusion!r} repeats a premise",
+                        )
+                    )
                 key = (tuple(premises), conclusion)
                 if key in first_chain:
-                    found.append(finding("cor.duplicate_chain", shown, record.image_id, where, f"same chain as {first_chain[key]}"))
+                    found.append(
+                        finding(
+                            "cor.duplicate_chain", shown, record.image_id, where, f"same chain as {first_chain[key]}"
+                        )
+                    )
                     continue
                 first_chain[key] = where
                 if conclusion in first_conclusion:
                     found.append(
-                        finding("cor.duplicate_conclusion", shown, record.image_id, where, f"conclusion {chain.conclusion!r} also ends {first_conclusion[conclusion]}")
+                        finding(
+                            "cor.duplicate_conclusion",
+                            shown,
+                            record.image_id,
+                            where,
+                            f"conclusion {chain.conclusion!r} also ends {first_conclusion[conclusion]}",
+                        )
                     )
                 else:
                     first_conclusion[conclusion] = where
@@ -95,7 +121,15 @@ def check_options(shown: str, records: list, described_images: set[str] | None) 
     for record in records:
         rid = record.question_id
         if described_images is not None and record.image_id not in described_images:
-            found.append(finding("options.unknown_image", shown, rid, "img_id", f"image id {record.image_id!r} has no description record"))
+            found.append(
+                finding(
+                    "options.unknown_image",
+                    shown,
+                    rid,
+                    "img_id",
+                    f"image id {record.image_id!r} has no description record",
+                )
+            )
         normalised = [normalise(choice) for choice in record.choices]
         for column, choice in zip(CHOICE_COLUMNS, record.choices):
             if not visible(choice).strip():
@@ -106,15 +140,31 @@ def check_options(shown: str, records: list, described_images: set[str] | None) 
                     continue
                 pair = f"{CHOICE_COLUMNS[i]}/{CHOICE_COLUMNS[j]}"
                 if normalised[i] == normalised[j]:
-                    found.append(finding("options.duplicate", shown, rid, pair, f"options are equal: {record.choices[i]!r}"))
+                    found.append(
+                        finding("options.duplicate", shown, rid, pair, f"options are equal: {record.choices[i]!r}")
+                    )
                 elif (score := fuzz.ratio(normalised[i], normalised[j])) >= NEAR_DUPLICATE_RATIO:
-                    found.append(finding("options.near_duplicate", shown, rid, pair, f"ratio {score:.1f}: {record.choices[i]!r} ~ {record.choices[j]!r}"))
+                    found.append(
+                        finding(
+                            "options.near_duplicate",
+                            shown,
+                            rid,
+                            pair,
+                            f"ratio {score:.1f}: {record.choices[i]!r} ~ {record.choices[j]!r}",
+                        )
+                    )
         correct = ANSWER_LETTERS.index(record.answer)
         distractor_mean = mean(len(c) for k, c in enumerate(record.choices) if k != correct)
         ratio = len(record.choices[correct]) / distractor_mean if distractor_mean else float("inf")
         if ratio >= LENGTH_OUTLIER_FACTOR or ratio <= 1 / LENGTH_OUTLIER_FACTOR:
             found.append(
-                finding("options.length_outlier", shown, rid, CHOICE_COLUMNS[correct], f"correct option is {ratio:.2f}x the distractors' mean length")
+                finding(
+                    "options.length_outlier",
+                    shown,
+                    rid,
+                    CHOICE_COLUMNS[correct],
+                    f"correct option is {ratio:.2f}x the distractors' mean length",
+                )
             )
     letters = Counter(record.answer for record in records)
     observed = [letters.get(letter, 0) for letter in ANSWER_LETTERS]
@@ -142,9 +192,13 @@ def check_pairs(shown: str, records: list) -> tuple[list[Finding], dict]:
             if not visible(getattr(record, column)).strip():
                 found.append(finding("pairs.empty", shown, record.id, column, f"{column} is empty"))
         if normalise(record.context_1) == normalise(record.context_2):
-            found.append(finding("pairs.same_context", shown, record.id, "context", f"both contexts read {record.context_1!r}"))
+            found.append(
+                finding("pairs.same_context", shown, record.id, "context", f"both contexts read {record.context_1!r}")
+            )
         if normalise(record.answer_1) == normalise(record.answer_2):
-            found.append(finding("pairs.same_answer", shown, record.id, "answer", f"both answers read {record.answer_1!r}"))
+            found.append(
+                finding("pairs.same_answer", shown, record.id, "answer", f"both answers read {record.answer_1!r}")
+            )
         similarity[record.id] = round(fuzz.ratio(record.context_1, record.context_2), 1)
     stats = {"per_pair": similarity}
     if similarity:
@@ -173,7 +227,15 @@ def check_identity(config: str, shown: str, records: list) -> list[Finding]:
         record_id = getattr(record, id_column)
         key = comparison_key(record_id)  # "a1", "A1 " and "a\u200b1" are one id
         if key in seen_ids:
-            found.append(finding("identity.duplicate_id", shown, record_id, id_column, f"id already used by the record at position {seen_ids[key]}"))
+            found.append(
+                finding(
+                    "identity.duplicate_id",
+                    shown,
+                    record_id,
+                    id_column,
+                    f"id already used by the record at position {seen_ids[key]}",
+                )
+            )
         else:
             seen_ids[key] = position
     if config == "description":
@@ -185,8 +247,26 @@ def check_identity(config: str, shown: str, records: list) -> list[Finding]:
         for later in group[1:]:
             first = group[0]
             later_id = getattr(later, id_column)
-            if config == "codis" and normalise(first.context_1 + "\n" + first.context_2) != normalise(later.context_1 + "\n" + later.context_2):
-                found.append(finding("identity.repeated_question", shown, later_id, "question", f"also asked in {first.id} with other contexts"))
+            if config == "codis" and normalise(first.context_1 + "\n" + first.context_2) != normalise(
+                later.context_1 + "\n" + later.context_2
+            ):
+                found.append(
+                    finding(
+                        "identity.repeated_question",
+                        shown,
+                        later_id,
+                        "question",
+                        f"also asked in {first.id} with other contexts",
+                    )
+                )
             else:
-                found.append(finding("identity.duplicate_question", shown, later_id, "question", f"same question for image {later.image_id!r} as {getattr(first, id_column)}"))
+                found.append(
+                    finding(
+                        "identity.duplicate_question",
+                        shown,
+                        later_id,
+                        "question",
+                        f"same question for image {later.image_id!r} as {getattr(first, id_column)}",
+                    )
+                )
     return found

@@ -12,7 +12,9 @@ def register(subparsers) -> None:
         description="Run every integrity check on a raw-data folder or a built dataset folder. "
         "Exit 0: no errors (warnings allowed unless --strict); 1: errors; 2: usage error.",
     )
-    parser.add_argument("path", metavar="PATH", help="raw-data folder (codis/, cogbench/ or cogbench-samples/) or a built folder")
+    parser.add_argument(
+        "path", metavar="PATH", help="raw-data folder (codis/, cogbench/ or cogbench-samples/) or a built folder"
+    )
     parser.add_argument(
         "--expected",
         default="auto",
@@ -21,7 +23,9 @@ def register(subparsers) -> None:
     )
     parser.add_argument("--format", choices=("text", "json"), default="text", help="report as text or JSON")
     parser.add_argument("--strict", action="store_true", help="fail on warnings too")
-    parser.add_argument("--verbose", action="store_true", help="list info findings (by-design notes) instead of counting them")
+    parser.add_argument(
+        "--verbose", action="store_true", help="list info findings (by-design notes) instead of counting them"
+    )
     parser.set_defaults(func=run_validate)
 
 

@@ -55,8 +55,15 @@ def read_raw(sources: RawSources) -> Contents:
 
 
 def contents_of(read: RawRead) -> Contents:
-    contents = Contents(kind="raw", path=read.root, shown=dict(read.shown), records=dict(read.records), images=list(read.images),
-                        image_folders=list(read.image_folders), source_folders=dict(read.source_folders))
+    contents = Contents(
+        kind="raw",
+        path=read.root,
+        shown=dict(read.shown),
+        records=dict(read.records),
+        images=list(read.images),
+        image_folders=list(read.image_folders),
+        source_folders=dict(read.source_folders),
+    )
     contents.findings = [finding(p.code, p.file, p.record, p.field, p.message) for p in read.problems]
     return contents
 
@@ -85,7 +92,9 @@ def _built_configs(folder: Path, manifest: dict[str, Any] | None) -> list[str]:
     entries = (card_header(folder) or {}).get("configs")
     if not isinstance(entries, list):
         return []
-    return [entry["config_name"] for entry in entries if isinstance(entry, dict) and entry.get("config_name") in CONFIGS]
+    return [
+        entry["config_name"] for entry in entries if isinstance(entry, dict) and entry.get("config_name") in CONFIGS
+    ]
 
 
 def _chain_from_row(cor: dict, image_id: str, where: str, contents: Contents) -> ChainOfReasoning:
@@ -94,26 +103,58 @@ def _chain_from_row(cor: dict, image_id: str, where: str, contents: Contents) ->
     try:
         parsed = parse_cor(chain.text)
     except CorSyntaxError as error:
-        contents.findings.append(finding("cor.syntax", contents.shown["description"], image_id, where, f"{error}: {chain.text!r}"))
+        contents.findings.append(
+            finding("cor.syntax", contents.shown["description"], image_id, where, f"{error}: {chain.text!r}")
+        )
         return chain
     if parsed != chain:
-        contents.findings.append(finding("cor.syntax", contents.shown["description"], image_id, where, "premises/conclusion do not match the chain's text"))
+        contents.findings.append(
+            finding(
+                "cor.syntax",
+                contents.shown["description"],
+                image_id,
+                where,
+                "premises/conclusion do not match the chain's text",
+            )
+        )
     return chain
 
 
 def _record_from_row(config: str, row: dict, names: dict[str, Any], contents: Contents):
     if config == "description":
         cors = {
-            name: [_chain_from_row(cor, row["image_id"], f"cors.{name}[{i}]", contents) for i, cor in enumerate(row["cors"][name])]
+            name: [
+                _chain_from_row(cor, row["image_id"], f"cors.{name}[{i}]", contents)
+                for i, cor in enumerate(row["cors"][name])
+            ]
             for name in COGBENCH_CATEGORIES
         }
-        return DescriptionRecord(row["image_id"], row["image_file"], None, tuple(row["entities"]), cors, row["description"])
+        return DescriptionRecord(
+            row["image_id"], row["image_file"], None, tuple(row["entities"]), cors, row["description"]
+        )
     if config == "vqa":
         choices = tuple(row[column] for column in CHOICE_COLUMNS)
-        return VqaRecord(row["question_id"], row["image_id"], None, row["question"], choices,
-                         names["answer"].int2str(row["answer"]), names["category"].int2str(row["category"]))
-    return CodisRecord(row["id"], row["image_id"], row["image_file"], None, row["question"], row["context_1"], row["context_2"],
-                       row["answer_1"], row["answer_2"], names["category"].int2str(row["category"]))
+        return VqaRecord(
+            row["question_id"],
+            row["image_id"],
+            None,
+            row["question"],
+            choices,
+            names["answer"].int2str(row["answer"]),
+            names["category"].int2str(row["category"]),
+        )
+    return CodisRecord(
+        row["id"],
+        row["image_id"],
+        row["image_file"],
+        None,
+        row["question"],
+        row["context_1"],
+        row["context_2"],
+        row["answer_1"],
+        row["answer_2"],
+        names["category"].int2str(row["category"]),
+    )
 
 
 def read_built(folder: Path, max_pixels: int = MAX_PIXELS) -> Contents:
@@ -138,18 +179,24 @@ def read_built(folder: Path, max_pixels: int = MAX_PIXELS) -> Contents:
             for position, row in enumerate(rows):
                 _add_row(config, position, row, features, contents, records, checker)
         except Exception as error:  # any loading failure is what users would hit
-            contents.findings.append(finding("schema.unloadable", config, None, None, f"{type(error).__name__}: {error}"))
+            contents.findings.append(
+                finding("schema.unloadable", config, None, None, f"{type(error).__name__}: {error}")
+            )
             continue
         contents.records[config] = records
     contents.image_results = checker.finish()
     return contents
 
 
-def _add_row(config: str, position: int, row: dict, features, contents: Contents, records: list, checker: ImageChecker) -> None:
+def _add_row(
+    config: str, position: int, row: dict, features, contents: Contents, records: list, checker: ImageChecker
+) -> None:
     record = row.get(ID_COLUMN[config]) or f"row {position}"
     violations = list(iter_violations(row, BUILT_SCHEMAS[config]))
     for violation in violations:
-        contents.findings.append(finding("schema.built", config, record, ".".join(map(str, violation.path)) or None, violation.message))
+        contents.findings.append(
+            finding("schema.built", config, record, ".".join(map(str, violation.path)) or None, violation.message)
+        )
     if violations:
         return
     records.append(_record_from_row(config, row, features, contents))

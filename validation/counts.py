@@ -25,7 +25,11 @@ OWN_MANIFEST = "manifest"
 def shipped_expected() -> dict[str, dict[str, Any]]:
     """The expected-counts files shipped with the package, by file name."""
     folder = resources.files(EXPECTED_PACKAGE).joinpath("expected")
-    return {entry.name: json.loads(entry.read_text(encoding="utf-8")) for entry in folder.iterdir() if entry.name.endswith(".json")}
+    return {
+        entry.name: json.loads(entry.read_text(encoding="utf-8"))
+        for entry in folder.iterdir()
+        if entry.name.endswith(".json")
+    }
 
 
 def load_expected(spec: str | Path) -> tuple[str, dict[str, Any]]:
@@ -80,21 +84,39 @@ def _compare(expected: Any, actual: Any, path: str):
     """(field path, expected, actual) for every number that differs."""
     if isinstance(expected, dict):
         for key, value in expected.items():
-            yield from _compare(value, actual.get(key) if isinstance(actual, dict) else None, f"{path}.{key}" if path else key)
+            yield from _compare(
+                value, actual.get(key) if isinstance(actual, dict) else None, f"{path}.{key}" if path else key
+            )
     elif expected != actual:
         yield path, expected, actual
 
 
-def check_counts(records: dict[str, list], shown: dict[str, str], chosen: list[tuple[str, dict[str, Any]]]) -> list[Finding]:
+def check_counts(
+    records: dict[str, list], shown: dict[str, str], chosen: list[tuple[str, dict[str, Any]]]
+) -> list[Finding]:
     found = []
     for file_name, expected in chosen:
         for config, numbers in expected["configs"].items():
             if config not in records:
-                found.append(finding("counts.config_missing", config, None, None, f"{expected['name']} ({file_name}) expects config {config!r}"))
+                found.append(
+                    finding(
+                        "counts.config_missing",
+                        config,
+                        None,
+                        None,
+                        f"{expected['name']} ({file_name}) expects config {config!r}",
+                    )
+                )
                 continue
             actual = config_counts(config, records[config])
             for field_path, want, got in _compare(numbers, actual, ""):
                 found.append(
-                    finding("counts.mismatch", shown.get(config, config), None, field_path, f"expected {want} ({expected['name']}, {file_name}), found {got}")
+                    finding(
+                        "counts.mismatch",
+                        shown.get(config, config),
+                        None,
+                        field_path,
+                        f"expected {want} ({expected['name']}, {file_name}), found {got}",
+                    )
                 )
     return found

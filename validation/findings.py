@@ -25,8 +25,16 @@ CHECKS: dict[str, tuple[str, str, str]] = {
     "text.empty": ("schema", "error", "a text field or id is empty, only whitespace, or only invisible characters"),
     "text.unencodable": ("schema", "error", "text that cannot be encoded as UTF-8 (a lone surrogate)"),
     "text.control": ("schema", "error", "text holding a control character such as NUL"),
-    "text.bad_id": ("schema", "error", "an id longer than 200 characters, with surrounding spaces, invisible characters or a non-NFC form"),
-    "cor.syntax": ("cor", "error", "chain of reasoning does not read 'A1 + ... + An -> B' (no empty, dangling or doubled '+' premise)"),
+    "text.bad_id": (
+        "schema",
+        "error",
+        "an id longer than 200 characters, with surrounding spaces, invisible characters or a non-NFC form",
+    ),
+    "cor.syntax": (
+        "cor",
+        "error",
+        "chain of reasoning does not read 'A1 + ... + An -> B' (no empty, dangling or doubled '+' premise)",
+    ),
     "cor.none_mixed": ("cor", "error", "'None' is not the sole entry of its category"),
     "cor.conclusion_is_premise": ("cor", "error", "conclusion merely repeats one of its premises"),
     "cor.duplicate_premise": ("cor", "warning", "the same premise twice in one chain"),
@@ -37,7 +45,11 @@ CHECKS: dict[str, tuple[str, str, str]] = {
     "options.near_duplicate": ("options", "warning", "two options with rapidfuzz ratio >= 95"),
     "options.unknown_image": ("options", "error", "question's image id has no description record"),
     "options.answer_skew": ("options", "warning", "answer letters far from uniform (chi-square p < 0.01)"),
-    "options.length_outlier": ("options", "warning", "correct option at least twice or at most half the distractors' mean length"),
+    "options.length_outlier": (
+        "options",
+        "warning",
+        "correct option at least twice or at most half the distractors' mean length",
+    ),
     "pairs.empty": ("pairs", "error", "a context or answer is empty"),
     "pairs.same_context": ("pairs", "error", "the two contexts are equal after normalisation"),
     "pairs.same_answer": ("pairs", "error", "the two answers are equal after normalisation"),
@@ -47,22 +59,58 @@ CHECKS: dict[str, tuple[str, str, str]] = {
     "image.too_large": ("images", "error", "image exceeds the pixel limit (decompression bomb guard)"),
     "image.orphan": ("images", "warning", "image file referenced by no record"),
     "image.duplicate": ("images", "warning", "two image ids with byte-identical content"),
-    "identity.duplicate_id": ("identity", "error", "an id used by more than one record (compared after NFC, case, zero-width and space normalisation)"),
-    "identity.duplicate_question": ("identity", "error", "the same question twice for one image (CODIS: with the same contexts)"),
-    "identity.repeated_question": ("identity", "info", "CODIS question repeated on one image with other contexts (by design)"),
+    "identity.duplicate_id": (
+        "identity",
+        "error",
+        "an id used by more than one record (compared after NFC, case, zero-width and space normalisation)",
+    ),
+    "identity.duplicate_question": (
+        "identity",
+        "error",
+        "the same question twice for one image (CODIS: with the same contexts)",
+    ),
+    "identity.repeated_question": (
+        "identity",
+        "info",
+        "CODIS question repeated on one image with other contexts (by design)",
+    ),
     "counts.mismatch": ("counts", "error", "a count differs from the expected-counts file"),
     "counts.config_missing": ("counts", "error", "the expected-counts file names a config that is absent"),
     "counts.not_checked": ("counts", "info", "no expected-counts file fits this data; counts not compared"),
-    "files.missing": ("release", "error", "a file the build writes (manifest, marker, croissant.json, a listed shard) is missing"),
-    "files.stray": ("release", "error", "a file in a built folder that the build does not write; publish never uploads it"),
+    "files.missing": (
+        "release",
+        "error",
+        "a file the build writes (manifest, marker, croissant.json, a listed shard) is missing",
+    ),
+    "files.stray": (
+        "release",
+        "error",
+        "a file in a built folder that the build does not write; publish never uploads it",
+    ),
     "files.size_mismatch": ("release", "error", "a shard's size differs from the manifest"),
     "files.hash_mismatch": ("release", "error", "a shard's sha256 differs from the manifest"),
-    "files.edited": ("release", "error", "the manifest or card changed after the build (sha256 differs from the build marker's)"),
-    "manifest.invalid": ("release", "error", "manifest.json is not JSON, or lacks configs/shards, or names a path outside data/<config>/"),
-    "manifest.mismatch": ("release", "error", "the manifest's rows, counts or configs differ from the data in the shards"),
+    "files.edited": (
+        "release",
+        "error",
+        "the manifest or card changed after the build (sha256 differs from the build marker's)",
+    ),
+    "manifest.invalid": (
+        "release",
+        "error",
+        "manifest.json is not JSON, or lacks configs/shards, or names a path outside data/<config>/",
+    ),
+    "manifest.mismatch": (
+        "release",
+        "error",
+        "the manifest's rows, counts or configs differ from the data in the shards",
+    ),
     "card.mismatch": ("release", "error", "the card's YAML configs or split sizes differ from the build"),
     "card.licence": ("release", "error", "the card's licence or gating differs from what the data present requires"),
-    "croissant.mismatch": ("release", "error", "croissant.json differs from the Croissant metadata the build renders from its manifest"),
+    "croissant.mismatch": (
+        "release",
+        "error",
+        "croissant.json differs from the Croissant metadata the build renders from its manifest",
+    ),
 }
 FAMILIES = ("schema", "cor", "options", "pairs", "images", "identity", "counts", "release")
 
@@ -144,7 +192,9 @@ class ValidationReport:
             head = "ok" if not in_family else f"{len(in_family)} finding(s)"
             if family == "counts":
                 compared = self.stats.get("counts_compared_with", "")
-                head = ("skipped" if compared.startswith("skipped") and not in_family else head) + (f" - expected counts: {compared}" if compared else "")
+                head = ("skipped" if compared.startswith("skipped") and not in_family else head) + (
+                    f" - expected counts: {compared}" if compared else ""
+                )
             lines.append(f"\n[{family}] {head}")
             folded = len(in_family) - len(shown)
             if folded:

@@ -7,10 +7,10 @@ import hashlib
 import io
 import os
 import warnings
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
 
 from PIL import Image
 
@@ -72,7 +72,15 @@ class ImageChecker:
             if len(self._pending) >= 2 * self.workers:
                 self._decode()
         elif first.name != ref.name:
-            self.found.append(finding("image.duplicate", ref.file, ref.record, ref.field, f"{ref.name} has the same bytes as {first.name} (record {first.record})"))
+            self.found.append(
+                finding(
+                    "image.duplicate",
+                    ref.file,
+                    ref.record,
+                    ref.field,
+                    f"{ref.name} has the same bytes as {first.name} (record {first.record})",
+                )
+            )
 
     def _decode(self) -> None:
         with ThreadPoolExecutor(max_workers=self.workers) as pool:
@@ -95,7 +103,9 @@ def check_images(refs: Iterable[ImageRef], max_pixels: int = MAX_PIXELS) -> tupl
         try:
             data = ref.read()
         except OSError as error:
-            checker.found.append(finding("image.undecodable", ref.file, ref.record, ref.field, f"cannot read {ref.name}: {error}"))
+            checker.found.append(
+                finding("image.undecodable", ref.file, ref.record, ref.field, f"cannot read {ref.name}: {error}")
+            )
             continue
         checker.add(ref, data)
     return checker.finish()
@@ -110,5 +120,7 @@ def check_orphans(folders: list[tuple[str, Path]], refs: list[ImageRef]) -> list
             continue
         for path in sorted(folder.iterdir()):
             if path.suffix.lower() in IMAGE_EXTENSIONS and path.name not in referenced:
-                found.append(finding("image.orphan", f"{shown}/{path.name}", None, None, "no record refers to this image"))
+                found.append(
+                    finding("image.orphan", f"{shown}/{path.name}", None, None, "no record refers to this image")
+                )
     return found

@@ -17,8 +17,8 @@ from typing import Any
 import yaml
 
 from cogbench.dataset_builders.build import CARD_FILE, DEFAULT_VERSION, MANIFEST_FILE, config_counts
-from cogbench.dataset_builders.load import load_config
 from cogbench.dataset_builders.croissant import CROISSANT_FILE, render_croissant
+from cogbench.dataset_builders.load import load_config
 from cogbench.dataset_builders.output import MARKER_FILE, folder_files, read_marker
 from cogbench.dataset_builders.raw import build_command, sha256_file
 from cogbench.errors import CogbenchError
@@ -40,9 +40,15 @@ def load_manifest_findings(folder: Path) -> tuple[dict[str, Any] | None, list[Fi
     if not isinstance(manifest, dict) or not isinstance(manifest.get("configs"), dict):
         return None, [finding("manifest.invalid", MANIFEST_FILE, None, "configs", "no 'configs' object")]
     for config, entry in manifest["configs"].items():
-        if (config not in CONFIGS or not isinstance(entry, dict) or not isinstance(entry.get("shards"), dict)
-                or not all(isinstance(shard, dict) for shard in entry["shards"].values())):
-            return None, [finding("manifest.invalid", MANIFEST_FILE, config, "shards", "unknown config or no 'shards' object")]
+        if (
+            config not in CONFIGS
+            or not isinstance(entry, dict)
+            or not isinstance(entry.get("shards"), dict)
+            or not all(isinstance(shard, dict) for shard in entry["shards"].values())
+        ):
+            return None, [
+                finding("manifest.invalid", MANIFEST_FILE, config, "shards", "unknown config or no 'shards' object")
+            ]
     return manifest, []
 
 
@@ -66,19 +72,47 @@ def check_files(folder: Path, manifest: dict[str, Any]) -> list[Finding]:
     found = []
     marker = read_marker(folder)
     if marker is None:
-        found.append(finding("files.missing", MARKER_FILE, None, None, "no build marker: this folder was not written by `cogbench build`"))
+        found.append(
+            finding(
+                "files.missing",
+                MARKER_FILE,
+                None,
+                None,
+                "no build marker: this folder was not written by `cogbench build`",
+            )
+        )
     found += check_edited(folder, marker)
     expected = build_files(manifest)
     present = set(folder_files(folder))
     for name in sorted(present - expected):
-        found.append(finding("files.stray", name, None, None, "not a file the build writes (not listed in the manifest); it would not be validated"))
+        found.append(
+            finding(
+                "files.stray",
+                name,
+                None,
+                None,
+                "not a file the build writes (not listed in the manifest); it would not be validated",
+            )
+        )
     if CROISSANT_FILE in expected and CROISSANT_FILE not in present:
-        found.append(finding("files.missing", CROISSANT_FILE, None, None, "the manifest lists it; the build writes it beside the card"))
+        found.append(
+            finding(
+                "files.missing",
+                CROISSANT_FILE,
+                None,
+                None,
+                "the manifest lists it; the build writes it beside the card",
+            )
+        )
     for config, entry in sorted(manifest["configs"].items()):
         for name, shard in sorted(entry["shards"].items()):
             match = SHARD_PATH.match(name)
             if not match or match.group(1) != config:
-                found.append(finding("manifest.invalid", MANIFEST_FILE, config, f"shards.{name}", "not a shard path of this config"))
+                found.append(
+                    finding(
+                        "manifest.invalid", MANIFEST_FILE, config, f"shards.{name}", "not a shard path of this config"
+                    )
+                )
                 continue
             path = folder / name
             if name not in present or not path.is_file() or path.is_symlink():
@@ -86,10 +120,22 @@ def check_files(folder: Path, manifest: dict[str, Any]) -> list[Finding]:
                 continue
             size = path.stat().st_size
             if size != shard.get("bytes"):
-                found.append(finding("files.size_mismatch", name, None, None, f"{size} bytes, the manifest says {shard.get('bytes')}"))
+                found.append(
+                    finding(
+                        "files.size_mismatch", name, None, None, f"{size} bytes, the manifest says {shard.get('bytes')}"
+                    )
+                )
             digest = sha256_file(path)
             if digest != shard.get("sha256"):
-                found.append(finding("files.hash_mismatch", name, None, None, f"sha256 {digest[:16]}..., the manifest says {str(shard.get('sha256'))[:16]}..."))
+                found.append(
+                    finding(
+                        "files.hash_mismatch",
+                        name,
+                        None,
+                        None,
+                        f"sha256 {digest[:16]}..., the manifest says {str(shard.get('sha256'))[:16]}...",
+                    )
+                )
     return found
 
 
@@ -103,7 +149,15 @@ def check_edited(folder: Path, marker: dict[str, Any] | None) -> list[Finding]:
     for name in (MANIFEST_FILE, CARD_FILE, CROISSANT_FILE):
         path = folder / name
         if isinstance(recorded.get(name), str) and path.is_file() and sha256_file(path) != recorded[name]:
-            found.append(finding("files.edited", name, None, None, "changed after the build (its sha256 differs from the build marker's); rebuild the folder"))
+            found.append(
+                finding(
+                    "files.edited",
+                    name,
+                    None,
+                    None,
+                    "changed after the build (its sha256 differs from the build marker's); rebuild the folder",
+                )
+            )
     return found
 
 
@@ -121,18 +175,42 @@ def check_manifest(folder: Path, manifest: dict[str, Any], records: dict[str, li
     found = []
     on_disk = configs_on_disk(folder)
     for config in sorted(set(on_disk) - set(manifest["configs"])):
-        found.append(finding("manifest.mismatch", MANIFEST_FILE, config, "configs", f"data/{config}/ holds shards the manifest does not list"))
+        found.append(
+            finding(
+                "manifest.mismatch",
+                MANIFEST_FILE,
+                config,
+                "configs",
+                f"data/{config}/ holds shards the manifest does not list",
+            )
+        )
     for config, entry in sorted(manifest["configs"].items()):
         if config not in records:
             continue
         for name, shard in sorted(entry["shards"].items()):
             rows = shard_rows(folder / name) if (folder / name).is_file() else None
             if rows is not None and rows != shard.get("rows"):
-                found.append(finding("manifest.mismatch", MANIFEST_FILE, config, f"shards.{name}.rows", f"the shard holds {rows} rows, the manifest says {shard.get('rows')}"))
+                found.append(
+                    finding(
+                        "manifest.mismatch",
+                        MANIFEST_FILE,
+                        config,
+                        f"shards.{name}.rows",
+                        f"the shard holds {rows} rows, the manifest says {shard.get('rows')}",
+                    )
+                )
         actual = {"rows": len(records[config]), "counts": config_counts(config, records[config])}
         for key, value in actual.items():
             if entry.get(key) != value:
-                found.append(finding("manifest.mismatch", MANIFEST_FILE, config, key, f"recomputed from the shards: {json.dumps(value, sort_keys=True)[:200]}; the manifest says {json.dumps(entry.get(key), sort_keys=True)[:200]}"))
+                found.append(
+                    finding(
+                        "manifest.mismatch",
+                        MANIFEST_FILE,
+                        config,
+                        key,
+                        f"recomputed from the shards: {json.dumps(value, sort_keys=True)[:200]}; the manifest says {json.dumps(entry.get(key), sort_keys=True)[:200]}",
+                    )
+                )
     return found
 
 
@@ -154,7 +232,15 @@ def check_card(folder: Path, manifest: dict[str, Any]) -> list[Finding]:
     present = sorted(set(configs_on_disk(folder)) | set(manifest["configs"]))
     declared = {entry.get("config_name"): entry for entry in header.get("configs") or [] if isinstance(entry, dict)}
     if sorted(declared) != present:
-        found.append(finding("card.mismatch", CARD_FILE, None, "configs", f"declares {sorted(map(str, declared))}, the build holds {present}"))
+        found.append(
+            finding(
+                "card.mismatch",
+                CARD_FILE,
+                None,
+                "configs",
+                f"declares {sorted(map(str, declared))}, the build holds {present}",
+            )
+        )
     for config in present:
         want = [{"split": SPLIT, "path": f"data/{config}/{SPLIT}-*.parquet"}]
         if config in declared and declared[config].get("data_files") != want:
@@ -163,16 +249,48 @@ def check_card(folder: Path, manifest: dict[str, Any]) -> list[Finding]:
     for config, entry in sorted(manifest["configs"].items()):
         splits = (infos.get(config) or {}).get("splits") or [{}]
         if splits[0].get("num_examples") != entry.get("rows"):
-            found.append(finding("card.mismatch", CARD_FILE, config, "dataset_info.splits", f"num_examples {splits[0].get('num_examples')}, the manifest says {entry.get('rows')}"))
+            found.append(
+                finding(
+                    "card.mismatch",
+                    CARD_FILE,
+                    config,
+                    "dataset_info.splits",
+                    f"num_examples {splits[0].get('num_examples')}, the manifest says {entry.get('rows')}",
+                )
+            )
     licence = expected_licence(present)
     if header.get("license") != licence["license"]:
-        found.append(finding("card.licence", CARD_FILE, None, "license", f"{header.get('license')!r}, the data present needs {licence['license']!r}"))
+        found.append(
+            finding(
+                "card.licence",
+                CARD_FILE,
+                None,
+                "license",
+                f"{header.get('license')!r}, the data present needs {licence['license']!r}",
+            )
+        )
     if licence["license_name"] and header.get("license_name") != licence["license_name"]:
-        found.append(finding("card.licence", CARD_FILE, None, "license_name", f"{header.get('license_name')!r}, the data present needs {licence['license_name']!r}"))
+        found.append(
+            finding(
+                "card.licence",
+                CARD_FILE,
+                None,
+                "license_name",
+                f"{header.get('license_name')!r}, the data present needs {licence['license_name']!r}",
+            )
+        )
     if licence["gated"]:
         prompt, fields = header.get("extra_gated_prompt"), header.get("extra_gated_fields")
         if not isinstance(prompt, str) or not prompt.strip() or not fields:
-            found.append(finding("card.licence", CARD_FILE, None, "extra_gated_prompt", "CogBench data is present: the card must carry its data use agreement and gating form"))
+            found.append(
+                finding(
+                    "card.licence",
+                    CARD_FILE,
+                    None,
+                    "extra_gated_prompt",
+                    "CogBench data is present: the card must carry its data use agreement and gating form",
+                )
+            )
     return found
 
 
@@ -181,8 +299,12 @@ def check_release(folder: Path, records: dict[str, list]) -> list[Finding]:
     manifest, found = load_manifest_findings(folder)
     if manifest is None:
         return found
-    return (check_files(folder, manifest) + check_manifest(folder, manifest, records) + check_card(folder, manifest)
-            + check_croissant(folder, manifest))
+    return (
+        check_files(folder, manifest)
+        + check_manifest(folder, manifest, records)
+        + check_card(folder, manifest)
+        + check_croissant(folder, manifest)
+    )
 
 
 # --- before use: every command that reads a local build checks it first ----------------
@@ -199,12 +321,14 @@ def older_dataset_version(folder: Path, manifest: dict[str, Any]) -> str | None:
     for name in sorted((manifest["configs"].get("codis") or {}).get("shards", {}))[:1]:
         try:
             ids = pq.read_table(folder / name, columns=["image_id"]).column("image_id").to_pylist()
-        except Exception:  # noqa: BLE001 -- a damaged shard is the hash check's finding
+        except Exception:
             return None
         if any(isinstance(i, str) and i.endswith(".jpg") for i in ids):
-            return (f"{folder} was built as dataset version {manifest.get('dataset_version', '1.x')} (CODIS image_id with "
-                    f"'.jpg'); this cogbench reads version {DEFAULT_VERSION} (bare image_id, file name in image_file): "
-                    f"rebuild it with `{build_command(folder)}`")
+            return (
+                f"{folder} was built as dataset version {manifest.get('dataset_version', '1.x')} (CODIS image_id with "
+                f"'.jpg'); this cogbench reads version {DEFAULT_VERSION} (bare image_id, file name in image_file): "
+                f"rebuild it with `{build_command(folder)}`"
+            )
     return None
 
 
@@ -219,22 +343,28 @@ def verify_build(folder: str | Path) -> None:
     folder = Path(folder)
     marker = read_marker(folder)
     if marker is None:
-        raise BuildNotVerified(f"{folder / MARKER_FILE}: missing or unreadable: this folder was not written by "
-                               f"`cogbench build`, so nothing vouches for its files; build it with `{build_command(folder)}`")
+        raise BuildNotVerified(
+            f"{folder / MARKER_FILE}: missing or unreadable: this folder was not written by "
+            f"`cogbench build`, so nothing vouches for its files; build it with `{build_command(folder)}`"
+        )
     manifest, found = load_manifest_findings(folder)
     older = older_dataset_version(folder, manifest) if manifest is not None else None
     if older:
         raise BuildNotVerified(older)
     if not isinstance(marker.get("sha256"), dict):
-        raise BuildNotVerified(f"{folder}: built by an older cogbench ({marker.get('builder_version', 'unknown')}, whose "
-                               f"build marker records no sha256 of manifest.json and README.md); rebuild it with `{build_command(folder)}`")
+        raise BuildNotVerified(
+            f"{folder}: built by an older cogbench ({marker.get('builder_version', 'unknown')}, whose "
+            f"build marker records no sha256 of manifest.json and README.md); rebuild it with `{build_command(folder)}`"
+        )
     if manifest is not None:
         found = check_files(folder, manifest) + check_card(folder, manifest) + check_croissant(folder, manifest)
     errors = [f for f in found if f.severity == "error"]
     if errors:
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-        raise BuildNotVerified(f"{folder}: {errors[0]}{more}; the build was changed after `cogbench build` wrote it: "
-                               f"rebuild it (`cogbench validate {folder}` lists every finding)")
+        raise BuildNotVerified(
+            f"{folder}: {errors[0]}{more}; the build was changed after `cogbench build` wrote it: "
+            f"rebuild it (`cogbench validate {folder}` lists every finding)"
+        )
 
 
 def load_verified(dataset: str, config: str, revision: str | None = None):
@@ -255,9 +385,23 @@ def check_croissant(folder: Path, manifest: dict[str, Any]) -> list[Finding]:
     try:
         expected = render_croissant(manifest)
     except (KeyError, TypeError, ValueError, AttributeError) as error:  # a damaged manifest is its own finding
-        return [finding("croissant.mismatch", CROISSANT_FILE, None, None,
-                        f"cannot be checked: manifest.json lacks what it is rendered from ({type(error).__name__}: {error})")]
+        return [
+            finding(
+                "croissant.mismatch",
+                CROISSANT_FILE,
+                None,
+                None,
+                f"cannot be checked: manifest.json lacks what it is rendered from ({type(error).__name__}: {error})",
+            )
+        ]
     if written != expected:
-        return [finding("croissant.mismatch", CROISSANT_FILE, None, None,
-                        "differs from the Croissant metadata of this manifest (edited, or from another build); rebuild")]
+        return [
+            finding(
+                "croissant.mismatch",
+                CROISSANT_FILE,
+                None,
+                None,
+                "differs from the Croissant metadata of this manifest (edited, or from another build); rebuild",
+            )
+        ]
     return []

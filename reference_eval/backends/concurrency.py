@@ -22,6 +22,7 @@ from __future__ import annotations
 import threading
 import time
 
+
 class AdaptiveLimit:
     """A counting gate whose size adapts; thread-safe."""
 

@@ -25,14 +25,15 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import torch
 
 from cogbench.errors import CogbenchError
-from cogbench.reference_eval.model_checks import load_checked
-from cogbench.reference_eval.tasks import Answer, Query, image_size, open_image
+from cogbench.reference_eval.loading.model_checks import load_checked
+from cogbench.reference_eval.tasks.queries import Answer, Query, image_size, open_image
 
 
 @dataclass(frozen=True)
@@ -114,7 +115,9 @@ def length_sorted_batches(queries: list[Query], images, processor, batch_size: i
     tokenizer = processor.tokenizer
     lengths = {}
     for query in queries:
-        text_tokens = len(tokenizer(chat_prompt(processor, query.prompt, query.with_image), add_special_tokens=False)["input_ids"])
+        text_tokens = len(
+            tokenizer(chat_prompt(processor, query.prompt, query.with_image), add_special_tokens=False)["input_ids"]
+        )
         lengths[query.key] = text_tokens
         if query.with_image:
             width, height = image_size(images[query.row]["image"])

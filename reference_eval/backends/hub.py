@@ -49,8 +49,10 @@ def check_hf_model(name: str) -> None:
     try:
         huggingface_hub.HfApi().model_info(name, timeout=PROBE_TIMEOUT_SECONDS)
     except (errors.RepositoryNotFoundError, errors.GatedRepoError) as error:
-        raise UsageError(f"{where}: no model repo of that name you can read on the Hub ({type(error).__name__})") from None
-    except Exception as error:  # noqa: BLE001 -- any transport failure means the same to the user: no Hub
+        raise UsageError(
+            f"{where}: no model repo of that name you can read on the Hub ({type(error).__name__})"
+        ) from None
+    except Exception as error:
         raise UsageError(
             f"{where}: the Hugging Face Hub cannot be reached ({type(error).__name__}); {offline_hint}"
         ) from None

@@ -35,10 +35,11 @@ import os
 import random
 import threading
 import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from itertools import islice
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any
 from urllib.parse import urlparse
 
 from cogbench.errors import UsageError
@@ -168,7 +169,7 @@ class ChatClient:
     def close(self) -> None:
         self._client.close()
 
-    def __enter__(self) -> "ChatClient":
+    def __enter__(self) -> ChatClient:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
@@ -227,8 +228,12 @@ class ChatClient:
             if attempt < settings.max_attempts:
                 self._sleep(self._backoff(attempt, retry_after))
         return ChatResult(
-            None, f"{last_error} after {settings.max_attempts} attempts", settings.max_attempts,
-            prompt_tokens, completion_tokens, unusable if last_error.startswith("unusable reply") else None,
+            None,
+            f"{last_error} after {settings.max_attempts} attempts",
+            settings.max_attempts,
+            prompt_tokens,
+            completion_tokens,
+            unusable if last_error.startswith("unusable reply") else None,
         )
 
     def complete_many(
@@ -273,7 +278,7 @@ class ChatClient:
 
 
 def _retryable_status(status: int) -> bool:
-    return status == 429 or status == 408 or status >= 500
+    return status in {429, 408} or status >= 500
 
 
 def _retry_after_seconds(response: Any) -> float | None:

@@ -11,17 +11,20 @@ from __future__ import annotations
 
 import io
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from cogbench.reference_eval.backends.openai_api import ChatClient, ChatSettings, image_part
-from cogbench.reference_eval.tasks import Answer, Query
+from cogbench.reference_eval.tasks.queries import Answer, Query
 
 
 def recorded_settings(settings: ChatSettings) -> dict[str, Any]:
     """What goes into every prediction's ``generation`` field."""
     return {
-        "backend": "openai", "decoding": "greedy", "temperature": settings.temperature,
+        "backend": "openai",
+        "decoding": "greedy",
+        "temperature": settings.temperature,
         "max_new_tokens": settings.max_tokens,
     }
 
@@ -37,7 +40,9 @@ def _image_bytes_and_type(value: dict) -> tuple[bytes, str]:
 
 def conversation(query: Query, image: dict[str, Any] | None) -> list[dict[str, Any]]:
     """One user turn: the image part (None for a blind query), then the prompt (the same order as the hf backend)."""
-    return [{"role": "user", "content": [*([image] if image is not None else []), {"type": "text", "text": query.prompt}]}]
+    return [
+        {"role": "user", "content": [*([image] if image is not None else []), {"type": "text", "text": query.prompt}]}
+    ]
 
 
 def conversations(queries: list[Query], images) -> Iterator[list[dict[str, Any]]]:

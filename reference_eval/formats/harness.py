@@ -21,13 +21,14 @@ the reference scores of a model evaluated in either harness.
 
 from __future__ import annotations
 
-import zipfile
 import json
 import re
+import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from cogbench.errors import CogbenchError, locate
 from cogbench.reference_eval.formats.predictions import Prediction, parse_json_object
@@ -93,9 +94,17 @@ def read_lmms_eval_samples(path: Path, task: str, docs: list[TaskDoc] | None = N
                     )
                 item_id, query = doc.item_id, doc.query
                 prompt = doc.prompts.get(record.get("input"), ("", ""))
-            predictions.append(Prediction(task=task, item_id=item_id, query=query, output=output,
-                                          model=str(record.get("model", "")),
-                                          prompt_id=prompt[0], prompt_sha256=prompt[1]))
+            predictions.append(
+                Prediction(
+                    task=task,
+                    item_id=item_id,
+                    query=query,
+                    output=output,
+                    model=str(record.get("model", "")),
+                    prompt_id=prompt[0],
+                    prompt_sha256=prompt[1],
+                )
+            )
     return _unique(predictions, path)
 
 
@@ -113,7 +122,9 @@ def _id_from_doc(doc: dict[str, Any], task: str, at: Callable[..., str]) -> tupl
 def _doc_of(record: dict[str, Any], docs: list[TaskDoc] | None, task: str, at: Callable[..., str]) -> TaskDoc:
     doc_id = record["doc_id"]
     if docs is None:
-        raise CogbenchError(f"{at('doc')}: missing; an lmms-eval sample without doc cannot be read here (needs the {task} task's docs)")
+        raise CogbenchError(
+            f"{at('doc')}: missing; an lmms-eval sample without doc cannot be read here (needs the {task} task's docs)"
+        )
     if isinstance(doc_id, bool) or not isinstance(doc_id, int) or not 0 <= doc_id < len(docs):
         raise CogbenchError(
             f"{at('doc_id')}: {doc_id!r} is not a doc of the {task} task of this dataset "
@@ -136,6 +147,7 @@ SECRET_WORDS = ("key", "token", "secret", "password")
 def _without_secrets(model_args: Any) -> Any:
     """lmms-eval's ``model_args`` (``"a=1,b=2"`` or a dict) without credential-like entries
     (a key, token, secret or password by name, or a URL with a user or password in it)."""
+
     def secret(name: str, value: str) -> bool:
         return any(word in name.lower() for word in SECRET_WORDS) or re.search(r"://[^/]*@", value) is not None
 
@@ -192,9 +204,16 @@ def read_vlmevalkit_predictions(path: Path, task: str) -> list[Prediction]:
         raise CogbenchError(f"{path}: VLMEvalKit predictions are multiple-choice answers; score them with --task vqa")
     try:
         table = pd.read_excel(path, dtype=str) if path.suffix == ".xlsx" else pd.read_csv(path, sep="\t", dtype=str)
-    except (ValueError, OSError, KeyError, zipfile.BadZipFile) as error:  # a cut or non-workbook zip: BadZipFile, KeyError
-        raise CogbenchError(f"{path}: cannot read it as a VLMEvalKit {path.suffix} file ({type(error).__name__}: "
-                            f"{' '.join(str(error).split())[:200]})") from None
+    except (
+        ValueError,
+        OSError,
+        KeyError,
+        zipfile.BadZipFile,
+    ) as error:  # a cut or non-workbook zip: BadZipFile, KeyError
+        raise CogbenchError(
+            f"{path}: cannot read it as a VLMEvalKit {path.suffix} file ({type(error).__name__}: "
+            f"{' '.join(str(error).split())[:200]})"
+        ) from None
     missing = [column for column in (VLMEVALKIT_ID_COLUMN, "prediction") if column not in table.columns]
     if missing:
         raise CogbenchError(
@@ -217,4 +236,3 @@ def _unique(predictions: list[Prediction], path: Path) -> list[Prediction]:
             raise CogbenchError(f"{locate(str(path), prediction.item_id)}: predicted twice (query {prediction.query})")
         seen.add(prediction.key)
     return predictions
-

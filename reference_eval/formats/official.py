@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from cogbench.errors import UsageError, locate
 from cogbench.reference_eval.formats.harness import (
@@ -63,7 +64,9 @@ class OfficialIds:
     lmms_eval_docs: list[TaskDoc] | None = None  # doc_id -> the exported lmms-eval task's doc
 
     @classmethod
-    def from_rows(cls, task: str, rows: Iterable[dict[str, Any]], lmms_eval_docs: list[TaskDoc] | None = None) -> "OfficialIds":
+    def from_rows(
+        cls, task: str, rows: Iterable[dict[str, Any]], lmms_eval_docs: list[TaskDoc] | None = None
+    ) -> OfficialIds:
         ids = cls(lmms_eval_docs=lmms_eval_docs)
         for row in rows:
             if task == "description":

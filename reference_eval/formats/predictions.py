@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from cogbench.errors import CogbenchError, UsageError, locate
 
@@ -65,8 +66,9 @@ def parse_json(text: str, where: str) -> Any:
         try:
             json.dumps(value, ensure_ascii=False).encode("utf-8")
         except UnicodeEncodeError as error:
-            raise UsageError(f"{where}: holds a lone surrogate escape ({error.object[error.start:error.end]!r}), "
-                             "which is not text") from None
+            raise UsageError(
+                f"{where}: holds a lone surrogate escape ({error.object[error.start : error.end]!r}), which is not text"
+            ) from None
         except RecursionError:
             raise UsageError(f"{where}: not usable JSON (nested too deeply)") from None
     return value
@@ -198,9 +200,8 @@ class PredictionWriter:
     def close(self) -> None:
         self._handle.close()
 
-    def __enter__(self) -> "PredictionWriter":
+    def __enter__(self) -> PredictionWriter:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
-

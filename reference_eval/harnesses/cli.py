@@ -11,7 +11,13 @@ from cogbench.reference_eval.harnesses.vlmevalkit import DATASET_NAME
 FORMATS = ("lmms-eval", "vlmevalkit")
 # Every file `cogbench export` writes in its --out (dataset_builders.output.claim_output), by exact
 # name: any other YAML there (a stale task declaring the same name) is refused, never left beside.
-EXPORT_FILES = ("utils.py", "utils_description.py", "README.md", *(f"{name}.yaml" for name in TASKS), f"{DATASET_NAME}.tsv")
+EXPORT_FILES = (
+    "utils.py",
+    "utils_description.py",
+    "README.md",
+    *(f"{name}.yaml" for name in TASKS),
+    f"{DATASET_NAME}.tsv",
+)
 
 
 def default_export_dir(format_name: str, dataset: str, revision: str | None) -> Path:
@@ -31,26 +37,40 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--format", required=True, choices=FORMATS, help="which harness to export for")
     parser.add_argument("--dataset", required=True, help="built dataset folder or Hugging Face repo id")
     parser.add_argument("--revision", help="Hub revision (tag, branch or commit) of --dataset (default: main)")
-    parser.add_argument("--out", type=Path, default=None,
-                        help="output folder (default: exports/FORMAT-DATASET, with -REVISION when given)")
-    parser.add_argument("--spacy-model", default=DEFAULT_SPACY_MODEL,
-                        help="spaCy pipeline name or path the description tasks' Recognition Score uses (lmms-eval)")
-    parser.add_argument("--embedder", default=DEFAULT_EMBEDDER,
-                        help="sentence-transformers model name or path of the Recognition Score (lmms-eval)")
-    parser.add_argument("--dataset-path",
-                        help="what the lmms-eval tasks pass to load_dataset (default: the build's Hub repo at its "
-                        "release tag when it has one, else its shards by paths relative to the task folder)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="output folder (default: exports/FORMAT-DATASET, with -REVISION when given)",
+    )
+    parser.add_argument(
+        "--spacy-model",
+        default=DEFAULT_SPACY_MODEL,
+        help="spaCy pipeline name or path the description tasks' Recognition Score uses (lmms-eval)",
+    )
+    parser.add_argument(
+        "--embedder",
+        default=DEFAULT_EMBEDDER,
+        help="sentence-transformers model name or path of the Recognition Score (lmms-eval)",
+    )
+    parser.add_argument(
+        "--dataset-path",
+        help="what the lmms-eval tasks pass to load_dataset (default: the build's Hub repo at its "
+        "release tag when it has one, else its shards by paths relative to the task folder)",
+    )
     lmms_eval_only = ("format", ("lmms-eval",))
-    parser.set_defaults(func=run_export, only_for={"spacy_model": lmms_eval_only, "embedder": lmms_eval_only,
-                                                   "dataset_path": lmms_eval_only})
+    parser.set_defaults(
+        func=run_export,
+        only_for={"spacy_model": lmms_eval_only, "embedder": lmms_eval_only, "dataset_path": lmms_eval_only},
+    )
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from cogbench.validation.integrity import load_verified
     from cogbench.dataset_builders.output import claim_output
-    from cogbench.reference_eval.harnesses.lmms_eval import dataset_location, exported_tasks, export_lmms_eval
+    from cogbench.reference_eval.harnesses.lmms_eval import dataset_location, export_lmms_eval, exported_tasks
     from cogbench.reference_eval.harnesses.vlmevalkit import export_vlmevalkit
     from cogbench.reference_eval.metrics.recognition import check_models
+    from cogbench.validation.integrity import load_verified
 
     out = args.out or default_export_dir(args.format, args.dataset, args.revision)
     vqa = load_verified(args.dataset, "vqa", args.revision)  # fails early, as a usage error, on a bad --dataset
@@ -67,6 +87,10 @@ def run_export(args: argparse.Namespace) -> int:
     location = dataset_location(args.dataset, args.revision, out, args.dataset_path)
     files = export_lmms_eval(location, out, args.spacy_model, args.embedder, models_checked=True)
     print(f"wrote {len(files)} files to {out}: {', '.join(f.name for f in files)}; data: {location.describe()}")
-    print(f"run: lmms-eval --include_path {out} --tasks {','.join(exported_tasks(location))} --model MODEL --log_samples --output_path OUT")
-    print(f"score: cogbench score --task codis --dataset {args.dataset} --predictions OUT/.../*_samples_cogbench_codis.jsonl")
+    print(
+        f"run: lmms-eval --include_path {out} --tasks {','.join(exported_tasks(location))} --model MODEL --log_samples --output_path OUT"
+    )
+    print(
+        f"score: cogbench score --task codis --dataset {args.dataset} --predictions OUT/.../*_samples_cogbench_codis.jsonl"
+    )
     return 0

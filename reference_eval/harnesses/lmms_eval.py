@@ -20,7 +20,7 @@ from pathlib import Path
 from cogbench import __version__
 from cogbench.errors import UsageError
 from cogbench.reference_eval.metrics.recognition import check_models
-from cogbench.reference_eval.prompts import (
+from cogbench.reference_eval.tasks.prompts import (
     CODIS_DI_COT,
     DESCRIPTION_DIRECTED,
     DESCRIPTION_SPONTANEOUS,
@@ -53,10 +53,18 @@ DEFAULT_EMBEDDER = "sentence-transformers/all-mpnet-base-v2"
 
 # task name -> (config, prompt template, functions prefix, metrics -> aggregation function)
 TASKS = {
-    "cogbench_description_spontaneous": ("description", DESCRIPTION_SPONTANEOUS, "description_spontaneous",
-                                         {"recognition": "description_recognition"}),
-    "cogbench_description_directed": ("description", DESCRIPTION_DIRECTED, "description_directed",
-                                      {"recognition": "description_recognition"}),
+    "cogbench_description_spontaneous": (
+        "description",
+        DESCRIPTION_SPONTANEOUS,
+        "description_spontaneous",
+        {"recognition": "description_recognition"},
+    ),
+    "cogbench_description_directed": (
+        "description",
+        DESCRIPTION_DIRECTED,
+        "description_directed",
+        {"recognition": "description_recognition"},
+    ),
     "cogbench_vqa": ("vqa", VQA_MULTIPLE_CHOICE, "vqa", {"accuracy": "mean", "accuracy_official": "mean"}),
     "cogbench_codis": ("codis", CODIS_DI_COT, "codis", {"acc_p": "codis_acc_p", "acc_q": "codis_acc_q"}),
 }
@@ -99,7 +107,9 @@ def dataset_location(dataset: str, revision: str | None, out: Path, dataset_path
         files = [(build / shard).resolve() for shard in sorted(entry["shards"])]
         outside = [str(f) for f in files if not f.is_relative_to(build)]
         if outside:
-            raise UsageError(f"{manifest_path}: record configs.{config}: field shards: {outside[0]} is outside the build")
+            raise UsageError(
+                f"{manifest_path}: record configs.{config}: field shards: {outside[0]} is outside the build"
+            )
         shards[config] = [os.path.relpath(f, here) for f in files]
     return DatasetLocation("parquet", shards=shards)
 
@@ -142,7 +152,11 @@ def task_yaml(name: str, location: DatasetLocation) -> str:
         "metric_list:",
     ]
     for metric, aggregation in metrics.items():
-        lines += [f"  - metric: {metric}", f"    aggregation: !function {utils}.{aggregation}", "    higher_is_better: true"]
+        lines += [
+            f"  - metric: {metric}",
+            f"    aggregation: !function {utils}.{aggregation}",
+            "    higher_is_better: true",
+        ]
     lines += ["metadata:", f"  version: {json.dumps(template.id)}"]
     return "\n".join(lines) + "\n"
 
@@ -165,13 +179,18 @@ spaCy `{spacy_model}`, embedder `{embedder}`. Install the spaCy one with
 Score the `--log_samples` files (and add judges) with
 `cogbench score --task TASK --dataset DATASET --predictions OUT/MODEL/DATE_samples_TASK.jsonl`.
 """
-RELATIVE_NOTE = ("The YAML files name the shards by paths relative to this folder (lmms-eval 0.7 resolves\n"
-                 "`data_files` against the YAML's folder): move this folder and the build together.")
+RELATIVE_NOTE = (
+    "The YAML files name the shards by paths relative to this folder (lmms-eval 0.7 resolves\n"
+    "`data_files` against the YAML's folder): move this folder and the build together."
+)
 
 
 def export_lmms_eval(
-    location: DatasetLocation, out: Path,
-    spacy_model: str = DEFAULT_SPACY_MODEL, embedder: str = DEFAULT_EMBEDDER, models_checked: bool = False,
+    location: DatasetLocation,
+    out: Path,
+    spacy_model: str = DEFAULT_SPACY_MODEL,
+    embedder: str = DEFAULT_EMBEDDER,
+    models_checked: bool = False,
 ) -> list[Path]:
     """Write the task folder ``out`` (created; files of the same names replaced) and return its files.
 
@@ -187,9 +206,14 @@ def export_lmms_eval(
         path = out / f"{name}.yaml"
         path.write_text(task_yaml(name, location), encoding="utf-8")
         written.append(path)
-    readme = README.format(version=__version__, tasks=",".join(exported_tasks(location)), where=location.describe(),
-                           data_note=RELATIVE_NOTE if location.shards is not None else "",
-                           spacy_model=spacy_model, embedder=embedder)
+    readme = README.format(
+        version=__version__,
+        tasks=",".join(exported_tasks(location)),
+        where=location.describe(),
+        data_note=RELATIVE_NOTE if location.shards is not None else "",
+        spacy_model=spacy_model,
+        embedder=embedder,
+    )
     written.append(out / "README.md")
     written[-1].write_text(readme, encoding="utf-8")
     return written

@@ -18,7 +18,7 @@ from cogbench.reference_eval.formats.harness import QUERY_FIELD, TaskDoc
 from cogbench.reference_eval.judges.codis import rule_verdict
 from cogbench.reference_eval.metrics import recognition
 from cogbench.reference_eval.metrics.vqa import extract_official, extract_robust
-from cogbench.reference_eval.prompts import (
+from cogbench.reference_eval.tasks.prompts import (
     CODIS_DI_COT,
     DESCRIPTION_DIRECTED,
     DESCRIPTION_SPONTANEOUS,
@@ -59,8 +59,10 @@ def require_models(spacy_model: str, embedder: str) -> None:
 def recognition_score(items: list[dict], spacy_model: str, embedder: str) -> float | None:
     """Recognition Score, micro over all images (the paper's number), of the collected descriptions."""
     matches = recognition.recognition_matches(
-        recognition.load_noun_tagger(spacy_model), recognition.load_embedder(embedder),
-        [item["entities"] for item in items], [item["output"] for item in items],
+        recognition.load_noun_tagger(spacy_model),
+        recognition.load_embedder(embedder),
+        [item["entities"] for item in items],
+        [item["output"] for item in items],
     )
     return recognition.recognition_scores(matches)["recognition_micro"]
 
@@ -117,7 +119,11 @@ def codis_doc_to_target(doc: dict[str, Any]) -> str:
 def codis_process_results(doc: dict[str, Any], results: list[str]) -> dict[str, dict]:
     """The rule judge's verdict on one query, passed to both aggregations."""
     q = doc[QUERY_FIELD]
-    verdict = {"id": doc["id"], "query": q, "right": rule_verdict(results[0], doc[f"answer_{q}"], doc[f"answer_{3 - q}"])}
+    verdict = {
+        "id": doc["id"],
+        "query": q,
+        "right": rule_verdict(results[0], doc[f"answer_{q}"], doc[f"answer_{3 - q}"]),
+    }
     return {"acc_p": verdict, "acc_q": verdict}
 
 
@@ -144,16 +150,23 @@ def task_docs(task: str, rows: list[dict[str, Any]]) -> list[TaskDoc]:
     ``rows``: the config's rows in dataset order. Both description modes are
     accepted (the prompt a sample shows says which one it was).
     """
+
     def prompt(template, text: str) -> dict[str, tuple[str, str]]:
         return {text: (template.id, template.sha256)}
 
     if task == "description":
-        modes = {**prompt(DESCRIPTION_SPONTANEOUS, description_spontaneous_doc_to_text({})),
-                 **prompt(DESCRIPTION_DIRECTED, description_directed_doc_to_text({}))}
+        modes = {
+            **prompt(DESCRIPTION_SPONTANEOUS, description_spontaneous_doc_to_text({})),
+            **prompt(DESCRIPTION_DIRECTED, description_directed_doc_to_text({})),
+        }
         return [TaskDoc(row["image_id"], None, description_doc_to_target(row), modes) for row in rows]
     if task == "vqa":
-        return [TaskDoc(row["question_id"], None, vqa_doc_to_target(row), prompt(VQA_MULTIPLE_CHOICE, vqa_doc_to_text(row)))
-                for row in rows]
+        return [
+            TaskDoc(row["question_id"], None, vqa_doc_to_target(row), prompt(VQA_MULTIPLE_CHOICE, vqa_doc_to_text(row)))
+            for row in rows
+        ]
     docs = [{**row, QUERY_FIELD: query} for row in rows for query in (1, 2)]  # as codis_process_docs
-    return [TaskDoc(doc["id"], doc[QUERY_FIELD], codis_doc_to_target(doc), prompt(CODIS_DI_COT, codis_doc_to_text(doc)))
-            for doc in docs]
+    return [
+        TaskDoc(doc["id"], doc[QUERY_FIELD], codis_doc_to_target(doc), prompt(CODIS_DI_COT, codis_doc_to_text(doc)))
+        for doc in docs
+    ]

@@ -30,15 +30,17 @@ def vqa_table(dataset):
     records = []
     for index, row in enumerate(rows):
         image = row["image"]["bytes"] if row["image"]["bytes"] is not None else Path(row["image"]["path"]).read_bytes()
-        records.append({
-            "index": index,
-            "image": base64.b64encode(image).decode("ascii"),
-            "question": row["question"],
-            **{letter: row[column] for letter, column in zip(ANSWER_LETTERS, CHOICE_COLUMNS)},
-            "answer": answer.int2str(row["answer"]),
-            "category": category.int2str(row["category"]),
-            VLMEVALKIT_ID_COLUMN: row["question_id"],
-        })
+        records.append(
+            {
+                "index": index,
+                "image": base64.b64encode(image).decode("ascii"),
+                "question": row["question"],
+                **{letter: row[column] for letter, column in zip(ANSWER_LETTERS, CHOICE_COLUMNS)},
+                "answer": answer.int2str(row["answer"]),
+                "category": category.int2str(row["category"]),
+                VLMEVALKIT_ID_COLUMN: row["question_id"],
+            }
+        )
     return pd.DataFrame.from_records(records, columns=list(COLUMNS))
 
 

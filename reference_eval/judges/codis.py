@@ -29,8 +29,8 @@ JUDGE_PROMPT = (
     "2. The answer is right if it follows the question in meaning and is consistent with the groundtruth.\n"
     "3. Do not be too strict about the answer. Format different from the groundtruth and minor grammar "
     "issues are allowed.\n"
-    "If you think the answer is correct according to the groundtruth, please output \"right\", otherwise "
-    "output \"wrong\". You can only print \"right\" or \"wrong\" and nothing else.\n"
+    'If you think the answer is correct according to the groundtruth, please output "right", otherwise '
+    'output "wrong". You can only print "right" or "wrong" and nothing else.\n'
     "Here is the question: [QUESTION HERE]\n"
     "Here is the groundtruth: [GROUNDTRUTH HERE]\n"
     "Here is the output: [OUTPUT HERE]"

@@ -18,8 +18,8 @@ SAME_ANSWER_PROMPT = (
     "reasoning part and a final answer. Compare only the final answers: do they give the same answer to "
     "the question, in meaning? Wording, format and minor grammar differences do not matter; an answer "
     "that picks a different option, value or direction does.\n"
-    "If the two answers mean the same, output \"same\", otherwise output \"different\". You can only print "
-    "\"same\" or \"different\" and nothing else.\n"
+    'If the two answers mean the same, output "same", otherwise output "different". You can only print '
+    '"same" or "different" and nothing else.\n'
     "Here is the question: [QUESTION HERE]\n"
     "Here is output 1: [OUTPUT 1 HERE]\n"
     "Here is output 2: [OUTPUT 2 HERE]"

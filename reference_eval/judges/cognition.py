@@ -19,8 +19,9 @@ counted as 0 or 1.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from cogbench.reference_eval.judges.verdicts import parse_numbered
 from cogbench.reference_eval.metrics.cognition import CorItem
@@ -36,9 +37,9 @@ FIGURE_8_HEAD = (
     "1) Instead of reasoning about whether each <KEY POINT> is possibly correct based on the <DESCRIPTION>, "
     "you only need to determine whether the <DESCRIPTION> mentions the semantics in the <KEY POINT>.\n"
     "2) Do not overlook the semantics in the <DESCRIPTION> that are semantically equivalent to the <KEY POINT> "
-    "but expressed in different ways. For instance, if the <DESCRIPTION> mentions \"The woman is playing with "
-    "her son...\", we can tell it successfully includes semantics in the <KEY POINT> \"The woman is the mother "
-    "of the boy.\"\n"
+    'but expressed in different ways. For instance, if the <DESCRIPTION> mentions "The woman is playing with '
+    'her son...", we can tell it successfully includes semantics in the <KEY POINT> "The woman is the mother '
+    'of the boy."\n'
     "3) If several possible scenarios are listed using 'or' at a <KEY POINT>, you only need to determine "
     "whether one of these scenarios is mentioned in the <DESCRIPTION>.\n"
     "Assign a score of 0 or 1 to each <KEY POINT>, where 0 represents NO and 1 represents YES.\n"
@@ -47,15 +48,14 @@ FIGURE_8_HEAD = (
 FIGURE_9_HEAD = (
     "Given a <DESCRIPTION> and some <EVENT RELATIONSHIP>s, please tell me whether this <DESCRIPTION> clearly "
     "depicts the cause-and-effect relationships between events.\n"
-    "The format of a <EVENT RELATIONSHIP> follows the structure \"A1 + A2 + ... + An -> B\", where A1, A2, ..., "
+    'The format of a <EVENT RELATIONSHIP> follows the structure "A1 + A2 + ... + An -> B", where A1, A2, ..., '
     "An and B are events. Events A1, A2, ..., An are the causes of event B, and event B is the result caused by "
     "events A1, A2, ..., An. The criteria for judgment lie in whether the <DESCRIPTION> mentions these events "
     "and clearly depicts the causal relationships between them.\n"
     "Assign a score of 0 or 1 to each <EVENT RELATIONSHIP>, where 0 represents NO and 1 represents YES.\n"
 )
 ANSWER_FORMAT = (
-    "Please write your answers in \"[]\" with 0 or 1 in the following format (number + square brackets):\n"
-    "1. [1] 2. [0]\n"
+    'Please write your answers in "[]" with 0 or 1 in the following format (number + square brackets):\n1. [1] 2. [0]\n'
 )
 
 

@@ -15,10 +15,10 @@ import json
 import sqlite3
 import sys
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Callable, Sequence
 
 from tqdm.auto import tqdm
 
@@ -34,11 +34,11 @@ class JudgeSpec:
     model: str | None = None
 
     @classmethod
-    def parse(cls, value: str) -> "JudgeSpec":
+    def parse(cls, value: str) -> JudgeSpec:
         if value in ("rule", "none"):
             return cls(value)
         if value.startswith("openai:") and len(value) > len("openai:"):
-            return cls("openai", value[len("openai:"):])
+            return cls("openai", value[len("openai:") :])
         raise UsageError(f"--judge {value!r}: expected rule, none or openai:MODEL")
 
 
@@ -127,8 +127,13 @@ class VerdictCache:
 
 def judge_key(settings: ChatSettings, parsing: str) -> str:
     """What decides a verdict besides the prompt, as one digest: the cache answers only for the same judge."""
-    decided = {"endpoint": (settings.base_url or "https://api.openai.com/v1").rstrip("/"), "model": settings.model,
-               "temperature": settings.temperature, "max_tokens": settings.max_tokens, "parsing": parsing}
+    decided = {
+        "endpoint": (settings.base_url or "https://api.openai.com/v1").rstrip("/"),
+        "model": settings.model,
+        "temperature": settings.temperature,
+        "max_tokens": settings.max_tokens,
+        "parsing": parsing,
+    }
     return hashlib.sha256(json.dumps(decided, sort_keys=True).encode("utf-8")).hexdigest()[:16]
 
 
@@ -169,8 +174,15 @@ class LLMJudge:
         checks = [partial(accept, prompt) for prompt in to_send]
         cached, failed = len(replies), 0
         # On stderr, and only on a terminal (disable=None): done/total, cache hits, failures, rate.
-        with tqdm(total=len(replies) + len(to_send), initial=cached, unit="prompt", desc=f"judge {model}",
-                  file=sys.stderr, disable=None, dynamic_ncols=True) as progress:
+        with tqdm(
+            total=len(replies) + len(to_send),
+            initial=cached,
+            unit="prompt",
+            desc=f"judge {model}",
+            file=sys.stderr,
+            disable=None,
+            dynamic_ncols=True,
+        ) as progress:
             progress.set_postfix(cached=cached, failed=0)
             for index, result in self.client.complete_many([text_message(p) for p in to_send], accept_each=checks):
                 prompt = to_send[index]

@@ -24,14 +24,15 @@ An empty description has no sentence, so every CoR is 0.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from cogbench.errors import UsageError
 from cogbench.reference_eval.judges.cognition import WHOLE_COR_CATEGORY
+from cogbench.reference_eval.loading.model_checks import load_checked, model_record
 from cogbench.reference_eval.metrics.cognition import CorItem
-from cogbench.reference_eval.model_checks import load_checked, model_record
 from cogbench.schemas.features import COGBENCH_CATEGORIES
 
 OFFLINE_JUDGES = ("rouge", "bertscore", "nli")
@@ -115,7 +116,9 @@ def load_judge_model(settings: OfflineJudgeSettings) -> JudgeModel | None:
 
 
 def judge_descriptions(
-    settings: OfflineJudgeSettings, items_per_text: Sequence[list[CorItem]], texts: Sequence[str],
+    settings: OfflineJudgeSettings,
+    items_per_text: Sequence[list[CorItem]],
+    texts: Sequence[str],
     loaded: JudgeModel | None = None,
 ) -> list[OfflineVerdict]:
     """One verdict per CoR: the best sentence of its description, thresholded (or entailed).
@@ -124,7 +127,9 @@ def judge_descriptions(
     """
     check_kind(settings.kind)
     sentences = split_sentences(texts)
-    pairs = [(item, sentence) for items, sents in zip(items_per_text, sentences) for item in items for sentence in sents]
+    pairs = [
+        (item, sentence) for items, sents in zip(items_per_text, sentences) for item in items for sentence in sents
+    ]
     if settings.kind == "rouge":
         scores = rouge_recall([i.key_point for i, _ in pairs], [s for _, s in pairs])
     elif settings.kind == "bertscore":
@@ -159,8 +164,12 @@ def rouge_recall(references: Sequence[str], candidates: Sequence[str]) -> list[f
     return [scorer.score(reference, candidate)["rougeL"].recall for reference, candidate in zip(references, candidates)]
 
 
-def bertscore_recall(settings: OfflineJudgeSettings, references: Sequence[str], candidates: Sequence[str],
-                     loaded: JudgeModel | None = None) -> list[float]:
+def bertscore_recall(
+    settings: OfflineJudgeSettings,
+    references: Sequence[str],
+    candidates: Sequence[str],
+    loaded: JudgeModel | None = None,
+) -> list[float]:
     """BERTScore recall (bert-score, Zhang et al. 2020) of each candidate sentence against its CoR."""
     if not references:
         return []
@@ -172,8 +181,15 @@ def bertscore_recall(settings: OfflineJudgeSettings, references: Sequence[str], 
     idf = defaultdict(lambda: 1.0)
     idf[tokenizer.sep_token_id] = 0
     idf[tokenizer.cls_token_id] = 0
-    scores = bert_cos_score_idf(model, list(references), list(candidates), tokenizer, idf,
-                                device=str(model.device), batch_size=settings.batch_size)
+    scores = bert_cos_score_idf(
+        model,
+        list(references),
+        list(candidates),
+        tokenizer,
+        idf,
+        device=str(model.device),
+        batch_size=settings.batch_size,
+    )
     return [float(value) for value in scores[:, 1].cpu()]  # (precision, recall, F1): recall
 
 
@@ -239,8 +255,9 @@ def load_nli_model(settings: OfflineJudgeSettings) -> JudgeModel:
     return JudgeModel("nli", model, tokenizer, model_record(model_name, type(model).__name__))
 
 
-def nli_entailment(settings: OfflineJudgeSettings, premises: Sequence[str], hypotheses: Sequence[str],
-                   loaded: JudgeModel | None = None) -> list[tuple[float, bool]]:
+def nli_entailment(
+    settings: OfflineJudgeSettings, premises: Sequence[str], hypotheses: Sequence[str], loaded: JudgeModel | None = None
+) -> list[tuple[float, bool]]:
     """(entailment probability, entailment is the top label) of each premise/hypothesis pair."""
     if not premises:
         return []
@@ -253,8 +270,11 @@ def nli_entailment(settings: OfflineJudgeSettings, premises: Sequence[str], hypo
     with torch.inference_mode():
         for start in range(0, len(premises), settings.batch_size):
             batch = tokenizer(
-                list(premises[start:start + settings.batch_size]), list(hypotheses[start:start + settings.batch_size]),
-                padding=True, truncation=True, return_tensors="pt",
+                list(premises[start : start + settings.batch_size]),
+                list(hypotheses[start : start + settings.batch_size]),
+                padding=True,
+                truncation=True,
+                return_tensors="pt",
             ).to(model.device)
             probabilities = model(**batch).logits.softmax(-1)
             for row in probabilities:

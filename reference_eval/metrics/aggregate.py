@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 
 def percent(hits: float, total: int) -> float | None:
@@ -15,7 +15,6 @@ def by_category(rows: Sequence[tuple[str, float]], categories: Sequence[str]) ->
     return {
         "overall": percent(sum(value for _, value in rows), len(rows)),
         "per_category": {
-            name: percent(sum(v for c, v in rows if c == name), sum(c == name for c, _ in rows))
-            for name in categories
+            name: percent(sum(v for c, v in rows if c == name), sum(c == name for c, _ in rows)) for name in categories
         },
     }

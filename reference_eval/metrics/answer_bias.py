@@ -26,8 +26,8 @@ explicit here, and any pairs can be given:
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from cogbench.errors import UsageError
 from cogbench.reference_eval.metrics.codis import final_answer, normalize_answer
@@ -85,9 +85,7 @@ def stated_word(text: str, pair: WordPair, question: str = "") -> str | None:
     return None
 
 
-def word_pair_counts(
-    queries: Sequence[tuple[str, str, str]], pair: WordPair
-) -> dict[str, object]:
+def word_pair_counts(queries: Sequence[tuple[str, str, str]], pair: WordPair) -> dict[str, object]:
     """Counts for one pair over (question, ground truth, model output) triples (rule 4)."""
     truth = [0, 0]
     model = [0, 0]
@@ -101,5 +99,10 @@ def word_pair_counts(
         said = stated_word(final_answer(output), pair, question)
         if said is not None:
             model[said == "second"] += 1
-    return {"pair": pair.label, "queries": selected, "groundtruth": truth, "model": model,
-            "paper_groundtruth": list(PAPER_GROUNDTRUTH[pair.label]) if pair.label in PAPER_GROUNDTRUTH else None}
+    return {
+        "pair": pair.label,
+        "queries": selected,
+        "groundtruth": truth,
+        "model": model,
+        "paper_groundtruth": list(PAPER_GROUNDTRUTH[pair.label]) if pair.label in PAPER_GROUNDTRUTH else None,
+    }

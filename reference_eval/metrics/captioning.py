@@ -18,14 +18,20 @@ an error that says so, before any work is done.
 from __future__ import annotations
 
 import shutil
-from typing import Mapping
+from collections.abc import Mapping
 
 from cogbench.errors import CogbenchError
 
 # Table 7's column order and the names pycocoevalcap gives its scores.
 CAPTIONING_METRICS = ("METEOR", "CIDEr", "Bleu_1", "Bleu_2", "Bleu_3", "Bleu_4")
-COLUMN_LABEL = {"METEOR": "METEOR", "CIDEr": "CIDEr", "Bleu_1": "BLEU-1", "Bleu_2": "BLEU-2",
-                "Bleu_3": "BLEU-3", "Bleu_4": "BLEU-4"}
+COLUMN_LABEL = {
+    "METEOR": "METEOR",
+    "CIDEr": "CIDEr",
+    "Bleu_1": "BLEU-1",
+    "Bleu_2": "BLEU-2",
+    "Bleu_3": "BLEU-3",
+    "Bleu_4": "BLEU-4",
+}
 
 
 def require_java() -> str:

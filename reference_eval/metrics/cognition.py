@@ -9,8 +9,9 @@ failed on is left out of the score rather than counted as 0 or 1.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from cogbench.schemas.vocabulary import COGBENCH_CATEGORIES
 

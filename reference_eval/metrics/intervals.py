@@ -21,8 +21,9 @@ Everything here works on "units": ``Unit(cluster, category, hits, total)``;
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -61,7 +62,9 @@ class ClusterTable:
             return np.where(totals > 0, 100.0 * hits / np.where(totals > 0, totals, 1.0), np.nan)
 
 
-def cluster_table(units: Iterable[Unit], categories: Sequence[str], clusters: Sequence[str] | None = None) -> ClusterTable:
+def cluster_table(
+    units: Iterable[Unit], categories: Sequence[str], clusters: Sequence[str] | None = None
+) -> ClusterTable:
     """Sum the units per image and column; ``clusters`` fixes the row order (and may add empty images)."""
     units = list(units)
     names = list(clusters) if clusters is not None else sorted({u.cluster for u in units})
@@ -103,10 +106,12 @@ def percentile_interval(samples: np.ndarray, level: float = LEVEL) -> list[list[
     return out
 
 
-def bootstrap_intervals(table: ClusterTable, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> dict[str, Any]:
+def bootstrap_intervals(
+    table: ClusterTable, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED
+) -> dict[str, Any]:
     """``{"overall": [lo, hi], "per_category": {name: [lo, hi]}}`` for one metric (None where nothing counts)."""
     if not table.clusters:
-        return {"overall": None, "per_category": {name: None for name in table.columns[:-1]}}
+        return {"overall": None, "per_category": dict.fromkeys(table.columns[:-1])}
     samples = table.pooled(resample_weights(len(table.clusters), resamples, seed))
     intervals = percentile_interval(samples)
     point = table.pooled()
@@ -115,7 +120,10 @@ def bootstrap_intervals(table: ClusterTable, resamples: int = DEFAULT_RESAMPLES,
 
 
 def paired_difference(
-    table_a: ClusterTable, table_b: ClusterTable, resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+    table_a: ClusterTable,
+    table_b: ClusterTable,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
     permutations: int = 9999,
 ) -> list[dict[str, Any]]:
     """Per column: A - B, its clustered paired-bootstrap interval and a paired permutation p-value."""
@@ -133,9 +141,16 @@ def paired_difference(
         p_value = None
         if not np.isnan(point[k]) and n >= 2:  # one image: nothing to permute
             p_value = _paired_permutation_p(hits, totals, n, permutations, seed)
-        rows.append({"column": name, "a": _number(table_a.pooled()[k]), "b": _number(table_b.pooled()[k]),
-                     "difference": _number(point[k]), "interval": None if np.isnan(point[k]) else intervals[k],
-                     "p_value": p_value})
+        rows.append(
+            {
+                "column": name,
+                "a": _number(table_a.pooled()[k]),
+                "b": _number(table_b.pooled()[k]),
+                "difference": _number(point[k]),
+                "interval": None if np.isnan(point[k]) else intervals[k],
+                "p_value": p_value,
+            }
+        )
     return rows
 
 
@@ -150,8 +165,13 @@ def _paired_permutation_p(hits: np.ndarray, totals: np.ndarray, n: int, permutat
     if np.array_equal(hits[:n], hits[n:]) and np.array_equal(totals[:n], totals[n:]):
         return 1.0  # every swap leaves the statistic at 0
     result = stats.permutation_test(
-        (np.arange(n), np.arange(n, 2 * n)), statistic, permutation_type="samples", vectorized=True,
-        n_resamples=permutations, alternative="two-sided", random_state=np.random.default_rng(seed),
+        (np.arange(n), np.arange(n, 2 * n)),
+        statistic,
+        permutation_type="samples",
+        vectorized=True,
+        n_resamples=permutations,
+        alternative="two-sided",
+        random_state=np.random.default_rng(seed),
     )
     return round(float(result.pvalue), 6)
 
@@ -177,8 +197,11 @@ def units_from_details(task: str, details: Sequence[dict[str, Any]]) -> dict[str
             units["accuracy_circular"] = [Unit(d["image_id"], d["category"], float(d["correct_all"])) for d in details]
             units["answer_changed"] = [Unit(d["image_id"], d["category"], float(d["answer_changed"])) for d in details]
             for letter in "ABCD":
-                units[f"choice_{letter}"] = [Unit(d["image_id"], d["category"], float(x["extracted"] == letter))
-                                             for d in details for x in d["rotations"]]
+                units[f"choice_{letter}"] = [
+                    Unit(d["image_id"], d["category"], float(x["extracted"] == letter))
+                    for d in details
+                    for x in d["rotations"]
+                ]
         return units
     if task == "codis":
         units: dict[str, list[Unit]] = {"acc_p": [], "acc_q": [], "context_awareness": []}
@@ -204,15 +227,17 @@ def units_from_details(task: str, details: Sequence[dict[str, Any]]) -> dict[str
             if f"cognition_{kind}" in d:
                 name = "cognition_offline" if "cognition" in d else "cognition"
                 units.setdefault(name, []).extend(
-                    Unit(image, c["category"], float(c["verdict"])) for c in d[f"cognition_{kind}"])
+                    Unit(image, c["category"], float(c["verdict"])) for c in d[f"cognition_{kind}"]
+                )
     return units
 
 
 OFFLINE_KINDS = ("rouge", "bertscore", "nli")
 
 
-def metric_tables(task: str, details: Sequence[dict[str, Any]], categories: Sequence[str],
-                  clusters: Sequence[str] | None = None) -> dict[str, ClusterTable]:
+def metric_tables(
+    task: str, details: Sequence[dict[str, Any]], categories: Sequence[str], clusters: Sequence[str] | None = None
+) -> dict[str, ClusterTable]:
     """One ``ClusterTable`` per metric; every metric uses the same image rows."""
     units = units_from_details(task, details)
     if clusters is None:
@@ -224,13 +249,25 @@ def metric_tables(task: str, details: Sequence[dict[str, Any]], categories: Sequ
     }
 
 
-def score_intervals(task: str, details: Sequence[dict[str, Any]], categories: Sequence[str],
-                    resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> tuple[dict[str, Any], dict[str, Any]]:
+def score_intervals(
+    task: str,
+    details: Sequence[dict[str, Any]],
+    categories: Sequence[str],
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """(interval per metric, the settings to record beside them) for one scored run."""
     tables = metric_tables(task, details, categories)
     clusters = len(next(iter(tables.values())).clusters) if tables else 0
-    intervals = {name: small_sample.column_intervals(table.hits, table.totals, table.columns)
-                 for name, table in tables.items()}
+    intervals = {
+        name: small_sample.column_intervals(table.hits, table.totals, table.columns) for name, table in tables.items()
+    }
     # resamples and seed are those of `compare`'s permutation test; the intervals themselves are not random.
-    settings = {"method": small_sample.METHOD, "level": LEVEL, "resamples": resamples, "seed": seed, "clusters": clusters}
+    settings = {
+        "method": small_sample.METHOD,
+        "level": LEVEL,
+        "resamples": resamples,
+        "seed": seed,
+        "clusters": clusters,
+    }
     return intervals, settings

@@ -15,11 +15,12 @@ normalised vectors is a dot product.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from cogbench.errors import UsageError
-from cogbench.reference_eval.model_checks import check_reloaded
+from cogbench.reference_eval.loading.model_checks import check_reloaded
 
 THRESHOLD = 0.6  # Section 3.2.1: "greater than a threshold (0.6 in this paper)"
 NOUN_TAGS = ("NOUN", "PROPN")
@@ -58,11 +59,15 @@ def check_pos_tagging(nlp, name_or_path: str) -> None:
     try:
         tags = [token.pos_ for token in nlp(probe)]
     except Exception as error:  # an uninitialised component raises from thinc
-        raise UsageError(f"{name_or_path}: spaCy pipeline {nlp.pipe_names} fails on a probe sentence "
-                         f"({type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''})") from None
+        raise UsageError(
+            f"{name_or_path}: spaCy pipeline {nlp.pipe_names} fails on a probe sentence "
+            f"({type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''})"
+        ) from None
     if not any(tag in NOUN_TAGS for tag in tags):
-        raise UsageError(f"{name_or_path}: spaCy pipeline {nlp.pipe_names} finds no noun in {probe!r} "
-                         "(it needs a trained tagger + attribute_ruler or morphologizer that sets token.pos)")
+        raise UsageError(
+            f"{name_or_path}: spaCy pipeline {nlp.pipe_names} finds no noun in {probe!r} "
+            "(it needs a trained tagger + attribute_ruler or morphologizer that sets token.pos)"
+        )
 
 
 def load_embedder(name_or_path: str):

@@ -31,8 +31,10 @@ from scipy import stats
 
 LEVEL = 0.95
 POWER = 0.80
-METHOD = ("Korn-Graubard modified Clopper-Pearson interval, design effect from the images "
-          "(ratio linearisation, G-1 degrees of freedom)")
+METHOD = (
+    "Korn-Graubard modified Clopper-Pearson interval, design effect from the images "
+    "(ratio linearisation, G-1 degrees of freedom)"
+)
 PAIRED_METHOD = "paired ratio linearisation over images, t interval with G-1 degrees of freedom"
 
 
@@ -45,7 +47,7 @@ def _ratio_and_variance(hits: np.ndarray, totals: np.ndarray) -> tuple[float, fl
     if groups < 2:
         return ratio, 0.0, groups
     residual = hits - ratio * totals
-    variance = groups / (groups - 1) * float((residual ** 2).sum()) / float(totals.sum()) ** 2
+    variance = groups / (groups - 1) * float((residual**2).sum()) / float(totals.sum()) ** 2
     return ratio, variance, groups
 
 
@@ -71,8 +73,11 @@ def column_intervals(hits: np.ndarray, totals: np.ndarray, columns: list[str]) -
     """``{"overall": ..., "per_category": {...}, "clusters": {...}}`` for a (G, K+1) table, "overall" last."""
     values = [korn_graubard(hits[:, k], totals[:, k]) for k in range(len(columns))]
     clusters = [int((totals[:, k] > 0).sum()) for k in range(len(columns))]
-    return {"overall": values[-1], "per_category": dict(zip(columns[:-1], values[:-1])),
-            "clusters": {"overall": clusters[-1], "per_category": dict(zip(columns[:-1], clusters[:-1]))}}
+    return {
+        "overall": values[-1],
+        "per_category": dict(zip(columns[:-1], values[:-1])),
+        "clusters": {"overall": clusters[-1], "per_category": dict(zip(columns[:-1], clusters[:-1]))},
+    }
 
 
 def paired_difference_t(hits_a, totals_a, hits_b, totals_b, level: float = LEVEL) -> dict[str, Any]:
@@ -87,14 +92,19 @@ def paired_difference_t(hits_a, totals_a, hits_b, totals_b, level: float = LEVEL
     if groups < 2:
         return {"difference": round(difference, 4), "interval": None, "se": None, "clusters": groups}
     residual = (ha - ra * ta) / ta.sum() - (hb - rb * tb) / tb.sum()
-    se = 100.0 * float(np.sqrt(groups / (groups - 1) * (residual ** 2).sum()))
+    se = 100.0 * float(np.sqrt(groups / (groups - 1) * (residual**2).sum()))
     half = float(stats.t.ppf(1 - (1 - level) / 2, groups - 1)) * se
-    return {"difference": round(difference, 4), "interval": [round(difference - half, 4), round(difference + half, 4)],
-            "se": round(se, 4), "clusters": groups}
+    return {
+        "difference": round(difference, 4),
+        "interval": [round(difference - half, 4), round(difference + half, 4)],
+        "se": round(se, 4),
+        "clusters": groups,
+    }
 
 
-def min_detectable_difference(se: float | None, units: float, rates: tuple[float, float], groups: int,
-                              level: float = LEVEL, power: float = POWER) -> float | None:
+def min_detectable_difference(
+    se: float | None, units: float, rates: tuple[float, float], groups: int, level: float = LEVEL, power: float = POWER
+) -> float | None:
     """Points below which a true difference is missed more often than 1 - ``power`` (two-sided ``level`` test).
 
     ``(t_{1-alpha/2} + t_{power}) * SE`` on G - 1 degrees of freedom; where the runs agree on every image

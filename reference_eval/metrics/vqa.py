@@ -29,7 +29,7 @@ Unparseable responses count as wrong and are counted and shown.
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 from cogbench.schemas.vocabulary import ANSWER_LETTERS
 
@@ -83,7 +83,6 @@ def extract_robust(response: str, choices: Sequence[str]) -> str | None:
     if best >= FUZZY_MIN_SCORE and best - runner_up >= FUZZY_MIN_MARGIN:
         return ANSWER_LETTERS[ranked[0]]
     return None
-
 
 
 def hedges(response: str) -> bool:

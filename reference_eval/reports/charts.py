@@ -11,9 +11,9 @@ same name without ``draw_`` saves it as a PNG.
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
 
 PUBLISHED_STYLE = {"linestyle": "--", "linewidth": 1.3, "alpha": 0.9, "markersize": 4}
 PUBLISHED_MARKERS = "osD^v"
@@ -72,8 +72,16 @@ def _figure(width: float, height: float, legend: Sequence[str]):
 def _legend_below(fig, handles, labels, note: str = "") -> None:
     """The legend under the plot, in columns, the footnote as its title: nothing squeezes the axes or covers data."""
     if handles or note:
-        legend = fig.legend(handles, labels, loc="outside lower center", ncol=_legend_columns(fig.get_figwidth(), labels),
-                            fontsize=8, frameon=False, title=note or None, title_fontsize=7.5)
+        legend = fig.legend(
+            handles,
+            labels,
+            loc="outside lower center",
+            ncol=_legend_columns(fig.get_figwidth(), labels),
+            fontsize=8,
+            frameon=False,
+            title=note or None,
+            title_fontsize=7.5,
+        )
         legend.get_title().set_color("dimgrey")
 
 
@@ -104,7 +112,11 @@ def draw_radar(title: str, categories: Sequence[str], series: Sequence[Series], 
     ax.set_theta_direction(-1)
     for i, s in enumerate(series):
         values = [v if v is not None else 0.0 for v in s.values]
-        style = {**PUBLISHED_STYLE, "marker": PUBLISHED_MARKERS[i % len(PUBLISHED_MARKERS)]} if s.published else {"linewidth": 2.2}
+        style = (
+            {**PUBLISHED_STYLE, "marker": PUBLISHED_MARKERS[i % len(PUBLISHED_MARKERS)]}
+            if s.published
+            else {"linewidth": 2.2}
+        )
         label = f"{s.label} (published)" if s.published else s.label
         ax.plot(angles + angles[:1], values + values[:1], color=colours[s.label], label=label, **style)
         if not s.published:
@@ -113,9 +125,15 @@ def draw_radar(title: str, categories: Sequence[str], series: Sequence[Series], 
     ax.set_xticklabels([])  # drawn below as texts aligned away from the plot
     for angle, category in zip(angles, categories):
         east, north = np.sin(angle), np.cos(angle)  # on screen, after the offset and clockwise direction
-        ax.text(angle, RADAR_LABEL_RADIUS, _short(category, 14), fontsize=9, clip_on=False,
-                ha="center" if abs(east) < 0.3 else ("left" if east > 0 else "right"),
-                va="center" if abs(north) < 0.3 else ("bottom" if north > 0 else "top"))
+        ax.text(
+            angle,
+            RADAR_LABEL_RADIUS,
+            _short(category, 14),
+            fontsize=9,
+            clip_on=False,
+            ha="center" if abs(east) < 0.3 else ("left" if east > 0 else "right"),
+            va="center" if abs(north) < 0.3 else ("bottom" if north > 0 else "top"),
+        )
     ax.set_ylim(0, 100)
     ax.set_yticks([20, 40, 60, 80, 100])
     ax.set_yticklabels(["20%", "40%", "60%", "80%", "100%"], fontsize=7, color="grey")
@@ -125,7 +143,9 @@ def draw_radar(title: str, categories: Sequence[str], series: Sequence[Series], 
     return fig
 
 
-def radar(path: Path, title: str, categories: Sequence[str], series: Sequence[Series], colours: dict[str, tuple]) -> Path:
+def radar(
+    path: Path, title: str, categories: Sequence[str], series: Sequence[Series], colours: dict[str, tuple]
+) -> Path:
     return _save(draw_radar(title, categories, series, colours), path)
 
 
@@ -138,10 +158,16 @@ def _bars(ax, groups: Sequence[str], series: Sequence[Series], colours: dict[str
     for i, s in enumerate(series):
         positions = x - 0.4 + width * (i + 0.5)
         heights = [v if v is not None else 0.0 for v in s.values]
-        bars = ax.bar(positions, heights, width * 0.92, color=colours[s.label],
-                      label=f"{s.label} (published)" if s.published else s.label,
-                      hatch="//" if s.published else None, alpha=0.55 if s.published else 0.9,
-                      edgecolor="white" if s.published else None)
+        bars = ax.bar(
+            positions,
+            heights,
+            width * 0.92,
+            color=colours[s.label],
+            label=f"{s.label} (published)" if s.published else s.label,
+            hatch="//" if s.published else None,
+            alpha=0.55 if s.published else 0.9,
+            edgecolor="white" if s.published else None,
+        )
         intervals = s.intervals or [None] * len(s.values)
         lows = [max(v - ci[0], 0.0) if ci and v is not None else 0.0 for v, ci in zip(s.values, intervals)]
         highs = [max(ci[1] - v, 0.0) if ci and v is not None else 0.0 for v, ci in zip(s.values, intervals)]
@@ -154,8 +180,15 @@ def _bars(ax, groups: Sequence[str], series: Sequence[Series], colours: dict[str
                 ax.text(centre, 4, "not scored", ha="center", va="bottom", fontsize=6.5, rotation=90, color="dimgrey")
             elif labels:
                 top = ci[1] if ci else value
-                ax.text(centre, top + 1, f"{value:.0f}", ha="center", va="bottom", fontsize=7 if len(series) < 8 else 5.5,
-                        rotation=0 if len(series) < 8 else 90)
+                ax.text(
+                    centre,
+                    top + 1,
+                    f"{value:.0f}",
+                    ha="center",
+                    va="bottom",
+                    fontsize=7 if len(series) < 8 else 5.5,
+                    rotation=0 if len(series) < 8 else 90,
+                )
     ax.set_yticks(range(0, 101, 20))  # percentages: no tick above 100 in the headroom for value labels
     ax.set_xticks(x)
     ax.set_xticklabels([_short(g, 12) for g in groups], fontsize=9 if len(groups) < 6 else 8)
@@ -163,10 +196,19 @@ def _bars(ax, groups: Sequence[str], series: Sequence[Series], colours: dict[str
     ax.set_axisbelow(True)
 
 
-def draw_grouped_bars(title: str, groups: Sequence[str], series: Sequence[Series], colours: dict[str, tuple],
-                      ylabel: str = "score (%)", note: str = "", reference: float | None = None):
+def draw_grouped_bars(
+    title: str,
+    groups: Sequence[str],
+    series: Sequence[Series],
+    colours: dict[str, tuple],
+    ylabel: str = "score (%)",
+    note: str = "",
+    reference: float | None = None,
+):
     """Bars per group (metric or category), one bar per model, 95% interval whiskers; published bars hatched."""
-    fig = _figure(min(MAX_WIDTH_INCHES, max(7.0, 1.4 + len(groups) * (0.5 + 0.3 * len(series)))), 4.8, _legend_labels(series))
+    fig = _figure(
+        min(MAX_WIDTH_INCHES, max(7.0, 1.4 + len(groups) * (0.5 + 0.3 * len(series)))), 4.8, _legend_labels(series)
+    )
     ax = fig.add_subplot()
     _bars(ax, groups, series, colours, labels=True)
     if reference is not None:
@@ -178,20 +220,38 @@ def draw_grouped_bars(title: str, groups: Sequence[str], series: Sequence[Series
     return fig
 
 
-def grouped_bars(path: Path, title: str, groups: Sequence[str], series: Sequence[Series], colours: dict[str, tuple],
-                 ylabel: str = "score (%)", note: str = "", reference: float | None = None) -> Path:
+def grouped_bars(
+    path: Path,
+    title: str,
+    groups: Sequence[str],
+    series: Sequence[Series],
+    colours: dict[str, tuple],
+    ylabel: str = "score (%)",
+    note: str = "",
+    reference: float | None = None,
+) -> Path:
     return _save(draw_grouped_bars(title, groups, series, colours, ylabel, note, reference), path)
 
 
-def draw_paired_panels(title: str, groups: Sequence[str], panels: Sequence[tuple[str, Sequence[Series]]],
-                       colours: dict[str, tuple], note: str = ""):
+def draw_paired_panels(
+    title: str,
+    groups: Sequence[str],
+    panels: Sequence[tuple[str, Sequence[Series]]],
+    colours: dict[str, tuple],
+    note: str = "",
+):
     """Side-by-side bar panels sharing groups and colours (CODIS Acc_p and Acc_q per category)."""
     n_series = max(len(s) for _, s in panels)
     panel_width = max(6.5, 1.0 + len(groups) * (0.4 + 0.12 * n_series))
     stacked = n_series > STACK_PANELS_ABOVE  # many models: panels one above the other, not a very wide strip
-    fig = _figure(panel_width * (1 if stacked else len(panels)), 4.8 * (len(panels) if stacked else 1),
-                  _legend_labels(panels[0][1]))
-    axes = fig.subplots(len(panels) if stacked else 1, 1 if stacked else len(panels), sharey=True, squeeze=False).ravel()
+    fig = _figure(
+        panel_width * (1 if stacked else len(panels)),
+        4.8 * (len(panels) if stacked else 1),
+        _legend_labels(panels[0][1]),
+    )
+    axes = fig.subplots(
+        len(panels) if stacked else 1, 1 if stacked else len(panels), sharey=True, squeeze=False
+    ).ravel()
     for ax, (panel_title, series) in zip(axes, panels):
         _bars(ax, groups, series, colours, labels=False)
         ax.set_title(panel_title, fontsize=11)
@@ -203,6 +263,12 @@ def draw_paired_panels(title: str, groups: Sequence[str], panels: Sequence[tuple
     return fig
 
 
-def paired_panels(path: Path, title: str, groups: Sequence[str], panels: Sequence[tuple[str, Sequence[Series]]],
-                  colours: dict[str, tuple], note: str = "") -> Path:
+def paired_panels(
+    path: Path,
+    title: str,
+    groups: Sequence[str],
+    panels: Sequence[tuple[str, Sequence[Series]]],
+    colours: dict[str, tuple],
+    note: str = "",
+) -> Path:
     return _save(draw_paired_panels(title, groups, panels, colours, note), path)

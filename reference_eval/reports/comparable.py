@@ -41,7 +41,9 @@ def generation_settings(folder: Path, scores: dict[str, Any], prompt_id: str | N
         "prompt_id": prompt_id,
         "circular": bool(scores.get("circular") or record.get("circular")),
         "no_image": bool(scores.get("no_image") or record.get("no_image")),
-        "no_context": bool(record.get("no_context") or "no-context" in (prompt_id or "") or "no_context" in (prompt_id or "")),
+        "no_context": bool(
+            record.get("no_context") or "no-context" in (prompt_id or "") or "no_context" in (prompt_id or "")
+        ),
         "max_new_tokens": generation.get("max_new_tokens", generation.get("max_tokens")),
         "temperature": generation.get("temperature"),
     }
@@ -56,8 +58,10 @@ def dataset_fingerprint(scores: dict[str, Any]) -> tuple[str, ...] | None:
 def find_mismatch(a, b) -> Mismatch:
     """Every reason the runs ``a`` and ``b`` (``compare.ScoredRun``) are not comparable; refuse across tasks."""
     if a.scores["task"] != b.scores["task"]:
-        raise UsageError(f"cannot compare runs of different tasks: {a.folder} has {a.scores['task']!r}, "
-                         f"{b.folder} has {b.scores['task']!r}")
+        raise UsageError(
+            f"cannot compare runs of different tasks: {a.folder} has {a.scores['task']!r}, "
+            f"{b.folder} has {b.scores['task']!r}"
+        )
     reasons = []
     if a.scores["dataset_revision"] != b.scores["dataset_revision"]:
         reasons.append(f"dataset revision {a.scores['dataset_revision']!r} vs {b.scores['dataset_revision']!r}")
@@ -72,8 +76,10 @@ def find_mismatch(a, b) -> Mismatch:
             reasons.append(f"{name} {x!r} vs {y!r}")
     items_a, items_b = {d["item_id"] for d in a.details}, {d["item_id"] for d in b.details}
     if items_a != items_b:
-        reasons.append(f"items: {len(items_a - items_b)} only in A, {len(items_b - items_a)} only in B, "
-                       f"{len(items_a & items_b)} shared")
+        reasons.append(
+            f"items: {len(items_a - items_b)} only in A, {len(items_b - items_a)} only in B, "
+            f"{len(items_a & items_b)} shared"
+        )
     return Mismatch(reasons, items_a & items_b, len(items_a - items_b), len(items_b - items_a))
 
 
@@ -81,8 +87,10 @@ def check_or_refuse(a, b, allow_mismatch: bool) -> Mismatch:
     """The mismatch (empty when comparable), or a one-line refusal without ``--allow-mismatch``."""
     mismatch = find_mismatch(a, b)
     if mismatch.reasons and not allow_mismatch:
-        raise UsageError(f"cannot compare {a.folder} with {b.folder}: {'; '.join(mismatch.reasons)} "
-                         "(--allow-mismatch compares the shared items only, labelled so)")
+        raise UsageError(
+            f"cannot compare {a.folder} with {b.folder}: {'; '.join(mismatch.reasons)} "
+            "(--allow-mismatch compares the shared items only, labelled so)"
+        )
     if not mismatch.shared:
         raise UsageError(f"cannot compare {a.folder} with {b.folder}: they share no scored item")
     return mismatch

@@ -13,16 +13,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from cogbench.errors import CogbenchError, UsageError
-from cogbench.reference_eval.completeness import coverage_label
+from cogbench.errors import UsageError
 from cogbench.reference_eval.metrics import intervals, small_sample
 from cogbench.reference_eval.reports.comparable import Mismatch, check_or_refuse
-from cogbench.reference_eval.reports.read import ScoredRun, read_run
+from cogbench.reference_eval.reports.run_reader import ScoredRun, read_run
+from cogbench.reference_eval.run.completeness import coverage_label
 from cogbench.schemas.features import CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
 
 def load_run(path: str | Path) -> ScoredRun:
-    """A run folder, verified (``reports.read.read_run``): only recomputable numbers are compared."""
+    """A run folder, verified (``reports.run_reader.read_run``): only recomputable numbers are compared."""
     return read_run(path)
 
 
@@ -34,12 +34,20 @@ def check_comparable(a: ScoredRun, b: ScoredRun, allow_mismatch: bool = False) -
     """Refuse pairs whose difference would not mean what it says (``comparable``); returns what differs."""
     for run in (a, b):
         if any("image_id" not in d and run.scores["task"] != "description" for d in run.details):
-            raise UsageError(f"{run.folder / 'details.jsonl'}: lines have no image_id; score the run again with this version")
+            raise UsageError(
+                f"{run.folder / 'details.jsonl'}: lines have no image_id; score the run again with this version"
+            )
     return check_or_refuse(a, b, allow_mismatch)
 
 
-def compare_runs(a: ScoredRun, b: ScoredRun, resamples: int = intervals.DEFAULT_RESAMPLES,
-                 seed: int = intervals.DEFAULT_SEED, permutations: int = 9999, allow_mismatch: bool = False) -> dict[str, Any]:
+def compare_runs(
+    a: ScoredRun,
+    b: ScoredRun,
+    resamples: int = intervals.DEFAULT_RESAMPLES,
+    seed: int = intervals.DEFAULT_SEED,
+    permutations: int = 9999,
+    allow_mismatch: bool = False,
+) -> dict[str, Any]:
     """Per metric and column (categories, overall): A, B, A - B, its 95% interval and p-value."""
     mismatch = check_comparable(a, b, allow_mismatch)
     task = a.scores["task"]
@@ -49,20 +57,28 @@ def compare_runs(a: ScoredRun, b: ScoredRun, resamples: int = intervals.DEFAULT_
     clusters = sorted({_cluster_of(d) for d in details_a})
     tables_a = intervals.metric_tables(task, details_a, categories, clusters)
     tables_b = intervals.metric_tables(task, details_b, categories, clusters)
-    metrics = {name: _metric_rows(tables_a[name], tables_b[name], seed, permutations) for name in tables_a if name in tables_b}
+    metrics = {
+        name: _metric_rows(tables_a[name], tables_b[name], seed, permutations) for name in tables_a if name in tables_b
+    }
     notes = []
     if not (a.prompt_id and b.prompt_id):
         notes.append("the prompt template of a run is not recorded (official-format predictions); not checked")
     if a.scores["judge"] != b.scores["judge"] and a.scores["judge"].get("kind") != b.scores["judge"].get("kind"):
         notes.append(f"the runs were judged differently ({a.scores['judge']['kind']} vs {b.scores['judge']['kind']})")
     return {
-        "task": task, "dataset_revision": a.scores["dataset_revision"],
+        "task": task,
+        "dataset_revision": a.scores["dataset_revision"],
         "a": {"folder": str(a.folder), "model": a.scores["model"], "coverage": _coverage(a)},
         "b": {"folder": str(b.folder), "model": b.scores["model"], "coverage": _coverage(b)},
         "method": f"{small_sample.PAIRED_METHOD}; p-value: paired permutation test over images",
-        "resamples": resamples, "permutations": permutations, "seed": seed, "clusters": len(clusters),
-        "mismatch": mismatch.reasons, "shared_items": len(mismatch.shared),
-        "metrics": metrics, "notes": notes,
+        "resamples": resamples,
+        "permutations": permutations,
+        "seed": seed,
+        "clusters": len(clusters),
+        "mismatch": mismatch.reasons,
+        "shared_items": len(mismatch.shared),
+        "metrics": metrics,
+        "notes": notes,
     }
 
 
@@ -75,8 +91,9 @@ def _metric_rows(table_a, table_b, seed: int, permutations: int) -> list[dict[st
     """Per column: the permutation p (``intervals.paired_difference``) beside the t interval and the MDD."""
     rows = intervals.paired_difference(table_a, table_b, 1, seed, permutations)
     for k, row in enumerate(rows):
-        paired = small_sample.paired_difference_t(table_a.hits[:, k], table_a.totals[:, k],
-                                                  table_b.hits[:, k], table_b.totals[:, k])
+        paired = small_sample.paired_difference_t(
+            table_a.hits[:, k], table_a.totals[:, k], table_b.hits[:, k], table_b.totals[:, k]
+        )
         row.update(interval=paired["interval"], se=paired["se"], clusters=paired["clusters"])
         if paired["clusters"] < 2:
             row["p_value"] = None  # one image: nothing to permute
@@ -96,25 +113,44 @@ def render_comparison(result: dict[str, Any], alpha: float = 0.05) -> str:
         f"seed {result['seed']}. * = p < {alpha}.",
     ]
     if result.get("mismatch"):
-        lines.append(f"MISMATCH (--allow-mismatch): {'; '.join(result['mismatch'])}; every line compares the "
-                     f"{result['shared_items']} shared items only")
+        lines.append(
+            f"MISMATCH (--allow-mismatch): {'; '.join(result['mismatch'])}; every line compares the "
+            f"{result['shared_items']} shared items only"
+        )
     lines += ["", "| metric | column | A | B | A - B | 95% CI | p | covers |", "|---|---|---|---|---|---|---|---|"]
     for name, rows in result["metrics"].items():
-        covers = ", ".join(x for x in (shared, *(f"{side} {result[side]['coverage'][name]}" for side in ("a", "b")
-                                                 if name in result[side].get("coverage", {}))) if x) or "all items"
+        covers = (
+            ", ".join(
+                x
+                for x in (
+                    shared,
+                    *(
+                        f"{side} {result[side]['coverage'][name]}"
+                        for side in ("a", "b")
+                        if name in result[side].get("coverage", {})
+                    ),
+                )
+                if x
+            )
+            or "all items"
+        )
         for row in rows:
             if row["difference"] is None:
                 continue
             star = " *" if row["p_value"] is not None and row["p_value"] < alpha else ""
             ci = f"[{row['interval'][0]:+.1f}, {row['interval'][1]:+.1f}]" if row["interval"] else "n/a (1 image)"
             p = f"{row['p_value']:.4f}" if row["p_value"] is not None else "n/a"
-            lines.append(f"| {name} | {row['column']} | {row['a']:.1f} | {row['b']:.1f} | {row['difference']:+.1f}{star} | "
-                         f"{ci} | {p} | {covers} |")
+            lines.append(
+                f"| {name} | {row['column']} | {row['a']:.1f} | {row['b']:.1f} | {row['difference']:+.1f}{star} | "
+                f"{ci} | {p} | {covers} |"
+            )
     for name, rows in result["metrics"].items():
         overall = rows[-1]
         if overall.get("min_detectable") is not None:
-            lines.append(f"min detectable difference, {name} overall: with these sizes ({result['clusters']} images), "
-                         f"differences below {overall['min_detectable']:.1f} points cannot be told apart at 80% power"
-                         + (f" ({shared})" if shared else ""))
+            lines.append(
+                f"min detectable difference, {name} overall: with these sizes ({result['clusters']} images), "
+                f"differences below {overall['min_detectable']:.1f} points cannot be told apart at 80% power"
+                + (f" ({shared})" if shared else "")
+            )
     lines += [f"note: {note}" for note in result["notes"]]
     return "\n".join(lines) + "\n"

@@ -40,10 +40,10 @@ class PublishedResult:
 
 
 def published_results() -> list[PublishedResult]:
-    text = resources.files("cogbench.reference_eval.reports").joinpath("published_results.csv").read_text(encoding="utf-8")
-    return [
-        PublishedResult(**{**row, "value": float(row["value"])}) for row in csv.DictReader(io.StringIO(text))
-    ]
+    text = (
+        resources.files("cogbench.reference_eval.reports").joinpath("published_results.csv").read_text(encoding="utf-8")
+    )
+    return [PublishedResult(**{**row, "value": float(row["value"])}) for row in csv.DictReader(io.StringIO(text))]
 
 
 def published_table(results: list[PublishedResult], metric: str, mode: str = "") -> dict[str, dict[str, float]]:

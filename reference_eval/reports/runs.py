@@ -13,39 +13,51 @@ import base64
 import csv
 import html
 import io
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from cogbench.dataset_builders.output import claim_output
 from cogbench.errors import UsageError
 from cogbench.reference_eval.reports import charts
 from cogbench.reference_eval.reports.compare import ScoredRun, load_run
-from cogbench.reference_eval.reports.probes import blind_tables, circular_table, position_bias_chart
+from cogbench.reference_eval.reports.probe_sections import blind_tables, circular_table, position_bias_chart
 from cogbench.reference_eval.reports.published import (
     REFERENCE_MODELS,
     PublishedResult,
     published_results,
     published_table,
 )
-from cogbench.reference_eval.completeness import coverage_label, run_labels, sample_label, shown_value
-from cogbench.reference_eval.reports.run import CODIS_SHORT, interval_text, metric_interval
+from cogbench.reference_eval.reports.run_files import CODIS_SHORT, interval_text, metric_interval
 from cogbench.reference_eval.reports.tables import Cell, Table, render_html_table, render_markdown
+from cogbench.reference_eval.run.completeness import coverage_label, run_labels, sample_label, shown_value
 from cogbench.schemas.features import CATEGORY_LABEL, CODIS_CATEGORIES, COGBENCH_CATEGORIES
 from cogbench.validation.integrity import verify_build
 
 MODE_LABEL = {"spontaneous": "Mode 1 (spontaneous)", "directed": "Mode 2 (directed)", "oracle": "annotated description"}
 METRIC_LABEL = {
-    "recognition_micro": "Recognition Score", "recognition_macro": "Recognition (macro, extra)",
-    "cognition": "Cognition Score", "accuracy": "Accuracy (robust extractor)",
-    "accuracy_official": "Accuracy (first character)", "acc_p": "Acc_p", "acc_q": "Acc_q",
+    "recognition_micro": "Recognition Score",
+    "recognition_macro": "Recognition (macro, extra)",
+    "cognition": "Cognition Score",
+    "accuracy": "Accuracy (robust extractor)",
+    "accuracy_official": "Accuracy (first character)",
+    "acc_p": "Acc_p",
+    "acc_q": "Acc_q",
     "context_awareness": "Context awareness",
 }
 TASK_TITLE = {"description": "CogBench Description", "vqa": "CogBench VQA", "codis": "CODIS"}
 # Every file `cogbench report` writes in its --out (dataset_builders.output.claim_output).
 # Charts by "*.png" (their names follow the runs: radar_*, bars_*, ...); a PNG is only ever written by name.
-REPORT_FILES = ("report.md", "report.html", "leaderboard.csv", "*.png",
-                "report.md.partial", "report.html.partial", "leaderboard.csv.partial")
+REPORT_FILES = (
+    "report.md",
+    "report.html",
+    "leaderboard.csv",
+    "*.png",
+    "report.md.partial",
+    "report.html.partial",
+    "leaderboard.csv.partial",
+)
 PUBLISHED_RADAR_MODELS = 3
 INTERVAL_NOTE = "Whiskers: 95% interval over images (Korn-Graubard). [PARTIAL (n/N)]: counted on a subset; [SAMPLE]: not the full release."  # the best published models drawn beside the runs, plus Human/Oracle
 
@@ -90,9 +102,13 @@ def load_report_runs(paths: Sequence[str]) -> list[ReportRun]:
     labels = [model if models.count(model) == 1 else f"{model} · {name}" for model, name in zip(models, names)]
     if len(set(labels)) < len(labels):
         labels = [f"{label} #{i + 1}" for i, label in enumerate(labels)]
-    labels = [label + (" [circular]" if run.scores.get("circular") else "") + (" [no image]" if run.scores.get("no_image") else "")
-              + "".join(f" [{text}]" for text in run_labels(run.scores))
-              for run, label in zip(runs, labels)]
+    labels = [
+        label
+        + (" [circular]" if run.scores.get("circular") else "")
+        + (" [no image]" if run.scores.get("no_image") else "")
+        + "".join(f" [{text}]" for text in run_labels(run.scores))
+        for run, label in zip(runs, labels)
+    ]
     return [ReportRun(run, label, _mode_of(run)) for run, label in zip(runs, labels)]
 
 
@@ -116,24 +132,34 @@ def _source(run: ReportRun) -> str:
     return "run"
 
 
-def _add_published(table: Table, rows: dict[str, dict[str, float]], columns: Sequence[str], source: str,
-                   leading: Sequence[str] = ()) -> None:
+def _add_published(
+    table: Table, rows: dict[str, dict[str, float]], columns: Sequence[str], source: str, leading: Sequence[str] = ()
+) -> None:
     for model, values in rows.items():
         if model in REFERENCE_MODELS:
             table.reference_rows.add(len(table.rows))
         table.published_rows.add(len(table.rows))
-        table.rows.append([Cell(model), Cell(f"published, {source}"), *(Cell(x) for x in leading),
-                           *(_published_cell(values.get(c)) for c in columns)])
+        table.rows.append(
+            [
+                Cell(model),
+                Cell(f"published, {source}"),
+                *(Cell(x) for x in leading),
+                *(_published_cell(values.get(c)) for c in columns),
+            ]
+        )
 
 
 def description_tables(runs: list[ReportRun], published: list[PublishedResult]) -> list[Table]:
     runs = [r for r in runs if r.task == "description"]
     if not runs:
         return []
-    table2 = Table("Recognition Score, Description task (CogBench Table 2)",
-                   ["Model", "Source", "Mode 1 (spontaneous)", "Mode 2 (directed)", "macro (extra)"], [],
-                   note="Mode 1 = Spontaneous Description prompt, Mode 2 = Directed Reasoning prompt (CogBench Section 3.2.1). "
-                        "Runs whose mode is not recorded (official-format predictions) are listed as Mode 1.")
+    table2 = Table(
+        "Recognition Score, Description task (CogBench Table 2)",
+        ["Model", "Source", "Mode 1 (spontaneous)", "Mode 2 (directed)", "macro (extra)"],
+        [],
+        note="Mode 1 = Spontaneous Description prompt, Mode 2 = Directed Reasoning prompt (CogBench Section 3.2.1). "
+        "Runs whose mode is not recorded (official-format predictions) are listed as Mode 1.",
+    )
     for run in runs:
         if run.mode == "oracle":
             table2.reference_rows.add(len(table2.rows))
@@ -141,7 +167,9 @@ def description_tables(runs: list[ReportRun], published: list[PublishedResult]) 
         cells = [micro, Cell("")] if run.mode != "directed" else [Cell(""), micro]
         if run.mode == "oracle":
             cells = [micro, Cell("(one description)")]
-        table2.rows.append([Cell(run.label), Cell(_source(run)), *cells, _run_cell(run.metrics.get("recognition_macro"))])
+        table2.rows.append(
+            [Cell(run.label), Cell(_source(run)), *cells, _run_cell(run.metrics.get("recognition_macro"))]
+        )
     spontaneous = published_table(published, "recognition_micro", "spontaneous")
     directed = published_table(published, "recognition_micro", "directed")
     for model in spontaneous:
@@ -149,24 +177,42 @@ def description_tables(runs: list[ReportRun], published: list[PublishedResult]) 
             table2.reference_rows.add(len(table2.rows))
         table2.published_rows.add(len(table2.rows))
         both = model in directed
-        table2.rows.append([Cell(model), Cell("published, CogBench Table 2"),
-                            _published_cell(spontaneous[model]["overall"]),
-                            _published_cell(directed[model]["overall"] if both else None), Cell("-")])
+        table2.rows.append(
+            [
+                Cell(model),
+                Cell("published, CogBench Table 2"),
+                _published_cell(spontaneous[model]["overall"]),
+                _published_cell(directed[model]["overall"] if both else None),
+                Cell("-"),
+            ]
+        )
     tables = [table2]
     judged = [r for r in runs if "cognition" in r.metrics]
     if judged:
         columns = [*COGBENCH_CATEGORIES, "overall"]
-        table3 = Table("Cognition Score, Description task (CogBench Table 3)",
-                       ["Model", "Source", "Mode", *(CATEGORY_LABEL[c] for c in COGBENCH_CATEGORIES), "Overall"], [],
-                       note="The paper prints both modes in one cell (Mode 1 / Mode 2); here each mode is a row.")
+        table3 = Table(
+            "Cognition Score, Description task (CogBench Table 3)",
+            ["Model", "Source", "Mode", *(CATEGORY_LABEL[c] for c in COGBENCH_CATEGORIES), "Overall"],
+            [],
+            note="The paper prints both modes in one cell (Mode 1 / Mode 2); here each mode is a row.",
+        )
         for run in judged:
             if run.mode == "oracle":
                 table3.reference_rows.add(len(table3.rows))
-            table3.rows.append([Cell(run.label), Cell(_source(run)), Cell(MODE_LABEL[run.mode]),
-                                *(_run_cell(run.metrics["cognition"], None if c == "overall" else c) for c in columns)])
+            table3.rows.append(
+                [
+                    Cell(run.label),
+                    Cell(_source(run)),
+                    Cell(MODE_LABEL[run.mode]),
+                    *(_run_cell(run.metrics["cognition"], None if c == "overall" else c) for c in columns),
+                ]
+            )
         for mode in ("spontaneous", "directed"):
-            rows = {m: v for m, v in published_table(published, "cognition", mode).items()
-                    if mode == "directed" or m not in REFERENCE_MODELS}
+            rows = {
+                m: v
+                for m, v in published_table(published, "cognition", mode).items()
+                if mode == "directed" or m not in REFERENCE_MODELS
+            }
             _add_published(table3, rows, columns, "CogBench Table 3", [MODE_LABEL[mode]])
         tables.append(table3)
     return tables
@@ -177,14 +223,23 @@ def vqa_table(runs: list[ReportRun], published: list[PublishedResult]) -> list[T
     if not runs:
         return []
     columns = [*COGBENCH_CATEGORIES, "overall"]
-    table = Table("VQA accuracy (CogBench Table 5)",
-                  ["Model", "Source", "Answer extractor", *(CATEGORY_LABEL[c] for c in COGBENCH_CATEGORIES), "Overall"], [],
-                  note="Extractor: `official` takes the response's first character as the authors' script does; "
-                       "`robust` also reads \"The answer is B\" and option texts. Chance is 25%.")
+    table = Table(
+        "VQA accuracy (CogBench Table 5)",
+        ["Model", "Source", "Answer extractor", *(CATEGORY_LABEL[c] for c in COGBENCH_CATEGORIES), "Overall"],
+        [],
+        note="Extractor: `official` takes the response's first character as the authors' script does; "
+        '`robust` also reads "The answer is B" and option texts. Chance is 25%.',
+    )
     for run in runs:
         for metric, extractor in (("accuracy", "robust"), ("accuracy_official", "official")):
-            table.rows.append([Cell(run.label), Cell(_source(run)), Cell(extractor),
-                               *(_run_cell(run.metrics.get(metric), None if c == "overall" else c) for c in columns)])
+            table.rows.append(
+                [
+                    Cell(run.label),
+                    Cell(_source(run)),
+                    Cell(extractor),
+                    *(_run_cell(run.metrics.get(metric), None if c == "overall" else c) for c in columns),
+                ]
+            )
     _add_published(table, published_table(published, "accuracy"), columns, "CogBench Table 5", ["as published"])
     return [table]
 
@@ -197,9 +252,13 @@ def codis_table(runs: list[ReportRun], published: list[PublishedResult]) -> list
     for category in CODIS_CATEGORIES:
         header += [f"{CODIS_SHORT[category]} Acc_p", f"{CODIS_SHORT[category]} Acc_q"]
     header += ["Overall Acc_p", "Overall Acc_q", "Context Awareness"]
-    table = Table("CODIS (CODIS Table 3)", header, [],
-                  note="Acc_p: both queries of a pair right; Acc_q: single queries right (CODIS Section 3.3). "
-                       "Published numbers were judged by humans; runs here by the judge named in their scores.json.")
+    table = Table(
+        "CODIS (CODIS Table 3)",
+        header,
+        [],
+        note="Acc_p: both queries of a pair right; Acc_q: single queries right (CODIS Section 3.3). "
+        "Published numbers were judged by humans; runs here by the judge named in their scores.json.",
+    )
     for run in runs:
         row = [Cell(run.label), Cell(_source(run))]
         for category in [*CODIS_CATEGORIES, None]:
@@ -232,7 +291,9 @@ def _top_published(table: dict[str, dict[str, float]], count: int) -> dict[str, 
 def _category_series(run: ReportRun, metric: str, categories: Sequence[str]) -> charts.Series:
     values = run.metrics[metric]
     interval = (values.get("interval") or {}).get("per_category") or {}
-    return charts.Series(run.label, [values["per_category"].get(c) for c in categories], [interval.get(c) for c in categories])
+    return charts.Series(
+        run.label, [values["per_category"].get(c) for c in categories], [interval.get(c) for c in categories]
+    )
 
 
 def make_charts(runs: list[ReportRun], published: list[PublishedResult], out: Path) -> list[tuple[Path, str]]:
@@ -247,18 +308,27 @@ def make_charts(runs: list[ReportRun], published: list[PublishedResult], out: Pa
     if cognition_runs:
         modes = {r.mode for r in cognition_runs} & {"spontaneous", "directed"}
         mode = "directed" if modes == {"directed"} else "spontaneous"
-        radar_published["cognition"] = _top_published(published_table(published, "cognition", mode), PUBLISHED_RADAR_MODELS)
+        radar_published["cognition"] = _top_published(
+            published_table(published, "cognition", mode), PUBLISHED_RADAR_MODELS
+        )
     colours = charts.model_colours(labels, [m for table in radar_published.values() for m in table])
     axis = [CATEGORY_LABEL[c] for c in COGBENCH_CATEGORIES]
     for key, task_runs, metric, title in (
         ("vqa", vqa_runs, "accuracy", "VQA accuracy (%) per reasoning category — CogBench"),
-        ("cognition", cognition_runs, "cognition", "Cognition Score (%) per reasoning category — CogBench Description"
-         + (f"\n(published models in {MODE_LABEL[mode]})" if cognition_runs else "")),
+        (
+            "cognition",
+            cognition_runs,
+            "cognition",
+            "Cognition Score (%) per reasoning category — CogBench Description"
+            + (f"\n(published models in {MODE_LABEL[mode]})" if cognition_runs else ""),
+        ),
     ):
         if task_runs:
             series = [_category_series(r, metric, COGBENCH_CATEGORIES) for r in task_runs]
-            series += [charts.Series(m, [v.get(c) for c in COGBENCH_CATEGORIES], published=True)
-                       for m, v in radar_published[key].items()]
+            series += [
+                charts.Series(m, [v.get(c) for c in COGBENCH_CATEGORIES], published=True)
+                for m, v in radar_published[key].items()
+            ]
             path = charts.radar(out / f"radar_{key}.png", title, axis, series, colours)
             made.append((path, f"{title}: runs (solid) and the best published models of the paper (dashed)."))
     for task in ("description", "vqa", "codis"):
@@ -267,18 +337,31 @@ def make_charts(runs: list[ReportRun], published: list[PublishedResult], out: Pa
             continue
         # The papers' metrics; the circular ones have their own table and chart.
         names = [n for n in dict.fromkeys(name for r in task_runs for name in r.metrics) if n in METRIC_LABEL]
-        series = [charts.Series(r.label, [shown_value(r.metrics[n]) if n in r.metrics else None for n in names],
-                                [(r.metrics[n].get("interval") or {}).get("overall") if n in r.metrics else None for n in names])
-                  for r in task_runs]
-        path = charts.grouped_bars(out / f"bars_{task}.png", f"{TASK_TITLE[task]}: overall score of each run",
-                                   [METRIC_LABEL.get(n, n) for n in names], series, colours,
-                                   note=INTERVAL_NOTE)
+        series = [
+            charts.Series(
+                r.label,
+                [shown_value(r.metrics[n]) if n in r.metrics else None for n in names],
+                [(r.metrics[n].get("interval") or {}).get("overall") if n in r.metrics else None for n in names],
+            )
+            for r in task_runs
+        ]
+        path = charts.grouped_bars(
+            out / f"bars_{task}.png",
+            f"{TASK_TITLE[task]}: overall score of each run",
+            [METRIC_LABEL.get(n, n) for n in names],
+            series,
+            colours,
+            note=INTERVAL_NOTE,
+        )
         made.append((path, f"{TASK_TITLE[task]}: overall score of each run per metric, with 95% intervals."))
     codis_runs = [r for r in runs if r.task == "codis"]
     if codis_runs:
         groups = [*(CODIS_SHORT[c] for c in CODIS_CATEGORIES), "Overall"]
         panels = []
-        for metric, name in (("acc_p", "Acc_p (both queries of a pair right)"), ("acc_q", "Acc_q (single queries right)")):
+        for metric, name in (
+            ("acc_p", "Acc_p (both queries of a pair right)"),
+            ("acc_q", "Acc_q (single queries right)"),
+        ):
             series = []
             for r in codis_runs:
                 s = _category_series(r, metric, CODIS_CATEGORIES)
@@ -287,8 +370,14 @@ def make_charts(runs: list[ReportRun], published: list[PublishedResult], out: Pa
                 s.intervals.append((m.get("interval") or {}).get("overall"))
                 series.append(s)
             panels.append((name, series))
-        path = charts.paired_panels(out / "codis_categories.png", "CODIS: Acc_p and Acc_q per category", groups, panels,
-                                    colours, note=INTERVAL_NOTE)
+        path = charts.paired_panels(
+            out / "codis_categories.png",
+            "CODIS: Acc_p and Acc_q per category",
+            groups,
+            panels,
+            colours,
+            note=INTERVAL_NOTE,
+        )
         made.append((path, "CODIS Acc_p and Acc_q per category (CODIS Table 3 layout), with 95% intervals."))
     return made + position_bias_chart(runs, out, colours)
 
@@ -301,17 +390,27 @@ def leaderboard_rows(runs: list[ReportRun]) -> list[dict[str, Any]]:
     rows = []
     for run in runs:
         scores = run.run.scores
-        row: dict[str, Any] = {"run": run.label, "model": scores["model"], "task": run.task, "mode": run.mode,
-                               "folder": str(run.run.folder), "dataset_revision": scores["dataset_revision"],
-                               "prompt_id": run.run.prompt_id or "", "items": scores["counts"]["items"],
-                               "sample": sample_label(scores)}
+        row: dict[str, Any] = {
+            "run": run.label,
+            "model": scores["model"],
+            "task": run.task,
+            "mode": run.mode,
+            "folder": str(run.run.folder),
+            "dataset_revision": scores["dataset_revision"],
+            "prompt_id": run.run.prompt_id or "",
+            "items": scores["counts"]["items"],
+            "sample": sample_label(scores),
+        }
         for name, metric in run.metrics.items():
             row[f"{name}.partial"] = bool(metric.get("partial"))
             row[f"{name}.n_scored"] = metric.get("n_scored", metric.get("judged", ""))
             row[f"{name}.n_expected"] = metric.get("n_expected", metric.get("denominator", ""))
             interval = metric.get("interval") or {}
             cells = [(name, shown_value(metric), interval.get("overall"))]
-            cells += [(f"{name}.{c}", v, (interval.get("per_category") or {}).get(c)) for c, v in metric["per_category"].items()]
+            cells += [
+                (f"{name}.{c}", v, (interval.get("per_category") or {}).get(c))
+                for c, v in metric["per_category"].items()
+            ]
             for key, value, ci in cells:
                 row[key] = "" if value is None else value
                 row[f"{key}.low"] = "" if not ci else ci[0]
@@ -362,24 +461,35 @@ def write_report(paths: Sequence[str], out: Path) -> dict[str, Any]:
         "numbers, without intervals. Bold: best in the column (Human and Oracle rows, published or run, aside). "
         "Numbers are % (0-100)."
     )
-    runs_list = "\n".join(f"- **{r.label}**: {r.run.scores['model']}, {r.task}{' (' + r.mode + ')' if r.mode else ''}, `{r.run.folder}`, "
-                          f"dataset {r.run.scores['dataset_revision']}, {r.run.scores['counts']['items']} items" for r in runs)
+    runs_list = "\n".join(
+        f"- **{r.label}**: {r.run.scores['model']}, {r.task}{' (' + r.mode + ')' if r.mode else ''}, `{r.run.folder}`, "
+        f"dataset {r.run.scores['dataset_revision']}, {r.run.scores['counts']['items']} items"
+        for r in runs
+    )
     markdown = ["# cogbench report\n", intro + "\n", "## Runs\n", runs_list + "\n"]
     markdown += [render_markdown(t) for t in tables]
     markdown += ["## Charts\n"] + [f"![{caption}]({path.name})\n\n{caption}\n" for path, caption in figures]
     _write(out / "report.md", "\n".join(markdown))
     body = [f"<h1>cogbench report</h1><p>{html.escape(intro)}</p><h2>Runs</h2><ul>"]
-    body += [f"<li><b>{html.escape(r.label)}</b>: {html.escape(r.run.scores['model'])}, {html.escape(r.task)}{' (' + r.mode + ')' if r.mode else ''}, "
-             f"<code>{html.escape(str(r.run.folder))}</code>, {r.run.scores['counts']['items']} items</li>" for r in runs]
+    body += [
+        f"<li><b>{html.escape(r.label)}</b>: {html.escape(r.run.scores['model'])}, {html.escape(r.task)}{' (' + r.mode + ')' if r.mode else ''}, "
+        f"<code>{html.escape(str(r.run.folder))}</code>, {r.run.scores['counts']['items']} items</li>"
+        for r in runs
+    ]
     body.append("</ul>")
     body += [render_html_table(t) for t in tables]
     body.append("<h2>Charts</h2>")
     for path, caption in figures:
         data = base64.b64encode(path.read_bytes()).decode("ascii")
-        body.append(f"<figure><img src=\"data:image/png;base64,{data}\" alt=\"{html.escape(caption)}\">"
-                    f"<figcaption>{html.escape(caption)}</figcaption></figure>")
-    _write(out / "report.html", "<!doctype html><html><head><meta charset=utf-8><title>cogbench report</title>"
-           f"<style>{HTML_STYLE}</style></head><body>{''.join(body)}</body></html>\n")
+        body.append(
+            f'<figure><img src="data:image/png;base64,{data}" alt="{html.escape(caption)}">'
+            f"<figcaption>{html.escape(caption)}</figcaption></figure>"
+        )
+    _write(
+        out / "report.html",
+        "<!doctype html><html><head><meta charset=utf-8><title>cogbench report</title>"
+        f"<style>{HTML_STYLE}</style></head><body>{''.join(body)}</body></html>\n",
+    )
     rows = leaderboard_rows(runs)
     fields = list(dict.fromkeys(key for row in rows for key in row))
     buffer = io.StringIO()
@@ -387,5 +497,9 @@ def write_report(paths: Sequence[str], out: Path) -> dict[str, Any]:
     writer.writeheader()
     writer.writerows(rows)
     _write(out / "leaderboard.csv", buffer.getvalue())
-    return {"runs": len(runs), "tables": [t.title for t in tables], "charts": [str(p) for p, _ in figures],
-            "files": [str(out / n) for n in ("report.md", "report.html", "leaderboard.csv")]}
+    return {
+        "runs": len(runs),
+        "tables": [t.title for t in tables],
+        "charts": [str(p) for p, _ in figures],
+        "files": [str(out / n) for n in ("report.md", "report.html", "leaderboard.csv")],
+    }

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from cogbench.reference_eval.completeness import coverage_label, run_labels, shown_value
 from cogbench.reference_eval.metrics.captioning import CAPTIONING_METRICS, COLUMN_LABEL
+from cogbench.reference_eval.run.completeness import coverage_label, run_labels, shown_value
 from cogbench.schemas.features import CATEGORY_LABEL
 
 
@@ -17,7 +17,9 @@ def _cell(value: float | None) -> str:
 def render_summary(scores: dict[str, Any], out: Path) -> str:
     metrics = scores["metrics"]
     judge = scores["judge"]
-    judge_text = judge["kind"] + (f":{judge['model']} ({judge.get('parsing', 'tolerant')} parsing)" if judge.get("model") else "")
+    judge_text = judge["kind"] + (
+        f":{judge['model']} ({judge.get('parsing', 'tolerant')} parsing)" if judge.get("model") else ""
+    )
     state = " · ".join(run_labels(scores)) or "complete"
     lines = [f"{scores['task']} · {scores['model']} · judge {judge_text} · {state}"]
     names = list(metrics)
@@ -38,11 +40,15 @@ def render_summary(scores: dict[str, Any], out: Path) -> str:
     caption = (scores.get("analyses") or {}).get("captioning")
     if caption:
         numbers = ", ".join(f"{COLUMN_LABEL[m]} {caption['scores'][m]:.3f}" for m in CAPTIONING_METRICS)
-        lines.append(f"captioning (CogBench Appendix E, Table 7; {caption['items']} descriptions, {caption['mode']}): {numbers}")
+        lines.append(
+            f"captioning (CogBench Appendix E, Table 7; {caption['items']} descriptions, {caption['mode']}): {numbers}"
+        )
     comparison = judge.get("parsing_comparison")
     if comparison:
         numbers = ", ".join(f"{k} {_cell(v)}" for k, v in comparison["metrics"].items())
-        lines.append(f"{comparison['mode']} parsing reads {comparison['differing_verdicts']} verdict(s) differently: {numbers}")
+        lines.append(
+            f"{comparison['mode']} parsing reads {comparison['differing_verdicts']} verdict(s) differently: {numbers}"
+        )
     lines.append(f"wrote {out / 'scores.json'}, details.jsonl and report.md")
     return "\n".join(lines)
 
@@ -54,11 +60,15 @@ def partial_lines(scores: dict[str, Any]) -> list[str]:
     for name, metric in metrics.items():
         if metric.get("partial"):
             by_label.setdefault(coverage_label(metric), []).append(f"{name} {_cell(shown_value(metric))}")
-    lines = [f"{label}: {', '.join(values)} (* counted on these units only, not the config's score)"
-             for label, values in by_label.items()]
+    lines = [
+        f"{label}: {', '.join(values)} (* counted on these units only, not the config's score)"
+        for label, values in by_label.items()
+    ]
     missing = scores["counts"].get("missing_predictions") or []
     if missing:
-        unit = {"codis": "queries", "description": "images"}.get(scores["task"], "responses" if scores.get("circular") else "questions")
+        unit = {"codis": "queries", "description": "images"}.get(
+            scores["task"], "responses" if scores.get("circular") else "questions"
+        )
         lines.append(f"  {len(missing)} {unit} of the config have no prediction and were not scored")
     failed = {m["unit"]: m["failed"] for m in metrics.values() if m.get("failed")}
     if failed:

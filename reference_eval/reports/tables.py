@@ -29,8 +29,11 @@ class Table:
         """(row, column) of each column's highest value, ignoring reference rows (Human, Oracle)."""
         marked = set()
         for column in range(len(self.header)) if self.best_columns is None else sorted(self.best_columns):
-            values = [(cells[column].value, r) for r, cells in enumerate(self.rows)
-                      if r not in self.reference_rows and cells[column].value is not None]
+            values = [
+                (cells[column].value, r)
+                for r, cells in enumerate(self.rows)
+                if r not in self.reference_rows and cells[column].value is not None
+            ]
             if values:
                 top = max(v for v, _ in values)
                 marked |= {(r, column) for v, r in values if v == top}
@@ -62,7 +65,9 @@ def render_html_table(table: Table) -> str:
     body = []
     for r, cells in enumerate(table.rows):
         row_class = "published" if r in table.published_rows else "run"
-        tds = "".join(f"<td{' class=best' if (r, i) in best else ''}>{_html_cell(c.text)}</td>" for i, c in enumerate(cells))
+        tds = "".join(
+            f"<td{' class=best' if (r, i) in best else ''}>{_html_cell(c.text)}</td>" for i, c in enumerate(cells)
+        )
         body.append(f"<tr class={row_class}>{tds}</tr>")
     note = f"<p class=note>{html.escape(table.note.replace('`', ''))}</p>" if table.note else ""
     return f"<h2>{html.escape(table.title)}</h2>\n<div class=scroll><table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>{note}\n"

@@ -24,7 +24,7 @@ from cogbench.reference_eval.metrics import intervals
 from cogbench.reference_eval.metrics.intervals import Unit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from timing import timed  # noqa: E402
+from timing import timed
 
 
 def make_units(images: int, units: int, seed: int = 0) -> list[Unit]:
@@ -50,8 +50,14 @@ def by_scipy(table: intervals.ClusterTable, resamples: int, seed: int) -> list[f
         index = index.astype(int)
         return 100 * hits[index].sum(axis) / totals[index].sum(axis)
 
-    result = stats.bootstrap((np.arange(len(hits)),), pooled, n_resamples=resamples, method="percentile",
-                             vectorized=True, random_state=np.random.default_rng(seed))
+    result = stats.bootstrap(
+        (np.arange(len(hits)),),
+        pooled,
+        n_resamples=resamples,
+        method="percentile",
+        vectorized=True,
+        random_state=np.random.default_rng(seed),
+    )
     return [result.confidence_interval.low, result.confidence_interval.high]
 
 
@@ -64,7 +70,9 @@ def main() -> None:
     args = parser.parse_args()
     table = intervals.cluster_table(make_units(args.images, args.units), [f"cat{i}" for i in range(5)])
     ways = {
-        "weights (this package, all 6 columns)": lambda: intervals.bootstrap_intervals(table, args.resamples, 0)["overall"],
+        "weights (this package, all 6 columns)": lambda: intervals.bootstrap_intervals(table, args.resamples, 0)[
+            "overall"
+        ],
         "loop (overall column only)": lambda: by_loop(table, args.resamples, 0),
         "scipy.stats.bootstrap (overall only)": lambda: by_scipy(table, args.resamples, 0),
     }
@@ -72,11 +80,14 @@ def main() -> None:
     for name, run in ways.items():
         times[name] = timed(run, repeats=args.repeat)
         interval = times[name].result
-        print(f"{name:40s} {times[name].best * 1000:8.1f} ms min, {times[name].median * 1000:8.1f} ms median   "
-              f"interval [{interval[0]:.2f}, {interval[1]:.2f}]")
+        print(
+            f"{name:40s} {times[name].best * 1000:8.1f} ms min, {times[name].median * 1000:8.1f} ms median   "
+            f"interval [{interval[0]:.2f}, {interval[1]:.2f}]"
+        )
     base = times["weights (this package, all 6 columns)"].best
     for name, timing in times.items():
         print(f"{name:40s} {timing.best / base:6.1f} x the time of weights (minimums)")
+
 
 if __name__ == "__main__":
     main()

@@ -50,7 +50,9 @@ def measure(args: list[str]) -> tuple[float, float, str]:
         "print('peak_kb', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss); sys.exit(code)"
     )
     started = time.perf_counter()
-    result = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, env=dict(os.environ, HF_HUB_OFFLINE="1"))
+    result = subprocess.run(
+        [sys.executable, "-c", script, *args], capture_output=True, text=True, env=dict(os.environ, HF_HUB_OFFLINE="1")
+    )
     seconds = time.perf_counter() - started
     if result.returncode not in (0, 1):
         raise SystemExit(f"{args} failed ({result.returncode}):\n{result.stderr[-2000:]}")
@@ -71,7 +73,19 @@ def main() -> None:
             megabytes = sum(p.stat().st_size for p in (source / "images").iterdir()) / 1e6
             results = [
                 measure(["build", "--raw-dir", str(source), "--out", str(first)]),
-                measure(["build", "--raw-dir", str(source), "--out", str(second), "--previous", str(first), "--version", "2.0.1"]),
+                measure(
+                    [
+                        "build",
+                        "--raw-dir",
+                        str(source),
+                        "--out",
+                        str(second),
+                        "--previous",
+                        str(first),
+                        "--version",
+                        "2.0.1",
+                    ]
+                ),
                 measure(["diff", str(first), str(second)]),
                 measure(["validate", str(first), "--expected", "none"]),
             ]

@@ -42,33 +42,56 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import torch  # noqa: E402
-from shared_files import raw_data_dir, shared_path  # noqa: E402
+import torch
 
-from cogbench.cards.release import build_release  # noqa: E402
-from cogbench.dataset_builders.load import load_config  # noqa: E402
-from cogbench.reference_eval.backends import hf as hf_backend  # noqa: E402
-from cogbench.reference_eval.tasks import build_queries, undecoded_images  # noqa: E402
+from cogbench.cards.release import build_release
+from cogbench.dataset_builders.load import load_config
+from cogbench.reference_eval.backends import hf as hf_backend
+from cogbench.reference_eval.tasks.queries import build_queries, undecoded_images
+
+from shared_files import raw_data_dir, shared_path
 
 PROCESSOR_DIR = shared_path("models", "qwen2.5-vl-7b-instruct-processor")
 
 # Qwen/Qwen2.5-VL-7B-Instruct config.json (public), the fields that shape compute.
 QWEN2_5_VL_7B = {
     "text_config": {
-        "vocab_size": 152064, "hidden_size": 3584, "intermediate_size": 18944, "num_hidden_layers": 28,
-        "num_attention_heads": 28, "num_key_value_heads": 4, "hidden_act": "silu", "rms_norm_eps": 1e-06,
-        "max_position_embeddings": 128000, "use_sliding_window": False, "sliding_window": 32768,
-        "max_window_layers": 28, "tie_word_embeddings": False,
+        "vocab_size": 152064,
+        "hidden_size": 3584,
+        "intermediate_size": 18944,
+        "num_hidden_layers": 28,
+        "num_attention_heads": 28,
+        "num_key_value_heads": 4,
+        "hidden_act": "silu",
+        "rms_norm_eps": 1e-06,
+        "max_position_embeddings": 128000,
+        "use_sliding_window": False,
+        "sliding_window": 32768,
+        "max_window_layers": 28,
+        "tie_word_embeddings": False,
         "rope_parameters": {"rope_type": "default", "mrope_section": [16, 24, 24], "rope_theta": 1000000.0},
-        "bos_token_id": 151643, "eos_token_id": 151645,
+        "bos_token_id": 151643,
+        "eos_token_id": 151645,
     },
     "vision_config": {
-        "depth": 32, "hidden_size": 1280, "intermediate_size": 3420, "num_heads": 16, "in_channels": 3,
-        "out_hidden_size": 3584, "patch_size": 14, "spatial_merge_size": 2, "temporal_patch_size": 2,
-        "window_size": 112, "fullatt_block_indexes": [7, 15, 23, 31], "tokens_per_second": 2, "hidden_act": "silu",
+        "depth": 32,
+        "hidden_size": 1280,
+        "intermediate_size": 3420,
+        "num_heads": 16,
+        "in_channels": 3,
+        "out_hidden_size": 3584,
+        "patch_size": 14,
+        "spatial_merge_size": 2,
+        "temporal_patch_size": 2,
+        "window_size": 112,
+        "fullatt_block_indexes": [7, 15, 23, 31],
+        "tokens_per_second": 2,
+        "hidden_act": "silu",
     },
-    "image_token_id": 151655, "video_token_id": 151656,
-    "vision_start_token_id": 151652, "vision_end_token_id": 151653,
+    "image_token_id": 151655,
+    "video_token_id": 151656,
+    "vision_start_token_id": 151652,
+    "vision_end_token_id": 151653,
 }
 
 
@@ -81,7 +104,9 @@ def full_size_model() -> hf_backend.LoadedModel:
     config = Qwen2_5_VLConfig(**QWEN2_5_VL_7B)
     torch.manual_seed(0)
     with device:
-        model = Qwen2_5_VLForConditionalGeneration._from_config(config, dtype=torch.bfloat16, attn_implementation="sdpa")
+        model = Qwen2_5_VLForConditionalGeneration._from_config(
+            config, dtype=torch.bfloat16, attn_implementation="sdpa"
+        )
     model.eval()
     model.generation_config.eos_token_id = 151645
     model.generation_config.pad_token_id = processor.tokenizer.pad_token_id
@@ -93,12 +118,17 @@ def tiny_models_on_cpu(work: Path) -> list[tuple[str, hf_backend.LoadedModel]]:
 
     builders = [("tiny LLaVA", tiny_models.build_tiny_llava)]
     if importlib.util.find_spec("torchvision") is not None:
-        builders += [("tiny Qwen2.5-VL", tiny_models.build_tiny_qwen2_5_vl),
-                     ("tiny LLaVA-OneVision", tiny_models.build_tiny_llava_onevision)]
+        builders += [
+            ("tiny Qwen2.5-VL", tiny_models.build_tiny_qwen2_5_vl),
+            ("tiny LLaVA-OneVision", tiny_models.build_tiny_llava_onevision),
+        ]
     else:
         print("torchvision missing: Qwen2.5-VL and LLaVA-OneVision left out (run in .venv-vision)")
     return [
-        (name, hf_backend.load_model(hf_backend.HFSettings(model=str(build(work / name.replace(" ", "-"))), device="cpu")))
+        (
+            name,
+            hf_backend.load_model(hf_backend.HFSettings(model=str(build(work / name.replace(" ", "-"))), device="cpu")),
+        )
         for name, build in builders
     ]
 
@@ -167,19 +197,28 @@ def run_once(loaded, settings, queries, images, timer: PreprocessTimer) -> tuple
 def measure(name, loaded, queries, images, args, batch_sizes) -> None:
     weight_bytes = sum(p.numel() * p.element_size() for p in loaded.model.parameters())
     bandwidth = memory_bandwidth_bytes_per_second(loaded.device)
-    print(f"\nmodel: {name}, {weight_bytes / 2**20:.1f} MiB of weights; device {loaded.device}"
-          + (f" ({torch.cuda.get_device_name(loaded.device)})" if loaded.device.type == "cuda" else ""))
+    print(
+        f"\nmodel: {name}, {weight_bytes / 2**20:.1f} MiB of weights; device {loaded.device}"
+        + (f" ({torch.cuda.get_device_name(loaded.device)})" if loaded.device.type == "cuda" else "")
+    )
     if bandwidth:
-        print(f"measured memory bandwidth: {bandwidth / 1e9:.0f} GB/s; decode roofline: {bandwidth / weight_bytes:.1f} steps/s")
-    print(f"{'batch':>5} {'warm-up':>7} {'s min':>7} {'s median':>8} {'queries/s':>9} {'tokens/s':>9} {'preproc':>7} "
-          f"{'peak GiB':>8} {'roofline':>8} {'x batch 1':>9}")
+        print(
+            f"measured memory bandwidth: {bandwidth / 1e9:.0f} GB/s; decode roofline: {bandwidth / weight_bytes:.1f} steps/s"
+        )
+    print(
+        f"{'batch':>5} {'warm-up':>7} {'s min':>7} {'s median':>8} {'queries/s':>9} {'tokens/s':>9} {'preproc':>7} "
+        f"{'peak GiB':>8} {'roofline':>8} {'x batch 1':>9}"
+    )
     timer = PreprocessTimer()
     hf_backend.prepare_batch = timer  # PreparedBatches looks it up at call time
     rows = {}
     try:
         for batch_size in batch_sizes:
             settings = hf_backend.HFSettings(
-                model="benchmark", batch_size=batch_size, max_new_tokens=args.new_tokens, ignore_eos=True,
+                model="benchmark",
+                batch_size=batch_size,
+                max_new_tokens=args.new_tokens,
+                ignore_eos=True,
                 num_workers=args.num_workers,
             )
             if loaded.device.type == "cuda":
@@ -193,11 +232,17 @@ def measure(name, loaded, queries, images, args, batch_sizes) -> None:
             share = statistics.median(pre / seconds for seconds, pre in runs)
             steps = -(-len(queries) // batch_size) * args.new_tokens  # decode steps: one per token per batch
             roofline = f"{steps / best / (bandwidth / weight_bytes):8.1%}" if bandwidth else f"{'n/a':>8}"
-            peak = f"{torch.cuda.max_memory_allocated(loaded.device) / 2**30:8.1f}" if loaded.device.type == "cuda" else f"{'n/a':>8}"
+            peak = (
+                f"{torch.cuda.max_memory_allocated(loaded.device) / 2**30:8.1f}"
+                if loaded.device.type == "cuda"
+                else f"{'n/a':>8}"
+            )
             baseline = min(seconds for seconds, _ in rows[1]) if 1 in rows else None
             ratio = f"{baseline / best:8.2f}x" if baseline else f"{'-':>9}"
-            print(f"{batch_size:>5} {warm_up:7.2f} {best:7.2f} {median:8.2f} {len(queries) / best:9.2f} "
-                  f"{len(queries) * args.new_tokens / best:9.1f} {share:7.0%} {peak} {roofline} {ratio}")
+            print(
+                f"{batch_size:>5} {warm_up:7.2f} {best:7.2f} {median:8.2f} {len(queries) / best:9.2f} "
+                f"{len(queries) * args.new_tokens / best:9.1f} {share:7.0%} {peak} {roofline} {ratio}"
+            )
     finally:
         hf_backend.prepare_batch = timer._real
 
@@ -233,9 +278,11 @@ def main() -> None:
         dataset, queries = distinct_image_queries(load_config(dataset_dir, "codis"), args.images)
         images = undecoded_images(dataset)
         models = tiny_models_on_cpu(work) if args.cpu else [("Qwen2.5-VL-7B, random bf16 weights", full_size_model())]
-        print(f"{len(queries)} queries on distinct real CODIS images, {args.new_tokens} new tokens each (EOS ignored); "
-              f"{cores} CPU cores, {torch.get_num_threads()} torch threads, {args.num_workers} DataLoader workers; "
-              f"one warm-up + {args.repeats} timed runs per setting")
+        print(
+            f"{len(queries)} queries on distinct real CODIS images, {args.new_tokens} new tokens each (EOS ignored); "
+            f"{cores} CPU cores, {torch.get_num_threads()} torch threads, {args.num_workers} DataLoader workers; "
+            f"one warm-up + {args.repeats} timed runs per setting"
+        )
         for name, loaded in models:
             measure(name, loaded, queries, images, args, batch_sizes)
 

@@ -45,8 +45,11 @@ def simulate(rng, metric: str, groups: int, icc: float) -> tuple[np.ndarray, np.
         pairs = 1 + rng.binomial(1, 0.63, groups)
         right = [rng.random((n, 2)) < q for q, n in zip(probabilities, pairs)]
         if metric == "acc_p":
-            return (np.array([r.all(axis=1).sum() for r in right], float), pairs.astype(float),
-                    icc * p * (1 - p) + p * p)
+            return (
+                np.array([r.all(axis=1).sum() for r in right], float),
+                pairs.astype(float),
+                icc * p * (1 - p) + p * p,
+            )
         return np.array([r.sum() for r in right], float), 2.0 * pairs, p
     return rng.binomial(units, probabilities).astype(float), units.astype(float), p
 

@@ -40,8 +40,11 @@ def prompts(data: Path) -> list[str]:
     pairs = {p["id"]: p for p in json.loads((data / "data.json").read_text())}
     outputs = json.loads((data / "output_example.json").read_text())
     return [
-        codis.judge_prompt(pairs[o["id"]]["question"], pairs[o["id"]]["answer"][f"answer_{q}"], o["output"][f"output_{q}"])
-        for o in outputs for q in (1, 2)
+        codis.judge_prompt(
+            pairs[o["id"]]["question"], pairs[o["id"]]["answer"][f"answer_{q}"], o["output"][f"output_{q}"]
+        )
+        for o in outputs
+        for q in (1, 2)
     ]
 
 
@@ -64,15 +67,28 @@ def worker(mode: str, base_url: str, cache: str, data: Path) -> None:
     judge = LLMJudge(ChatSettings(model="bench", base_url=base_url), cache)
     replies = judge.ask(queries, accept=lambda prompt, reply: codis.parse_verdict(reply) is not None)
     summary = judge.summary()
-    print(json.dumps({"failed": sum(r.error is not None for r in replies), "peak": judge.client.limit.peak,
-                      "judged": sum(r.error is None for r in replies), "rate_limited": summary["usage"]["rate_limited"]}))
+    print(
+        json.dumps(
+            {
+                "failed": sum(r.error is not None for r in replies),
+                "peak": judge.client.limit.peak,
+                "judged": sum(r.error is None for r in replies),
+                "rate_limited": summary["usage"]["rate_limited"],
+            }
+        )
+    )
     judge.close()
 
 
 def timed_child(mode: str, base_url: str, cache: str, data: Path) -> tuple[float, dict]:
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, __file__, "--worker", mode, "--base-url", base_url, "--cache", cache, "--data", str(data)],
-                          check=True, capture_output=True, text=True, env={**os.environ, "OPENAI_API_KEY": "benchmark"})
+    done = subprocess.run(
+        [sys.executable, __file__, "--worker", mode, "--base-url", base_url, "--cache", cache, "--data", str(data)],
+        check=True,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "OPENAI_API_KEY": "benchmark"},
+    )
     return time.perf_counter() - start, json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -105,10 +121,12 @@ def main() -> None:
             first_sent = len(server.chat_requests) - before if first_sent is None else first_sent
         return seconds, out, first_sent
 
-    with tempfile.TemporaryDirectory() as folder, \
-            OpenAIServer(lambda request: Reply(text="right", delay_seconds=args.latency)) as server:
+    with (
+        tempfile.TemporaryDirectory() as folder,
+        OpenAIServer(lambda request: Reply(text="right", delay_seconds=args.latency)) as server,
+    ):
         start, _ = timed_child("start", server.base_url, str(Path(folder) / "start.sqlite"), data)  # warm-up
-        serial, serial_out, sent_serial = runs("serial", [""] * args.repeats, server.base_url, server)
+        serial, _serial_out, sent_serial = runs("serial", [""] * args.repeats, server.base_url, server)
         fresh = [str(Path(folder) / f"cache-{i}.sqlite") for i in range(args.repeats)]  # a new cache each run
         package, package_out, sent_package = runs("package", fresh, server.base_url, server)
         cached, _, sent_cached = runs("package", [fresh[0]] * args.repeats, server.base_url, server)
@@ -136,18 +154,27 @@ def main() -> None:
         return f"min {min(seconds):7.2f} s, median {statistics.median(seconds):7.2f} s"
 
     count = len(prompts(data))
-    print(f"{count} CODIS judge queries, {args.latency * 1000:.0f} ms per call; times include process start; "
-          f"{args.repeats} runs per setting after a warm-up child")
+    print(
+        f"{count} CODIS judge queries, {args.latency * 1000:.0f} ms per call; times include process start; "
+        f"{args.repeats} runs per setting after a warm-up child"
+    )
     print(f"process start alone     : {start:7.2f} s  (warm-up: imports, data, client; no request)")
     print(f"one call at a time      : {stats(serial)}  ({sent_serial} requests per run)")
-    print(f"cogbench judge (default): {stats(package)}  ({sent_package} requests per run: identical prompts sent once; "
-          f"concurrency peaked at {package_out['peak']})")
-    print(f"speed-up (minimums)     : {min(serial) / min(package):7.1f}x end to end; "
-          f"{(min(serial) - start) / max(min(package) - start, 1e-9):.1f}x without the process start")
+    print(
+        f"cogbench judge (default): {stats(package)}  ({sent_package} requests per run: identical prompts sent once; "
+        f"concurrency peaked at {package_out['peak']})"
+    )
+    print(
+        f"speed-up (minimums)     : {min(serial) / min(package):7.1f}x end to end; "
+        f"{(min(serial) - start) / max(min(package) - start, 1e-9):.1f}x without the process start"
+    )
     print(f"cached re-run           : {stats(cached)}  ({sent_cached} requests)")
-    print(f"429 above {args.rate_limit} in flight   : {limited_time:7.2f} s (one run)  judged {limited_out['judged']}, "
-          f"failed {limited_out['failed']}, 429s received {limited_out['rate_limited']} "
-          f"(server sent {too_many[0]}), concurrency peaked at {limited_out['peak']}")
+    print(
+        f"429 above {args.rate_limit} in flight   : {limited_time:7.2f} s (one run)  judged {limited_out['judged']}, "
+        f"failed {limited_out['failed']}, 429s received {limited_out['rate_limited']} "
+        f"(server sent {too_many[0]}), concurrency peaked at {limited_out['peak']}"
+    )
+
 
 if __name__ == "__main__":
     main()

@@ -45,8 +45,11 @@ def available() -> str | None:
     """None when a limited run is possible here, else the reason it is not."""
     if _version() is None:
         return "no writable memory cgroup (needs root and /sys/fs/cgroup/memory or cgroup v2 with memory)"
-    if _version() == 1 and Path("/proc/swaps").read_text().count("\n") > 1 \
-            and not (V1 / "memory.memsw.limit_in_bytes").exists():
+    if (
+        _version() == 1
+        and Path("/proc/swaps").read_text().count("\n") > 1
+        and not (V1 / "memory.memsw.limit_in_bytes").exists()
+    ):
         return "swap is on and this cgroup v1 cannot limit it"
     return None
 
@@ -82,15 +85,22 @@ def run_limited(command: list[str], limit_mb: int, env: dict[str, str], evict: l
         evict_from_page_cache(*evict)
         procs = group / "cgroup.procs"
         result = subprocess.run(
-            command, capture_output=True, text=True, env=env,
+            command,
+            capture_output=True,
+            text=True,
+            env=env,
             preexec_fn=lambda: procs.write_text(str(os.getpid())),  # join before exec: every byte is charged
         )
         if version == 1:
             peak = int((group / "memory.max_usage_in_bytes").read_text())
-            oom_line = [line for line in (group / "memory.oom_control").read_text().splitlines() if line.startswith("oom_kill ")]
+            oom_line = [
+                line for line in (group / "memory.oom_control").read_text().splitlines() if line.startswith("oom_kill ")
+            ]
         else:
             peak = int((group / "memory.peak").read_text()) if (group / "memory.peak").exists() else -1
-            oom_line = [line for line in (group / "memory.events").read_text().splitlines() if line.startswith("oom_kill ")]
+            oom_line = [
+                line for line in (group / "memory.events").read_text().splitlines() if line.startswith("oom_kill ")
+            ]
         oom_kills = int(oom_line[0].split()[1]) if oom_line else 0
         return LimitedRun(result.returncode, oom_kills, peak / 2**20, result.stdout, result.stderr)
     finally:

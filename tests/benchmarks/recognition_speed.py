@@ -17,12 +17,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import numpy as np  # noqa: E402
-from shared_files import shared_path  # noqa: E402
-from timing import timed  # noqa: E402
+import numpy as np
+from timing import timed
 
-from cogbench.dataset_builders.load import load_config  # noqa: E402
-from cogbench.reference_eval.metrics import recognition  # noqa: E402
+from cogbench.dataset_builders.load import load_config
+from cogbench.reference_eval.metrics import recognition
+
+from shared_files import shared_path
 
 SPACY = shared_path("models", "en_ud_ewt_pos")
 
@@ -64,6 +65,7 @@ def main() -> None:
     print(f"per-image encoding (baseline): {slow}")
     print(f"batched, distinct            : {fast}")
     print(f"speed-up                     : {slow.best / fast.best:7.1f}x (minimums)")
+
 
 if __name__ == "__main__":
     main()

@@ -17,10 +17,10 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from timing import timed  # noqa: E402
+from timing import timed
 
-from cogbench.cards.release import build_release  # noqa: E402
-from cogbench.validation import validate  # noqa: E402
+from cogbench.cards.release import build_release
+from cogbench.validation import validate
 
 
 def main() -> None:
@@ -36,8 +36,10 @@ def main() -> None:
     for label, timing in (("raw  ", raw_time), ("built", built_time)):
         report = timing.result
         print(f"{label} CODIS: {timing}, {report.stats['images']['decoded']} images decoded, {report.summary()}")
-    print(f"built/raw time ratio (minimums): {built_time.best / raw_time.best:.2f}; "
-          f"one warm-up + {args.repeats} runs each")
+    print(
+        f"built/raw time ratio (minimums): {built_time.best / raw_time.best:.2f}; "
+        f"one warm-up + {args.repeats} runs each"
+    )
 
 
 if __name__ == "__main__":

@@ -8,11 +8,11 @@ column, then by cosmic-ray's order: a number gets two mutants, +1 then -1, at on
 
 from __future__ import annotations
 
-import tomllib
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
+import tomllib
 from cosmic_ray.work_item import TestOutcome, WorkerOutcome
 from scipy import stats
 
@@ -53,8 +53,7 @@ def _line_of(checkout: Path, mutation, cache: dict[str, list[str]]) -> str:
 
 
 def _changed_lines(diff: str | None) -> list[str]:
-    return [line for line in (diff or "").splitlines()
-            if line[:1] in "-+" and not line.startswith(("---", "+++"))]
+    return [line for line in (diff or "").splitlines() if line[:1] in "-+" and not line.startswith(("---", "+++"))]
 
 
 def summarize(completed, checkout: Path, equivalents: list[Equivalent], fail_under: float) -> Summary:
@@ -72,7 +71,8 @@ def summarize(completed, checkout: Path, equivalents: list[Equivalent], fail_und
         key = (str(mutation.module_path), mutation.operator_name, _line_of(checkout, mutation, lines_cache))
         for entry in equivalents:
             if (entry.file, entry.operator, entry.line) == key and (
-                    entry.nth is None or same_line[key].index((tuple(mutation.start_pos), mutation.occurrence)) == entry.nth):
+                entry.nth is None or same_line[key].index((tuple(mutation.start_pos), mutation.occurrence)) == entry.nth
+            ):
                 return entry
         return None
 
@@ -110,20 +110,26 @@ def summarize(completed, checkout: Path, equivalents: list[Equivalent], fail_und
         out.append(f"{module:44s}" + "".join(f"{row[c]:11d}" for c in COLUMNS[:-1]) + f"{score:>11s}")
     judged = total["killed"] + total["survived"]
     score = 100 * total["killed"] / judged if judged else 0.0
-    headline = (f"mutation score: {total['killed']} killed of {judged} non-equivalent mutants run = {score:.1f}% "
-                f"(target {fail_under:g}%); {total['equivalent']} named equivalent, {total['annotation']} in "
-                "annotations (not run)")
+    headline = (
+        f"mutation score: {total['killed']} killed of {judged} non-equivalent mutants run = {score:.1f}% "
+        f"(target {fail_under:g}%); {total['equivalent']} named equivalent, {total['annotation']} in "
+        "annotations (not run)"
+    )
     if total["not sampled"]:
         low, high = stats.binomtest(total["killed"], judged).proportion_ci(0.95, method="exact") if judged else (0, 1)
-        headline += (f"; a SAMPLE: {total['run']} of {total['run'] + total['not sampled']} runnable mutants, "
-                     f"95% Clopper-Pearson interval of the score {100 * low:.1f}-{100 * high:.1f}%")
+        headline += (
+            f"; a SAMPLE: {total['run']} of {total['run'] + total['not sampled']} runnable mutants, "
+            f"95% Clopper-Pearson interval of the score {100 * low:.1f}-{100 * high:.1f}%"
+        )
     out.insert(0, headline)
     for title, rows in (("survivors not named as equivalent", survivors), ("errors (the run is not valid)", errors)):
         if rows:
             out.append(f"\n{title} ({len(rows)}):")
             for mutation, result in sorted(rows, key=lambda r: (str(r[0].module_path), r[0].start_pos)):
-                out.append(f"  {mutation.module_path}:{mutation.start_pos[0]} {mutation.operator_name} "
-                           f"in {mutation.definition_name or 'module'}")
+                out.append(
+                    f"  {mutation.module_path}:{mutation.start_pos[0]} {mutation.operator_name} "
+                    f"in {mutation.definition_name or 'module'}"
+                )
                 out += [f"      {line}" for line in _changed_lines(result.diff)] or [f"      {result.output!r}"[:300]]
     if wrongly_named:
         out.append(f"\nnamed as equivalent but killed ({len(wrongly_named)}): take them out of the list")

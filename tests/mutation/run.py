@@ -39,10 +39,10 @@ import subprocess
 import sys
 import tempfile
 import time
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+import tomllib
 from cosmic_ray.commands import init as cosmic_ray_init
 from cosmic_ray.mutating import mutate_and_test
 from cosmic_ray.work_db import WorkDB, use_db
@@ -50,6 +50,7 @@ from cosmic_ray.work_item import MutationSpec, WorkerOutcome, WorkResult
 
 sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
 from mutation_report import load_equivalents, summarize  # noqa: E402
+
 from shared_files import shared_dir  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -73,9 +74,14 @@ def load_config(path: Path) -> Config:
         table = tomllib.loads(path.read_text())["mutation"]
     except (OSError, tomllib.TOMLDecodeError, KeyError) as error:
         sys.exit(f"error: {path}: cannot read its [mutation] table ({type(error).__name__}: {error})")
-    return Config(modules=dict(table["modules"]), pytest_args=list(table["pytest-args"]),
-                  workers=int(table["workers"]), min_timeout=float(table["min-timeout"]),
-                  fail_under=float(table["fail-under"]), equivalent_file=REPO_ROOT / table["equivalent"])
+    return Config(
+        modules=dict(table["modules"]),
+        pytest_args=list(table["pytest-args"]),
+        workers=int(table["workers"]),
+        min_timeout=float(table["min-timeout"]),
+        fail_under=float(table["fail-under"]),
+        equivalent_file=REPO_ROOT / table["equivalent"],
+    )
 
 
 def test_command(config: Config, tests: list[str]) -> str:
@@ -87,6 +93,7 @@ def test_command(config: Config, tests: list[str]) -> str:
 
 # -- the copies of the checkout -------------------------------------------------------------------
 
+
 def copy_checkout(dest: Path, revision: str | None) -> None:
     """The working tree's files that git tracks or would track, or a revision's tree."""
     dest.mkdir(parents=True)
@@ -97,8 +104,16 @@ def copy_checkout(dest: Path, revision: str | None) -> None:
         archive = archive.stdout
         subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
         return
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                            cwd=REPO_ROOT, check=True, capture_output=True).stdout.decode().split("\0")
+    listed = (
+        subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=REPO_ROOT,
+            check=True,
+            capture_output=True,
+        )
+        .stdout.decode()
+        .split("\0")
+    )
     for name in filter(None, listed):
         source = REPO_ROOT / name
         if source.is_file():
@@ -127,20 +142,32 @@ def link_subpackages(checkout: Path) -> None:
 
 def worker_environment(checkout: Path) -> dict[str, str]:
     """Import from the copy; find the shared data where this checkout finds it (the copies lie elsewhere)."""
-    return {**os.environ, "PYTHONPATH": str(checkout), "PYTHONDONTWRITEBYTECODE": "1",
-            "COGBENCH_SHARED": str(shared_dir().resolve())}
+    return {
+        **os.environ,
+        "PYTHONPATH": str(checkout),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "COGBENCH_SHARED": str(shared_dir().resolve()),
+    }
 
 
 def check_imports_from(checkout: Path, module: str) -> None:
     dotted = "cogbench." + module.removesuffix(".py").replace("/", ".")
-    probe = subprocess.run([sys.executable, "-c", f"import {dotted} as m; print(m.__file__)"], cwd=checkout,
-                           env=worker_environment(checkout), capture_output=True, text=True)
+    probe = subprocess.run(
+        [sys.executable, "-c", f"import {dotted} as m; print(m.__file__)"],
+        cwd=checkout,
+        env=worker_environment(checkout),
+        capture_output=True,
+        text=True,
+    )
     imported = Path(probe.stdout.strip()).resolve() if probe.returncode == 0 else None
     if imported != (checkout / module).resolve():
-        sys.exit(f"error: {dotted} is not imported from the copy {checkout} ({probe.stdout.strip() or probe.stderr.strip()})")
+        sys.exit(
+            f"error: {dotted} is not imported from the copy {checkout} ({probe.stdout.strip() or probe.stderr.strip()})"
+        )
 
 
 # -- the work done in each worker process ---------------------------------------------------------
+
 
 def _start_worker(copies: multiprocessing.Queue) -> None:
     """Each worker process takes one copy for its life: it mutates and tests there only."""
@@ -155,11 +182,17 @@ def _mutate_and_test(job_id: str, mutation: MutationSpec, command: str, timeout:
 
 # -- the session ----------------------------------------------------------------------------------
 
+
 def prepare_out(out: Path, modules: list[str], source: str | None, sample: int | None, seed: int) -> dict:
     """Our folder only: a new one, or one this script made (its marker says with which settings)."""
     marker = out / MARKER
-    settings = {"tool": "cogbench mutation run", "modules": modules, "source": source or "working tree",
-                "sample": sample, "seed": seed}
+    settings = {
+        "tool": "cogbench mutation run",
+        "modules": modules,
+        "source": source or "working tree",
+        "sample": sample,
+        "seed": seed,
+    }
     if marker.is_file():
         recorded = json.loads(marker.read_text())
         if recorded != settings:
@@ -175,12 +208,18 @@ def prepare_out(out: Path, modules: list[str], source: str | None, sample: int |
 def in_annotation(source: str) -> list[tuple[tuple[int, int], tuple[int, int]]]:
     """Spans of every annotation, if the module defers them (else none: they are evaluated)."""
     tree = ast.parse(source)
-    deferred = any(isinstance(node, ast.ImportFrom) and node.module == "__future__"
-                   and any(alias.name == "annotations" for alias in node.names) for node in tree.body)
+    deferred = any(
+        isinstance(node, ast.ImportFrom)
+        and node.module == "__future__"
+        and any(alias.name == "annotations" for alias in node.names)
+        for node in tree.body
+    )
     spans = []
     for node in ast.walk(tree) if deferred else ():
-        annotations = [getattr(node, "annotation", None) if isinstance(node, (ast.arg, ast.AnnAssign)) else None,
-                       getattr(node, "returns", None)]
+        annotations = [
+            getattr(node, "annotation", None) if isinstance(node, (ast.arg, ast.AnnAssign)) else None,
+            getattr(node, "returns", None),
+        ]
         spans += [((a.lineno, a.col_offset), (a.end_lineno, a.end_col_offset)) for a in annotations if a is not None]
     return spans
 
@@ -195,8 +234,10 @@ def create_session(db_path: Path, checkout: Path, modules: list[str], sample: in
         runnable = []
         for item in db.work_items:
             mutation = item.mutations[0]
-            if any(a <= tuple(mutation.start_pos) and tuple(mutation.end_pos) <= b
-                   for a, b in spans[str(mutation.module_path)]):
+            if any(
+                a <= tuple(mutation.start_pos) and tuple(mutation.end_pos) <= b
+                for a, b in spans[str(mutation.module_path)]
+            ):
                 db.set_result(item.job_id, WorkResult(worker_outcome=WorkerOutcome.SKIPPED, output=ANNOTATION))
             else:  # job ids are random: the sample is drawn by what each mutant is, so a seed repeats it
                 runnable.append((str(mutation.module_path), mutation.operator_name, mutation.occurrence, item.job_id))
@@ -212,16 +253,22 @@ def create_session(db_path: Path, checkout: Path, modules: list[str], sample: in
 def baseline_seconds(config: Config, checkout: Path, tests: list[str], module: str) -> float:
     """The module's tests must pass on the unmutated copy; their time sets the mutants' timeout."""
     started = time.monotonic()
-    run = subprocess.run(shlex.split(test_command(config, tests)), cwd=checkout, env=worker_environment(checkout),
-                         capture_output=True, text=True)
+    run = subprocess.run(
+        shlex.split(test_command(config, tests)),
+        cwd=checkout,
+        env=worker_environment(checkout),
+        capture_output=True,
+        text=True,
+    )
     if run.returncode != 0:
         tail = (run.stdout + run.stderr).strip().splitlines()[-1:] or ["(no output)"]
         sys.exit(f"error: the tests of {module} fail before any mutation ({tail[0]})")
     return time.monotonic() - started
 
 
-def run_pending(config: Config, db_path: Path, copies: list[Path], tests_of: dict[str, list[str]],
-                timeouts: dict[str, float]) -> None:
+def run_pending(
+    config: Config, db_path: Path, copies: list[Path], tests_of: dict[str, list[str]], timeouts: dict[str, float]
+) -> None:
     with use_db(str(db_path), WorkDB.Mode.open) as db:
         pending = [item for item in db.pending_work_items if str(item.mutations[0].module_path) in tests_of]
         total, done, started = len(pending), 0, time.monotonic()
@@ -229,29 +276,43 @@ def run_pending(config: Config, db_path: Path, copies: list[Path], tests_of: dic
         queue = multiprocessing.get_context("spawn").Queue()
         for checkout in copies:
             queue.put(str(checkout))
-        with concurrent.futures.ProcessPoolExecutor(len(copies), mp_context=multiprocessing.get_context("spawn"),
-                                                    initializer=_start_worker, initargs=(queue,)) as pool:
+        with concurrent.futures.ProcessPoolExecutor(
+            len(copies), mp_context=multiprocessing.get_context("spawn"), initializer=_start_worker, initargs=(queue,)
+        ) as pool:
             futures = []
             for item in pending:
                 module = str(item.mutations[0].module_path)
-                futures.append(pool.submit(_mutate_and_test, item.job_id, item.mutations[0],
-                                           test_command(config, tests_of[module]), timeouts[module]))
+                futures.append(
+                    pool.submit(
+                        _mutate_and_test,
+                        item.job_id,
+                        item.mutations[0],
+                        test_command(config, tests_of[module]),
+                        timeouts[module],
+                    )
+                )
             for future in concurrent.futures.as_completed(futures):
                 job_id, result = future.result()
                 db.set_result(job_id, result)
                 done += 1
                 if done % 50 == 0 or done == total:
                     elapsed = time.monotonic() - started
-                    print(f"  {done}/{total} in {elapsed:.0f} s (about {elapsed / done * (total - done):.0f} s left)",
-                          flush=True)
+                    print(
+                        f"  {done}/{total} in {elapsed:.0f} s (about {elapsed / done * (total - done):.0f} s left)",
+                        flush=True,
+                    )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", type=Path, default=REPO_ROOT / "mutation.toml")
     parser.add_argument("--out", type=Path, help="run folder (default: a new temporary folder); reuse it to resume")
-    parser.add_argument("--module", action="append", default=[],
-                        help="only this module: its file name without .py (vqa) or its path; repeatable")
+    parser.add_argument(
+        "--module",
+        action="append",
+        default=[],
+        help="only this module: its file name without .py (vqa) or its path; repeatable",
+    )
     parser.add_argument("--workers", type=int, help="processes at once (default: mutation.toml)")
     parser.add_argument("--source", help="mutate this git revision with its own tests (default: the working tree)")
     parser.add_argument("--sample", type=int, help="run a seeded random sample of this many mutants")
@@ -273,8 +334,9 @@ def main(argv: list[str] | None = None) -> int:
         return measure(args, config, out, selected, copies, started)
 
 
-def measure(args: argparse.Namespace, config: Config, out: Path, selected: list[str], copies: list[Path],
-            started: float) -> int:
+def measure(
+    args: argparse.Namespace, config: Config, out: Path, selected: list[str], copies: list[Path], started: float
+) -> int:
     """Baselines, the pending mutants, then the report: all in ``copies``, outcomes into ``out``."""
     first_checkout = copies[0]
     tests_of = {}
@@ -300,13 +362,16 @@ def measure(args: argparse.Namespace, config: Config, out: Path, selected: list[
     run_pending(config, db_path, copies, tests_of, timeouts)
 
     with use_db(str(db_path), WorkDB.Mode.open) as db:
-        completed = [(item, result) for item, result in db.completed_work_items
-                     if str(item.mutations[0].module_path) in tests_of]
+        completed = [
+            (item, result) for item, result in db.completed_work_items if str(item.mutations[0].module_path) in tests_of
+        ]
     equivalents = load_equivalents(config.equivalent_file)
     summary = summarize(completed, first_checkout, equivalents, config.fail_under)
-    text = (f"{summary.text}\n\nsource: {args.source or 'the working tree'}; this invocation took "
-            f"{time.monotonic() - started:.0f} s on {len(copies)} workers (set-up included; a resumed run "
-            "counts only its own part)")
+    text = (
+        f"{summary.text}\n\nsource: {args.source or 'the working tree'}; this invocation took "
+        f"{time.monotonic() - started:.0f} s on {len(copies)} workers (set-up included; a resumed run "
+        "counts only its own part)"
+    )
     (out / "report.txt").write_text(text)
     print(text)
     print(f"report: {out / 'report.txt'}")

@@ -10,11 +10,12 @@ alone; questions that several blind runs get right are listed for maintainers
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from cogbench.reference_eval.metrics import circular, vqa
 from cogbench.reference_eval.metrics.aggregate import by_category
-from cogbench.reference_eval.tasks import ROTATIONS, rotate
+from cogbench.reference_eval.tasks.queries import ROTATIONS, rotate
 from cogbench.schemas.features import ANSWER_LETTERS, CHOICE_COLUMNS, COGBENCH_CATEGORIES
 
 CHOICE_METRICS = tuple(f"choice_{letter}" for letter in ANSWER_LETTERS)
@@ -34,22 +35,43 @@ def circular_vqa(rows: Sequence[dict[str, Any]], outputs: dict[tuple[str, int], 
             response = outputs[(question, r)]
             robust, official = vqa.extract_robust(response, shown), vqa.extract_official(response)
             right = ANSWER_LETTERS[answer]
-            rotations.append({"rotation": r, "answer": right, "response": response, "extracted": robust,
-                              "extracted_official": official, "correct": robust == right, "correct_official": official == right})
-        details.append({
-            "item_id": question, "image_id": row["image_id"], "category": row["category"], "answer": row["answer"],
-            # Rotation 0 is the plain question: the paper's accuracy, comparable with a plain run.
-            "correct": rotations[0]["correct"], "correct_official": rotations[0]["correct_official"],
-            "correct_all": all(x["correct"] for x in rotations),
-            "answer_changed": circular.answer_changed({x["rotation"]: x["extracted"] for x in rotations}),
-            "rotations": rotations,
-        })
+            rotations.append(
+                {
+                    "rotation": r,
+                    "answer": right,
+                    "response": response,
+                    "extracted": robust,
+                    "extracted_official": official,
+                    "correct": robust == right,
+                    "correct_official": official == right,
+                }
+            )
+        details.append(
+            {
+                "item_id": question,
+                "image_id": row["image_id"],
+                "category": row["category"],
+                "answer": row["answer"],
+                # Rotation 0 is the plain question: the paper's accuracy, comparable with a plain run.
+                "correct": rotations[0]["correct"],
+                "correct_official": rotations[0]["correct_official"],
+                "correct_all": all(x["correct"] for x in rotations),
+                "answer_changed": circular.answer_changed({x["rotation"]: x["extracted"] for x in rotations}),
+                "rotations": rotations,
+            }
+        )
     responses = [(d["category"], x["extracted"]) for d in details for x in d["rotations"]]
     metrics = {
         "accuracy": by_category([(d["category"], float(d["correct"])) for d in details], COGBENCH_CATEGORIES),
-        "accuracy_official": by_category([(d["category"], float(d["correct_official"])) for d in details], COGBENCH_CATEGORIES),
-        "accuracy_circular": by_category([(d["category"], float(d["correct_all"])) for d in details], COGBENCH_CATEGORIES),
-        "answer_changed": by_category([(d["category"], float(d["answer_changed"])) for d in details], COGBENCH_CATEGORIES),
+        "accuracy_official": by_category(
+            [(d["category"], float(d["correct_official"])) for d in details], COGBENCH_CATEGORIES
+        ),
+        "accuracy_circular": by_category(
+            [(d["category"], float(d["correct_all"])) for d in details], COGBENCH_CATEGORIES
+        ),
+        "answer_changed": by_category(
+            [(d["category"], float(d["answer_changed"])) for d in details], COGBENCH_CATEGORIES
+        ),
         **{
             f"choice_{letter}": by_category([(c, float(x == letter)) for c, x in responses], COGBENCH_CATEGORIES)
             for letter in ANSWER_LETTERS
@@ -73,8 +95,11 @@ def blind_hits(details_per_run: dict[str, Iterable[dict[str, Any]]], at_least: i
             if _answered_right(detail):
                 right.setdefault(detail["item_id"], []).append(label)
                 info[detail["item_id"]] = detail
-    rows = [{"item_id": item, "category": info[item].get("category", ""), "runs": labels}
-            for item, labels in right.items() if len(labels) >= at_least]
+    rows = [
+        {"item_id": item, "category": info[item].get("category", ""), "runs": labels}
+        for item, labels in right.items()
+        if len(labels) >= at_least
+    ]
     return sorted(rows, key=lambda row: (-len(row["runs"]), str(row["item_id"])))
 
 

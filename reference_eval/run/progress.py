@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Callable, TextIO
+from collections.abc import Callable
+from typing import TextIO
 
 LOG_INTERVAL_SECONDS = 10.0
 
 
 def duration(seconds: float) -> str:
     """``1h02m``, ``3m05s`` or ``42s``."""
-    seconds = int(round(seconds))
+    seconds = round(seconds)
     if seconds >= 3600:
         return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
     if seconds >= 60:
@@ -27,8 +28,15 @@ def duration(seconds: float) -> str:
 class LogProgress:
     """tqdm's ``update``/``set_postfix``/context interface, printing a line every ``interval`` seconds."""
 
-    def __init__(self, total: int, desc: str, unit: str = "queries", interval: float = LOG_INTERVAL_SECONDS,
-                 file: TextIO | None = None, clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        total: int,
+        desc: str,
+        unit: str = "queries",
+        interval: float = LOG_INTERVAL_SECONDS,
+        file: TextIO | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self.total, self.desc, self.unit, self.interval = total, desc, unit, interval
         self.file = file or sys.stderr
         self.clock = clock
@@ -61,7 +69,9 @@ class LogProgress:
             print(self.line() + f", done in {duration(self.clock() - self.started)}", file=self.file, flush=True)
 
 
-def progress_bar(total: int, desc: str, position: int = 0, interval: float = LOG_INTERVAL_SECONDS, file: TextIO | None = None):
+def progress_bar(
+    total: int, desc: str, position: int = 0, interval: float = LOG_INTERVAL_SECONDS, file: TextIO | None = None
+):
     """tqdm on a terminal, ``LogProgress`` lines anywhere else."""
     file = file or sys.stderr
     if file.isatty():

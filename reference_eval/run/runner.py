@@ -29,11 +29,12 @@ import os
 import re
 import sys
 import time
+from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from cogbench.dataset_builders.load import dataset_revision
 from cogbench.dataset_builders.output import OUTPUT_MARKER, claim_output
@@ -41,13 +42,20 @@ from cogbench.errors import CogbenchError, IncompleteRunError, UsageError, locat
 from cogbench.reference_eval.backends import openai_chat as openai_backend
 from cogbench.reference_eval.backends.hub import check_hf_model
 from cogbench.reference_eval.backends.openai_api import ChatClient, ChatSettings
-from cogbench.reference_eval.completeness import failure_line
 from cogbench.reference_eval.formats.official import OFFICIAL_FILE_NAME, write_official
 from cogbench.reference_eval.formats.predictions import Prediction, PredictionWriter, read_predictions
-from cogbench.reference_eval.progress import LOG_INTERVAL_SECONDS, progress_bar
-from cogbench.reference_eval.reports.run import RUN_FILES
-from cogbench.reference_eval.run_lock import RunLock
-from cogbench.reference_eval.tasks import DEFAULT_MAX_NEW_TOKENS, DESCRIPTION_MODES, Answer, Query, build_queries, undecoded_images
+from cogbench.reference_eval.reports.run_files import RUN_FILES
+from cogbench.reference_eval.run.completeness import failure_line
+from cogbench.reference_eval.run.lock import RunLock
+from cogbench.reference_eval.run.progress import LOG_INTERVAL_SECONDS, progress_bar
+from cogbench.reference_eval.tasks.queries import (
+    DEFAULT_MAX_NEW_TOKENS,
+    DESCRIPTION_MODES,
+    Answer,
+    Query,
+    build_queries,
+    undecoded_images,
+)
 from cogbench.validation.integrity import load_verified
 
 BACKENDS = ("hf", "openai")
@@ -160,10 +168,18 @@ def _leave_process_group(world: int) -> None:
 
 # Every file `cogbench eval` writes in its run folder, its score/ folder included (claim_output).
 EVAL_FILES = (
-    "run.json", "run.json.*.tmp", "predictions.jsonl", "predictions.jsonl.tmp", "shards/rank-*.jsonl",
-    "rank-*.lock", "rank-*.lock.json", "rank-*.lock.json.*.tmp",
+    "run.json",
+    "run.json.*.tmp",
+    "predictions.jsonl",
+    "predictions.jsonl.tmp",
+    "shards/rank-*.jsonl",
+    "rank-*.lock",
+    "rank-*.lock.json",
+    "rank-*.lock.json.*.tmp",
     *(name + suffix for name in OFFICIAL_FILE_NAME.values() for suffix in ("", ".tmp")),
-    f"score/{OUTPUT_MARKER}", f"score/{OUTPUT_MARKER}.*.tmp", *(f"score/{name}" for name in RUN_FILES),
+    f"score/{OUTPUT_MARKER}",
+    f"score/{OUTPUT_MARKER}.*.tmp",
+    *(f"score/{name}" for name in RUN_FILES),
 )
 
 
@@ -260,9 +276,13 @@ def _backend(settings: EvalSettings, backend: str, name: str, queries: list[Quer
 
         kept = _recorded_oom_batch_size(Path(settings.out))
         hf = hf_backend.HFSettings(
-            model=name, batch_size=min(settings.batch_size, kept or settings.batch_size), max_new_tokens=settings.new_tokens,
-            ignore_eos=settings.ignore_eos, device=settings.device,
-            trust_remote_code=settings.trust_remote_code, num_workers=settings.num_workers,
+            model=name,
+            batch_size=min(settings.batch_size, kept or settings.batch_size),
+            max_new_tokens=settings.new_tokens,
+            ignore_eos=settings.ignore_eos,
+            device=settings.device,
+            trust_remote_code=settings.trust_remote_code,
+            num_workers=settings.num_workers,
         )
 
         def start_hf(stack: ExitStack) -> Iterator[list[Answer]]:
@@ -273,8 +293,13 @@ def _backend(settings: EvalSettings, backend: str, name: str, queries: list[Quer
 
         return hf_backend.recorded_settings(hf), start_hf
     api = ChatSettings(
-        model=name, base_url=settings.base_url, temperature=0.0, max_tokens=settings.new_tokens,
-        concurrency=settings.concurrency, max_attempts=settings.max_attempts, timeout_seconds=settings.timeout_seconds,
+        model=name,
+        base_url=settings.base_url,
+        temperature=0.0,
+        max_tokens=settings.new_tokens,
+        concurrency=settings.concurrency,
+        max_attempts=settings.max_attempts,
+        timeout_seconds=settings.timeout_seconds,
     )
 
     def start_openai(stack: ExitStack) -> Iterator[list[Answer]]:
@@ -312,7 +337,9 @@ def run_eval(settings: EvalSettings) -> RunSummary:
     new_folders = [folder for folder in (run_dir, *run_dir.parents) if not folder.exists()]
     claim_output(run_dir, "eval", EVAL_FILES)
     lock = RunLock(run_dir, rank).acquire()
-    summary = RunSummary(run_dir, total_queries=len(queries), resumed=0, generated=0, seconds=0.0, rank=rank, world=world)
+    summary = RunSummary(
+        run_dir, total_queries=len(queries), resumed=0, generated=0, seconds=0.0, rank=rank, world=world
+    )
     failures: list[str] = []
     try:
         _generate(settings, backend, name, dataset, template, queries, summary, failures)
@@ -337,9 +364,7 @@ def run_eval(settings: EvalSettings) -> RunSummary:
         summary.predictions_path = merge_shards(run_dir, queries, allow_missing=settings.allow_failures)
     if rank == 0 and not settings.circular:  # the official formats hold one answer per question
         rows = dataset.select_columns([c for c in dataset.column_names if c != "image"])
-        summary.official_path = write_official(
-            settings.task, run_dir, rows, read_predictions(summary.predictions_path)
-        )
+        summary.official_path = write_official(settings.task, run_dir, rows, read_predictions(summary.predictions_path))
     return summary
 
 
@@ -376,8 +401,13 @@ def _generate(settings, backend, name, dataset, template, queries, summary: RunS
         answers = start(stack)
         summary.setup_seconds = time.perf_counter() - loading
         started = time.perf_counter()
-        progress = progress_bar(len(mine), f"{settings.task} (rank {rank})" if world > 1 else settings.task,
-                                position=rank, interval=settings.progress_seconds, file=sys.stderr)
+        progress = progress_bar(
+            len(mine),
+            f"{settings.task} (rank {rank})" if world > 1 else settings.task,
+            position=rank,
+            interval=settings.progress_seconds,
+            file=sys.stderr,
+        )
         with progress:
             progress.set_postfix(resumed=summary.resumed, refresh=False)
             for batch in answers:

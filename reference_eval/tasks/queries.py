@@ -11,7 +11,7 @@ from __future__ import annotations
 import io
 from dataclasses import dataclass
 
-from cogbench.reference_eval.prompts import PromptTemplate, template_for
+from cogbench.reference_eval.tasks.prompts import PromptTemplate, template_for
 from cogbench.schemas.features import CHOICE_COLUMNS, ID_COLUMN
 
 DESCRIPTION_MODES = ("spontaneous", "directed")
@@ -55,7 +55,11 @@ class Answer:
 
 
 def build_queries(
-    task: str, dataset, mode: str = "spontaneous", circular: bool = False, with_image: bool = True,
+    task: str,
+    dataset,
+    mode: str = "spontaneous",
+    circular: bool = False,
+    with_image: bool = True,
     no_context: bool = False,
 ) -> tuple[PromptTemplate, list[Query]]:
     """All queries of a config in dataset order, and the template they use.

@@ -32,7 +32,9 @@ LIBRARIES = ("transformers", "bert-score", "sentence-transformers", "spacy", "to
 def check_loading_info(folder: str, class_name: str, info: dict[str, Any]) -> None:
     """Refuse a model whose checkpoint lacked weights it uses (missing or mismatched keys)."""
     missing = sorted(info.get("missing_keys") or ())
-    mismatched = sorted(f"{key} (checkpoint {tuple(a)}, model {tuple(b)})" for key, a, b in info.get("mismatched_keys") or ())
+    mismatched = sorted(
+        f"{key} (checkpoint {tuple(a)}, model {tuple(b)})" for key, a, b in info.get("mismatched_keys") or ()
+    )
     errors = list(info.get("error_msgs") or ())
     if not (missing or mismatched or errors):
         return
@@ -54,8 +56,10 @@ def load_checked(model_class, name_or_path: str, **kwargs):
     try:
         model, info = model_class.from_pretrained(name_or_path, output_loading_info=True, **kwargs)
     except RuntimeError as error:  # transformers raises on shape mismatches after its report
-        raise UsageError(f"{name_or_path}: cannot be loaded as {getattr(model_class, '__name__', model_class)} "
-                         f"({str(error).strip().splitlines()[0]})") from None
+        raise UsageError(
+            f"{name_or_path}: cannot be loaded as {getattr(model_class, '__name__', model_class)} "
+            f"({str(error).strip().splitlines()[0]})"
+        ) from None
     check_loading_info(name_or_path, type(model).__name__, info)
     return model
 
@@ -94,7 +98,7 @@ def files_sha256(folder: Path, files) -> str:
     """One digest for files of a folder: their relative paths and contents, in sorted order."""
     digest = hashlib.sha256()
     for path in sorted(files):
-        digest.update(f"{path.relative_to(folder).as_posix()}\0{sha256_file(path)}\n".encode("utf-8"))
+        digest.update(f"{path.relative_to(folder).as_posix()}\0{sha256_file(path)}\n".encode())
     return digest.hexdigest()
 
 
@@ -111,5 +115,9 @@ def library_versions() -> dict[str, str | None]:
 def model_record(requested: str, model_class: str, folder: Path | None = None) -> dict[str, Any]:
     """What was loaded, for provenance: the folder, the class, the weights' digest."""
     folder = folder if folder is not None else model_folder(requested)
-    return {"requested": requested, "folder": str(folder) if folder else None, "class": model_class,
-            "weights_sha256": weights_sha256(folder)}
+    return {
+        "requested": requested,
+        "folder": str(folder) if folder else None,
+        "class": model_class,
+        "weights_sha256": weights_sha256(folder),
+    }

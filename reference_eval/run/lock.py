@@ -30,7 +30,7 @@ class RunLock:
         self.holder_path = self.path.with_name(self.path.name + ".json")
         self._lock = FileLock(str(self.path), timeout=0)
 
-    def acquire(self) -> "RunLock":
+    def acquire(self) -> RunLock:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self._lock.acquire()
@@ -42,8 +42,10 @@ class RunLock:
         previous = self._holder()
         me = {"pid": os.getpid(), "host": socket.gethostname(), "started": time.time()}
         if previous and (previous.get("pid"), previous.get("host")) != (me["pid"], me["host"]):
-            print(f"note: took over the lock of a run that ended without releasing it ({_describe(previous)})",
-                  file=sys.stderr)
+            print(
+                f"note: took over the lock of a run that ended without releasing it ({_describe(previous)})",
+                file=sys.stderr,
+            )
         temporary = self.holder_path.with_name(f"{self.holder_path.name}.{os.getpid()}.tmp")
         temporary.write_text(json.dumps(me) + "\n", encoding="utf-8")
         os.replace(temporary, self.holder_path)
@@ -63,7 +65,7 @@ class RunLock:
         except (OSError, ValueError):
             return {}
 
-    def __enter__(self) -> "RunLock":
+    def __enter__(self) -> RunLock:
         return self.acquire()
 
     def __exit__(self, *exc_info: object) -> None:

@@ -14,7 +14,8 @@ failures, a harness file covering a subset), is ``partial: true``: its
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 
 def mark_coverage(metric: dict[str, Any], judged: int, scored: int, denominator: int, unit: str) -> dict[str, Any]:

@@ -12,8 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from cogbench.reference_eval import provenance
-from cogbench.reference_eval.completeness import mark_coverage
 from cogbench.reference_eval.judges import codis as codis_judge
 from cogbench.reference_eval.judges import cognition as cognition_judge
 from cogbench.reference_eval.judges.llm import LLMJudge
@@ -21,7 +19,9 @@ from cogbench.reference_eval.metrics import codis as codis_metrics
 from cogbench.reference_eval.metrics import cognition as cognition_metrics
 from cogbench.reference_eval.metrics import recognition, vqa
 from cogbench.reference_eval.metrics.aggregate import by_category, percent
-from cogbench.reference_eval.probes import circular_vqa
+from cogbench.reference_eval.run import provenance
+from cogbench.reference_eval.run.completeness import mark_coverage
+from cogbench.reference_eval.tasks.probes import circular_vqa
 from cogbench.schemas.features import CHOICE_COLUMNS, CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
 
@@ -43,8 +43,10 @@ def score_description(all_rows, outputs, options, judge: LLMJudge | None) -> Tas
     descriptions = [outputs[row["image_id"]] for row in rows]
     nlp = recognition.load_noun_tagger(options.spacy_model)
     embedder = recognition.load_embedder(options.embedder)
-    models = {"spacy": provenance.spacy_provenance(nlp, options.spacy_model),
-              "embedder": provenance.embedder_provenance(options.embedder, embedder)}
+    models = {
+        "spacy": provenance.spacy_provenance(nlp, options.spacy_model),
+        "embedder": provenance.embedder_provenance(options.embedder, embedder),
+    }
     matches = recognition.recognition_matches(
         nlp, embedder, [row["entities"] for row in rows], descriptions, options.embed_batch_size
     )
@@ -89,11 +91,17 @@ def _judge_replies(judge: LLMJudge, prompts: list[str], parse, mode: str):
 
 def _judge_cognition(judge, rows, descriptions, all_rows, options, result: TaskResult) -> None:
     """Cognition Score (CogBench Section 3.2.1) with the LLM judge, added to ``result``."""
-    calls = [c for row, text in zip(rows, descriptions) for c in cognition_judge.judge_calls(row["image_id"], row["cors"], text)]
+    calls = [
+        c
+        for row, text in zip(rows, descriptions)
+        for c in cognition_judge.judge_calls(row["image_id"], row["cors"], text)
+    ]
     sizes = {c.prompt: len(c.items) for c in calls}
     other, replies = _judge_replies(
-        judge, [c.prompt for c in calls],
-        lambda prompt, reply, mode: cognition_judge.parse_verdicts(reply, sizes[prompt], mode), options.judge_parsing,
+        judge,
+        [c.prompt for c in calls],
+        lambda prompt, reply, mode: cognition_judge.parse_verdicts(reply, sizes[prompt], mode),
+        options.judge_parsing,
     )
     verdicts: list[tuple[cognition_metrics.CorItem, int | None]] = []
     alternative: list[tuple[cognition_metrics.CorItem, int | None]] = []
@@ -107,8 +115,14 @@ def _judge_cognition(judge, rows, descriptions, all_rows, options, result: TaskR
             if error:
                 result.failure_errors.append(error)
             per_image.setdefault(call.image_id, []).append(
-                {"category": item.category, "index": item.index, "figure": call.prompt_figure,
-                 "key_point": item.key_point, "verdict": verdict, "judge_error": error}
+                {
+                    "category": item.category,
+                    "index": item.index,
+                    "figure": call.prompt_figure,
+                    "key_point": item.key_point,
+                    "verdict": verdict,
+                    "judge_error": error,
+                }
             )
     counts = result.counts
     counts["cors"] = len(verdicts)
@@ -124,7 +138,8 @@ def _judge_cognition(judge, rows, descriptions, all_rows, options, result: TaskR
     differing = sum(a != b for (_, a), (_, b) in zip(verdicts, alternative))
     if differing:
         result.parsing_comparison = {
-            "mode": other, "differing_verdicts": differing,
+            "mode": other,
+            "differing_verdicts": differing,
             "metrics": {"cognition": cognition_metrics.cognition_scores(alternative)["overall"]},
         }
 
@@ -139,9 +154,19 @@ def score_vqa(rows, outputs, options, judge: LLMJudge | None) -> TaskResult:
         robust = vqa.extract_robust(response, [row[c] for c in CHOICE_COLUMNS])
         official_rows.append((row["category"], official == row["answer"]))
         robust_rows.append((row["category"], robust == row["answer"]))
-        details.append({"item_id": row["question_id"], "image_id": row["image_id"], "category": row["category"], "answer": row["answer"],
-                        "response": response, "extracted": robust, "extracted_official": official,
-                        "correct": robust == row["answer"], "correct_official": official == row["answer"]})
+        details.append(
+            {
+                "item_id": row["question_id"],
+                "image_id": row["image_id"],
+                "category": row["category"],
+                "answer": row["answer"],
+                "response": response,
+                "extracted": robust,
+                "extracted_official": official,
+                "correct": robust == row["answer"],
+                "correct_official": official == row["answer"],
+            }
+        )
     metrics = {
         "accuracy": by_category(robust_rows, COGBENCH_CATEGORIES),
         "accuracy_official": by_category(official_rows, COGBENCH_CATEGORIES),
@@ -159,13 +184,17 @@ def score_vqa(rows, outputs, options, judge: LLMJudge | None) -> TaskResult:
 def score_codis(all_rows, outputs, options, judge: LLMJudge | None) -> TaskResult:
     rows = [row for row in all_rows if (row["id"], 1) in outputs and (row["id"], 2) in outputs]
     queries = [(row, q) for row in rows for q in (1, 2)]
-    rule = {(row["id"], q): codis_judge.rule_verdict(outputs[(row["id"], q)], row[f"answer_{q}"], row[f"answer_{3 - q}"])
-            for row, q in queries}
+    rule = {
+        (row["id"], q): codis_judge.rule_verdict(outputs[(row["id"], q)], row[f"answer_{q}"], row[f"answer_{3 - q}"])
+        for row, q in queries
+    }
     verdicts: dict[tuple[str, int], bool | None] = dict(rule)
     errors: dict[tuple[str, int], str | None] = {}
     agreement = comparison = None
     if judge is not None:
-        prompts = [codis_judge.judge_prompt(row["question"], row[f"answer_{q}"], outputs[(row["id"], q)]) for row, q in queries]
+        prompts = [
+            codis_judge.judge_prompt(row["question"], row[f"answer_{q}"], outputs[(row["id"], q)]) for row, q in queries
+        ]
         other, replies = _judge_replies(
             judge, prompts, lambda prompt, reply, mode: codis_judge.parse_verdict(reply, mode), options.judge_parsing
         )
@@ -179,26 +208,45 @@ def score_codis(all_rows, outputs, options, judge: LLMJudge | None) -> TaskResul
         differing = sum(verdicts[key] != alternative[key] for key in verdicts)
         if differing:
             other_metrics = _codis_metrics(rows, alternative, outputs)
-            comparison = {"mode": other, "differing_verdicts": differing,
-                          "metrics": {name: other_metrics[name]["overall"] for name in ("acc_p", "acc_q")}}
+            comparison = {
+                "mode": other,
+                "differing_verdicts": differing,
+                "metrics": {name: other_metrics[name]["overall"] for name in ("acc_p", "acc_q")},
+            }
     metrics = _codis_metrics(rows, verdicts, outputs)
-    details = [{
-        "item_id": row["id"], "image_id": row["image_id"], "category": row["category"],
-        "outputs_differ": codis_metrics.outputs_differ(outputs[(row["id"], 1)], outputs[(row["id"], 2)]),
-        "queries": [
-            {"query": q, "answer": row[f"answer_{q}"], "output": outputs[(row["id"], q)],
-             "final_answer": codis_metrics.final_answer(outputs[(row["id"], q)]), "right": verdicts[(row["id"], q)],
-             "rule_right": rule[(row["id"], q)], "judge_error": errors.get((row["id"], q))}
-            for q in (1, 2)
-        ],
-    } for row in rows]
+    details = [
+        {
+            "item_id": row["id"],
+            "image_id": row["image_id"],
+            "category": row["category"],
+            "outputs_differ": codis_metrics.outputs_differ(outputs[(row["id"], 1)], outputs[(row["id"], 2)]),
+            "queries": [
+                {
+                    "query": q,
+                    "answer": row[f"answer_{q}"],
+                    "output": outputs[(row["id"], q)],
+                    "final_answer": codis_metrics.final_answer(outputs[(row["id"], q)]),
+                    "right": verdicts[(row["id"], q)],
+                    "rule_right": rule[(row["id"], q)],
+                    "judge_error": errors.get((row["id"], q)),
+                }
+                for q in (1, 2)
+            ],
+        }
+        for row in rows
+    ]
     pairs_judged = sum(verdicts[(r["id"], 1)] is not None and verdicts[(r["id"], 2)] is not None for r in rows)
     queries_judged = sum(v is not None for v in verdicts.values())
     mark_coverage(metrics["acc_p"], pairs_judged, len(rows), len(all_rows), "pairs")
     mark_coverage(metrics["acc_q"], queries_judged, len(queries), 2 * len(all_rows), "queries")
     mark_coverage(metrics["context_awareness"], len(rows), len(rows), len(all_rows), "pairs")
-    counts = {"items": len(rows), "queries": len(queries), "judge_failures": len(queries) - queries_judged,
-              "pairs_judged": pairs_judged, "queries_judged": queries_judged}
+    counts = {
+        "items": len(rows),
+        "queries": len(queries),
+        "judge_failures": len(queries) - queries_judged,
+        "pairs_judged": pairs_judged,
+        "queries_judged": queries_judged,
+    }
     result = TaskResult(metrics, details, counts, agreement, comparison)
     result.failure_errors = [error for error in errors.values() if error]
     return result

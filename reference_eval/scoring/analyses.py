@@ -18,7 +18,6 @@ from __future__ import annotations
 from typing import Any
 
 from cogbench.errors import CogbenchError, UsageError
-from cogbench.reference_eval.completeness import mark_coverage
 from cogbench.reference_eval.formats.official import OfficialIds, read_any_predictions
 from cogbench.reference_eval.judges import codis_equality
 from cogbench.reference_eval.judges import offline as offline_judges
@@ -26,7 +25,8 @@ from cogbench.reference_eval.judges.llm import LLMJudge
 from cogbench.reference_eval.metrics import answer_bias, captioning, cognition
 from cogbench.reference_eval.metrics.aggregate import by_category, percent
 from cogbench.reference_eval.metrics.output_variability import output_changed
-from cogbench.reference_eval.prompts import DESCRIPTION_MODES
+from cogbench.reference_eval.run.completeness import mark_coverage
+from cogbench.reference_eval.tasks.prompts import DESCRIPTION_MODES
 from cogbench.schemas.features import CATEGORY_LABEL, CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
 EXTRA_METRICS = ("captioning",)
@@ -36,7 +36,9 @@ def offline_kind(options: Any) -> str | None:
     """The offline Cognition judge asked for: ``--judge rouge|...`` or ``--offline-judge``."""
     if options.judge in offline_judges.OFFLINE_JUDGES:
         if options.offline_judge and options.offline_judge != options.judge:
-            raise UsageError(f"--judge {options.judge} and --offline-judge {options.offline_judge}: give one offline judge")
+            raise UsageError(
+                f"--judge {options.judge} and --offline-judge {options.offline_judge}: give one offline judge"
+            )
         return options.judge
     if options.offline_judge:
         offline_judges.check_kind(options.offline_judge)
@@ -74,14 +76,19 @@ def description_mode(prompt_ids: list[str]) -> str:
 def run_captioning(rows, outputs, prompt_ids: list[str], details: list[dict[str, Any]]) -> dict[str, Any]:
     scored = [row for row in rows if row["image_id"] in outputs]
     result = captioning.captioning_scores(
-        {row["image_id"]: row["description"] for row in scored}, {row["image_id"]: outputs[row["image_id"]] for row in scored}
+        {row["image_id"]: row["description"] for row in scored},
+        {row["image_id"]: outputs[row["image_id"]] for row in scored},
     )
     for detail in details:
         detail["captioning"] = result["per_item"].get(detail["item_id"])
     empty = sum(not outputs[row["image_id"]].strip() for row in scored)
-    return {"mode": description_mode(prompt_ids), "items": len(scored), "empty_descriptions": empty,
-            "scores": result["overall"],
-            "reference": "CogBench final paper, Appendix E, Table 7 (pycocoevalcap)"}
+    return {
+        "mode": description_mode(prompt_ids),
+        "items": len(scored),
+        "empty_descriptions": empty,
+        "scores": result["overall"],
+        "reference": "CogBench final paper, Appendix E, Table 7 (pycocoevalcap)",
+    }
 
 
 def offline_settings(options: Any) -> offline_judges.OfflineJudgeSettings | None:
@@ -89,8 +96,11 @@ def offline_settings(options: Any) -> offline_judges.OfflineJudgeSettings | None
     if not kind:
         return None
     return offline_judges.OfflineJudgeSettings(
-        kind=kind, threshold=options.offline_threshold, model=options.offline_model,
-        bertscore_layers=options.offline_layers, device=options.offline_device,
+        kind=kind,
+        threshold=options.offline_threshold,
+        model=options.offline_model,
+        bertscore_layers=options.offline_layers,
+        device=options.offline_device,
     )
 
 
@@ -100,8 +110,15 @@ def load_offline_model(options: Any) -> offline_judges.JudgeModel | None:
     return offline_judges.load_judge_model(settings) if settings and options.task == "description" else None
 
 
-def run_offline_judge(options: Any, rows, outputs, details: list[dict[str, Any]], metrics: dict[str, Any],
-                      counts: dict[str, Any], loaded: offline_judges.JudgeModel | None = None) -> dict[str, Any]:
+def run_offline_judge(
+    options: Any,
+    rows,
+    outputs,
+    details: list[dict[str, Any]],
+    metrics: dict[str, Any],
+    counts: dict[str, Any],
+    loaded: offline_judges.JudgeModel | None = None,
+) -> dict[str, Any]:
     """Offline Cognition verdicts; the Cognition Score when no LLM judge ran, else agreement with it.
 
     ``loaded``: the judge's model from ``load_offline_model`` (loaded here when not given).
@@ -115,27 +132,43 @@ def run_offline_judge(options: Any, rows, outputs, details: list[dict[str, Any]]
     by_image: dict[str, list[dict[str, Any]]] = {}
     for v in verdicts:
         by_image.setdefault(v.item.image_id, []).append(
-            {"category": v.item.category, "index": v.item.index, "key_point": v.item.key_point,
-             "score": v.score, "best_sentence": v.sentence, "verdict": v.verdict})
+            {
+                "category": v.item.category,
+                "index": v.item.index,
+                "key_point": v.item.key_point,
+                "score": v.score,
+                "best_sentence": v.sentence,
+                "verdict": v.verdict,
+            }
+        )
     for detail in details:
         detail[f"cognition_{kind}"] = by_image.get(detail["item_id"], [])
     analysis: dict[str, Any] = {
-        "kind": kind, "model": settings.resolved_model(), "threshold": settings.resolved_threshold(),
-        "cors": len(verdicts), "reference": "CogBench final paper, Appendix F, Table 4",
+        "kind": kind,
+        "model": settings.resolved_model(),
+        "threshold": settings.resolved_threshold(),
+        "cors": len(verdicts),
+        "reference": "CogBench final paper, Appendix F, Table 4",
     }
     all_cors = sum(len(cors or []) for row in rows for cors in row["cors"].values())
     # Offline verdicts never fail: every CoR of a scored image is judged; fewer than the config has is partial.
     mark_coverage(scores, len(verdicts), len(verdicts), all_cors, "CoRs")
     if "cognition" not in metrics:
         metrics["cognition"] = scores
-        counts.update(cors=len(verdicts), cors_judged=len(verdicts), judge_failures=0,
-                      cors_per_category={c: sum(v.item.category == c for v in verdicts) for c in COGBENCH_CATEGORIES})
+        counts.update(
+            cors=len(verdicts),
+            cors_judged=len(verdicts),
+            judge_failures=0,
+            cors_per_category={c: sum(v.item.category == c for v in verdicts) for c in COGBENCH_CATEGORIES},
+        )
         return analysis
     metrics["cognition_offline"] = scores
     llm = {(d["item_id"], c["category"], c["index"]): c["verdict"] for d in details for c in d.get("cognition", [])}
-    rows_agree = [(v.item.category, float(v.verdict == llm[key]))
-                  for v in verdicts
-                  if llm.get(key := (v.item.image_id, v.item.category, v.item.index)) is not None]
+    rows_agree = [
+        (v.item.category, float(v.verdict == llm[key]))
+        for v in verdicts
+        if llm.get(key := (v.item.image_id, v.item.category, v.item.index)) is not None
+    ]
     analysis["agreement_with_llm_judge"] = by_category(rows_agree, COGBENCH_CATEGORIES)
     analysis["agreement_cors"] = len(rows_agree)
     return analysis
@@ -146,8 +179,15 @@ def _no_context_outputs(options: Any, rows) -> dict[tuple[str, int], str]:
     return {(p.item_id, p.query): p.output for p in predictions}
 
 
-def run_output_variability(options: Any, rows, outputs, judge: LLMJudge | None, details: list[dict[str, Any]],
-                           metrics: dict[str, Any], expected: int | None = None) -> dict[str, Any]:
+def run_output_variability(
+    options: Any,
+    rows,
+    outputs,
+    judge: LLMJudge | None,
+    details: list[dict[str, Any]],
+    metrics: dict[str, Any],
+    expected: int | None = None,
+) -> dict[str, Any]:
     """Share of queries whose output changed without context (CODIS Section 4.2, Table 4)."""
     without = _no_context_outputs(options, rows)
     keys = [(row, q) for row in rows for q in (1, 2) if (row["id"], q) in outputs]
@@ -161,24 +201,36 @@ def run_output_variability(options: Any, rows, outputs, judge: LLMJudge | None, 
     rule = {(row["id"], q): output_changed(outputs[(row["id"], q)], without[(row["id"], q)]) for row, q in keys}
     metrics["output_variability"] = mark_coverage(
         by_category([(row["category"], float(rule[(row["id"], q)])) for row, q in keys], CODIS_CATEGORIES),
-        len(keys), len(keys), expected or 2 * len(rows), "queries")
-    analysis: dict[str, Any] = {"queries": len(keys), "missing": missing,
-                                "no_context_predictions": str(options.no_context_predictions),
-                                "reference": "CODIS paper, Section 4.2, Table 4 (judged by hand in the paper)"}
+        len(keys),
+        len(keys),
+        expected or 2 * len(rows),
+        "queries",
+    )
+    analysis: dict[str, Any] = {
+        "queries": len(keys),
+        "missing": missing,
+        "no_context_predictions": str(options.no_context_predictions),
+        "reference": "CODIS paper, Section 4.2, Table 4 (judged by hand in the paper)",
+    }
     llm: dict[tuple[str, int], bool | None] = {}
     if judge is not None:
-        prompts = [codis_equality.same_answer_prompt(row["question"], outputs[(row["id"], q)], without[(row["id"], q)])
-                   for row, q in keys]
+        prompts = [
+            codis_equality.same_answer_prompt(row["question"], outputs[(row["id"], q)], without[(row["id"], q)])
+            for row, q in keys
+        ]
         replies = judge.ask(prompts, accept=lambda prompt, reply: codis_equality.parse_changed(reply) is not None)
         for (row, q), reply in zip(keys, replies):
             llm[(row["id"], q)] = codis_equality.parse_changed(reply.text) if reply.text is not None else None
         judged = [(row["category"], float(llm[(row["id"], q)])) for row, q in keys if llm[(row["id"], q)] is not None]
         metrics["output_variability_llm"] = mark_coverage(
-            by_category(judged, CODIS_CATEGORIES), len(judged), len(keys), expected or 2 * len(rows), "queries")
-        analysis.update(llm_prompt_id=codis_equality.SAME_ANSWER_PROMPT_ID,
-                        llm_prompt_sha256=codis_equality.SAME_ANSWER_PROMPT_SHA256,
-                        llm_failures=len(keys) - len(judged),
-                        llm_rule_agreement=percent(sum(llm[k] == rule[k] for k in llm if llm[k] is not None), len(judged)))
+            by_category(judged, CODIS_CATEGORIES), len(judged), len(keys), expected or 2 * len(rows), "queries"
+        )
+        analysis.update(
+            llm_prompt_id=codis_equality.SAME_ANSWER_PROMPT_ID,
+            llm_prompt_sha256=codis_equality.SAME_ANSWER_PROMPT_SHA256,
+            llm_failures=len(keys) - len(judged),
+            llm_rule_agreement=percent(sum(llm[k] == rule[k] for k in llm if llm[k] is not None), len(judged)),
+        )
     by_id = {detail["item_id"]: detail for detail in details}
     for row, q in keys:
         query = by_id[row["id"]]["queries"][q - 1]
@@ -192,29 +244,48 @@ def run_output_variability(options: Any, rows, outputs, judge: LLMJudge | None, 
 def run_answer_bias(options: Any, rows, outputs) -> dict[str, Any]:
     """Word-pair frequencies in ground truth and outputs (CODIS Section 5.2, Table 6)."""
     pairs = answer_bias.parse_word_pairs(options.word_pairs) if options.word_pairs else list(answer_bias.PAPER_PAIRS)
-    triples = [(row["question"], row[f"answer_{q}"], outputs[(row["id"], q)])
-               for row in rows for q in (1, 2) if (row["id"], q) in outputs]
+    triples = [
+        (row["question"], row[f"answer_{q}"], outputs[(row["id"], q)])
+        for row in rows
+        for q in (1, 2)
+        if (row["id"], q) in outputs
+    ]
     counts = [answer_bias.word_pair_counts(triples, pair) for pair in pairs]
-    return {"pairs": counts, "queries": sum(c["queries"] for c in counts), "paper_queries": answer_bias.PAPER_QUERIES,
-            "rule": "metrics/answer_bias.py (selection rules 1-4)",
-            "reference": "CODIS paper, Section 5.2, Table 6"}
+    return {
+        "pairs": counts,
+        "queries": sum(c["queries"] for c in counts),
+        "paper_queries": answer_bias.PAPER_QUERIES,
+        "rule": "metrics/answer_bias.py (selection rules 1-4)",
+        "reference": "CODIS paper, Section 5.2, Table 6",
+    }
 
 
-def run_analyses(options: Any, rows, outputs, prompt_ids: list[str], judge: LLMJudge | None,
-                 details: list[dict[str, Any]], metrics: dict[str, Any], counts: dict[str, Any],
-                 offline_model: offline_judges.JudgeModel | None = None) -> dict[str, Any]:
+def run_analyses(
+    options: Any,
+    rows,
+    outputs,
+    prompt_ids: list[str],
+    judge: LLMJudge | None,
+    details: list[dict[str, Any]],
+    metrics: dict[str, Any],
+    counts: dict[str, Any],
+    offline_model: offline_judges.JudgeModel | None = None,
+) -> dict[str, Any]:
     """Every further measurement the options ask for (or that is cheap: answer bias); ``{}`` if none."""
     analyses: dict[str, Any] = {}
     if options.task == "description":
         if "captioning" in options.metrics:
             analyses["captioning"] = run_captioning(rows, outputs, prompt_ids, details)
         if offline_kind(options):
-            analyses["offline_judge"] = run_offline_judge(options, rows, outputs, details, metrics, counts, offline_model)
+            analyses["offline_judge"] = run_offline_judge(
+                options, rows, outputs, details, metrics, counts, offline_model
+            )
     elif options.task == "codis":
         scored = [row for row in rows if (row["id"], 1) in outputs and (row["id"], 2) in outputs]
         if options.no_context_predictions:
-            analyses["output_variability"] = run_output_variability(options, scored, outputs, judge, details, metrics,
-                                                                    expected=2 * len(rows))
+            analyses["output_variability"] = run_output_variability(
+                options, scored, outputs, judge, details, metrics, expected=2 * len(rows)
+            )
         analyses["answer_bias"] = run_answer_bias(options, scored, outputs)
     return analyses
 
@@ -238,23 +309,42 @@ def render(scores: dict[str, Any]) -> str:
     if "captioning" in found:
         cap = found["captioning"]
         lines += ["## Captioning metrics (CogBench Appendix E, Table 7)", ""]
-        lines += _table(["Model", "Mode", *(captioning.COLUMN_LABEL[m] for m in captioning.CAPTIONING_METRICS)],
-                        [[model, cap["mode"], *(_number(cap["scores"][m]) for m in captioning.CAPTIONING_METRICS)]])
-        lines += ["", f"{cap['items']} descriptions against their reference; pycocoevalcap (PTB tokenizer, CIDEr-D).", ""]
+        lines += _table(
+            ["Model", "Mode", *(captioning.COLUMN_LABEL[m] for m in captioning.CAPTIONING_METRICS)],
+            [[model, cap["mode"], *(_number(cap["scores"][m]) for m in captioning.CAPTIONING_METRICS)]],
+        )
+        lines += [
+            "",
+            f"{cap['items']} descriptions against their reference; pycocoevalcap (PTB tokenizer, CIDEr-D).",
+            "",
+        ]
     if "offline_judge" in found:
         off = found["offline_judge"]
-        lines += [f"## Offline Cognition judge: {off['kind']} (CogBench Appendix F)", "",
-                  f"Model `{off['model'] or '-'}`, threshold {off['threshold'] if off['threshold'] is not None else 'entailment'}; "
-                  f"{off['cors']} CoRs.", ""]
+        lines += [
+            f"## Offline Cognition judge: {off['kind']} (CogBench Appendix F)",
+            "",
+            f"Model `{off['model'] or '-'}`, threshold {off['threshold'] if off['threshold'] is not None else 'entailment'}; "
+            f"{off['cors']} CoRs.",
+            "",
+        ]
         if "agreement_with_llm_judge" in off:
             offline_scores, agreement = metrics["cognition_offline"], off["agreement_with_llm_judge"]
             header = ["", *(CATEGORY_LABEL[c] for c in COGBENCH_CATEGORIES), "Overall"]
-            lines += _table(header, [
-                [f"Cognition ({off['kind']})", *(_percent(offline_scores["per_category"].get(c)) for c in COGBENCH_CATEGORIES),
-                 _percent(offline_scores["overall"])],
-                ["Agreement with the LLM judge", *(_percent(agreement["per_category"].get(c)) for c in COGBENCH_CATEGORIES),
-                 _percent(agreement["overall"])],
-            ])
+            lines += _table(
+                header,
+                [
+                    [
+                        f"Cognition ({off['kind']})",
+                        *(_percent(offline_scores["per_category"].get(c)) for c in COGBENCH_CATEGORIES),
+                        _percent(offline_scores["overall"]),
+                    ],
+                    [
+                        "Agreement with the LLM judge",
+                        *(_percent(agreement["per_category"].get(c)) for c in COGBENCH_CATEGORIES),
+                        _percent(agreement["overall"]),
+                    ],
+                ],
+            )
             lines += ["", f"Agreement over {off['agreement_cors']} CoRs both judges decided.", ""]
     if "output_variability" in found:
         var = found["output_variability"]
@@ -263,19 +353,31 @@ def render(scores: dict[str, Any]) -> str:
         if "output_variability_llm" in metrics:
             header.append("Output Variability (LLM judge)")
             row.append(_percent(metrics["output_variability_llm"]["overall"]))
-        lines += ["## Output variability (CODIS Section 4.2, Table 4)", ""] + _table(header, [row])
-        lines += ["", f"{var['queries']} queries compared with `{var['no_context_predictions']}`; "
-                  "the paper judged by hand.", ""]
+        lines += ["## Output variability (CODIS Section 4.2, Table 4)", "", *_table(header, [row])]
+        lines += [
+            "",
+            f"{var['queries']} queries compared with `{var['no_context_predictions']}`; the paper judged by hand.",
+            "",
+        ]
     if "answer_bias" in found:
         bias = found["answer_bias"]
         pairs = bias["pairs"]
         lines += ["## Answer bias (CODIS Section 5.2, Table 6)", ""]
-        lines += _table(["Model", *(p["pair"].replace(":", " : ") for p in pairs)], [
-            ["Groundtruth (paper)", *(":".join(map(str, p["paper_groundtruth"])) if p["paper_groundtruth"] else "-"
-                                      for p in pairs)],
-            ["Groundtruth (this data)", *(":".join(map(str, p["groundtruth"])) for p in pairs)],
-            [model, *(":".join(map(str, p["model"])) for p in pairs)],
-        ])
-        lines += ["", f"{bias['queries']} queries selected here (paper: {bias['paper_queries']}) by the rule in "
-                  "`metrics/answer_bias.py`; Context awareness is in the table above.", ""]
+        lines += _table(
+            ["Model", *(p["pair"].replace(":", " : ") for p in pairs)],
+            [
+                [
+                    "Groundtruth (paper)",
+                    *(":".join(map(str, p["paper_groundtruth"])) if p["paper_groundtruth"] else "-" for p in pairs),
+                ],
+                ["Groundtruth (this data)", *(":".join(map(str, p["groundtruth"])) for p in pairs)],
+                [model, *(":".join(map(str, p["model"])) for p in pairs)],
+            ],
+        )
+        lines += [
+            "",
+            f"{bias['queries']} queries selected here (paper: {bias['paper_queries']}) by the rule in "
+            "`metrics/answer_bias.py`; Context awareness is in the table above.",
+            "",
+        ]
     return "\n".join(lines)

@@ -9,15 +9,16 @@ never appears: the judge endpoint is recorded by host only.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 from urllib.parse import urlparse
 
 from cogbench.dataset_builders.load import dataset_revision
 from cogbench.dataset_builders.raw import sha256_file
 from cogbench.reference_eval.judges import codis as codis_judge
 from cogbench.reference_eval.judges import cognition as cognition_judge
-from cogbench.reference_eval import model_checks
+from cogbench.reference_eval.loading import model_checks
 from cogbench.reference_eval.metrics import recognition, vqa
 
 
@@ -32,7 +33,9 @@ def dataset_provenance(dataset: str, config: str, revision: str | None) -> dict[
     if local.exists():
         shards = sorted((local / "data" / config).glob("*.parquet"))
         return {
-            "source": "folder", "path": str(dataset), "revision": dataset_revision(dataset, revision),
+            "source": "folder",
+            "path": str(dataset),
+            "revision": dataset_revision(dataset, revision),
             "shards": [{"file": p.relative_to(local).as_posix(), "sha256": sha256_file(p)} for p in shards],
         }
     return {"source": "hub", "repo": dataset, "revision": revision or "main", **_hub_shards(dataset, config, revision)}
@@ -48,7 +51,8 @@ def _hub_shards(repo_id: str, config: str, revision: str | None) -> dict[str, An
     info = huggingface_hub.HfApi().dataset_info(repo_id, revision=revision, files_metadata=True, timeout=30.0)
     shards = [
         {"file": s.rfilename, "sha256": s.lfs.sha256 if s.lfs else None}
-        for s in info.siblings or [] if s.rfilename.startswith(f"data/{config}/")
+        for s in info.siblings or []
+        if s.rfilename.startswith(f"data/{config}/")
     ]
     return {"commit": info.sha, "shards": sorted(shards, key=lambda s: s["file"])}
 
@@ -65,8 +69,12 @@ def judge_templates(task: str, kind: str) -> list[dict[str, str]]:
         return [_template("codis-judge-table12", codis_judge.JUDGE_PROMPT, "judge")]
     if task == "description":
         return [
-            _template("cogbench-cognition-figure8", cognition_judge.FIGURE_8_HEAD + cognition_judge.ANSWER_FORMAT, "judge"),
-            _template("cogbench-cognition-figure9", cognition_judge.FIGURE_9_HEAD + cognition_judge.ANSWER_FORMAT, "judge"),
+            _template(
+                "cogbench-cognition-figure8", cognition_judge.FIGURE_8_HEAD + cognition_judge.ANSWER_FORMAT, "judge"
+            ),
+            _template(
+                "cogbench-cognition-figure9", cognition_judge.FIGURE_9_HEAD + cognition_judge.ANSWER_FORMAT, "judge"
+            ),
         ]
     return []
 
@@ -78,7 +86,11 @@ def model_templates(pairs: Iterable[tuple[str, str]]) -> list[dict[str, str]]:
 
 def judge_provenance(kind: str, model: str | None, base_url: str | None, parsing: str) -> dict[str, Any]:
     if kind == "rule":
-        return {"kind": "rule", "min_similarity": codis_judge.RULE_MIN_SIMILARITY, "scorer": "rapidfuzz.token_set_ratio"}
+        return {
+            "kind": "rule",
+            "min_similarity": codis_judge.RULE_MIN_SIMILARITY,
+            "scorer": "rapidfuzz.token_set_ratio",
+        }
     if kind != "openai":
         return {"kind": kind}
     host = urlparse(base_url).hostname if base_url else "api.openai.com"
@@ -90,10 +102,15 @@ def spacy_provenance(nlp, requested: str) -> dict[str, Any]:
 
     meta = nlp.meta
     folder = Path(nlp.path) if getattr(nlp, "path", None) else None
-    return {"requested": requested, "pipeline": f"{meta.get('lang')}_{meta.get('name')}",
-            "version": meta.get("version"), "spacy_version": spacy.__version__,
-            "folder": str(folder) if folder else None, "components": list(nlp.pipe_names),
-            "weights_sha256": model_checks.weights_sha256(folder) if folder else None}
+    return {
+        "requested": requested,
+        "pipeline": f"{meta.get('lang')}_{meta.get('name')}",
+        "version": meta.get("version"),
+        "spacy_version": spacy.__version__,
+        "folder": str(folder) if folder else None,
+        "components": list(nlp.pipe_names),
+        "weights_sha256": model_checks.weights_sha256(folder) if folder else None,
+    }
 
 
 def embedder_provenance(requested: str, embedder=None) -> dict[str, Any]:
@@ -111,7 +128,8 @@ def embedder_provenance(requested: str, embedder=None) -> dict[str, Any]:
     if embedder is not None:
         record["transformers"] = [
             model_checks.model_record(module.auto_model.name_or_path, type(module.auto_model).__name__)
-            for module in embedder if hasattr(module, "auto_model")
+            for module in embedder
+            if hasattr(module, "auto_model")
         ]
     return record
 

@@ -9,9 +9,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from cogbench.reference_eval.analyses import render as render_analyses
-from cogbench.reference_eval.completeness import coverage_label, run_labels, shown_value
-from cogbench.reference_eval.reports.read import schema
+from cogbench.reference_eval.reports.run_reader import schema
+from cogbench.reference_eval.run.completeness import coverage_label, run_labels, shown_value
+from cogbench.reference_eval.scoring.analyses import render as render_analyses
 from cogbench.schemas.features import CATEGORY_LABEL, CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
 # Column headings of CODIS Table 3.
@@ -25,8 +25,16 @@ CODIS_SHORT = {
 
 
 # Every file `cogbench score` writes in its --out (dataset_builders.output.claim_output).
-RUN_FILES = ("scores.json", "details.jsonl", "report.md", "scores.json.partial", "details.jsonl.partial",
-             "report.md.partial", "judge_cache.sqlite", "judge_cache.sqlite-*")
+RUN_FILES = (
+    "scores.json",
+    "details.jsonl",
+    "report.md",
+    "scores.json.partial",
+    "details.jsonl.partial",
+    "report.md.partial",
+    "judge_cache.sqlite",
+    "judge_cache.sqlite-*",
+)
 
 
 def scores_schema() -> dict[str, Any]:
@@ -70,29 +78,55 @@ def render_report(scores: dict[str, Any]) -> str:
     parts += coverage_paragraph(scores)
     if scores["task"] == "description":
         parts.append("## Recognition Score (CogBench Table 2)\n")
-        parts.append(_table(
-            ["Model", "Recognition Score (micro)", "macro"],
-            [[model, _cell(metrics["recognition_micro"]["overall"]), _cell(metrics["recognition_macro"]["overall"])]],
-        ))
-        parts.append(f"\n{counts.get('entities_recognized', 0)} of {counts.get('entities', 0)} annotated entities recognised.\n")
+        parts.append(
+            _table(
+                ["Model", "Recognition Score (micro)", "macro"],
+                [
+                    [
+                        model,
+                        _cell(metrics["recognition_micro"]["overall"]),
+                        _cell(metrics["recognition_macro"]["overall"]),
+                    ]
+                ],
+            )
+        )
+        parts.append(
+            f"\n{counts.get('entities_recognized', 0)} of {counts.get('entities', 0)} annotated entities recognised.\n"
+        )
         if "cognition" in metrics:
             cognition = metrics["cognition"]
             parts.append("\n## Cognition Score (CogBench Table 3)\n")
-            parts.append(_table(
-                ["Model", *(CATEGORY_LABEL[c] for c in COGBENCH_CATEGORIES), "Overall"],
-                [[model, *(_cell(cognition["per_category"].get(c)) for c in COGBENCH_CATEGORIES), _cell(cognition["overall"])]],
-            ))
-            parts.append(f"\n{counts['cors_judged']} of {counts['cors']} CoRs judged; judge failures: {counts['judge_failures']}.\n")
+            parts.append(
+                _table(
+                    ["Model", *(CATEGORY_LABEL[c] for c in COGBENCH_CATEGORIES), "Overall"],
+                    [
+                        [
+                            model,
+                            *(_cell(cognition["per_category"].get(c)) for c in COGBENCH_CATEGORIES),
+                            _cell(cognition["overall"]),
+                        ]
+                    ],
+                )
+            )
+            parts.append(
+                f"\n{counts['cors_judged']} of {counts['cors']} CoRs judged; judge failures: {counts['judge_failures']}.\n"
+            )
     elif scores["task"] == "vqa":
         parts.append("## VQA accuracy (CogBench Table 5)\n")
-        parts.append(_table(
-            ["Model", "Extractor", *(CATEGORY_LABEL[c] for c in COGBENCH_CATEGORIES), "Overall"],
-            [
-                [model, label, *(_cell(metrics[name]["per_category"].get(c)) for c in COGBENCH_CATEGORIES),
-                 _cell(metrics[name]["overall"])]
-                for name, label in (("accuracy", "robust"), ("accuracy_official", "official"))
-            ],
-        ))
+        parts.append(
+            _table(
+                ["Model", "Extractor", *(CATEGORY_LABEL[c] for c in COGBENCH_CATEGORIES), "Overall"],
+                [
+                    [
+                        model,
+                        label,
+                        *(_cell(metrics[name]["per_category"].get(c)) for c in COGBENCH_CATEGORIES),
+                        _cell(metrics[name]["overall"]),
+                    ]
+                    for name, label in (("accuracy", "robust"), ("accuracy_official", "official"))
+                ],
+            )
+        )
         parts.append(
             f"\nUnparseable responses (counted wrong): robust {counts['unparseable']}, "
             f"official {counts['unparseable_official']} of {counts['items']}.\n"
@@ -104,9 +138,15 @@ def render_report(scores: dict[str, Any]) -> str:
         header += ["Overall Acc_p", "Overall Acc_q", "Context Awareness"]
         row = [model]
         for category in CODIS_CATEGORIES:
-            row += [_cell(metrics["acc_p"]["per_category"].get(category)), _cell(metrics["acc_q"]["per_category"].get(category))]
-        row += [_cell(metrics["acc_p"]["overall"]), _cell(metrics["acc_q"]["overall"]),
-                _cell(metrics["context_awareness"]["overall"])]
+            row += [
+                _cell(metrics["acc_p"]["per_category"].get(category)),
+                _cell(metrics["acc_q"]["per_category"].get(category)),
+            ]
+        row += [
+            _cell(metrics["acc_p"]["overall"]),
+            _cell(metrics["acc_q"]["overall"]),
+            _cell(metrics["context_awareness"]["overall"]),
+        ]
         parts.append("## CODIS (CODIS Table 3)\n")
         parts.append(_table(header, [row]))
         parts.append(f"\nJudge failures: {counts['judge_failures']} of {counts['queries']} queries.\n")
@@ -125,11 +165,15 @@ def render_report(scores: dict[str, Any]) -> str:
     comparison = judge.get("parsing_comparison")
     if comparison:
         numbers = ", ".join(f"{name} {_cell(value)}" for name, value in comparison["metrics"].items())
-        parts.append(f"Judge replies read with `{judge.get('parsing')}` parsing; `{comparison['mode']}` parsing reads "
-                     f"{comparison['differing_verdicts']} verdict(s) differently and gives {numbers}.\n")
+        parts.append(
+            f"Judge replies read with `{judge.get('parsing')}` parsing; `{comparison['mode']}` parsing reads "
+            f"{comparison['differing_verdicts']} verdict(s) differently and gives {numbers}.\n"
+        )
     missing, unknown = counts["missing_predictions"], counts["unknown_predictions"]
     if missing or unknown:
-        parts.append(f"\n**Partial run**: {len(missing)} item(s) without prediction, {len(unknown)} unknown prediction(s) ignored.\n")
+        parts.append(
+            f"\n**Partial run**: {len(missing)} item(s) without prediction, {len(unknown)} unknown prediction(s) ignored.\n"
+        )
     if scores.get("intervals"):
         parts.append(render_intervals(scores))
     return "\n".join(parts)
@@ -140,12 +184,17 @@ def coverage_paragraph(scores: dict[str, Any]) -> list[str]:
     labels = run_labels(scores)
     if not labels:
         return []
-    partial = [f"`{name}` {coverage_label(m)}: {_cell(shown_value(m))} on those units"
-               for name, m in scores["metrics"].items() if m.get("partial")]
+    partial = [
+        f"`{name}` {coverage_label(m)}: {_cell(shown_value(m))} on those units"
+        for name, m in scores["metrics"].items()
+        if m.get("partial")
+    ]
     text = f"**{' · '.join(labels)}**: "
     if partial:
-        text += ("these metrics were counted on a subset of the config, so their overall numbers are left out "
-                 "of the tables (shown as -): " + "; ".join(partial) + ". ")
+        text += (
+            "these metrics were counted on a subset of the config, so their overall numbers are left out "
+            "of the tables (shown as -): " + "; ".join(partial) + ". "
+        )
     if any(label.startswith("SAMPLE") for label in labels):
         text += "The dataset build is not the full release the papers score (CogBench Table 1, CODIS Section 3); "
         text += "its numbers are not comparable with published ones."
@@ -153,7 +202,7 @@ def coverage_paragraph(scores: dict[str, Any]) -> list[str]:
 
 
 def interval_text(value: float | None, interval: list[float] | None, clusters: int | None = None) -> str:
-    """"52.3 [48.1, 56.0]": a value with its confidence interval; "n/a (1 image)" where one image has no spread."""
+    """ "52.3 [48.1, 56.0]": a value with its confidence interval; "n/a (1 image)" where one image has no spread."""
     if value is None:
         return "-"
     if not interval and clusters == 1:
@@ -178,11 +227,18 @@ def render_intervals(scores: dict[str, Any]) -> str:
     rows = []
     for name, metric in scores["metrics"].items():
         label = coverage_label(metric)
-        rows.append([name + (f" ({label})" if label else ""),
-                     interval_text(shown_value(metric), *metric_interval(metric)), *(
-            interval_text(metric["per_category"].get(c), *metric_interval(metric, c)) if c in metric["per_category"] else ""
-            for c in categories
-        )])
+        rows.append(
+            [
+                name + (f" ({label})" if label else ""),
+                interval_text(shown_value(metric), *metric_interval(metric)),
+                *(
+                    interval_text(metric["per_category"].get(c), *metric_interval(metric, c))
+                    if c in metric["per_category"]
+                    else ""
+                    for c in categories
+                ),
+            ]
+        )
     return (
         f"\n## {100 * settings['level']:.0f}% confidence intervals\n\n"
         f"{settings['method']}, over the {settings['clusters']} image(s): an image's questions, CoRs or CODIS pairs "
@@ -197,5 +253,8 @@ def interval_summary(scores: dict[str, Any]) -> str:
         f"{name} {interval_text(shown_value(metric), *metric_interval(metric))}"
         + (f" {coverage_label(metric)}" if metric.get("partial") else "")
         for name, metric in scores["metrics"].items()
-    ) + (f" ({100 * scores['intervals']['level']:.0f}% CI over {scores['intervals']['clusters']} image(s))"
-         if scores.get("intervals") else "")
+    ) + (
+        f" ({100 * scores['intervals']['level']:.0f}% CI over {scores['intervals']['clusters']} image(s))"
+        if scores.get("intervals")
+        else ""
+    )

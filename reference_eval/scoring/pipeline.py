@@ -22,18 +22,19 @@ from cogbench import __version__
 from cogbench.dataset_builders.load import dataset_revision
 from cogbench.dataset_builders.output import claim_output
 from cogbench.errors import CogbenchError, IncompleteRunError, UsageError
-from cogbench.reference_eval import analyses, provenance
 from cogbench.reference_eval.backends.openai_api import ChatSettings
-from cogbench.reference_eval.completeness import failure_line, is_complete
 from cogbench.reference_eval.formats.harness import harness_provenance
 from cogbench.reference_eval.formats.official import OfficialIds, read_any_predictions
 from cogbench.reference_eval.harnesses.lmms_eval_tasks import task_docs
 from cogbench.reference_eval.judges.llm import JudgeSpec, LLMJudge
 from cogbench.reference_eval.metrics import intervals as metric_intervals
-from cogbench.reference_eval.reports.run import RUN_FILES, interval_summary, write_run
+from cogbench.reference_eval.reports.run_files import RUN_FILES, interval_summary, write_run
 from cogbench.reference_eval.reports.summary import render_summary
-from cogbench.reference_eval.task_scorers import SCORERS, score_vqa_circular
-from cogbench.reference_eval.tasks import ROTATIONS
+from cogbench.reference_eval.run import provenance
+from cogbench.reference_eval.run.completeness import failure_line, is_complete
+from cogbench.reference_eval.scoring import analyses
+from cogbench.reference_eval.tasks.queries import ROTATIONS
+from cogbench.reference_eval.tasks.scorers import SCORERS, score_vqa_circular
 from cogbench.schemas.features import CODIS_CATEGORIES, COGBENCH_CATEGORIES, ID_COLUMN
 from cogbench.validation.integrity import load_verified
 
@@ -197,8 +198,6 @@ def _llm_judge(options: ScoreOptions, spec: JudgeSpec) -> LLMJudge | None:
     return LLMJudge(settings, cache, options.judge_parsing)
 
 
-
-
 def run_scoring(options: ScoreOptions) -> dict[str, Any]:
     """Score one predictions file (or the oracle) and write the run folder; returns scores.json's content."""
     if not options.oracle and not options.predictions:
@@ -216,8 +215,17 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
     try:
         claim_output(Path(options.out), "score", RUN_FILES)
         result = (score_vqa_circular if options.circular else SCORERS[options.task])(rows, outputs, options, judge)
-        extra = analyses.run_analyses(options, rows, outputs, source.get("prompt_ids", []), judge,
-                                      result.details, result.metrics, result.counts, offline_model)
+        extra = analyses.run_analyses(
+            options,
+            rows,
+            outputs,
+            source.get("prompt_ids", []),
+            judge,
+            result.details,
+            result.metrics,
+            result.counts,
+            offline_model,
+        )
         judge_info: dict[str, Any] = {"kind": spec.kind}
         if judge is not None:
             judge_info.update(judge.summary())
@@ -260,8 +268,9 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
         "dataset": provenance.dataset_provenance(options.dataset, options.task, options.revision),
         "prompt_templates": source.get("prompt_templates", []) + provenance.judge_templates(options.task, spec.kind),
         "judge": provenance.judge_provenance(spec.kind, spec.model, options.judge_base_url, options.judge_parsing),
-        "models": provenance.with_libraries({
-            **result.models, **({offline_model.kind: offline_model.record} if offline_model else {})}),
+        "models": provenance.with_libraries(
+            {**result.models, **({offline_model.kind: offline_model.record} if offline_model else {})}
+        ),
         **({"harness": source["harness"]} if source.get("harness") else {}),
         "thresholds": provenance.thresholds(options.task),
     }

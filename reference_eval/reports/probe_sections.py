@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
-from cogbench.reference_eval.completeness import coverage_label, shown_value
-from cogbench.reference_eval.probes import CHOICE_METRICS, blind_hits
 from cogbench.reference_eval.reports import charts
-from cogbench.reference_eval.reports.run import CODIS_SHORT, interval_text
+from cogbench.reference_eval.reports.run_files import CODIS_SHORT, interval_text
 from cogbench.reference_eval.reports.tables import Cell, Table
+from cogbench.reference_eval.run.completeness import coverage_label, shown_value
+from cogbench.reference_eval.tasks.probes import CHOICE_METRICS, blind_hits
 from cogbench.schemas.features import ANSWER_LETTERS, CATEGORY_LABEL, CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
 MAIN_METRIC = {"vqa": "accuracy", "codis": "acc_p", "description": "recognition_micro"}
@@ -38,17 +39,30 @@ def circular_table(runs: Sequence) -> list[Table]:
         return []
     table = Table(
         "Circular evaluation, VQA (options rotated four times)",
-        ["Model", "Accuracy (plain order)", "All four rotations right", "Answer changed by rotation",
-         *(f"Share of {letter}" for letter in ANSWER_LETTERS)], [],
-        note="A question counts for \"all four right\" only if the answer, whose letter moves with its option, is right "
-             "under every rotation. Shares of A-D are over all 4 x N responses: 25% each means no position bias. "
-             "Bold: best accuracy.",
+        [
+            "Model",
+            "Accuracy (plain order)",
+            "All four rotations right",
+            "Answer changed by rotation",
+            *(f"Share of {letter}" for letter in ANSWER_LETTERS),
+        ],
+        [],
+        note='A question counts for "all four right" only if the answer, whose letter moves with its option, is right '
+        "under every rotation. Shares of A-D are over all 4 x N responses: 25% each means no position bias. "
+        "Bold: best accuracy.",
         best_columns={1, 2},
     )
     for run in runs:
         metrics = run.metrics
-        table.rows.append([Cell(run.label), _cell(metrics.get("accuracy")), _cell(metrics.get("accuracy_circular")),
-                           _cell(metrics.get("answer_changed")), *(_cell(metrics.get(name)) for name in CHOICE_METRICS)])
+        table.rows.append(
+            [
+                Cell(run.label),
+                _cell(metrics.get("accuracy")),
+                _cell(metrics.get("accuracy_circular")),
+                _cell(metrics.get("answer_changed")),
+                *(_cell(metrics.get(name)) for name in CHOICE_METRICS),
+            ]
+        )
     return [table]
 
 
@@ -72,17 +86,29 @@ def blind_tables(runs: Sequence) -> list[Table]:
         metric = MAIN_METRIC[task]
         categories = CODIS_CATEGORIES if task == "codis" else COGBENCH_CATEGORIES if task == "vqa" else []
         labels = [CODIS_SHORT.get(c) or CATEGORY_LABEL.get(c, c) for c in categories]
-        table = Table(f"Blind baseline, {task}: {metric} without the image", ["Model", *labels, "Overall"], [],
-                      note="Each cell: the blind score, then the same model's score with images and the share of it "
-                           "that survives without looking (when the report has that run).")
+        table = Table(
+            f"Blind baseline, {task}: {metric} without the image",
+            ["Model", *labels, "Overall"],
+            [],
+            note="Each cell: the blind score, then the same model's score with images and the share of it "
+            "that survives without looking (when the report has that run).",
+        )
         for run in task_runs:
             twin = _sighted_twin(run, runs)
             cells = [Cell(run.label)]
             for category in [*categories, None]:
-                blind_value = run.metrics[metric]["overall"] if category is None else run.metrics[metric]["per_category"].get(category)
+                blind_value = (
+                    run.metrics[metric]["overall"]
+                    if category is None
+                    else run.metrics[metric]["per_category"].get(category)
+                )
                 seen = None
                 if twin is not None:
-                    seen = twin.metrics[metric]["overall"] if category is None else twin.metrics[metric]["per_category"].get(category)
+                    seen = (
+                        twin.metrics[metric]["overall"]
+                        if category is None
+                        else twin.metrics[metric]["per_category"].get(category)
+                    )
                 text = "-" if blind_value is None else f"{blind_value:.1f}"
                 if blind_value is not None and seen:
                     text += f" of {seen:.1f} ({100 * blind_value / seen:.0f}%)"
@@ -91,11 +117,15 @@ def blind_tables(runs: Sequence) -> list[Table]:
         tables.append(table)
         hits = blind_hits({r.label: r.run.details for r in task_runs}, at_least=2)
         hit_table = Table(
-            f"Questions answered right without the image by several runs ({task})", ["Item", "Category", "Blind runs right"],
+            f"Questions answered right without the image by several runs ({task})",
+            ["Item", "Category", "Blind runs right"],
             [[Cell(str(h["item_id"])), Cell(str(h["category"])), Cell(", ".join(h["runs"]))] for h in hits],
-            note=(f"{len(hits)} item(s) right in at least 2 of the {len(task_runs)} blind runs: candidates for filtering, as the "
-                  "CogBench authors filtered questions answerable without the image." if len(task_runs) >= 2 else
-                  "Only one blind run of this task: give two or more to list the items they agree on."),
+            note=(
+                f"{len(hits)} item(s) right in at least 2 of the {len(task_runs)} blind runs: candidates for filtering, as the "
+                "CogBench authors filtered questions answerable without the image."
+                if len(task_runs) >= 2
+                else "Only one blind run of this task: give two or more to list the items they agree on."
+            ),
         )
         tables.append(hit_table)
     return tables
@@ -115,9 +145,13 @@ def position_bias_series(runs: Sequence) -> tuple[list[str], list[charts.Series]
         counts = r.run.scores.get("counts") or {}
         queries, unparseable = counts.get("queries"), counts.get("unparseable")
         no_letter = 100.0 * unparseable / queries if queries and unparseable is not None else None
-        series.append(charts.Series(
-            r.label, [r.metrics[n]["overall"] for n in CHOICE_METRICS] + [no_letter],
-            [(r.metrics[n].get("interval") or {}).get("overall") for n in CHOICE_METRICS] + [None]))
+        series.append(
+            charts.Series(
+                r.label,
+                [r.metrics[n]["overall"] for n in CHOICE_METRICS] + [no_letter],
+                [(r.metrics[n].get("interval") or {}).get("overall") for n in CHOICE_METRICS] + [None],
+            )
+        )
     return [*ANSWER_LETTERS, NO_LETTER], series
 
 
@@ -126,9 +160,21 @@ def position_bias_chart(runs: Sequence, out: Path, colours: dict) -> list[tuple[
     if not runs:
         return []
     groups, series = position_bias_series(runs)
-    path = charts.grouped_bars(out / "position_bias.png", "Circular VQA: share of each answer letter", groups,
-                               series, colours, ylabel="share of responses (%)", reference=25.0,
-                               note="Dashed line: 25%, a model without position bias. 'no letter': replies without a "
-                               "readable letter. Whiskers: 95% interval over images.")
-    return [(path, "Position bias under circular evaluation: each letter's share of the model's choices, "
-                   "and the share of replies with no readable letter.")]
+    path = charts.grouped_bars(
+        out / "position_bias.png",
+        "Circular VQA: share of each answer letter",
+        groups,
+        series,
+        colours,
+        ylabel="share of responses (%)",
+        reference=25.0,
+        note="Dashed line: 25%, a model without position bias. 'no letter': replies without a "
+        "readable letter. Whiskers: 95% interval over images.",
+    )
+    return [
+        (
+            path,
+            "Position bias under circular evaluation: each letter's share of the model's choices, "
+            "and the share of replies with no readable letter.",
+        )
+    ]

@@ -59,7 +59,9 @@ def score_folder(path: str | Path) -> Path:
     for candidate in (path, path / "score"):
         if (candidate / "scores.json").is_file():
             return candidate
-    raise UsageError(f"{path}: no scores.json here or in {path / 'score'}; give a folder written by `cogbench score` or `eval`")
+    raise UsageError(
+        f"{path}: no scores.json here or in {path / 'score'}; give a folder written by `cogbench score` or `eval`"
+    )
 
 
 def _json_value(path: Path, text: str, record: str | None = None) -> Any:
@@ -110,8 +112,10 @@ def read_details(path: Path, task: str) -> list[dict[str, Any]]:
         _check_schema(detail, rules, path, str(number))
         item = detail["item_id"]
         if item in seen:
-            raise RunNotVerified(f"{locate(str(path), str(number), 'item_id')}: {item!r} is also on line {seen[item]}; "
-                                 "each item is scored once, so the run folder was edited")
+            raise RunNotVerified(
+                f"{locate(str(path), str(number), 'item_id')}: {item!r} is also on line {seen[item]}; "
+                "each item is scored once, so the run folder was edited"
+            )
         seen[item] = number
         details.append(detail)
     return details
@@ -132,13 +136,17 @@ def check_recomputed(folder: Path, scores: dict[str, Any], details: list[dict[st
     task = scores["task"]
     items = (scores.get("counts") or {}).get("items")
     if isinstance(items, int) and items != len(details):
-        raise RunNotVerified(f"{locate(str(folder / 'scores.json'), None, 'counts.items')}: says {items} items, "
-                             f"details.jsonl has {len(details)}: the run folder was edited (or an item is missing)")
+        raise RunNotVerified(
+            f"{locate(str(folder / 'scores.json'), None, 'counts.items')}: says {items} items, "
+            f"details.jsonl has {len(details)}: the run folder was edited (or an item is missing)"
+        )
     categories = CODIS_CATEGORIES if task == "codis" else COGBENCH_CATEGORIES
     try:
         tables = intervals.metric_tables(task, details, categories)
     except (KeyError, TypeError, ValueError, ZeroDivisionError) as error:
-        raise RunNotVerified(f"{folder / 'details.jsonl'}: cannot recompute the metrics ({type(error).__name__}: {error})") from None
+        raise RunNotVerified(
+            f"{folder / 'details.jsonl'}: cannot recompute the metrics ({type(error).__name__}: {error})"
+        ) from None
     for name, metric in scores["metrics"].items():
         if name not in tables or not isinstance(metric, dict):
             continue
@@ -151,8 +159,10 @@ def check_recomputed(folder: Path, scores: dict[str, Any], details: list[dict[st
             if math.isnan(value) or abs(stated - value) > TOLERANCE:
                 gives = "nothing" if math.isnan(value) else f"{value:.1f}"
                 where = "overall" if column == "overall" else f"per_category.{column}"
-                raise RunNotVerified(f"{locate(str(folder / 'scores.json'), None, f'metrics.{name}.{where}')}: "
-                                     f"scores.json says {stated:.1f}, details.jsonl gives {gives}: the run folder was edited")
+                raise RunNotVerified(
+                    f"{locate(str(folder / 'scores.json'), None, f'metrics.{name}.{where}')}: "
+                    f"scores.json says {stated:.1f}, details.jsonl gives {gives}: the run folder was edited"
+                )
 
 
 def read_run_record(folder: Path) -> dict[str, Any] | None:

@@ -1,0 +1,1 @@
+"""The `score` command's pipeline (predictions -> judges -> metrics -> scores.json) and the papers' further measurements (analyses)."""
