@@ -405,14 +405,25 @@ def add_compare_parser(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     parser.add_argument(
-        "run_a", metavar="RUN_A", help="score folder (with scores.json and details.jsonl) or eval run folder"
+        "runs",
+        nargs="+",
+        metavar="RUN",
+        help="RUN_A RUN_B: score folders (with scores.json and details.jsonl) or eval run folders; differences are "
+        "A - B. With --judges: two scorings of each model's predictions by two judges, any number of models",
     )
-    parser.add_argument("run_b", metavar="RUN_B", help="the run compared against RUN_A (differences are A - B)")
+    parser.add_argument(
+        "--judges",
+        action="store_true",
+        help="judge agreement instead of a model comparison: per category Cohen's kappa with a 95%% interval "
+        "clustered by image, verdict flips, how each score moves, and (3+ models) Kendall's tau of the rankings",
+    )
+    parser.add_argument("--chart", help="with --judges: also draw the kappas to this PNG file (default: no chart)")
     parser.add_argument(
         "--resamples",
         type=_positive_int,
         default=2000,
-        help="recorded only: the interval of A - B is a t interval over images, not resampled",
+        help="with --judges: bootstrap resamples of the kappa and tau intervals; otherwise recorded only (the "
+        "interval of A - B is a t interval over images, not resampled)",
     )
     parser.add_argument("--permutations", type=_positive_int, default=9999, help="random swaps of the permutation test")
     parser.add_argument("--seed", type=int, default=0, help="seed of the resampling (same seed, same result)")
@@ -436,12 +447,32 @@ def run_compare(args: argparse.Namespace) -> int:
     from cogbench.errors import UsageError
     from cogbench.reference_eval.reports.compare import compare_runs, load_run, render_comparison
 
-    if args.json_out and (Path(args.json_out).is_dir() or not Path(args.json_out).parent.is_dir()):
-        raise UsageError(f"--json {args.json_out}: give a file name in an existing folder (not a folder)")
-    result = compare_runs(
-        load_run(args.run_a), load_run(args.run_b), args.resamples, args.seed, args.permutations, args.allow_mismatch
-    )
-    print(render_comparison(result, args.alpha), end="")
+    for option, value in (("--json", args.json_out), ("--chart", args.chart)):
+        if value and (Path(value).is_dir() or not Path(value).parent.is_dir()):
+            raise UsageError(f"{option} {value}: give a file name in an existing folder (not a folder)")
+    if args.judges:
+        from cogbench.reference_eval.reports.judge_agreement import agreement_chart, judge_agreement, render_agreement
+
+        if len(args.runs) < 2:
+            raise UsageError("compare --judges: give two or more runs (two scorings of each model's predictions)")
+        result = judge_agreement([load_run(r) for r in args.runs], args.resamples, args.seed)
+        print(render_agreement(result), end="")
+        if args.chart:
+            print(f"wrote {agreement_chart(Path(args.chart), result)}")
+    else:
+        if args.chart:
+            raise UsageError("--chart applies to compare --judges")
+        if len(args.runs) != 2:
+            raise UsageError(f"compare: give two runs, RUN_A and RUN_B ({len(args.runs)} given; --judges takes more)")
+        result = compare_runs(
+            load_run(args.runs[0]),
+            load_run(args.runs[1]),
+            args.resamples,
+            args.seed,
+            args.permutations,
+            args.allow_mismatch,
+        )
+        print(render_comparison(result, args.alpha), end="")
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     return 0

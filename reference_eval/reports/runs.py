@@ -20,7 +20,7 @@ from typing import Any
 
 from cogbench.dataset_builders.output import claim_output
 from cogbench.errors import UsageError
-from cogbench.reference_eval.reports import charts
+from cogbench.reference_eval.reports import charts, judge_agreement
 from cogbench.reference_eval.reports.compare import ScoredRun, load_run
 from cogbench.reference_eval.reports.probe_sections import blind_tables, circular_table, position_bias_chart
 from cogbench.reference_eval.reports.published import (
@@ -452,6 +452,9 @@ def write_report(paths: Sequence[str], out: Path) -> dict[str, Any]:
     tables = description_tables(runs, published) + vqa_table(runs, published) + codis_table(runs, published)
     tables += circular_table(runs) + blind_tables(runs)
     figures = make_charts(runs, published, out)
+    agreement_tables, agreement_figures, agreement_notes = judge_agreement.report_section([r.run for r in runs], out)
+    tables += agreement_tables
+    figures += agreement_figures
     intro = (
         f"{len(runs)} run(s). Each run's cell: score [95% interval]; the interval (Korn-Graubard, design effect "
         "estimated over images: an image's questions, CoRs or CODIS pairs count together) holds the score the run "
@@ -466,7 +469,13 @@ def write_report(paths: Sequence[str], out: Path) -> dict[str, Any]:
         f"dataset {r.run.scores['dataset_revision']}, {r.run.scores['counts']['items']} items"
         for r in runs
     )
-    markdown = ["# cogbench report\n", intro + "\n", "## Runs\n", runs_list + "\n"]
+    markdown = [
+        "# cogbench report\n",
+        intro + "\n",
+        "## Runs\n",
+        runs_list + "\n",
+        *(n + "\n" for n in agreement_notes),
+    ]
     markdown += [render_markdown(t) for t in tables]
     markdown += ["## Charts\n"] + [f"![{caption}]({path.name})\n\n{caption}\n" for path, caption in figures]
     _write(out / "report.md", "\n".join(markdown))
@@ -477,6 +486,7 @@ def write_report(paths: Sequence[str], out: Path) -> dict[str, Any]:
         for r in runs
     ]
     body.append("</ul>")
+    body += [f"<p>{html.escape(n)}</p>" for n in agreement_notes]
     body += [render_html_table(t) for t in tables]
     body.append("<h2>Charts</h2>")
     for path, caption in figures:

@@ -273,6 +273,7 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
         ),
         **({"harness": source["harness"]} if source.get("harness") else {}),
         "thresholds": provenance.thresholds(options.task),
+        "answers_sha256": provenance.answers_sha256(outputs),
     }
     if extra:
         scores["analyses"] = extra
