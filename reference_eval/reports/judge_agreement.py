@@ -226,7 +226,12 @@ def render_agreement(result: dict[str, Any]) -> str:
             f"## {pair['a']['model']}: {pair['a']['folder']} (A) vs {pair['b']['folder']} (B)",
             "",
             f"{pair['images']} images; verdict labels {pair['labels']}; {pair['unjudged']} item(s) left out "
-            "(no verdict from one of the judges).",
+            "(no verdict from one of the judges)."
+            + (
+                f" No kappa interval below {agreement.MIN_IMAGES} images (its coverage was measured under 95%)."
+                if pair["images"] < agreement.MIN_IMAGES
+                else ""
+            ),
             "",
             "| category | items | kappa | 95% CI | flips | flip % | A > B | B > A | note |",
             "|---|---|---|---|---|---|---|---|---|",
@@ -321,7 +326,8 @@ def agreement_tables(result: dict[str, Any]) -> list[Table]:
         f"Judge agreement, {result['task']}: Cohen's kappa",
         ["model", "flips %", *columns],
         kappa_rows,
-        note=f"A: {result['judge_a']}; B: {result['judge_b']}. Kappa [95% interval, {intervals.METHOD}]; "
+        note=f"A: {result['judge_a']}; B: {result['judge_b']}. Kappa [95% interval, {intervals.METHOD}; none below "
+        f"{agreement.MIN_IMAGES} images, where its coverage was measured under 95%]; "
         "kappa is 0 wherever one judge gave one verdict throughout (see flips), n/a where both did. "
         + (ranking or "Kendall's tau of the rankings needs three or more models scored by both judges."),
         best_columns=set(),
