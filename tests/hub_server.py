@@ -4,8 +4,11 @@ The real ``huggingface_hub.HfApi(endpoint=server.endpoint)`` talks to it, so the
 publish tests see the library's own requests, return types and errors: repo
 info (404 with ``X-Error-Code: RepoNotFound`` for a repo that does not exist),
 the file tree, refs, create, settings, card YAML check, preupload (every file "regular", so
-the commit carries its bytes inline), commit and tag. Every request is
-recorded and the repo's files are kept, so a test checks what was uploaded.
+the commit carries its bytes inline), commit and tag. Dataset repos are in ``repos``, model
+repos in ``models``; a commit with ``create_pr=1`` (``create_pr=True`` of ``create_commit`` /
+``upload_folder``) leaves the files alone and opens a pull request in ``HubRepo.prs``, as the
+Hub does. Every request is recorded and the repo's files are kept, so a test checks what was
+uploaded.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import unquote, urlparse
+from urllib.parse import parse_qs, unquote, urlparse
 
 COMMIT_OID = "0123456789abcdef0123456789abcdef01234567"
 
@@ -26,11 +29,13 @@ class HubRepo:
     files: dict[str, bytes] = field(default_factory=dict)
     tags: dict[str, str] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
+    prs: list[dict[str, bytes]] = field(default_factory=list)  # each open pull request's added files
 
 
 class LocalHub:
     def __init__(self):
-        self.repos: dict[str, HubRepo] = {}
+        self.repos: dict[str, HubRepo] = {}  # dataset repos
+        self.models: dict[str, HubRepo] = {}  # model repos
         self.requests: list[tuple[str, str]] = []
         self.refuse: tuple[str, str, int, str] | None = None  # (method, last path part, status, body) to refuse
         hub = self
@@ -53,10 +58,11 @@ class LocalHub:
                 self.wfile.write(body)
 
             def _route(self, method: str):
-                path = unquote(urlparse(self.path).path)
+                url = urlparse(self.path)
+                path = unquote(url.path)
                 hub.requests.append((method, path))
                 body = self._body() if method in ("POST", "PUT") else b""
-                status, payload, headers = hub.answer(method, path, body)
+                status, payload, headers = hub.answer(method, path, body, parse_qs(url.query))
                 self._send(status, payload, headers)
 
             def do_GET(self):
@@ -84,21 +90,23 @@ class LocalHub:
         self._httpd.shutdown()
         self._httpd.server_close()
 
-    def answer(self, method: str, path: str, body: bytes):
+    def answer(self, method: str, path: str, body: bytes, query: dict[str, list[str]] | None = None):
         parts = path.strip("/").split("/")
         if self.refuse and (method, parts[-1]) == self.refuse[:2]:
             return self.refuse[2], {"error": self.refuse[3]}, {}
         if method == "POST" and path == "/api/repos/create":
             request = json.loads(body)
             repo_id = f"{request['organization']}/{request['name']}" if request.get("organization") else request["name"]
-            self.repos.setdefault(repo_id, HubRepo())
-            return 200, {"url": f"{self.endpoint}/datasets/{repo_id}"}, {}
+            kind = request.get("type") or "model"
+            (self.repos if kind == "dataset" else self.models).setdefault(repo_id, HubRepo())
+            return 200, {"url": f"{self.endpoint}/{'datasets/' if kind == 'dataset' else ''}{repo_id}"}, {}
         if method == "POST" and path == "/api/validate-yaml":  # the client checks a README's card header
             return 200, {"errors": [], "warnings": []}, {}
-        if parts[:2] != ["api", "datasets"] or len(parts) < 4:
+        if parts[:2] not in (["api", "datasets"], ["api", "models"]) or len(parts) < 4:
             return 404, {"error": "not found"}, {}
         repo_id, rest = "/".join(parts[2:4]), parts[4:]
-        repo = self.repos.get(repo_id)
+        repos, prefix = (self.repos, "datasets/") if parts[1] == "datasets" else (self.models, "")
+        repo = repos.get(repo_id)
         if repo is None:
             return 404, {"error": "Repository not found"}, {"X-Error-Code": "RepoNotFound"}
         if (method == "GET" and not rest) or rest[:1] == ["revision"]:
@@ -134,17 +142,19 @@ class LocalHub:
                 {},
             )
         if method == "POST" and rest[:1] == ["commit"]:
+            create_pr = (query or {}).get("create_pr") == ["1"]
+            files = {} if create_pr else repo.files
             for line in body.decode().splitlines():
                 entry = json.loads(line)
                 if entry["key"] == "file":
-                    repo.files[entry["value"]["path"]] = base64.b64decode(entry["value"]["content"])
+                    files[entry["value"]["path"]] = base64.b64decode(entry["value"]["content"])
                 elif entry["key"] == "deletedFile":
-                    repo.files.pop(entry["value"]["path"], None)
-            return (
-                200,
-                {"commitUrl": f"{self.endpoint}/datasets/{repo_id}/commit/{COMMIT_OID}", "commitOid": COMMIT_OID},
-                {},
-            )
+                    files.pop(entry["value"]["path"], None)
+            answer = {"commitUrl": f"{self.endpoint}/{prefix}{repo_id}/commit/{COMMIT_OID}", "commitOid": COMMIT_OID}
+            if create_pr:
+                repo.prs.append(files)
+                answer["pullRequestUrl"] = f"{self.endpoint}/{prefix}{repo_id}/discussions/{len(repo.prs)}"
+            return 200, answer, {}
         if method == "POST" and rest[:1] == ["tag"]:
             repo.tags[json.loads(body)["tag"]] = COMMIT_OID
             return 200, {}, {}
