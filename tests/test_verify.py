@@ -127,3 +127,42 @@ def test_any_single_edit_is_detected(published, data, kind):
         assert found.differences, kind
         if kind in ("verdict", "rule verdict", "parsed answer", "outputs_differ"):
             assert any(item in difference.items for difference in found.differences)
+
+
+@pytest.fixture(scope="module")
+def vqa_run(built_release, tmp_path_factory):
+    """A VQA run on the real samples: 8 answers 'X. text', 8 'The answer is X', the rest wrong letters."""
+    from cogbench.dataset_builders.load import load_config
+    from cogbench.reference_eval.scoring.pipeline import ScoreOptions, run_scoring
+
+    rows = load_config(str(built_release), "vqa").remove_columns("image").to_list()
+    lines = []
+    for index, row in enumerate(rows):
+        answer, wrong = "ABCD"[row["answer"]], "ABCD"[(row["answer"] + 1) % 4]
+        response = f"{answer}. {row['choice_' + answer.lower()]}" if index < 8 else f"The answer is {answer}"
+        record = {k: row[k] for k in ("question", "choice_a", "choice_b", "choice_c", "choice_d")}
+        record.update(img_id=row["image_id"], answer=answer, response=response if index < 16 else wrong)
+        lines.append(json.dumps(record))
+    root = tmp_path_factory.mktemp("vqa")
+    (root / "vqa.jsonl").write_text("\n".join(lines) + "\n")
+    run_scoring(
+        ScoreOptions(task="vqa", dataset=str(built_release), predictions=str(root / "vqa.jsonl"), out=str(root / "run"))
+    )
+    return root / "run"
+
+
+@pytest.mark.parametrize("field", ["correct", "correct_official", "extracted_official"])
+def test_vqa_edits_are_named_with_their_item(vqa_run, tmp_path, field):
+    assert not verify(str(vqa_run)).differences
+    run = shutil.copytree(vqa_run, tmp_path / "run")
+    lines = (run / "details.jsonl").read_text().splitlines()
+    detail = json.loads(lines[3])  # 'X. text': both extractors right
+    detail[field] = (
+        "D"
+        if field == "extracted_official" and detail[field] != "D"
+        else ("C" if field == "extracted_official" else not detail[field])
+    )
+    lines[3] = json.dumps(detail)
+    (run / "details.jsonl").write_text("\n".join(lines) + "\n")
+    found = verify(str(run))
+    assert any(detail["item_id"] in difference.items for difference in found.differences)
