@@ -3,7 +3,7 @@
 The real ``huggingface_hub.HfApi(endpoint=server.endpoint)`` talks to it, so the
 publish tests see the library's own requests, return types and errors: repo
 info (404 with ``X-Error-Code: RepoNotFound`` for a repo that does not exist),
-the file tree, refs, create, settings, card YAML check, preupload (every file "regular", so
+the file tree, file downloads (``resolve``, so ``snapshot_download`` works), refs, create, settings, card YAML check, preupload (every file "regular", so
 the commit carries its bytes inline), commit and tag. Dataset repos are in ``repos``, model
 repos in ``models``; a commit with ``create_pr=1`` (``create_pr=True`` of ``create_commit`` /
 ``upload_folder``) leaves the files alone and opens a pull request in ``HubRepo.prs``, as the
@@ -14,6 +14,7 @@ uploaded.
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import threading
 from dataclasses import dataclass, field
@@ -47,26 +48,34 @@ class LocalHub:
             def _body(self) -> bytes:
                 return self.rfile.read(int(self.headers.get("Content-Length") or 0))
 
-            def _send(self, status: int, payload: Any = None, headers: dict[str, str] | None = None):
-                body = json.dumps(payload).encode() if payload is not None else b""
+            def _send(self, status: int, payload: Any = None, headers: dict[str, str] | None = None, head=False):
+                raw = isinstance(payload, bytes)  # a file's bytes (resolve), else JSON
+                body = payload if raw else json.dumps(payload).encode() if payload is not None else b""
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", "application/octet-stream" if raw else "application/json")
                 for name, value in (headers or {}).items():
                     self.send_header(name, value)
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
-                self.wfile.write(body)
+                if not head:
+                    self.wfile.write(body)
 
             def _route(self, method: str):
                 url = urlparse(self.path)
                 path = unquote(url.path)
                 hub.requests.append((method, path))
                 body = self._body() if method in ("POST", "PUT") else b""
-                status, payload, headers = hub.answer(method, path, body, parse_qs(url.query))
-                self._send(status, payload, headers)
+                if path.startswith("/datasets/") and "/resolve/" in path:  # a file download (hf_hub_download)
+                    status, payload, headers = hub.resolve(path)
+                else:
+                    status, payload, headers = hub.answer(method, path, body, parse_qs(url.query))
+                self._send(status, payload, headers, head=method == "HEAD")
 
             def do_GET(self):
                 self._route("GET")
+
+            def do_HEAD(self):
+                self._route("HEAD")
 
             def do_POST(self):
                 self._route("POST")
@@ -89,6 +98,17 @@ class LocalHub:
     def __exit__(self, *exc):
         self._httpd.shutdown()
         self._httpd.server_close()
+
+    def resolve(self, path: str):
+        """``/datasets/ORG/NAME/resolve/REVISION/FILE``: the file's bytes, with the headers the client reads."""
+        repo_id, rest = path.split("/", 4)[2:4], path.split("/resolve/", 1)[1]
+        repo = self.repos.get("/".join(repo_id))
+        name = rest.split("/", 1)[1] if "/" in rest else ""
+        if repo is None or name not in repo.files:
+            return 404, {"error": "Entry not found"}, {"X-Error-Code": "EntryNotFound"}
+        data = repo.files[name]
+        etag = hashlib.sha256(data).hexdigest()
+        return 200, data, {"X-Repo-Commit": COMMIT_OID, "ETag": f'"{etag}"'}
 
     def answer(self, method: str, path: str, body: bytes, query: dict[str, list[str]] | None = None):
         parts = path.strip("/").split("/")

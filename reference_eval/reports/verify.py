@@ -180,24 +180,27 @@ def details_tasks(folder: Path) -> dict[str, TaskData]:
     return tasks
 
 
-def hub_details(repo_id: str, revision: str | None) -> Path:
-    """A details dataset from the Hub (the only network use of verify; no judge, no model)."""
-    from huggingface_hub import snapshot_download
+def hub_details(repo_id: str, revision: str | None, endpoint: str | None = None) -> Path:
+    """A details dataset from the Hub (the only network use of verify; no judge, no model).
+    ``endpoint``: the Hub the result's source.url names (default: HF_ENDPOINT's)."""
+    from huggingface_hub import constants, snapshot_download
 
     try:
-        return Path(snapshot_download(repo_id, repo_type="dataset", revision=revision))
+        return Path(
+            snapshot_download(repo_id, repo_type="dataset", revision=revision, endpoint=endpoint or constants.ENDPOINT)
+        )
     except Exception as error:
         raise CogbenchError(
             f"cannot download the details {repo_id}@{revision or 'main'} ({type(error).__name__})"
         ) from None
 
 
-def details_from(spec: str, revision: str | None) -> dict[str, TaskData]:
+def details_from(spec: str, revision: str | None, endpoint: str | None = None) -> dict[str, TaskData]:
     path = Path(spec)
-    return details_tasks(path if path.is_dir() else hub_details(spec, revision))
+    return details_tasks(path if path.is_dir() else hub_details(spec, revision, endpoint))
 
 
-SOURCE_URL = re.compile(r"/datasets/([^/]+/[^/]+?)(?:/tree/([^/]+))?/?$")
+SOURCE_URL = re.compile(r"^(https?://[^/]+)/datasets/([^/]+/[^/]+?)(?:/tree/([^/]+))?/?$")
 
 
 def verify(target: str, details: str | None = None, revision: str | None = None) -> Verification:
@@ -212,10 +215,10 @@ def verify(target: str, details: str | None = None, revision: str | None = None)
             if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
                 raise CogbenchError(f"{file}: not a list of results (hub-docs eval_results.yaml)")
             if details is None:
-                match = SOURCE_URL.search(str((entries[0].get("source") or {}).get("url", "")))
+                match = SOURCE_URL.match(str((entries[0].get("source") or {}).get("url", "")))
                 if not match:
                     raise UsageError(f"{file}: no source.url naming a details dataset; give --details")
-                tasks = details_from(match.group(1), match.group(2))
+                tasks = details_from(match.group(2), match.group(3), match.group(1))
             else:
                 tasks = details_from(details, revision)
             for data in tasks.values():
