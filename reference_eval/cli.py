@@ -413,7 +413,8 @@ def add_compare_parser(subparsers: argparse._SubParsersAction) -> None:
         "--resamples",
         type=_positive_int,
         default=2000,
-        help="recorded only: the interval of A - B is a t interval over images, not resampled",
+        help="with --judges: image resamples of the kappa and tau intervals; otherwise recorded only (the interval "
+        "of A - B is a t interval over images, not resampled)",
     )
     parser.add_argument("--permutations", type=_positive_int, default=9999, help="random swaps of the permutation test")
     parser.add_argument("--seed", type=int, default=0, help="seed of the resampling (same seed, same result)")
@@ -427,6 +428,21 @@ def add_compare_parser(subparsers: argparse._SubParsersAction) -> None:
         help="compare runs that differ (items, dataset, generation settings) on their shared items only, "
         "labelled so on every line; without it such a pair is refused",
     )
+    parser.add_argument(
+        "--judges",
+        action="store_true",
+        help="RUN_A and RUN_B are the same predictions scored by two judges: per-category Cohen's kappa with its "
+        "95%% interval (images resampled), flipped verdicts and score moves instead of the paired difference",
+    )
+    parser.add_argument(
+        "--pair",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("RUN_A", "RUN_B"),
+        help="with --judges: another model scored by the same two judges; with two or more models, Kendall's tau "
+        "of their order under the two judges (repeatable; default: none)",
+    )
     parser.set_defaults(func=run_compare)
 
 
@@ -439,6 +455,17 @@ def run_compare(args: argparse.Namespace) -> int:
 
     if args.json_out and (Path(args.json_out).is_dir() or not Path(args.json_out).parent.is_dir()):
         raise UsageError(f"--json {args.json_out}: give a file name in an existing folder (not a folder)")
+    if args.pair and not args.judges:
+        raise UsageError("--pair applies only with --judges")
+    if args.judges:
+        from cogbench.reference_eval.reports.judge_agreement import compare_judges, render_agreement
+
+        pairs = [(load_run(a), load_run(b)) for a, b in [(args.run_a, args.run_b), *args.pair]]
+        result = compare_judges(pairs, args.resamples, args.seed)
+        print(render_agreement(result), end="")
+        if args.json_out:
+            Path(args.json_out).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        return 0
     result = compare_runs(
         load_run(args.run_a), load_run(args.run_b), args.resamples, args.seed, args.permutations, args.allow_mismatch
     )
