@@ -10,6 +10,7 @@ tau = (5 - 1) / 6 = 2/3.
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 from test_hub_results import codis_run  # noqa: F401 (the module-scoped real CODIS run, rule judge)
@@ -96,3 +97,10 @@ def test_compare_judges_on_real_runs(codis_run, openai_server, monkeypatch, tmp_
     printed = capsys.readouterr().out
     assert printed.startswith("judges: A = rule, B = openai:judge-b (codis)")
     assert "| overall | 706 | 216 | 0.000 [0.000, 0.000] | 18.4 | 81.6 | 100.0 | 18.4 |" in printed
+    # The same two runs in `cogbench report`: the agreement table and its chart (judges in name order).
+    assert main(["report", str(rule_run), str(tmp_path / "llm"), "--out", str(tmp_path / "report")]) == 0
+    report = (tmp_path / "report" / "report.md").read_text()
+    assert "## Judge agreement, codis: A = openai:judge-b, B = rule" in report
+    assert "| overall | 706 | 0.000 [0.000, 0.000] | 18.4 | 100.0 | 81.6 | -18.4 |" in report
+    assert (tmp_path / "report" / "judge_agreement_codis.png").is_file()
+    shutil.copy(tmp_path / "report" / "judge_agreement_codis.png", "/tmp/h8_judge_agreement_codis.png")

@@ -8,6 +8,7 @@ order under the two judges, with its interval (``metrics.agreement``).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -15,7 +16,9 @@ import numpy as np
 from cogbench.errors import UsageError
 from cogbench.reference_eval.metrics import agreement
 from cogbench.reference_eval.metrics.intervals import OFFLINE_KINDS
+from cogbench.reference_eval.reports import charts
 from cogbench.reference_eval.reports.run_reader import ScoredRun
+from cogbench.reference_eval.reports.tables import Cell, Table
 
 Verdicts = dict[tuple, tuple[str, str, bool]]  # unit key -> (image, category, verdict)
 
@@ -147,3 +150,94 @@ def render_agreement(result: dict[str, Any]) -> str:
             + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
         )
     return "\n".join(lines) + "\n"
+
+
+# --- in `cogbench report`: runs of the same predictions scored by two judges ------------------
+
+
+def report_pairs(runs: list[Any]) -> dict[tuple[str, str, str], list[tuple[Any, Any]]]:
+    """``{(task, judge A, judge B): [(run A, run B) per model]}`` among a report's runs (``ReportRun``s):
+    the same task, model and predictions scored by two judges (the first two judges, by name)."""
+    groups: dict[tuple, dict[str, Any]] = {}
+    for r in runs:
+        scores = r.run.scores
+        if scores["task"] == "vqa" or scores["judge"]["kind"] == "none":
+            continue
+        key = (scores["task"], scores["model"], scores["predictions"])
+        groups.setdefault(key, {}).setdefault(judge_label(r.run), r)
+    found: dict[tuple[str, str, str], list[tuple[Any, Any]]] = {}
+    for (task, _, _), judges in groups.items():
+        if len(judges) >= 2:
+            (label_a, a), (label_b, b) = sorted(judges.items())[:2]
+            found.setdefault((task, label_a, label_b), []).append((a, b))
+    return found
+
+
+def agreement_tables(runs: list[Any], resamples: int = 2000, seed: int = 0) -> list[Table]:
+    """One table per task and pair of judges: each model's categories and overall."""
+    tables = []
+    for (task, label_a, label_b), pairs in report_pairs(runs).items():
+        result = compare_judges([(a.run, b.run) for a, b in pairs], resamples, seed)
+        table = Table(
+            f"Judge agreement, {task}: A = {label_a}, B = {label_b}",
+            ["Model", "Category", "Units", "Kappa [95% CI]", "Flipped %", "Score A", "Score B", "B - A"],
+            [],
+            note="Cohen's kappa on the units both judges judged, 95% interval resampling images; flipped: "
+            "verdicts that differ. Scores: % of those units judged right.",
+            best_columns=set(),
+        )
+        for (a, _), table_of_model in zip(pairs, result["models"].values()):
+            for name, row in table_of_model["rows"].items():
+                ci = row["kappa_interval"]
+                table.rows.append(
+                    [
+                        Cell(a.label),
+                        Cell(name),
+                        Cell(str(row["units"])),
+                        Cell(_num(row["kappa"], 3) + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")),
+                        Cell(_num(row["flipped"])),
+                        Cell(_num(row["score_a"])),
+                        Cell(_num(row["score_b"])),
+                        Cell(_num(row["move"])),
+                    ]
+                )
+        if "ranking" in result:
+            ci = result["ranking"]["tau_interval"]
+            table.note += (
+                f" Kendall's tau of the {len(pairs)} models' order under A and B: {_num(result['ranking']['tau'], 3)}"
+                + (f" [{ci[0]:.3f}, {ci[1]:.3f}]." if ci else ".")
+            )
+        tables.append(table)
+    return tables
+
+
+def agreement_charts(runs: list[Any], out: Path, resamples: int = 2000, seed: int = 0) -> list[tuple[Path, str]]:
+    """Kappa (x100) per category, one bar per model, interval whiskers."""
+    made = []
+    for (task, label_a, label_b), pairs in report_pairs(runs).items():
+        result = compare_judges([(a.run, b.run) for a, b in pairs], resamples, seed)
+        groups = list(next(iter(result["models"].values()))["rows"])
+        series = []
+        for (a, _), table in zip(pairs, result["models"].values()):
+            rows = [table["rows"].get(g) or {} for g in groups]
+            series.append(
+                charts.Series(
+                    a.label,
+                    [None if r.get("kappa") is None else 100 * r["kappa"] for r in rows],
+                    [[100 * x for x in r["kappa_interval"]] if r.get("kappa_interval") else None for r in rows],
+                )
+            )
+        path = charts.grouped_bars(
+            out / f"judge_agreement_{task}.png",
+            f"Judge agreement ({task}): {label_a} vs {label_b}",
+            groups,
+            series,
+            charts.model_colours([s.label for s in series]),
+            ylabel="Cohen's kappa x 100",
+            note="Whiskers: 95% interval resampling images. Below 0 (worse than chance) is drawn at 0. "
+            "'not scored': kappa undefined (both judges gave one verdict to every unit).",
+        )
+        made.append(
+            (path, f"Agreement of {label_a} and {label_b} on the same {task} predictions: Cohen's kappa x 100.")
+        )
+    return made

@@ -22,6 +22,7 @@ from cogbench.dataset_builders.output import claim_output
 from cogbench.errors import UsageError
 from cogbench.reference_eval.reports import charts
 from cogbench.reference_eval.reports.compare import ScoredRun, load_run
+from cogbench.reference_eval.reports.judge_agreement import agreement_charts, agreement_tables
 from cogbench.reference_eval.reports.probe_sections import blind_tables, circular_table, position_bias_chart
 from cogbench.reference_eval.reports.published import (
     REFERENCE_MODELS,
@@ -450,8 +451,8 @@ def write_report(paths: Sequence[str], out: Path) -> dict[str, Any]:
     published = published_results()
     claim_output(out, "report", REPORT_FILES)
     tables = description_tables(runs, published) + vqa_table(runs, published) + codis_table(runs, published)
-    tables += circular_table(runs) + blind_tables(runs)
-    figures = make_charts(runs, published, out)
+    tables += circular_table(runs) + blind_tables(runs) + agreement_tables(runs)
+    figures = make_charts(runs, published, out) + agreement_charts(runs, out)
     intro = (
         f"{len(runs)} run(s). Each run's cell: score [95% interval]; the interval (Korn-Graubard, design effect "
         "estimated over images: an image's questions, CoRs or CODIS pairs count together) holds the score the run "
