@@ -59,7 +59,11 @@ def _fields(task: str, detail: dict[str, Any]) -> dict[str, Any]:
     cors = detail.get("cognition") or []
     return {
         "raw_output": detail.get("description", detail.get("output")),
-        "parsed_answer": [m.get("entity", m) for m in detail["recognition"].get("matches", [])] or None,
+        # the description's noun nearest each annotated entity (details.jsonl keeps no description text)
+        "parsed_answer": [
+            {"entity": m.get("entity"), "noun": m.get("noun")} for m in detail["recognition"].get("matches", [])
+        ]
+        or None,
         "judge_verdicts": [c["verdict"] for c in cors] or None,
         "judge_errors": [c.get("judge_error") for c in cors] or None,
     }
