@@ -16,6 +16,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_eval_parser(subparsers)
     add_compare_parser(subparsers)
     add_report_parser(subparsers)
+    add_hub_results_parsers(subparsers)
 
 
 class _DefaultsFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -506,3 +507,61 @@ def run_report(args: argparse.Namespace) -> int:
     for path in written["files"] + written["charts"]:
         print(f"wrote {path}")
     return 0
+
+
+# --- publish-results and verify: numbers on the Hub, re-derived from the details -------
+
+
+def add_hub_results_parsers(subparsers: argparse._SubParsersAction) -> None:
+    publish = subparsers.add_parser(
+        "publish-results",
+        help="open a pull request adding a run's results (.eval_results/*.yaml) to a model repo, with its details",
+        description=(
+            "Verify each run (its numbers recomputed from details.jsonl), push its per-item details as a Parquet "
+            "dataset to --details-repo, and open a pull request on --model-repo adding one .eval_results/TASK.yaml "
+            "per task and metric family, pinned to the dataset commit the run read. PARTIAL and SAMPLE runs, runs "
+            "on a local build naming no Hub repo, and edited runs are refused. Exit codes: 0 done; 1 error (edited "
+            "run or build, Hub failure); 2 usage error or refused run."
+        ),
+    )
+    publish.add_argument("runs", nargs="+", metavar="RUN", help="score folder or eval run folder, one per task")
+    publish.add_argument("--model-repo", required=True, metavar="ORG/MODEL", help="the model repo the results are for")
+    publish.add_argument(
+        "--details-repo", required=True, metavar="ORG/NAME", help="dataset repo for the per-item details (created)"
+    )
+    publish.add_argument("--dry-run", action="store_true", help="write the files to --out and push nothing")
+    publish.add_argument("--out", help="folder for .eval_results/, model-index.yaml and details/ (default: none)")
+    publish.add_argument(
+        "--no-pr", action="store_true", help="commit to the model repo's main branch instead of opening a pull request"
+    )
+    publish.set_defaults(func=run_publish_results)
+    verify = subparsers.add_parser(
+        "verify",
+        help="recompute every number of a run, details dataset or .eval_results file from the per-item details",
+        description=(
+            "Offline (no judge or model call): recompute each metric, its interval, the report's numbers and the "
+            ".eval_results values from the details, and list each number that differs with the items behind it. "
+            "Exit codes: 0 all equal; 1 a number differs or a file is broken; 2 usage error."
+        ),
+    )
+    verify.add_argument(
+        "target", metavar="TARGET", help="run folder, details dataset (folder or Hub ORG/NAME), or .eval_results file"
+    )
+    verify.add_argument(
+        "--details",
+        help="details dataset (folder or Hub ORG/NAME) of an .eval_results file (default: the one its source.url names)",
+    )
+    verify.add_argument("--revision", help="Hub revision of a details dataset (default: main, or the file's source)")
+    verify.set_defaults(func=run_verify)
+
+
+def run_publish_results(args: argparse.Namespace) -> int:
+    from cogbench.reference_eval.reports.hub_results import publish_results
+
+    return publish_results(args)
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    from cogbench.reference_eval.reports.verify import run_verify as verify_command
+
+    return verify_command(args)

@@ -60,6 +60,8 @@ def usage_errors(tmp):
         "export": ["export", "--format", "lmms-eval", "--dataset", str(tmp / "missing"), "--out", str(tmp / "x")],
         "compare": ["compare", str(tmp / "missing-a"), str(tmp / "missing-b")],
         "report": ["report", str(tmp / "missing"), "--out", str(tmp / "report")],
+        "publish-results": ["publish-results", str(tmp / "missing"), "--model-repo", "o/m", "--details-repo", "o/d"],
+        "verify": ["verify", str(tmp / "missing")],
     }
 
 
