@@ -3,7 +3,8 @@
 Two runs are comparable when they cover the same items of the same dataset
 version and fingerprint (the sha256 of its Parquet shards) and were generated
 the same way: prompt version, circular, no-image, no-context, max new tokens,
-temperature. ``--allow-mismatch`` compares what two mismatched runs share (the
+temperature; and their judged metrics were decided by the same judge (kind, model,
+reply parsing: ``run_kind.judge_difference``). ``--allow-mismatch`` compares what two mismatched runs share (the
 common items only) and every line of the output says so.
 """
 
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from cogbench.errors import UsageError
+from cogbench.reference_eval.reports.run_kind import judge_difference
 
 SETTINGS = ("prompt_id", "circular", "no_image", "no_context", "max_new_tokens", "temperature")
 
@@ -74,6 +76,9 @@ def find_mismatch(a, b) -> Mismatch:
         x, y = settings_a[name], settings_b[name]
         if x is not None and y is not None and x != y:
             reasons.append(f"{name} {x!r} vs {y!r}")
+    judges = judge_difference(a.scores, b.scores)
+    if judges:
+        reasons.append(judges)
     items_a, items_b = {d["item_id"] for d in a.details}, {d["item_id"] for d in b.details}
     if items_a != items_b:
         reasons.append(

@@ -147,7 +147,7 @@ def position_bias_series(runs: Sequence) -> tuple[list[str], list[charts.Series]
         no_letter = 100.0 * unparseable / queries if queries and unparseable is not None else None
         series.append(
             charts.Series(
-                r.label,
+                r.legend,
                 [r.metrics[n]["overall"] for n in CHOICE_METRICS] + [no_letter],
                 [(r.metrics[n].get("interval") or {}).get("overall") for n in CHOICE_METRICS] + [None],
             )

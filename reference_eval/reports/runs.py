@@ -30,12 +30,28 @@ from cogbench.reference_eval.reports.published import (
     published_table,
 )
 from cogbench.reference_eval.reports.run_files import CODIS_SHORT, interval_text, metric_interval
+from cogbench.reference_eval.reports.run_kind import (
+    MIXED,
+    PAPER_JUDGE,
+    UNRECORDED,
+    description_mode,
+    is_judged,
+    judge_identity,
+    judge_label,
+    judge_name,
+)
 from cogbench.reference_eval.reports.tables import Cell, Table, render_html_table, render_markdown
 from cogbench.reference_eval.run.completeness import coverage_label, run_labels, sample_label, shown_value
 from cogbench.schemas.features import CATEGORY_LABEL, CODIS_CATEGORIES, COGBENCH_CATEGORIES
 from cogbench.validation.integrity import verify_build
 
-MODE_LABEL = {"spontaneous": "Mode 1 (spontaneous)", "directed": "Mode 2 (directed)", "oracle": "annotated description"}
+MODE_LABEL = {
+    "spontaneous": "Mode 1 (spontaneous)",
+    "directed": "Mode 2 (directed)",
+    "oracle": "annotated description",
+    UNRECORDED: "mode not recorded",
+    MIXED: "mixed prompts",
+}
 METRIC_LABEL = {
     "recognition_micro": "Recognition Score",
     "recognition_macro": "Recognition (macro, extra)",
@@ -66,23 +82,26 @@ INTERVAL_NOTE = "Whiskers: 95% interval over images (Korn-Graubard). [PARTIAL (n
 class ReportRun:
     run: ScoredRun
     label: str
-    mode: str  # description mode from run.json ("" elsewhere, "spontaneous" when not recorded)
+    mode: str  # description mode from the prompts the run used (run_kind.description_mode); "" for other tasks
 
     @property
     def task(self) -> str:
         return self.run.scores["task"]
 
     @property
+    def judge(self) -> str:
+        """The judge of the run's judged metrics ("" when none decided any)."""
+        return judge_label(self.run.scores) if is_judged(self.run.scores) else ""
+
+    @property
+    def legend(self) -> str:
+        """The label as charts show it: with the judge and, for descriptions, the mode, so no two kinds look alike."""
+        parts = [MODE_LABEL[self.mode]] if self.mode else []
+        return self.label + "".join(f" [{part}]" for part in [*parts, self.judge] if part)
+
+    @property
     def metrics(self) -> dict[str, Any]:
         return self.run.scores["metrics"]
-
-
-def _mode_of(run: ScoredRun) -> str:
-    if run.scores["task"] != "description":
-        return ""
-    if run.scores["predictions"] == "oracle":
-        return "oracle"
-    return (run.run_record or {}).get("mode") or "spontaneous"
 
 
 def _short_model(model: str) -> str:
@@ -93,14 +112,41 @@ def _short_model(model: str) -> str:
     return model
 
 
+def _run_folder(run: ScoredRun) -> Path:
+    """The folder a user names: an ``eval`` run's folder rather than its ``score`` subfolder."""
+    return run.folder.parent if run.folder.name == "score" else run.folder
+
+
+def _distinct_tails(folders: Sequence[Path]) -> list[str]:
+    """Each folder by its shortest trailing path that no other folder shares ("a/x" and "b/x", not "x #1")."""
+    tails = []
+    for folder in folders:
+        parts = folder.resolve().parts
+        for k in range(1, len(parts) + 1):
+            tail = parts[-k:]
+            if sum(f.resolve().parts[-k:] == tail for f in folders) == 1:
+                break
+        tails.append("/".join(tail))
+    return tails
+
+
+def _named_after_file(run: ScoredRun) -> bool:
+    """Official-format predictions name no model: ``score`` names the run after the file's stem."""
+    predictions = run.scores["predictions"]
+    return predictions != "oracle" and run.scores["model"] == Path(predictions).stem
+
+
 def load_report_runs(paths: Sequence[str]) -> list[ReportRun]:
     runs = [load_run(path) for path in paths]
     if not runs:
         raise UsageError("give at least one run folder")
-    names = [run.folder.parent.name if run.folder.name == "score" else run.folder.name for run in runs]
     models = [_short_model(run.scores["model"]) for run in runs]
-    labels = [model if models.count(model) == 1 else f"{model} · {name}" for model, name in zip(models, names)]
-    if len(set(labels)) < len(labels):
+    labels = list(models)
+    for model in {m for m in models if models.count(m) > 1}:  # the same name twice: told apart by their folders
+        same = [i for i, m in enumerate(models) if m == model]
+        for i, tail in zip(same, _distinct_tails([_run_folder(runs[i]) for i in same])):
+            labels[i] = f"{model} · {tail}"
+    if len(set(labels)) < len(labels):  # one folder given twice
         labels = [f"{label} #{i + 1}" for i, label in enumerate(labels)]
     labels = [
         label
@@ -109,7 +155,7 @@ def load_report_runs(paths: Sequence[str]) -> list[ReportRun]:
         + "".join(f" [{text}]" for text in run_labels(run.scores))
         for run, label in zip(runs, labels)
     ]
-    return [ReportRun(run, label, _mode_of(run)) for run, label in zip(runs, labels)]
+    return [ReportRun(run, label, description_mode(run.scores, run.run_record)) for run, label in zip(runs, labels)]
 
 
 def _run_cell(metric: dict[str, Any] | None, category: str | None = None) -> Cell:
@@ -127,9 +173,9 @@ def _published_cell(value: float | None) -> Cell:
     return Cell("-" if value is None else f"{value:.1f}", value)
 
 
-def _source(run: ReportRun) -> str:
-    """Short: the folder is in the Runs list."""
-    return "run"
+def _source(run: ReportRun, judged: bool = False) -> str:
+    """Short (the folder is in the Runs list); in a judged table, the run's judge."""
+    return f"run, {run.judge}" if judged and run.judge else "run"
 
 
 def _add_published(
@@ -153,20 +199,36 @@ def description_tables(runs: list[ReportRun], published: list[PublishedResult]) 
     runs = [r for r in runs if r.task == "description"]
     if not runs:
         return []
+    unplaced = any(r.mode in (UNRECORDED, MIXED) for r in runs)
     table2 = Table(
         "Recognition Score, Description task (CogBench Table 2)",
-        ["Model", "Source", "Mode 1 (spontaneous)", "Mode 2 (directed)", "macro (extra)"],
+        [
+            "Model",
+            "Source",
+            "Mode 1 (spontaneous)",
+            "Mode 2 (directed)",
+            *(["Mode not recorded"] if unplaced else []),
+            "macro (extra)",
+        ],
         [],
-        note="Mode 1 = Spontaneous Description prompt, Mode 2 = Directed Reasoning prompt (CogBench Section 3.2.1). "
-        "Runs whose mode is not recorded (official-format predictions) are listed as Mode 1.",
+        note="Mode 1 = Spontaneous Description prompt, Mode 2 = Directed Reasoning prompt (CogBench Section 3.2.1); "
+        "a run's mode is read from the prompt templates its predictions name."
+        + (
+            " Runs whose predictions name no prompt (official-format files) or several are not placed in a mode: "
+            "their score is under 'Mode not recorded', never beside the papers' rows of either mode."
+            if unplaced
+            else ""
+        ),
     )
     for run in runs:
         if run.mode == "oracle":
             table2.reference_rows.add(len(table2.rows))
         micro = _run_cell(run.metrics.get("recognition_micro"))
-        cells = [micro, Cell("")] if run.mode != "directed" else [Cell(""), micro]
+        column = {"directed": 1, UNRECORDED: 2, MIXED: 2}.get(run.mode, 0)
+        cells = [Cell("") for _ in range(3 if unplaced else 2)]
+        cells[column] = micro
         if run.mode == "oracle":
-            cells = [micro, Cell("(one description)")]
+            cells[1] = Cell("(one description)")
         table2.rows.append(
             [Cell(run.label), Cell(_source(run)), *cells, _run_cell(run.metrics.get("recognition_macro"))]
         )
@@ -183,6 +245,7 @@ def description_tables(runs: list[ReportRun], published: list[PublishedResult]) 
                 Cell("published, CogBench Table 2"),
                 _published_cell(spontaneous[model]["overall"]),
                 _published_cell(directed[model]["overall"] if both else None),
+                *([Cell("-")] if unplaced else []),
                 Cell("-"),
             ]
         )
@@ -194,7 +257,9 @@ def description_tables(runs: list[ReportRun], published: list[PublishedResult]) 
             "Cognition Score, Description task (CogBench Table 3)",
             ["Model", "Source", "Mode", *(CATEGORY_LABEL[c] for c in COGBENCH_CATEGORIES), "Overall"],
             [],
-            note="The paper prints both modes in one cell (Mode 1 / Mode 2); here each mode is a row.",
+            note="The paper prints both modes in one cell (Mode 1 / Mode 2); here each mode is a row. "
+            "Published rows were judged by GPT-4 (CogBench Table 3); each run's Source names its own judge and "
+            "parsing: a number from another judge is not alike the published ones.",
         )
         for run in judged:
             if run.mode == "oracle":
@@ -202,7 +267,7 @@ def description_tables(runs: list[ReportRun], published: list[PublishedResult]) 
             table3.rows.append(
                 [
                     Cell(run.label),
-                    Cell(_source(run)),
+                    Cell(_source(run, judged=True)),
                     Cell(MODE_LABEL[run.mode]),
                     *(_run_cell(run.metrics["cognition"], None if c == "overall" else c) for c in columns),
                 ]
@@ -213,7 +278,7 @@ def description_tables(runs: list[ReportRun], published: list[PublishedResult]) 
                 for m, v in published_table(published, "cognition", mode).items()
                 if mode == "directed" or m not in REFERENCE_MODELS
             }
-            _add_published(table3, rows, columns, "CogBench Table 3", [MODE_LABEL[mode]])
+            _add_published(table3, rows, columns, f"CogBench Table 3, {PAPER_JUDGE['description']}", [MODE_LABEL[mode]])
         tables.append(table3)
     return tables
 
@@ -257,10 +322,10 @@ def codis_table(runs: list[ReportRun], published: list[PublishedResult]) -> list
         header,
         [],
         note="Acc_p: both queries of a pair right; Acc_q: single queries right (CODIS Section 3.3). "
-        "Published numbers were judged by humans; runs here by the judge named in their scores.json.",
+        "Published numbers were judged by humans; each run's Source names its own judge, so they are not alike.",
     )
     for run in runs:
-        row = [Cell(run.label), Cell(_source(run))]
+        row = [Cell(run.label), Cell(_source(run, judged=True))]
         for category in [*CODIS_CATEGORIES, None]:
             row += [_run_cell(run.metrics.get("acc_p"), category), _run_cell(run.metrics.get("acc_q"), category)]
         row.append(_run_cell(run.metrics.get("context_awareness")))
@@ -271,7 +336,7 @@ def codis_table(runs: list[ReportRun], published: list[PublishedResult]) -> list
         if model in REFERENCE_MODELS:
             table.reference_rows.add(len(table.rows))
         table.published_rows.add(len(table.rows))
-        row = [Cell(model), Cell("published, CODIS Table 3")]
+        row = [Cell(model), Cell(f"published, CODIS Table 3, {PAPER_JUDGE['codis']}")]
         for category in [*CODIS_CATEGORIES, "overall"]:
             row += [_published_cell(acc_p[model].get(category)), _published_cell(acc_q[model].get(category))]
         row.append(_published_cell(awareness.get(model, {}).get("overall")))
@@ -292,14 +357,13 @@ def _category_series(run: ReportRun, metric: str, categories: Sequence[str]) -> 
     values = run.metrics[metric]
     interval = (values.get("interval") or {}).get("per_category") or {}
     return charts.Series(
-        run.label, [values["per_category"].get(c) for c in categories], [interval.get(c) for c in categories]
+        run.legend, [values["per_category"].get(c) for c in categories], [interval.get(c) for c in categories]
     )
 
 
 def make_charts(runs: list[ReportRun], published: list[PublishedResult], out: Path) -> list[tuple[Path, str]]:
     """Every chart that the runs have data for, as (file, caption)."""
     made: list[tuple[Path, str]] = []
-    labels = [r.label for r in runs]
     radar_published: dict[str, dict[str, dict[str, float]]] = {}
     vqa_runs = [r for r in runs if r.task == "vqa"]
     cognition_runs = [r for r in runs if r.task == "description" and "cognition" in r.metrics]
@@ -311,7 +375,7 @@ def make_charts(runs: list[ReportRun], published: list[PublishedResult], out: Pa
         radar_published["cognition"] = _top_published(
             published_table(published, "cognition", mode), PUBLISHED_RADAR_MODELS
         )
-    colours = charts.model_colours(labels, [m for table in radar_published.values() for m in table])
+    colours = charts.model_colours([r.legend for r in runs], [m for table in radar_published.values() for m in table])
     axis = [CATEGORY_LABEL[c] for c in COGBENCH_CATEGORIES]
     for key, task_runs, metric, title in (
         ("vqa", vqa_runs, "accuracy", "VQA accuracy (%) per reasoning category — CogBench"),
@@ -320,7 +384,11 @@ def make_charts(runs: list[ReportRun], published: list[PublishedResult], out: Pa
             cognition_runs,
             "cognition",
             "Cognition Score (%) per reasoning category — CogBench Description"
-            + (f"\n(published models in {MODE_LABEL[mode]})" if cognition_runs else ""),
+            + (
+                f"\n(published models: {MODE_LABEL[mode]}, GPT-4 judge; runs: mode and judge in the legend)"
+                if cognition_runs
+                else ""
+            ),
         ),
     ):
         if task_runs:
@@ -339,7 +407,7 @@ def make_charts(runs: list[ReportRun], published: list[PublishedResult], out: Pa
         names = [n for n in dict.fromkeys(name for r in task_runs for name in r.metrics) if n in METRIC_LABEL]
         series = [
             charts.Series(
-                r.label,
+                r.legend,
                 [shown_value(r.metrics[n]) if n in r.metrics else None for n in names],
                 [(r.metrics[n].get("interval") or {}).get("overall") if n in r.metrics else None for n in names],
             )
@@ -395,6 +463,9 @@ def leaderboard_rows(runs: list[ReportRun]) -> list[dict[str, Any]]:
             "model": scores["model"],
             "task": run.task,
             "mode": run.mode,
+            "judge": judge_name(scores),
+            "judge_parsing": judge_identity(scores)[2],
+            "model_recorded": not _named_after_file(run.run),
             "folder": str(run.run.folder),
             "dataset_revision": scores["dataset_revision"],
             "prompt_id": run.run.prompt_id or "",
@@ -440,6 +511,33 @@ figcaption{font-size:13px;color:#444}
 """
 
 
+def _run_line(run: ReportRun) -> str:
+    """What the run is: model (or the file it was named after), task, mode, judge, dataset, items."""
+    scores = run.run.scores
+    model = (
+        f"{scores['model']} (no model recorded: named after {scores['predictions']})"
+        if _named_after_file(run.run)
+        else scores["model"]
+    )
+    mode = {
+        UNRECORDED: "mode not recorded: the predictions name no prompt template, so the mode is not guessed",
+        MIXED: "mixed prompts: the predictions name both modes' templates",
+    }.get(run.mode, MODE_LABEL.get(run.mode, ""))
+    judge = judge_label(scores) or "no judge"
+    return ", ".join(
+        x
+        for x in (
+            model,
+            run.task,
+            mode,
+            judge,
+            f"dataset {scores['dataset_revision']}",
+            f"{scores['counts']['items']} items",
+        )
+        if x
+    )
+
+
 def write_report(paths: Sequence[str], out: Path) -> dict[str, Any]:
     """Load the runs, write every file of the report into ``out``; returns what was written."""
     claim_output(out, "report", REPORT_FILES, create=False)
@@ -461,19 +559,14 @@ def write_report(paths: Sequence[str], out: Path) -> dict[str, Any]:
         "numbers, without intervals. Bold: best in the column (Human and Oracle rows, published or run, aside). "
         "Numbers are % (0-100)."
     )
-    runs_list = "\n".join(
-        f"- **{r.label}**: {r.run.scores['model']}, {r.task}{' (' + r.mode + ')' if r.mode else ''}, `{r.run.folder}`, "
-        f"dataset {r.run.scores['dataset_revision']}, {r.run.scores['counts']['items']} items"
-        for r in runs
-    )
+    runs_list = "\n".join(f"- **{r.label}**: {_run_line(r)}, `{r.run.folder}`" for r in runs)
     markdown = ["# cogbench report\n", intro + "\n", "## Runs\n", runs_list + "\n"]
     markdown += [render_markdown(t) for t in tables]
     markdown += ["## Charts\n"] + [f"![{caption}]({path.name})\n\n{caption}\n" for path, caption in figures]
     _write(out / "report.md", "\n".join(markdown))
     body = [f"<h1>cogbench report</h1><p>{html.escape(intro)}</p><h2>Runs</h2><ul>"]
     body += [
-        f"<li><b>{html.escape(r.label)}</b>: {html.escape(r.run.scores['model'])}, {html.escape(r.task)}{' (' + r.mode + ')' if r.mode else ''}, "
-        f"<code>{html.escape(str(r.run.folder))}</code>, {r.run.scores['counts']['items']} items</li>"
+        f"<li><b>{html.escape(r.label)}</b>: {html.escape(_run_line(r))}, <code>{html.escape(str(r.run.folder))}</code></li>"
         for r in runs
     ]
     body.append("</ul>")
