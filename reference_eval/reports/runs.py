@@ -14,55 +14,38 @@ import csv
 import html
 import io
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from cogbench.dataset_builders.output import claim_output
-from cogbench.errors import UsageError
-from cogbench.reference_eval.reports import charts
-from cogbench.reference_eval.reports.compare import ScoredRun, load_run
-from cogbench.reference_eval.reports.probe_sections import blind_tables, circular_table, position_bias_chart
+from cogbench.reference_eval.reports.probe_sections import blind_tables, circular_table
 from cogbench.reference_eval.reports.published import (
     REFERENCE_MODELS,
     PublishedResult,
     published_results,
     published_table,
 )
+from cogbench.reference_eval.reports.report_charts import make_charts
+from cogbench.reference_eval.reports.report_runs import (
+    MODE_LABEL,
+    ReportRun,
+    load_report_runs,
+    named_after_file,
+    run_line,
+)
 from cogbench.reference_eval.reports.run_files import CODIS_SHORT, interval_text, metric_interval
 from cogbench.reference_eval.reports.run_kind import (
     MIXED,
     PAPER_JUDGE,
     UNRECORDED,
-    description_mode,
-    is_judged,
     judge_identity,
-    judge_label,
     judge_name,
 )
 from cogbench.reference_eval.reports.tables import Cell, Table, render_html_table, render_markdown
-from cogbench.reference_eval.run.completeness import coverage_label, run_labels, sample_label, shown_value
+from cogbench.reference_eval.run.completeness import coverage_label, sample_label, shown_value
 from cogbench.schemas.features import CATEGORY_LABEL, CODIS_CATEGORIES, COGBENCH_CATEGORIES
 from cogbench.validation.integrity import verify_build
 
-MODE_LABEL = {
-    "spontaneous": "Mode 1 (spontaneous)",
-    "directed": "Mode 2 (directed)",
-    "oracle": "annotated description",
-    UNRECORDED: "mode not recorded",
-    MIXED: "mixed prompts",
-}
-METRIC_LABEL = {
-    "recognition_micro": "Recognition Score",
-    "recognition_macro": "Recognition (macro, extra)",
-    "cognition": "Cognition Score",
-    "accuracy": "Accuracy (robust extractor)",
-    "accuracy_official": "Accuracy (first character)",
-    "acc_p": "Acc_p",
-    "acc_q": "Acc_q",
-    "context_awareness": "Context awareness",
-}
-TASK_TITLE = {"description": "CogBench Description", "vqa": "CogBench VQA", "codis": "CODIS"}
 # Every file `cogbench report` writes in its --out (dataset_builders.output.claim_output).
 # Charts by "*.png" (their names follow the runs: radar_*, bars_*, ...); a PNG is only ever written by name.
 REPORT_FILES = (
@@ -74,88 +57,6 @@ REPORT_FILES = (
     "report.html.partial",
     "leaderboard.csv.partial",
 )
-PUBLISHED_RADAR_MODELS = 3
-INTERVAL_NOTE = "Whiskers: 95% interval over images (Korn-Graubard). [PARTIAL (n/N)]: counted on a subset; [SAMPLE]: not the full release."  # the best published models drawn beside the runs, plus Human/Oracle
-
-
-@dataclass
-class ReportRun:
-    run: ScoredRun
-    label: str
-    mode: str  # description mode from the prompts the run used (run_kind.description_mode); "" for other tasks
-
-    @property
-    def task(self) -> str:
-        return self.run.scores["task"]
-
-    @property
-    def judge(self) -> str:
-        """The judge of the run's judged metrics ("" when none decided any)."""
-        return judge_label(self.run.scores) if is_judged(self.run.scores) else ""
-
-    @property
-    def legend(self) -> str:
-        """The label as charts show it: with the judge and, for descriptions, the mode, so no two kinds look alike."""
-        parts = [MODE_LABEL[self.mode]] if self.mode else []
-        return self.label + "".join(f" [{part}]" for part in [*parts, self.judge] if part)
-
-    @property
-    def metrics(self) -> dict[str, Any]:
-        return self.run.scores["metrics"]
-
-
-def _short_model(model: str) -> str:
-    """hf:/long/path/model -> hf:model (the full name stays in the Runs list and leaderboard.csv)."""
-    backend, separator, name = model.partition(":")
-    if separator and backend in ("hf", "openai") and "/" in name:
-        return f"{backend}:{name.rstrip('/').rsplit('/', 1)[-1]}"
-    return model
-
-
-def _run_folder(run: ScoredRun) -> Path:
-    """The folder a user names: an ``eval`` run's folder rather than its ``score`` subfolder."""
-    return run.folder.parent if run.folder.name == "score" else run.folder
-
-
-def _distinct_tails(folders: Sequence[Path]) -> list[str]:
-    """Each folder by its shortest trailing path that no other folder shares ("a/x" and "b/x", not "x #1")."""
-    tails = []
-    for folder in folders:
-        parts = folder.resolve().parts
-        for k in range(1, len(parts) + 1):
-            tail = parts[-k:]
-            if sum(f.resolve().parts[-k:] == tail for f in folders) == 1:
-                break
-        tails.append("/".join(tail))
-    return tails
-
-
-def _named_after_file(run: ScoredRun) -> bool:
-    """Official-format predictions name no model: ``score`` names the run after the file's stem."""
-    predictions = run.scores["predictions"]
-    return predictions != "oracle" and run.scores["model"] == Path(predictions).stem
-
-
-def load_report_runs(paths: Sequence[str]) -> list[ReportRun]:
-    runs = [load_run(path) for path in paths]
-    if not runs:
-        raise UsageError("give at least one run folder")
-    models = [_short_model(run.scores["model"]) for run in runs]
-    labels = list(models)
-    for model in {m for m in models if models.count(m) > 1}:  # the same name twice: told apart by their folders
-        same = [i for i, m in enumerate(models) if m == model]
-        for i, tail in zip(same, _distinct_tails([_run_folder(runs[i]) for i in same])):
-            labels[i] = f"{model} · {tail}"
-    if len(set(labels)) < len(labels):  # one folder given twice
-        labels = [f"{label} #{i + 1}" for i, label in enumerate(labels)]
-    labels = [
-        label
-        + (" [circular]" if run.scores.get("circular") else "")
-        + (" [no image]" if run.scores.get("no_image") else "")
-        + "".join(f" [{text}]" for text in run_labels(run.scores))
-        for run, label in zip(runs, labels)
-    ]
-    return [ReportRun(run, label, description_mode(run.scores, run.run_record)) for run, label in zip(runs, labels)]
 
 
 def _run_cell(metric: dict[str, Any] | None, category: str | None = None) -> Cell:
@@ -344,112 +245,6 @@ def codis_table(runs: list[ReportRun], published: list[PublishedResult]) -> list
     return [table]
 
 
-# --- charts -----------------------------------------------------------------------
-
-
-def _top_published(table: dict[str, dict[str, float]], count: int) -> dict[str, dict[str, float]]:
-    models = [m for m in table if m not in REFERENCE_MODELS]
-    top = sorted(models, key=lambda m: table[m].get("overall", 0.0), reverse=True)[:count]
-    return {m: table[m] for m in [*top, *(m for m in table if m in REFERENCE_MODELS)]}
-
-
-def _category_series(run: ReportRun, metric: str, categories: Sequence[str]) -> charts.Series:
-    values = run.metrics[metric]
-    interval = (values.get("interval") or {}).get("per_category") or {}
-    return charts.Series(
-        run.legend, [values["per_category"].get(c) for c in categories], [interval.get(c) for c in categories]
-    )
-
-
-def make_charts(runs: list[ReportRun], published: list[PublishedResult], out: Path) -> list[tuple[Path, str]]:
-    """Every chart that the runs have data for, as (file, caption)."""
-    made: list[tuple[Path, str]] = []
-    radar_published: dict[str, dict[str, dict[str, float]]] = {}
-    vqa_runs = [r for r in runs if r.task == "vqa"]
-    cognition_runs = [r for r in runs if r.task == "description" and "cognition" in r.metrics]
-    if vqa_runs:
-        radar_published["vqa"] = _top_published(published_table(published, "accuracy"), PUBLISHED_RADAR_MODELS)
-    if cognition_runs:
-        modes = {r.mode for r in cognition_runs} & {"spontaneous", "directed"}
-        mode = "directed" if modes == {"directed"} else "spontaneous"
-        radar_published["cognition"] = _top_published(
-            published_table(published, "cognition", mode), PUBLISHED_RADAR_MODELS
-        )
-    colours = charts.model_colours([r.legend for r in runs], [m for table in radar_published.values() for m in table])
-    axis = [CATEGORY_LABEL[c] for c in COGBENCH_CATEGORIES]
-    for key, task_runs, metric, title in (
-        ("vqa", vqa_runs, "accuracy", "VQA accuracy (%) per reasoning category — CogBench"),
-        (
-            "cognition",
-            cognition_runs,
-            "cognition",
-            "Cognition Score (%) per reasoning category — CogBench Description"
-            + (
-                f"\n(published models: {MODE_LABEL[mode]}, GPT-4 judge; runs: mode and judge in the legend)"
-                if cognition_runs
-                else ""
-            ),
-        ),
-    ):
-        if task_runs:
-            series = [_category_series(r, metric, COGBENCH_CATEGORIES) for r in task_runs]
-            series += [
-                charts.Series(m, [v.get(c) for c in COGBENCH_CATEGORIES], published=True)
-                for m, v in radar_published[key].items()
-            ]
-            path = charts.radar(out / f"radar_{key}.png", title, axis, series, colours)
-            made.append((path, f"{title}: runs (solid) and the best published models of the paper (dashed)."))
-    for task in ("description", "vqa", "codis"):
-        task_runs = [r for r in runs if r.task == task]
-        if not task_runs:
-            continue
-        # The papers' metrics; the circular ones have their own table and chart.
-        names = [n for n in dict.fromkeys(name for r in task_runs for name in r.metrics) if n in METRIC_LABEL]
-        series = [
-            charts.Series(
-                r.legend,
-                [shown_value(r.metrics[n]) if n in r.metrics else None for n in names],
-                [(r.metrics[n].get("interval") or {}).get("overall") if n in r.metrics else None for n in names],
-            )
-            for r in task_runs
-        ]
-        path = charts.grouped_bars(
-            out / f"bars_{task}.png",
-            f"{TASK_TITLE[task]}: overall score of each run",
-            [METRIC_LABEL.get(n, n) for n in names],
-            series,
-            colours,
-            note=INTERVAL_NOTE,
-        )
-        made.append((path, f"{TASK_TITLE[task]}: overall score of each run per metric, with 95% intervals."))
-    codis_runs = [r for r in runs if r.task == "codis"]
-    if codis_runs:
-        groups = [*(CODIS_SHORT[c] for c in CODIS_CATEGORIES), "Overall"]
-        panels = []
-        for metric, name in (
-            ("acc_p", "Acc_p (both queries of a pair right)"),
-            ("acc_q", "Acc_q (single queries right)"),
-        ):
-            series = []
-            for r in codis_runs:
-                s = _category_series(r, metric, CODIS_CATEGORIES)
-                m = r.metrics[metric]
-                s.values.append(shown_value(m))
-                s.intervals.append((m.get("interval") or {}).get("overall"))
-                series.append(s)
-            panels.append((name, series))
-        path = charts.paired_panels(
-            out / "codis_categories.png",
-            "CODIS: Acc_p and Acc_q per category",
-            groups,
-            panels,
-            colours,
-            note=INTERVAL_NOTE,
-        )
-        made.append((path, "CODIS Acc_p and Acc_q per category (CODIS Table 3 layout), with 95% intervals."))
-    return made + position_bias_chart(runs, out, colours)
-
-
 # --- files ------------------------------------------------------------------------
 
 
@@ -465,7 +260,7 @@ def leaderboard_rows(runs: list[ReportRun]) -> list[dict[str, Any]]:
             "mode": run.mode,
             "judge": judge_name(scores),
             "judge_parsing": judge_identity(scores)[2],
-            "model_recorded": not _named_after_file(run.run),
+            "model_recorded": not named_after_file(run.run),
             "folder": str(run.run.folder),
             "dataset_revision": scores["dataset_revision"],
             "prompt_id": run.run.prompt_id or "",
@@ -511,33 +306,6 @@ figcaption{font-size:13px;color:#444}
 """
 
 
-def _run_line(run: ReportRun) -> str:
-    """What the run is: model (or the file it was named after), task, mode, judge, dataset, items."""
-    scores = run.run.scores
-    model = (
-        f"{scores['model']} (no model recorded: named after {scores['predictions']})"
-        if _named_after_file(run.run)
-        else scores["model"]
-    )
-    mode = {
-        UNRECORDED: "mode not recorded: the predictions name no prompt template, so the mode is not guessed",
-        MIXED: "mixed prompts: the predictions name both modes' templates",
-    }.get(run.mode, MODE_LABEL.get(run.mode, ""))
-    judge = judge_label(scores) or "no judge"
-    return ", ".join(
-        x
-        for x in (
-            model,
-            run.task,
-            mode,
-            judge,
-            f"dataset {scores['dataset_revision']}",
-            f"{scores['counts']['items']} items",
-        )
-        if x
-    )
-
-
 def write_report(paths: Sequence[str], out: Path) -> dict[str, Any]:
     """Load the runs, write every file of the report into ``out``; returns what was written."""
     claim_output(out, "report", REPORT_FILES, create=False)
@@ -559,14 +327,14 @@ def write_report(paths: Sequence[str], out: Path) -> dict[str, Any]:
         "numbers, without intervals. Bold: best in the column (Human and Oracle rows, published or run, aside). "
         "Numbers are % (0-100)."
     )
-    runs_list = "\n".join(f"- **{r.label}**: {_run_line(r)}, `{r.run.folder}`" for r in runs)
+    runs_list = "\n".join(f"- **{r.label}**: {run_line(r)}, `{r.run.folder}`" for r in runs)
     markdown = ["# cogbench report\n", intro + "\n", "## Runs\n", runs_list + "\n"]
     markdown += [render_markdown(t) for t in tables]
     markdown += ["## Charts\n"] + [f"![{caption}]({path.name})\n\n{caption}\n" for path, caption in figures]
     _write(out / "report.md", "\n".join(markdown))
     body = [f"<h1>cogbench report</h1><p>{html.escape(intro)}</p><h2>Runs</h2><ul>"]
     body += [
-        f"<li><b>{html.escape(r.label)}</b>: {html.escape(_run_line(r))}, <code>{html.escape(str(r.run.folder))}</code></li>"
+        f"<li><b>{html.escape(r.label)}</b>: {html.escape(run_line(r))}, <code>{html.escape(str(r.run.folder))}</code></li>"
         for r in runs
     ]
     body.append("</ul>")
