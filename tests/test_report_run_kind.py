@@ -79,6 +79,8 @@ def test_directed_predictions_land_in_the_directed_column(built_release, tmp_pat
         built_release, description_predictions(built_release, tmp_path / "official.jsonl"), tmp_path / "official"
     )
     assert not (directed / "run.json").exists()  # a `score` run: the mode can only come from the prompts used
+    assert "judge `none`; description mode: Mode 2 (directed)." in (directed / "report.md").read_text()
+    assert "description mode: mode not recorded." in (official / "report.md").read_text()
     out = tmp_path / "report"
     assert main(["report", str(directed), str(spontaneous), str(official), "--out", str(out)]) == 0
     markdown = (out / "report.md").read_text()
@@ -202,6 +204,9 @@ def test_cognition_runs_say_their_judge_beside_the_gpt4_rows(built_release, tmp_
         server.base_url,
         "--judge-parsing",
         "official",
+    )
+    assert "judge `openai:gpt-judge` (official parsing); description mode: Mode 2 (directed)." in (
+        (judged / "report.md").read_text()
     )
     out = tmp_path / "report"
     assert main(["report", str(judged), "--out", str(out)]) == 0

@@ -12,8 +12,9 @@ from pathlib import Path
 from cogbench.reference_eval.reports import charts
 from cogbench.reference_eval.reports.probe_sections import position_bias_chart
 from cogbench.reference_eval.reports.published import REFERENCE_MODELS, PublishedResult, published_table
-from cogbench.reference_eval.reports.report_runs import MODE_LABEL, ReportRun
+from cogbench.reference_eval.reports.report_runs import ReportRun
 from cogbench.reference_eval.reports.run_files import CODIS_SHORT
+from cogbench.reference_eval.reports.run_kind import MODE_LABEL
 from cogbench.reference_eval.run.completeness import shown_value
 from cogbench.schemas.features import CATEGORY_LABEL, CODIS_CATEGORIES, COGBENCH_CATEGORIES
 

@@ -14,16 +14,15 @@ from typing import Any
 
 from cogbench.errors import UsageError
 from cogbench.reference_eval.reports.compare import ScoredRun, load_run
-from cogbench.reference_eval.reports.run_kind import MIXED, UNRECORDED, description_mode, is_judged, judge_label
+from cogbench.reference_eval.reports.run_kind import (
+    MIXED,
+    MODE_LABEL,
+    UNRECORDED,
+    description_mode,
+    is_judged,
+    judge_label,
+)
 from cogbench.reference_eval.run.completeness import run_labels
-
-MODE_LABEL = {
-    "spontaneous": "Mode 1 (spontaneous)",
-    "directed": "Mode 2 (directed)",
-    "oracle": "annotated description",
-    UNRECORDED: "mode not recorded",
-    MIXED: "mixed prompts",
-}
 
 
 @dataclass

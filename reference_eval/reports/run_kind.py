@@ -16,6 +16,13 @@ from cogbench.reference_eval.tasks.prompts import DESCRIPTION_DIRECTED, DESCRIPT
 
 UNRECORDED = "unrecorded"
 MIXED = "mixed"
+MODE_LABEL = {
+    "spontaneous": "Mode 1 (spontaneous)",
+    "directed": "Mode 2 (directed)",
+    "oracle": "annotated description",
+    UNRECORDED: "mode not recorded",
+    MIXED: "mixed prompts",
+}
 # Template ids name the mode; a later version (-v2) keeps the stem.
 MODE_STEMS = {
     DESCRIPTION_SPONTANEOUS.id.rsplit("-v", 1)[0]: "spontaneous",

@@ -27,7 +27,6 @@ from cogbench.reference_eval.reports.published import (
 )
 from cogbench.reference_eval.reports.report_charts import make_charts
 from cogbench.reference_eval.reports.report_runs import (
-    MODE_LABEL,
     ReportRun,
     load_report_runs,
     named_after_file,
@@ -36,6 +35,7 @@ from cogbench.reference_eval.reports.report_runs import (
 from cogbench.reference_eval.reports.run_files import CODIS_SHORT, interval_text, metric_interval
 from cogbench.reference_eval.reports.run_kind import (
     MIXED,
+    MODE_LABEL,
     PAPER_JUDGE,
     UNRECORDED,
     judge_identity,
