@@ -30,7 +30,7 @@ MODE_STEMS = {
 }
 # The metrics a judge decides (recognition, VQA accuracy and context awareness are rule-based).
 JUDGED_METRICS = ("cognition", "acc_p", "acc_q", "output_variability_llm")
-# Who judged the papers' published rows (CogBench Table 3 caption; CODIS Section 4.1).
+# Who judged the papers' published rows: CogBench Table 3 "evaluated by GPT-4"; CODIS Table 3 "assessed by human".
 PAPER_JUDGE = {"description": "GPT-4 judge", "codis": "human judges"}
 
 
