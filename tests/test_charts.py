@@ -174,8 +174,10 @@ def test_radar_is_readable_and_draws_each_score(n_models, tmp_path):
     lines = {line.get_label(): line for line in ax.lines}
     for s, values in zip(series, table):
         line = lines[f"{s.label} (published)" if s.published else s.label]
-        assert list(line.get_ydata()[:-1]) == pytest.approx([0.0 if v is None else v for v in values])
+        # a value not scored is a gap (NaN), never drawn as 0
+        assert list(line.get_ydata()[:-1]) == pytest.approx([math.nan if v is None else v for v in values], nan_ok=True)
         assert list(line.get_xdata()[:-1]) == pytest.approx(np.linspace(0, 2 * np.pi, 8, endpoint=False))
+    assert "A gap in a line: a category not scored." in fig.legends[0].get_title().get_text().replace("\n", " ")
     category_texts = list(ax.texts)
     assert [t.get_text().replace("\n", " ") for t in category_texts] == RADAR_AXES
     # Off the plot: every category label lies outside the rim circle.
@@ -334,7 +336,7 @@ def test_report_charts_draw_the_runs_scores(built_release, tmp_path, monkeypatch
     radar = drawn["radar_vqa"]["lines"]
     for run in ("good", "poor"):
         expected = [scores[run]["accuracy"]["per_category"][c] for c in COGBENCH_CATEGORIES]
-        assert labelled(radar, run) == pytest.approx([0.0 if v is None else v for v in expected])
+        assert labelled(radar, run) == pytest.approx([math.nan if v is None else v for v in expected], nan_ok=True)
     codis_labels = {"truth": "output_example", "swapped": "swapped"}
     for panel, metric in zip(drawn["codis_categories"]["bars"], ("acc_p", "acc_q")):
         for folder, label in codis_labels.items():

@@ -162,7 +162,8 @@ def draw_radar(title: str, categories: Sequence[str], series: Sequence[Series], 
     ax.set_theta_offset(np.pi / 2)  # first category at the top, then clockwise
     ax.set_theta_direction(-1)
     for i, s in enumerate(series):
-        values = [v if v is not None else 0.0 for v in s.values]
+        # A value not scored is a gap in the line (NaN), never a dip to 0; the footnote says so.
+        values = [v if v is not None else float("nan") for v in s.values]
         style = (
             {**PUBLISHED_STYLE, "marker": PUBLISHED_MARKERS[i % len(PUBLISHED_MARKERS)]}
             if s.published
@@ -170,7 +171,7 @@ def draw_radar(title: str, categories: Sequence[str], series: Sequence[Series], 
         )
         label = f"{s.label} (published)" if s.published else s.label
         ax.plot(angles + angles[:1], values + values[:1], color=colours[s.label], label=label, **style)
-        if not s.published:
+        if not s.published and None not in s.values:
             ax.fill(angles + angles[:1], values + values[:1], color=colours[s.label], alpha=0.08)
     ax.set_xticks(angles)
     ax.set_xticklabels([])  # drawn below as texts aligned away from the plot
@@ -190,7 +191,8 @@ def draw_radar(title: str, categories: Sequence[str], series: Sequence[Series], 
     ax.set_yticklabels(["20%", "40%", "60%", "80%", "100%"], fontsize=7, color="grey")
     ax.set_rlabel_position(180 / len(categories))  # between the first two spokes, off every label
     ax.set_title(_wrap(title, fig.get_figwidth(), 12), fontsize=12, pad=34)
-    _legend_below(fig, *ax.get_legend_handles_labels(), coincidence_note(series))
+    gaps = "A gap in a line: a category not scored." if any(v is None for s in series for v in s.values) else ""
+    _legend_below(fig, *ax.get_legend_handles_labels(), " ".join(x for x in (coincidence_note(series), gaps) if x))
     return fig
 
 
