@@ -14,7 +14,7 @@ import pytest
 
 from cogbench.cli import main
 from cogbench.errors import IncompleteRunError, UsageError
-from cogbench.reference_eval.reports.runs import load_report_runs
+from cogbench.reference_eval.reports.report_runs import load_report_runs
 
 from openai_server import Reply
 from shared_files import codis_example

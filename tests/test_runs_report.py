@@ -49,7 +49,9 @@ def test_report_over_four_runs_writes_every_file(built_release, tmp_path, capsys
     markdown = (out / "report.md").read_text()
     assert "## CODIS (CODIS Table 3)" in markdown and "## VQA accuracy (CogBench Table 5)" in markdown
     codis_rows = [line for line in markdown.splitlines() if line.startswith("| ") and "CODIS Table 3" in line]
-    assert any(line.startswith("| _GPT-4V_ | published, CODIS Table 3 | 33.3 | 54.2 |") for line in codis_rows)
+    assert any(
+        line.startswith("| _GPT-4V_ | published, CODIS Table 3, human judges | 33.3 | 54.2 |") for line in codis_rows
+    )
     swapped_row = next(line for line in markdown.splitlines() if line.startswith("| swapped |"))
     assert re.search(r"\| 70\.0 \[\d+\.\d, \d+\.\d\] \|", swapped_row)  # overall Acc_p with its interval
     # Best per column: the ground truth (100) in CODIS, the all-right VQA run beats every published model.

@@ -3,7 +3,8 @@
 Two runs are comparable when they cover the same items of the same dataset
 version and fingerprint (the sha256 of its Parquet shards) and were generated
 the same way: prompt version, circular, no-image, no-context, max new tokens,
-temperature. ``--allow-mismatch`` compares what two mismatched runs share (the
+temperature; and their judged metrics were decided by the same judge (kind, model,
+reply parsing: ``run_kind.judge_difference``). ``--allow-mismatch`` compares what two mismatched runs share (the
 common items only) and every line of the output says so.
 """
 
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from cogbench.errors import UsageError
+from cogbench.reference_eval.reports.run_kind import judge_difference
 
 SETTINGS = ("prompt_id", "circular", "no_image", "no_context", "max_new_tokens", "temperature")
 
@@ -55,8 +57,11 @@ def dataset_fingerprint(scores: dict[str, Any]) -> tuple[str, ...] | None:
     return tuple(sorted(str(s.get("sha256")) for s in shards)) if shards else None
 
 
-def find_mismatch(a, b) -> Mismatch:
-    """Every reason the runs ``a`` and ``b`` (``compare.ScoredRun``) are not comparable; refuse across tasks."""
+def find_mismatch(a, b, judged_alike: bool = True) -> Mismatch:
+    """Every reason the runs ``a`` and ``b`` (``compare.ScoredRun``) are not comparable; refuse across tasks.
+
+    ``judged_alike=False`` (``compare --judges``, whose runs differ in their judge on purpose) leaves the judge out.
+    """
     if a.scores["task"] != b.scores["task"]:
         raise UsageError(
             f"cannot compare runs of different tasks: {a.folder} has {a.scores['task']!r}, "
@@ -74,6 +79,9 @@ def find_mismatch(a, b) -> Mismatch:
         x, y = settings_a[name], settings_b[name]
         if x is not None and y is not None and x != y:
             reasons.append(f"{name} {x!r} vs {y!r}")
+    judges = judge_difference(a.scores, b.scores) if judged_alike else None
+    if judges:
+        reasons.append(judges)
     items_a, items_b = {d["item_id"] for d in a.details}, {d["item_id"] for d in b.details}
     if items_a != items_b:
         reasons.append(
@@ -83,9 +91,9 @@ def find_mismatch(a, b) -> Mismatch:
     return Mismatch(reasons, items_a & items_b, len(items_a - items_b), len(items_b - items_a))
 
 
-def check_or_refuse(a, b, allow_mismatch: bool) -> Mismatch:
+def check_or_refuse(a, b, allow_mismatch: bool, judged_alike: bool = True) -> Mismatch:
     """The mismatch (empty when comparable), or a one-line refusal without ``--allow-mismatch``."""
-    mismatch = find_mismatch(a, b)
+    mismatch = find_mismatch(a, b, judged_alike)
     if mismatch.reasons and not allow_mismatch:
         raise UsageError(
             f"cannot compare {a.folder} with {b.folder}: {'; '.join(mismatch.reasons)} "

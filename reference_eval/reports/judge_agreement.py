@@ -118,7 +118,7 @@ def pair_runs(runs: Sequence[ScoredRun]) -> list[tuple[ScoredRun, ScoredRun]]:
 
 def pair_agreement(a: ScoredRun, b: ScoredRun, resamples: int, seed: int) -> dict[str, Any]:
     """Kappa per category, flips, and each judged score under A and B with the paired t interval of B - A."""
-    mismatch = check_or_refuse(a, b, allow_mismatch=False)
+    mismatch = check_or_refuse(a, b, allow_mismatch=False, judged_alike=False)
     task = a.scores["task"]
     categories = CODIS_CATEGORIES if task == "codis" else COGBENCH_CATEGORIES
     verdicts_a, verdicts_b = verdicts(a), verdicts(b)

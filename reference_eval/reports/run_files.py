@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from cogbench.reference_eval.reports.run_kind import MODE_LABEL, description_mode, judge_identity, judge_name
 from cogbench.reference_eval.reports.run_reader import schema
 from cogbench.reference_eval.run.completeness import coverage_label, run_labels, shown_value
 from cogbench.reference_eval.scoring.analyses import render as render_analyses
@@ -72,8 +73,10 @@ def render_report(scores: dict[str, Any]) -> str:
     parts = [
         f"# {scores['task']} scores: {model}\n",
         f"Dataset `{scores['dataset']}` at `{scores['dataset_revision']}`; predictions `{scores['predictions']}`; "
-        f"judge `{scores['judge']['kind']}{':' + scores['judge']['model'] if scores['judge'].get('model') else ''}`. "
-        "Numbers are % (0-100).\n",
+        f"judge `{judge_name(scores)}`"
+        + (f" ({judge_identity(scores)[2]} parsing)" if judge_identity(scores)[2] else "")
+        + (f"; description mode: {MODE_LABEL[description_mode(scores)]}" if scores["task"] == "description" else "")
+        + ". Numbers are % (0-100).\n",
     ]
     parts += coverage_paragraph(scores)
     if scores["task"] == "description":
