@@ -62,6 +62,8 @@ def parse_json(text: str, where: str) -> Any:
         raise UsageError(f"{where}: not valid JSON ({error.msg}, line {error.lineno} column {error.colno})") from None
     except RecursionError:
         raise UsageError(f"{where}: not usable JSON (nested too deeply)") from None
+    except ValueError as error:  # an integer of thousands of digits: Python refuses to read it
+        raise UsageError(f"{where}: not usable JSON ({str(error).split(';')[0]})") from None
     if "\\u" in text or "\\U" in text:  # only escapes can smuggle a lone surrogate into JSON text
         try:
             json.dumps(value, ensure_ascii=False).encode("utf-8")
