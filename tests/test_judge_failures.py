@@ -168,3 +168,24 @@ def test_a_dripping_judge_is_cut_off_at_judge_timeout(built_release, real_raw_di
     err = capsys.readouterr().err
     assert "judge queries failed (most common: timed out after 2 attempts" in err and elapsed < 40, (elapsed, err)
     assert len(server.chat_requests) == 2 * 4  # two pairs, two questions each, two attempts each
+
+
+def test_a_judge_reply_with_a_lone_surrogate_is_cached_as_u_fffd(
+    built_release, real_raw_dir, tmp_path, openai_server, capsys
+):
+    import sqlite3
+
+    server = openai_server(lambda request: Reply(text=f"{truth_verdict(request)}\n\ud800 (sure)"))
+    out = tmp_path / "run"
+    example = real_raw_dir / "codis" / "output_example.json"
+    assert score(example, built_release, server, out) == 0
+    scores = json.loads((out / "scores.json").read_text())
+    assert scores["complete"] and scores["metrics"]["acc_q"]["overall"] == 100.0
+    with sqlite3.connect(out / "judge_cache.sqlite") as db:
+        replies = {row[0] for row in db.execute("SELECT reply FROM replies")}
+    assert replies == {"right\n\ufffd (sure)"}
+    sent = len(server.chat_requests)
+    assert (
+        score(example, built_release, server, tmp_path / "again", "--judge-cache", str(out / "judge_cache.sqlite")) == 0
+    )
+    assert len(server.chat_requests) == sent  # every answer was kept: the re-run asks nothing

@@ -12,7 +12,9 @@ Used by the LLM judge of ``cogbench score`` and by the OpenAI model backend of
 - 429, 5xx, timeouts and dropped connections are retried with exponential
   backoff plus jitter (the ``Retry-After`` header is honoured when longer);
   other errors (400, 401, 404...) fail at once, since repeating cannot help;
-- token usage is summed over the run.
+- token usage is summed over the run;
+- a reply's lone surrogates become U+FFFD (``schemas.text.replace_lone_surrogates``),
+  so every answer can be stored.
 
 A request that still fails after its retries gives a ``ChatResult`` with
 ``error`` set instead of raising, so one bad item never sinks a run: callers
@@ -47,6 +49,7 @@ from urllib.parse import urlparse
 from cogbench.errors import UsageError
 from cogbench.reference_eval.backends.concurrency import AdaptiveLimit
 from cogbench.reference_eval.backends.deadline import attempt_deadline, bound_each_attempt
+from cogbench.schemas.text import replace_lone_surrogates
 
 API_KEY_VARIABLE = "OPENAI_API_KEY"
 
@@ -302,7 +305,8 @@ def _reply_text(reply: Any) -> str | None:
         content = reply["choices"][0]["message"]["content"]
     except (KeyError, IndexError, TypeError):
         return None
-    return content if isinstance(content, str) else None
+    # A lone surrogate ("\\ud800") cannot be written as UTF-8 to the predictions, the judge cache or details.
+    return replace_lone_surrogates(content) if isinstance(content, str) else None
 
 
 def _token_counts(reply: Any) -> tuple[int, int]:
