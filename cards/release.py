@@ -29,6 +29,7 @@ from cogbench.dataset_builders.croissant import CROISSANT_FILE, render_croissant
 from cogbench.dataset_builders.output import check_replaceable, move_into_place, new_staging, write_marker
 from cogbench.dataset_builders.raw import find_sources
 from cogbench.dataset_builders.read import read_raw, sorted_records
+from cogbench.dataset_builders.writes import write_file
 from cogbench.validation import require_valid, validate, validate_read
 from cogbench.validation.counts import OWN_MANIFEST, auto_expected
 
@@ -83,7 +84,7 @@ def build_release(
         manifest["expected_counts"] = declared_expected(sources, previous)
         manifest["metadata_files"] = [CROISSANT_FILE]
         write_json(staging / MANIFEST_FILE, manifest)
-        (staging / CARD_FILE).write_text(render_card(manifest), encoding="utf-8")
+        write_file(staging / CARD_FILE, render_card(manifest))
         write_json(staging / CROISSANT_FILE, render_croissant(manifest))
         write_marker(staging, manifest["builder_version"], hashed=(MANIFEST_FILE, CARD_FILE, CROISSANT_FILE))
         require_valid(validate(staging, expected=None), f"the built release {out}")

@@ -490,17 +490,21 @@ def run_compare(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
+    from cogbench.dataset_builders.output import check_option_file
+    from cogbench.dataset_builders.writes import write_file
     from cogbench.errors import UsageError
     from cogbench.reference_eval.reports.compare import compare_runs, load_run, render_comparison
 
     if args.json_out and (Path(args.json_out).is_dir() or not Path(args.json_out).parent.is_dir()):
         raise UsageError(f"--json {args.json_out}: give a file name in an existing folder (not a folder)")
+    if args.json_out:
+        check_option_file(Path(args.json_out), "--json")  # never onto a build's manifest.json
     result = compare_runs(
         load_run(args.run_a), load_run(args.run_b), args.resamples, args.seed, args.permutations, args.allow_mismatch
     )
     print(render_comparison(result, args.alpha), end="")
     if args.json_out:
-        Path(args.json_out).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        write_file(Path(args.json_out), json.dumps(result, indent=2) + "\n")
     return 0
 
 

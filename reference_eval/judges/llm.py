@@ -22,6 +22,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
+from cogbench.dataset_builders.writes import refuse_link
 from cogbench.errors import UsageError
 from cogbench.reference_eval.backends.openai_api import ChatClient, ChatSettings, text_message
 
@@ -87,6 +88,8 @@ class VerdictCache:
 
     def __init__(self, path: str | Path):
         Path(path).parent.mkdir(parents=True, exist_ok=True)
+        for name in (str(path), *(f"{path}-{suffix}" for suffix in ("wal", "shm", "journal"))):
+            refuse_link(Path(name))  # sqlite opens them by name, following links
         self._db = sqlite3.connect(str(path))
         try:
             # WAL: a commit per reply without an fsync each; a killed process still keeps every commit.

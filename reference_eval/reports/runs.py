@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from cogbench.dataset_builders.output import claim_output
+from cogbench.dataset_builders.writes import write_file
 from cogbench.errors import UsageError
 from cogbench.reference_eval.reports import charts
 from cogbench.reference_eval.reports.compare import ScoredRun, load_run
@@ -54,6 +55,7 @@ REPORT_FILES = (
     "report.html",
     "leaderboard.csv",
     "*.png",
+    # Temporaries of versions before dataset_builders/writes.py (what a crash of one left is still ours).
     "report.md.partial",
     "report.html.partial",
     "leaderboard.csv.partial",
@@ -419,12 +421,6 @@ def leaderboard_rows(runs: list[ReportRun]) -> list[dict[str, Any]]:
     return rows
 
 
-def _write(path: Path, text: str) -> None:
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(text, encoding="utf-8")
-    partial.replace(path)
-
-
 # Tables fit a 1400 px window (CODIS Table 3 has 13 number columns; tests/test_report_html.py
 # measures it in headless Chromium): compact cells, the interval may break after its comma,
 # headers and the Source column wrap.
@@ -469,7 +465,7 @@ def write_report(paths: Sequence[str], out: Path) -> dict[str, Any]:
     markdown = ["# cogbench report\n", intro + "\n", "## Runs\n", runs_list + "\n"]
     markdown += [render_markdown(t) for t in tables]
     markdown += ["## Charts\n"] + [f"![{caption}]({path.name})\n\n{caption}\n" for path, caption in figures]
-    _write(out / "report.md", "\n".join(markdown))
+    write_file(out / "report.md", "\n".join(markdown))
     body = [f"<h1>cogbench report</h1><p>{html.escape(intro)}</p><h2>Runs</h2><ul>"]
     body += [
         f"<li><b>{html.escape(r.label)}</b>: {html.escape(r.run.scores['model'])}, {html.escape(r.task)}{' (' + r.mode + ')' if r.mode else ''}, "
@@ -485,7 +481,7 @@ def write_report(paths: Sequence[str], out: Path) -> dict[str, Any]:
             f'<figure><img src="data:image/png;base64,{data}" alt="{html.escape(caption)}">'
             f"<figcaption>{html.escape(caption)}</figcaption></figure>"
         )
-    _write(
+    write_file(
         out / "report.html",
         "<!doctype html><html><head><meta charset=utf-8><title>cogbench report</title>"
         f"<style>{HTML_STYLE}</style></head><body>{''.join(body)}</body></html>\n",
@@ -496,7 +492,7 @@ def write_report(paths: Sequence[str], out: Path) -> dict[str, Any]:
     writer = csv.DictWriter(buffer, fieldnames=fields, lineterminator="\n")
     writer.writeheader()
     writer.writerows(rows)
-    _write(out / "leaderboard.csv", buffer.getvalue())
+    write_file(out / "leaderboard.csv", buffer.getvalue())
     return {
         "runs": len(runs),
         "tables": [t.title for t in tables],
