@@ -104,7 +104,11 @@ def add_score_parser(subparsers: argparse._SubParsersAction) -> None:
         default=1.0,
         help="seconds before the first retry; doubles with each retry",
     )
-    parser.add_argument("--judge-cache", help="sqlite file of cached verdicts (default: OUT/judge_cache.sqlite)")
+    parser.add_argument(
+        "--judge-cache",
+        help="sqlite file of cached verdicts, outside any build or other command's folder (another score "
+        "folder's judge_cache.sqlite may be shared) (default: OUT/judge_cache.sqlite)",
+    )
     parser.add_argument("--spacy-model", default="en_core_web_sm", help="spaCy pipeline name or path (nouns)")
     parser.add_argument(
         "--embedder",
