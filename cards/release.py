@@ -30,6 +30,7 @@ from cogbench.dataset_builders.eval_yaml import EVAL_YAML_FILE, eval_yaml_text, 
 from cogbench.dataset_builders.output import check_replaceable, move_into_place, new_staging, write_marker
 from cogbench.dataset_builders.raw import find_sources
 from cogbench.dataset_builders.read import read_raw, sorted_records
+from cogbench.dataset_builders.writes import write_file
 from cogbench.validation import require_valid, validate, validate_read
 from cogbench.validation.counts import OWN_MANIFEST, auto_expected
 
@@ -84,7 +85,7 @@ def build_release(
         manifest["expected_counts"] = declared_expected(sources, previous)
         manifest["metadata_files"] = [CROISSANT_FILE, EVAL_YAML_FILE]
         write_json(staging / MANIFEST_FILE, manifest)
-        (staging / CARD_FILE).write_text(render_card(manifest), encoding="utf-8")
+        write_file(staging / CARD_FILE, render_card(manifest))
         write_json(staging / CROISSANT_FILE, render_croissant(manifest))
         (staging / EVAL_YAML_FILE).write_text(eval_yaml_text(render_eval_yaml(manifest)), encoding="utf-8")
         hashed = (MANIFEST_FILE, CARD_FILE, CROISSANT_FILE, EVAL_YAML_FILE)

@@ -15,12 +15,13 @@ prefix) is not one of ``values``.
 from __future__ import annotations
 
 import argparse
+import errno
 import functools
 import importlib
 import sys
 
 from cogbench import __version__
-from cogbench.errors import EXIT_CODES, CogbenchError, UsageError
+from cogbench.errors import EXIT_CODES, EXIT_USAGE, CogbenchError, UsageError
 
 COMMAND_MODULES = (
     "cogbench.dataset_builders.cli",
@@ -116,6 +117,12 @@ def main(argv: list[str] | None = None) -> int:
     except CogbenchError as error:
         print(f"error: {error}", file=sys.stderr)
         return error.exit_code
+    except OSError as error:
+        if error.errno != errno.ENAMETOOLONG:
+            raise
+        # Any path the user named (an --out, a predictions file whose name makes the default --out).
+        print(f"error: {error.filename}: name too long for the file system; choose a shorter one", file=sys.stderr)
+        return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

@@ -6,6 +6,7 @@ Heavy libraries are imported inside the functions that run a command.
 from __future__ import annotations
 
 import argparse
+import math
 
 from cogbench.reference_eval.tasks.queries import DEFAULT_MAX_NEW_TOKENS
 from cogbench.schemas.features import CONFIGS
@@ -89,12 +90,26 @@ def add_score_parser(subparsers: argparse._SubParsersAction) -> None:
         default=64,
         help="most judge requests in flight; the client adapts below it (429, timeouts, 5xx)",
     )
-    parser.add_argument("--judge-max-attempts", type=int, default=6, help="tries per judge request (429/5xx/timeouts)")
-    parser.add_argument("--judge-timeout", type=float, default=120.0, help="seconds per judge request")
     parser.add_argument(
-        "--judge-backoff", type=float, default=1.0, help="seconds before the first retry; doubles with each retry"
+        "--judge-max-attempts", type=_positive_int, default=6, help="tries per judge request (429/5xx/timeouts)"
     )
-    parser.add_argument("--judge-cache", help="sqlite file of cached verdicts (default: OUT/judge_cache.sqlite)")
+    parser.add_argument(
+        "--judge-timeout",
+        type=_positive_seconds,
+        default=120.0,
+        help="seconds one judge request may take in all (connecting, sending, the whole reply), per attempt",
+    )
+    parser.add_argument(
+        "--judge-backoff",
+        type=_non_negative_seconds,
+        default=1.0,
+        help="seconds before the first retry; doubles with each retry",
+    )
+    parser.add_argument(
+        "--judge-cache",
+        help="sqlite file of cached verdicts, outside any build or other command's folder (another score "
+        "folder's judge_cache.sqlite may be shared) (default: OUT/judge_cache.sqlite)",
+    )
     parser.add_argument("--spacy-model", default="en_core_web_sm", help="spaCy pipeline name or path (nouns)")
     parser.add_argument(
         "--embedder",
@@ -169,7 +184,7 @@ def _add_analysis_options(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--offline-threshold",
-        type=float,
+        type=_finite,
         help="score threshold of rouge (default 0.5) / bertscore (default 0.9); not given by the paper",
     )
     group.add_argument(
@@ -240,7 +255,9 @@ def add_eval_parser(subparsers: argparse._SubParsersAction) -> None:
         + ")",
     )
     parser.add_argument("--device", help="torch device for hf models (default: this rank's GPU, else CPU)")
-    parser.add_argument("--num-workers", type=int, default=2, help="image preprocessing processes (hf)")
+    parser.add_argument(
+        "--num-workers", type=_non_negative_int, default=2, help="image preprocessing processes (hf; 0: in this one)"
+    )
     parser.add_argument(
         "--trust-remote-code",
         action="store_true",
@@ -256,7 +273,12 @@ def add_eval_parser(subparsers: argparse._SubParsersAction) -> None:
         help="most API requests in flight (openai); the client adapts below it (429, timeouts, 5xx)",
     )
     parser.add_argument("--max-attempts", type=_positive_int, default=6, help="tries per API request (openai)")
-    parser.add_argument("--request-timeout", type=float, default=120.0, help="seconds per API request (openai)")
+    parser.add_argument(
+        "--request-timeout",
+        type=_positive_seconds,
+        default=120.0,
+        help="seconds one API request may take in all (connecting, sending, the whole reply), per attempt (openai)",
+    )
     parser.add_argument(
         "--circular",
         action="store_true",
@@ -290,6 +312,43 @@ def _positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text} is not a positive integer")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text} is not 0 or a positive integer")
+    return value
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text} is not a finite number")
+    return value
+
+
+def _positive_seconds(text: str) -> float:
+    """A timeout: 0 would fail every request at once, nan or inf would never end one."""
+    value = _finite(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text} is not a positive number of seconds")
+    return value
+
+
+def _non_negative_seconds(text: str) -> float:
+    value = _finite(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text} is not 0 or a positive number of seconds")
+    return value
+
+
+def _significance(text: str) -> float:
+    """A significance level: nan compares false with every p-value, 0 or 1 and beyond mark none or all."""
+    value = _finite(text)
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not a significance level between 0 and 1 (exclusive)")
     return value
 
 
@@ -428,7 +487,9 @@ def add_compare_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--permutations", type=_positive_int, default=9999, help="random swaps of the permutation test")
     parser.add_argument("--seed", type=int, default=0, help="seed of the resampling (same seed, same result)")
-    parser.add_argument("--alpha", type=float, default=0.05, help="significance level marked with * (default 0.05)")
+    parser.add_argument(
+        "--alpha", type=_significance, default=0.05, help="significance level marked with * (default 0.05)"
+    )
     parser.add_argument(
         "--json", dest="json_out", help="also write the comparison to this JSON file (default: print only)"
     )
@@ -445,12 +506,16 @@ def run_compare(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
+    from cogbench.dataset_builders.output import check_option_file
+    from cogbench.dataset_builders.writes import write_file
     from cogbench.errors import UsageError
     from cogbench.reference_eval.reports.compare import compare_runs, load_run, render_comparison
 
     for option, value in (("--json", args.json_out), ("--chart", args.chart)):
         if value and (Path(value).is_dir() or not Path(value).parent.is_dir()):
             raise UsageError(f"{option} {value}: give a file name in an existing folder (not a folder)")
+        if value:
+            check_option_file(Path(value), option)  # never onto a build's manifest.json or into a run
     if args.judges:
         from cogbench.reference_eval.reports.judge_agreement import agreement_chart, judge_agreement, render_agreement
 
@@ -475,7 +540,7 @@ def run_compare(args: argparse.Namespace) -> int:
         )
         print(render_comparison(result, args.alpha), end="")
     if args.json_out:
-        Path(args.json_out).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        write_file(Path(args.json_out), json.dumps(result, indent=2) + "\n")
     return 0
 
 

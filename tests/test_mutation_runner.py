@@ -113,3 +113,18 @@ def test_a_sampled_run_mutates_copies_only_and_resumes(tmp_path):
     assert (out / "report.txt").read_text().splitlines()[:4] == report.splitlines()[:4]
     with pytest.raises(SystemExit, match="other settings"):
         run.main(["--module", "aggregate", "--sample", "4", "--out", str(out)])
+
+
+def test_an_out_that_is_a_file_is_refused(tmp_path):
+    out = tmp_path / "notes.txt"
+    out.write_text("mine")
+    with pytest.raises(SystemExit, match="exists and is not a folder"):
+        run.main(["--module", "aggregate", "--out", str(out)])
+    assert out.read_text() == "mine"
+
+
+def test_an_out_with_a_damaged_marker_is_refused(tmp_path):
+    (tmp_path / run.MARKER).write_text('{"tool": "cogbench mutation ru')
+    with pytest.raises(SystemExit, match="damaged .*pass another --out"):
+        run.main(["--module", "aggregate", "--out", str(tmp_path)])
+    assert (tmp_path / run.MARKER).read_text() == '{"tool": "cogbench mutation ru'

@@ -144,3 +144,20 @@ def test_every_query_carries_its_own_image_and_a_pair_shares_one_encoding(built_
     assert built[0][0]["content"][0] is built[1][0]["content"][0]
     assert built[1][0]["content"][0] is not built[2][0]["content"][0]
     assert [q.row for q in queries] == [0, 0, 1, 1, 2, 2, 3, 3]
+
+
+def test_a_reply_with_lone_surrogates_is_kept_and_the_run_completes_and_resumes(
+    openai_server, built_release, tmp_path, monkeypatch, capsys
+):
+    """Some servers turn broken UTF-8 into "\\ud800" escapes: each lone surrogate is stored as U+FFFD."""
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    server = openai_server(lambda request: Reply(text="left \ud800 or \udfff right"))
+    out = tmp_path / "run"
+    assert main(_eval_argv(server, built_release, out)) == 0
+    outputs = [p.output for p in read_predictions(out / "predictions.jsonl")]
+    assert outputs == ["left \ufffd or \ufffd right"] * 6  # three rows, two queries each
+    assert "\ufffd" in (out / "predictions.jsonl").read_text(encoding="utf-8")
+    sent = len(server.chat_requests)
+    assert main(_eval_argv(server, built_release, out)) == 0  # resumes: nothing is asked again
+    assert len(server.chat_requests) == sent == 6
+    capsys.readouterr()

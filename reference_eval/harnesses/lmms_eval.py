@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cogbench import __version__
+from cogbench.dataset_builders.writes import write_file
 from cogbench.errors import UsageError
 from cogbench.reference_eval.metrics.recognition import check_models
 from cogbench.reference_eval.tasks.prompts import (
@@ -198,14 +199,11 @@ def export_lmms_eval(
     """
     if not models_checked:  # `cogbench export` checks them before it claims the folder
         check_models(spacy_model, embedder)
-    out.mkdir(parents=True, exist_ok=True)
     written = [out / "utils.py", out / "utils_description.py"]
-    written[0].write_text(UTILS, encoding="utf-8")
-    written[1].write_text(UTILS_DESCRIPTION.format(spacy_model=spacy_model, embedder=embedder), encoding="utf-8")
+    write_file(written[0], UTILS)
+    write_file(written[1], UTILS_DESCRIPTION.format(spacy_model=spacy_model, embedder=embedder))
     for name in exported_tasks(location):
-        path = out / f"{name}.yaml"
-        path.write_text(task_yaml(name, location), encoding="utf-8")
-        written.append(path)
+        written.append(write_file(out / f"{name}.yaml", task_yaml(name, location)))
     readme = README.format(
         version=__version__,
         tasks=",".join(exported_tasks(location)),
@@ -214,6 +212,5 @@ def export_lmms_eval(
         spacy_model=spacy_model,
         embedder=embedder,
     )
-    written.append(out / "README.md")
-    written[-1].write_text(readme, encoding="utf-8")
+    written.append(write_file(out / "README.md", readme))
     return written

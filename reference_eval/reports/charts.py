@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cogbench.dataset_builders.writes import write_with
+
 PUBLISHED_STYLE = {"linestyle": "--", "linewidth": 1.3, "alpha": 0.9, "markersize": 4}
 PUBLISHED_MARKERS = "osD^v"
 RUN_MARKERS = "oXsP^Dv*"  # a run's polygon carries its own marker, so runs drawn on one another stay visible
@@ -142,7 +144,7 @@ def _legend_labels(series: Sequence[Series]) -> list[str]:
 
 def _save(fig, path: Path) -> Path:
     """Write the PNG and free the figure."""
-    fig.savefig(path, dpi=DPI)
+    write_with(path, lambda handle: fig.savefig(handle, dpi=DPI, format="png"))
     _pyplot().close(fig)
     return path
 

@@ -5,10 +5,10 @@ papers': CogBench Tables 2, 3 and 5, CODIS Table 3)."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
+from cogbench.dataset_builders.writes import write_file
 from cogbench.reference_eval.reports.run_kind import MODE_LABEL, description_mode, judge_identity, judge_name
 from cogbench.reference_eval.reports.run_reader import schema
 from cogbench.reference_eval.run.completeness import coverage_label, run_labels, shown_value
@@ -30,10 +30,11 @@ RUN_FILES = (
     "scores.json",
     "details.jsonl",
     "report.md",
+    "judge_cache.sqlite",
+    # Temporaries of versions before dataset_builders/writes.py (what a crash of one left is still ours).
     "scores.json.partial",
     "details.jsonl.partial",
     "report.md.partial",
-    "judge_cache.sqlite",
     "judge_cache.sqlite-*",
 )
 
@@ -42,20 +43,13 @@ def scores_schema() -> dict[str, Any]:
     return schema("scores.schema.json")
 
 
-def _write_atomically(path: Path, text: str) -> None:
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(text, encoding="utf-8")
-    os.replace(partial, path)
-
-
 def write_run(out: Path, scores: dict[str, Any], details: list[dict[str, Any]]) -> None:
     import jsonschema
 
     jsonschema.validate(scores, scores_schema())
-    out.mkdir(parents=True, exist_ok=True)
-    _write_atomically(out / "details.jsonl", "".join(json.dumps(d, ensure_ascii=False) + "\n" for d in details))
-    _write_atomically(out / "report.md", render_report(scores))
-    _write_atomically(out / "scores.json", json.dumps(scores, indent=2, ensure_ascii=False) + "\n")
+    write_file(out / "details.jsonl", "".join(json.dumps(d, ensure_ascii=False) + "\n" for d in details))
+    write_file(out / "report.md", render_report(scores))
+    write_file(out / "scores.json", json.dumps(scores, indent=2, ensure_ascii=False) + "\n")
 
 
 def _cell(value: float | None) -> str:

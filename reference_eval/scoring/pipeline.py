@@ -20,7 +20,7 @@ from typing import Any
 
 from cogbench import __version__
 from cogbench.dataset_builders.load import dataset_revision
-from cogbench.dataset_builders.output import claim_output
+from cogbench.dataset_builders.output import check_option_file, claim_output
 from cogbench.errors import CogbenchError, IncompleteRunError, UsageError
 from cogbench.reference_eval.backends.openai_api import ChatSettings
 from cogbench.reference_eval.formats.harness import harness_provenance
@@ -194,6 +194,8 @@ def _llm_judge(options: ScoreOptions, spec: JudgeSpec) -> LLMJudge | None:
         timeout_seconds=options.judge_timeout,
         backoff_seconds=options.judge_backoff,
     )
+    if options.judge_cache:  # outside any build or output folder, or another score folder's own cache
+        check_option_file(Path(options.judge_cache), "--judge-cache", shared=("score", "judge_cache.sqlite"))
     cache = options.judge_cache or os.path.join(options.out, "judge_cache.sqlite")
     return LLMJudge(settings, cache, options.judge_parsing)
 
