@@ -21,6 +21,7 @@ from typing import Any
 from cogbench.dataset_builders.output import claim_output
 from cogbench.errors import UsageError
 from cogbench.reference_eval.reports import charts
+from cogbench.reference_eval.reports.comparable import report_mismatches
 from cogbench.reference_eval.reports.compare import ScoredRun, load_run
 from cogbench.reference_eval.reports.probe_sections import blind_tables, circular_table, position_bias_chart
 from cogbench.reference_eval.reports.published import (
@@ -67,6 +68,7 @@ class ReportRun:
     run: ScoredRun
     label: str
     mode: str  # description mode from run.json ("" elsewhere, "spontaneous" when not recorded)
+    not_comparable: str = ""  # how it differs from its task's first run (comparable.report_mismatches); never ranked
 
     @property
     def task(self) -> str:
@@ -93,10 +95,12 @@ def _short_model(model: str) -> str:
     return model
 
 
-def load_report_runs(paths: Sequence[str]) -> list[ReportRun]:
+def load_report_runs(paths: Sequence[str], allow_mismatch: bool = False) -> list[ReportRun]:
     runs = [load_run(path) for path in paths]
     if not runs:
         raise UsageError("give at least one run folder")
+    modes = [_mode_of(run) for run in runs]
+    mismatches = report_mismatches(runs, modes, allow_mismatch)
     names = [run.folder.parent.name if run.folder.name == "score" else run.folder.name for run in runs]
     models = [_short_model(run.scores["model"]) for run in runs]
     labels = [model if models.count(model) == 1 else f"{model} · {name}" for model, name in zip(models, names)]
@@ -107,9 +111,20 @@ def load_report_runs(paths: Sequence[str]) -> list[ReportRun]:
         + (" [circular]" if run.scores.get("circular") else "")
         + (" [no image]" if run.scores.get("no_image") else "")
         + "".join(f" [{text}]" for text in run_labels(run.scores))
-        for run, label in zip(runs, labels)
+        + (f" [NOT COMPARABLE: {', '.join(what for what, _ in reasons)}]" if reasons else "")
+        for run, label, reasons in zip(runs, labels, mismatches)
     ]
-    return [ReportRun(run, label, _mode_of(run)) for run, label in zip(runs, labels)]
+    whys = ["; ".join(why for _, why in reasons) for reasons in mismatches]
+    return [ReportRun(*fields) for fields in zip(runs, labels, modes, whys)]
+
+
+def unrank(tables: list[Table], runs: list[ReportRun]) -> None:
+    """A NOT COMPARABLE run's cells are never "best": they keep their text, without a value to rank."""
+    labels = {run.label for run in runs if run.not_comparable}
+    for table in tables:
+        for row in table.rows:
+            if row and row[0].text in labels:
+                row[1:] = [Cell(cell.text) for cell in row[1:]]
 
 
 def _run_cell(metric: dict[str, Any] | None, category: str | None = None) -> Cell:
@@ -400,6 +415,7 @@ def leaderboard_rows(runs: list[ReportRun]) -> list[dict[str, Any]]:
             "prompt_id": run.run.prompt_id or "",
             "items": scores["counts"]["items"],
             "sample": sample_label(scores),
+            "not_comparable": run.not_comparable,
         }
         for name, metric in run.metrics.items():
             row[f"{name}.partial"] = bool(metric.get("partial"))
@@ -440,10 +456,10 @@ figcaption{font-size:13px;color:#444}
 """
 
 
-def write_report(paths: Sequence[str], out: Path) -> dict[str, Any]:
+def write_report(paths: Sequence[str], out: Path, allow_mismatch: bool = False) -> dict[str, Any]:
     """Load the runs, write every file of the report into ``out``; returns what was written."""
     claim_output(out, "report", REPORT_FILES, create=False)
-    runs = load_report_runs(paths)
+    runs = load_report_runs(paths, allow_mismatch)
     for dataset in sorted({run.run.scores["dataset"] for run in runs}):
         if Path(dataset).is_dir():  # a local build the runs were scored on, if still there: checked like `score` does
             verify_build(dataset)
@@ -451,6 +467,7 @@ def write_report(paths: Sequence[str], out: Path) -> dict[str, Any]:
     claim_output(out, "report", REPORT_FILES)
     tables = description_tables(runs, published) + vqa_table(runs, published) + codis_table(runs, published)
     tables += circular_table(runs) + blind_tables(runs)
+    unrank(tables, runs)
     figures = make_charts(runs, published, out)
     intro = (
         f"{len(runs)} run(s). Each run's cell: score [95% interval]; the interval (Korn-Graubard, design effect "
@@ -459,11 +476,13 @@ def write_report(paths: Sequence[str], out: Path) -> dict[str, Any]:
         "PARTIAL (n/N): counted on n of the config's N units, never bold. SAMPLE (x of 251 images): a build that is "
         "not the full release, not comparable with the published rows. Published rows (italic) are the papers' "
         "numbers, without intervals. Bold: best in the column (Human and Oracle rows, published or run, aside). "
-        "Numbers are % (0-100)."
+        "NOT COMPARABLE: scored on another build or generated another way than the first run of its task "
+        "(`--allow-mismatch`), never bold. Numbers are % (0-100)."
     )
     runs_list = "\n".join(
         f"- **{r.label}**: {r.run.scores['model']}, {r.task}{' (' + r.mode + ')' if r.mode else ''}, `{r.run.folder}`, "
         f"dataset {r.run.scores['dataset_revision']}, {r.run.scores['counts']['items']} items"
+        + (f"; **NOT COMPARABLE**: {r.not_comparable}" if r.not_comparable else "")
         for r in runs
     )
     markdown = ["# cogbench report\n", intro + "\n", "## Runs\n", runs_list + "\n"]
@@ -473,7 +492,9 @@ def write_report(paths: Sequence[str], out: Path) -> dict[str, Any]:
     body = [f"<h1>cogbench report</h1><p>{html.escape(intro)}</p><h2>Runs</h2><ul>"]
     body += [
         f"<li><b>{html.escape(r.label)}</b>: {html.escape(r.run.scores['model'])}, {html.escape(r.task)}{' (' + r.mode + ')' if r.mode else ''}, "
-        f"<code>{html.escape(str(r.run.folder))}</code>, {r.run.scores['counts']['items']} items</li>"
+        f"<code>{html.escape(str(r.run.folder))}</code>, {r.run.scores['counts']['items']} items"
+        + (f"; <b>NOT COMPARABLE</b>: {html.escape(r.not_comparable)}" if r.not_comparable else "")
+        + "</li>"
         for r in runs
     ]
     body.append("</ul>")
