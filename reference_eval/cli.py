@@ -559,6 +559,13 @@ def add_report_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("runs", nargs="+", metavar="RUN_DIR", help="score folder or eval run folder")
     parser.add_argument("--out", required=True, help="folder for report.md, report.html, leaderboard.csv and *.png")
+    parser.add_argument(
+        "--allow-mismatch",
+        action="store_true",
+        help="report runs of one task scored on different builds (dataset revision or shards) or generated with "
+        "different settings (prompt, max new tokens, temperature), each labelled NOT COMPARABLE and never ranked "
+        "with the task's first run; without it such runs are refused (exit 2), as `compare` refuses them",
+    )
     parser.set_defaults(func=run_report)
 
 
@@ -567,7 +574,7 @@ def run_report(args: argparse.Namespace) -> int:
 
     from cogbench.reference_eval.reports.runs import write_report
 
-    written = write_report(args.runs, Path(args.out))
+    written = write_report(args.runs, Path(args.out), args.allow_mismatch)
     print(f"{written['runs']} run(s): {', '.join(written['tables'])}")
     for path in written["files"] + written["charts"]:
         print(f"wrote {path}")

@@ -13,6 +13,7 @@ import itertools
 import json
 import math
 import os
+import random
 from pathlib import Path
 
 import matplotlib
@@ -47,6 +48,7 @@ def PNG_DIR(tmp_path: Path) -> Path:
 
 RADAR_AXES = [CATEGORY_LABEL[c] for c in COGBENCH_CATEGORIES]
 VQA_GROUPS = [METRIC_LABEL["accuracy"], METRIC_LABEL["accuracy_official"]]
+METRIC_OF_LABEL = {label: name for name, label in METRIC_LABEL.items()}
 CODIS_GROUPS = [*(CODIS_SHORT[c] for c in CODIS_CATEGORIES), "Overall"]
 
 
@@ -301,6 +303,18 @@ def labelled(drawn: dict, run: str):
     return drawn[key]
 
 
+def swapped_and_repeated(out: Path) -> Path:
+    """30% of the pairs swapped (both queries wrong) and 20% more with query 2's output repeated for query 1
+    (one query wrong, the two outputs equal): Acc_p, Acc_q and context awareness all differ."""
+    swap_pairs(codis_example(), 0.3, 1, out)
+    original, pairs = json.loads(codis_example().read_text()), json.loads(out.read_text())
+    untouched = [i for i, (a, b) in enumerate(zip(original, pairs)) if a["output"] == b["output"]]
+    for i in random.Random(2).sample(untouched, round(0.2 * len(pairs))):
+        pairs[i]["output"]["output_1"] = pairs[i]["output"]["output_2"]
+    out.write_text(json.dumps(pairs))
+    return out
+
+
 @needs_real_data
 def test_report_charts_draw_the_runs_scores(built_release, tmp_path, monkeypatch):
     """`cogbench report` on real runs: each chart's bars and polygons, read back, equal the runs' scores.json."""
@@ -319,20 +333,29 @@ def test_report_charts_draw_the_runs_scores(built_release, tmp_path, monkeypatch
     monkeypatch.setattr(charts, "_save", keep)
     truth, swapped = tmp_path / "truth", tmp_path / "swapped"
     score_codis(built_release, codis_example(), truth, resamples=100)
-    score_codis(built_release, swap_pairs(codis_example(), 0.3, 1, tmp_path / "swapped.json"), swapped, resamples=100)
-    good, poor = vqa_run(built_release, tmp_path, "good", 1), vqa_run(built_release, tmp_path, "poor", 3)
+    score_codis(built_release, swapped_and_repeated(tmp_path / "swapped.json"), swapped, resamples=100)
+    good = vqa_run(built_release, tmp_path, "good", 1)
+    poor = vqa_run(built_release, tmp_path, "poor", 3, "The answer is {}.")  # the first character is never a letter
     assert main(["report", str(truth), str(swapped), str(good), str(poor), "--out", str(tmp_path / "report")]) == 0
     scores = {
         folder.name: json.loads((folder / "scores.json").read_text())["metrics"]
         for folder in (truth, swapped, good, poor)
     }
 
-    vqa = drawn["bars_vqa"]["bars"][0]
-    for run in ("good", "poor"):
-        assert labelled(vqa, run)[1] == pytest.approx(
-            [scores[run]["accuracy"]["overall"], scores[run]["accuracy_official"]["overall"]]
-        )
+    # Each bar stands under the label of the metric whose value it draws: the metric is read from the tick.
+    runs_of = {"bars_vqa": ("good", "poor"), "bars_codis": ("output_example", "swapped")}
+    folder_of = {"good": "good", "poor": "poor", "output_example": "truth", "swapped": "swapped"}
+    for chart, names in runs_of.items():
+        metrics = [METRIC_OF_LABEL[tick] for tick in drawn[chart]["ticks"][0]]
+        assert len(metrics) >= 2
+        for run in names:
+            heights = labelled(drawn[chart]["bars"][0], run)[1]
+            assert heights == pytest.approx([scores[folder_of[run]][m]["overall"] for m in metrics]), (chart, run)
+        # the columns differ, so a bar drawn from another metric's column cannot pass
+        assert len({round(h, 6) for h in labelled(drawn[chart]["bars"][0], names[1])[1]}) == len(metrics), chart
+    assert drawn["bars_vqa"]["ticks"][0] == VQA_GROUPS
     assert scores["poor"]["accuracy"]["overall"] < 50 < scores["good"]["accuracy"]["overall"]  # not all one value
+    assert scores["poor"]["accuracy_official"]["overall"] == 0.0 < scores["poor"]["accuracy"]["overall"]
     radar = drawn["radar_vqa"]["lines"]
     for run in ("good", "poor"):
         expected = [scores[run]["accuracy"]["per_category"][c] for c in COGBENCH_CATEGORIES]

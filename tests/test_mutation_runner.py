@@ -85,6 +85,23 @@ def test_summary_counts_equivalents_apart_and_flags_a_killed_or_stale_entry(tmp_
     assert not mutation_report.summarize(completed[:2] + completed[3:], tmp_path, named[:1], 51.0).passed
 
 
+def test_an_equivalent_outside_a_sample_is_not_sampled_not_stale(tmp_path):
+    """A sampled run that did not draw a named mutant says so; only an entry matching no mutant at all is stale."""
+    (tmp_path / "m.py").write_text("x = 1 > 2\ny = 3 > 4\n")
+    completed = [
+        _completed(1, 6, WorkerOutcome.NORMAL, Outcome.KILLED),
+        _completed(2, 6, WorkerOutcome.SKIPPED, None, run.NOT_SAMPLED),
+    ]
+    op = "core/ReplaceComparisonOperator_Gt_GtE"
+    named = [
+        mutation_report.Equivalent("m.py", op, "y = 3 > 4", "not drawn"),
+        mutation_report.Equivalent("m.py", op, "w = 5 > 6", "the code changed"),
+    ]
+    text = mutation_report.summarize(completed, tmp_path, named, fail_under=100.0).text
+    assert "named as equivalent, not sampled (1): their mutants were outside the random sample" in text
+    assert "matching no mutant (1)" in text and "w = 5 > 6" in text and "y = 3 > 4" not in text
+
+
 def test_an_entry_without_a_reason_is_refused(tmp_path):
     listed = tmp_path / "equivalent.toml"
     listed.write_text('[[equivalent]]\nfile = "m.py"\noperator = "core/AddNot"\nline = "x"\nreason = " "\n')

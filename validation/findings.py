@@ -94,6 +94,11 @@ CHECKS: dict[str, tuple[str, str, str]] = {
         "error",
         "the manifest or card changed after the build (sha256 differs from the build marker's)",
     ),
+    "files.unverified": (
+        "release",
+        "error",
+        "the build marker records no sha256 of the manifest, card or croissant.json (older cogbench or edited marker)",
+    ),
     "manifest.invalid": (
         "release",
         "error",

@@ -81,8 +81,8 @@ def check_files(folder: Path, manifest: dict[str, Any]) -> list[Finding]:
                 "no build marker: this folder was not written by `cogbench build`",
             )
         )
-    found += check_edited(folder, marker)
     expected = build_files(manifest)
+    found += check_edited(folder, marker, expected)
     present = set(folder_files(folder))
     for name in sorted(present - expected):
         found.append(
@@ -133,16 +133,28 @@ def check_files(folder: Path, manifest: dict[str, Any]) -> list[Finding]:
     return found
 
 
-def check_edited(folder: Path, marker: dict[str, Any] | None) -> list[Finding]:
-    """The manifest and card against the sha256 the build marker recorded of them (builds
-    made before the marker held hashes have none to check)."""
-    recorded = (marker or {}).get("sha256")
-    if not isinstance(recorded, dict):
-        return []
+def check_edited(folder: Path, marker: dict[str, Any] | None, expected: set[str]) -> list[Finding]:
+    """The manifest, card and croissant.json (of ``expected``: what the build writes) against the sha256 the
+    build marker recorded of them. A marker without that sha256 (a build by an older cogbench, or a marker
+    edited along with the card) vouches for nothing: an error, as `score` refuses such a build."""
+    if marker is None:
+        return []  # files.missing, reported by the caller
+    recorded = marker.get("sha256") if isinstance(marker.get("sha256"), dict) else {}
     found = []
     for name in (MANIFEST_FILE, CARD_FILE, *METADATA):
         path = folder / name
-        if isinstance(recorded.get(name), str) and path.is_file() and sha256_file(path) != recorded[name]:
+        if name in expected and not isinstance(recorded.get(name), str):
+            found.append(
+                finding(
+                    "files.unverified",
+                    name,
+                    None,
+                    None,
+                    f"the build marker records no sha256 of it (a build by an older cogbench, or an edited "
+                    f"{MARKER_FILE}), so nothing shows it is unchanged since the build; rebuild the folder",
+                )
+            )
+        elif name in expected and path.is_file() and sha256_file(path) != recorded[name]:
             found.append(
                 finding(
                     "files.edited",

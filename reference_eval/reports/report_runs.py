@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from cogbench.errors import UsageError
+from cogbench.reference_eval.reports.comparable import report_mismatches
 from cogbench.reference_eval.reports.compare import ScoredRun, load_run
 from cogbench.reference_eval.reports.run_kind import (
     MIXED,
@@ -30,6 +31,7 @@ class ReportRun:
     run: ScoredRun
     label: str
     mode: str  # description mode from the prompts the run used (run_kind.description_mode); "" for other tasks
+    not_comparable: str = ""  # how it differs from its task's first run (comparable.report_mismatches); never ranked
 
     @property
     def task(self) -> str:
@@ -83,10 +85,12 @@ def named_after_file(run: ScoredRun) -> bool:
     return predictions != "oracle" and run.scores["model"] == Path(predictions).stem
 
 
-def load_report_runs(paths: Sequence[str]) -> list[ReportRun]:
+def load_report_runs(paths: Sequence[str], allow_mismatch: bool = False) -> list[ReportRun]:
     runs = [load_run(path) for path in paths]
     if not runs:
         raise UsageError("give at least one run folder")
+    modes = [description_mode(run.scores, run.run_record) for run in runs]
+    mismatches = report_mismatches(runs, modes, allow_mismatch)
     models = [_short_model(run.scores["model"]) for run in runs]
     labels = list(models)
     for model in {m for m in models if models.count(m) > 1}:  # the same name twice: told apart by their folders
@@ -100,9 +104,11 @@ def load_report_runs(paths: Sequence[str]) -> list[ReportRun]:
         + (" [circular]" if run.scores.get("circular") else "")
         + (" [no image]" if run.scores.get("no_image") else "")
         + "".join(f" [{text}]" for text in run_labels(run.scores))
-        for run, label in zip(runs, labels)
+        + (f" [NOT COMPARABLE: {', '.join(what for what, _ in reasons)}]" if reasons else "")
+        for run, label, reasons in zip(runs, labels, mismatches)
     ]
-    return [ReportRun(run, label, description_mode(run.scores, run.run_record)) for run, label in zip(runs, labels)]
+    whys = ["; ".join(why for _, why in reasons) for reasons in mismatches]
+    return [ReportRun(*fields) for fields in zip(runs, labels, modes, whys)]
 
 
 def run_line(run: ReportRun) -> str:

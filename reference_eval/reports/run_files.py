@@ -11,7 +11,7 @@ from typing import Any
 from cogbench.dataset_builders.writes import write_file
 from cogbench.reference_eval.reports.run_kind import MODE_LABEL, description_mode, judge_identity, judge_name
 from cogbench.reference_eval.reports.run_reader import schema
-from cogbench.reference_eval.run.completeness import coverage_label, run_labels, shown_value
+from cogbench.reference_eval.run.completeness import SCALE_LABEL, coverage_label, run_labels, scale_text, shown_value
 from cogbench.reference_eval.scoring.analyses import render as render_analyses
 from cogbench.schemas.features import CATEGORY_LABEL, CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
@@ -100,7 +100,7 @@ def render_report(scores: dict[str, Any]) -> str:
                         [
                             model,
                             *(_cell(cognition["per_category"].get(c)) for c in COGBENCH_CATEGORIES),
-                            _cell(cognition["overall"]),
+                            _cell(cognition["overall"]) + scale_text(cognition["overall"]),
                         ]
                     ],
                 )
@@ -161,7 +161,9 @@ def render_report(scores: dict[str, Any]) -> str:
         )
     comparison = judge.get("parsing_comparison")
     if comparison:
-        numbers = ", ".join(f"{name} {_cell(value)}" for name, value in comparison["metrics"].items())
+        numbers = ", ".join(
+            f"{name} {_cell(value)}{scale_text(value)}" for name, value in comparison["metrics"].items()
+        )
         parts.append(
             f"Judge replies read with `{judge.get('parsing')}` parsing; `{comparison['mode']}` parsing reads "
             f"{comparison['differing_verdicts']} verdict(s) differently and gives {numbers}.\n"
@@ -191,6 +193,12 @@ def coverage_paragraph(scores: dict[str, Any]) -> list[str]:
         text += (
             "these metrics were counted on a subset of the config, so their overall numbers are left out "
             "of the tables (shown as -): " + "; ".join(partial) + ". "
+        )
+    over = [name for name, m in scores["metrics"].items() if m.get("exceeds_scale")]
+    if over:
+        text += (
+            f"`{'`, `'.join(over)}` {SCALE_LABEL}: official parsing counts a judge verdict `[2]` as 2, as the "
+            "authors' cognition_score.py sums it, so these numbers are not percentages of the CoRs. "
         )
     if any(label.startswith("SAMPLE") for label in labels):
         text += "The dataset build is not the full release the papers score (CogBench Table 1, CODIS Section 3); "

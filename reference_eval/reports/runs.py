@@ -62,6 +62,15 @@ REPORT_FILES = (
 )
 
 
+def unrank(tables: list[Table], runs: list[ReportRun]) -> None:
+    """A NOT COMPARABLE run's cells are never "best": they keep their text, without a value to rank."""
+    labels = {run.label for run in runs if run.not_comparable}
+    for table in tables:
+        for row in table.rows:
+            if row and row[0].text in labels:
+                row[1:] = [Cell(cell.text) for cell in row[1:]]
+
+
 def _run_cell(metric: dict[str, Any] | None, category: str | None = None) -> Cell:
     """A run's value [interval]; a partial metric's cells say PARTIAL (n/N) and never count as best."""
     if metric is None:
@@ -269,6 +278,7 @@ def leaderboard_rows(runs: list[ReportRun]) -> list[dict[str, Any]]:
             "prompt_id": run.run.prompt_id or "",
             "items": scores["counts"]["items"],
             "sample": sample_label(scores),
+            "not_comparable": run.not_comparable,
         }
         for name, metric in run.metrics.items():
             row[f"{name}.partial"] = bool(metric.get("partial"))
@@ -303,10 +313,10 @@ figcaption{font-size:13px;color:#444}
 """
 
 
-def write_report(paths: Sequence[str], out: Path) -> dict[str, Any]:
+def write_report(paths: Sequence[str], out: Path, allow_mismatch: bool = False) -> dict[str, Any]:
     """Load the runs, write every file of the report into ``out``; returns what was written."""
     claim_output(out, "report", REPORT_FILES, create=False)
-    runs = load_report_runs(paths)
+    runs = load_report_runs(paths, allow_mismatch)
     for dataset in sorted({run.run.scores["dataset"] for run in runs}):
         if Path(dataset).is_dir():  # a local build the runs were scored on, if still there: checked like `score` does
             verify_build(dataset)
@@ -314,6 +324,7 @@ def write_report(paths: Sequence[str], out: Path) -> dict[str, Any]:
     claim_output(out, "report", REPORT_FILES)
     tables = description_tables(runs, published) + vqa_table(runs, published) + codis_table(runs, published)
     tables += circular_table(runs) + blind_tables(runs)
+    unrank(tables, runs)
     figures = make_charts(runs, published, out)
     agreement_tables, agreement_figures, agreement_notes = judge_agreement.report_section([r.run for r in runs], out)
     tables += agreement_tables
@@ -325,9 +336,14 @@ def write_report(paths: Sequence[str], out: Path) -> dict[str, Any]:
         "PARTIAL (n/N): counted on n of the config's N units, never bold. SAMPLE (x of 251 images): a build that is "
         "not the full release, not comparable with the published rows. Published rows (italic) are the papers' "
         "numbers, without intervals. Bold: best in the column (Human and Oracle rows, published or run, aside). "
-        "Numbers are % (0-100)."
+        "NOT COMPARABLE: scored on another build or generated another way than the first run of its task "
+        "(`--allow-mismatch`), never bold. Numbers are % (0-100)."
     )
-    runs_list = "\n".join(f"- **{r.label}**: {run_line(r)}, `{r.run.folder}`" for r in runs)
+    runs_list = "\n".join(
+        f"- **{r.label}**: {run_line(r)}, `{r.run.folder}`"
+        + (f"; **NOT COMPARABLE**: {r.not_comparable}" if r.not_comparable else "")
+        for r in runs
+    )
     markdown = [
         "# cogbench report\n",
         intro + "\n",
@@ -340,7 +356,9 @@ def write_report(paths: Sequence[str], out: Path) -> dict[str, Any]:
     write_file(out / "report.md", "\n".join(markdown))
     body = [f"<h1>cogbench report</h1><p>{html.escape(intro)}</p><h2>Runs</h2><ul>"]
     body += [
-        f"<li><b>{html.escape(r.label)}</b>: {html.escape(run_line(r))}, <code>{html.escape(str(r.run.folder))}</code></li>"
+        f"<li><b>{html.escape(r.label)}</b>: {html.escape(run_line(r))}, <code>{html.escape(str(r.run.folder))}</code>"
+        + (f"; <b>NOT COMPARABLE</b>: {html.escape(r.not_comparable)}" if r.not_comparable else "")
+        + "</li>"
         for r in runs
     ]
     body.append("</ul>")

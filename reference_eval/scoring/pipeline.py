@@ -31,7 +31,7 @@ from cogbench.reference_eval.metrics import intervals as metric_intervals
 from cogbench.reference_eval.reports.run_files import RUN_FILES, interval_summary, write_run
 from cogbench.reference_eval.reports.summary import render_summary
 from cogbench.reference_eval.run import provenance
-from cogbench.reference_eval.run.completeness import failure_line, is_complete
+from cogbench.reference_eval.run.completeness import failure_line, is_complete, mark_scale
 from cogbench.reference_eval.scoring import analyses
 from cogbench.reference_eval.tasks.queries import ROTATIONS
 from cogbench.reference_eval.tasks.scorers import SCORERS, score_vqa_circular
@@ -243,6 +243,8 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
     )
     for name, interval in intervals.items():
         result.metrics[name]["interval"] = interval
+    for metric in result.metrics.values():
+        mark_scale(metric)
     scores = {
         "format_version": SCORES_FORMAT_VERSION,
         "task": options.task,
