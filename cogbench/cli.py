@@ -17,7 +17,9 @@ from __future__ import annotations
 import argparse
 import functools
 import importlib
+import shlex
 import sys
+from pathlib import Path
 
 from cogbench import __version__
 from cogbench.errors import EXIT_CODES, CogbenchError, UsageError
@@ -28,6 +30,24 @@ COMMAND_MODULES = (
     "cogbench.validation.cli",
     "cogbench.reference_eval.cli",
     "cogbench.reference_eval.harnesses.cli",
+)
+
+# The modules of the `eval` extra (pyproject.toml), by import name: a command that needs one on the
+# core install says so in one line (tests/test_core_install.py checks this list against pyproject).
+EVAL_EXTRA_MODULES = (
+    "torch",
+    "transformers",
+    "sentence_transformers",
+    "spacy",
+    "openai",
+    "accelerate",
+    "openpyxl",
+    "filelock",
+    "scipy",
+    "matplotlib",
+    "pycocoevalcap",
+    "rouge_score",
+    "bert_score",
 )
 
 EXIT_CODES_HELP = "exit codes: " + "; ".join(f"{code} {meaning}" for code, meaning in EXIT_CODES.items())
@@ -106,13 +126,39 @@ def _all_parsers(parser: argparse.ArgumentParser):
                 yield from _all_parsers(subparser)
 
 
+def eval_extra_command() -> str:
+    """The pip command that adds the `eval` extra to this very install (a source checkout: editable)."""
+    source = Path(__file__).resolve().parents[1]
+    python = shlex.quote(sys.executable)
+    if (source / "pyproject.toml").is_file() and (source / "reference_eval").is_dir():
+        return f"{python} -m pip install -e {shlex.quote(f'{source}[eval]')}"
+    return f"{python} -m pip install 'cogbench-codis[eval]'"
+
+
+def missing_extra(command: str, error: ModuleNotFoundError) -> UsageError | None:
+    """The one-line error for a module of the `eval` extra missing on the core install (None: another module)."""
+    module = (error.name or "").partition(".")[0]
+    if module not in EVAL_EXTRA_MODULES:
+        return None
+    return UsageError(
+        f"`cogbench {command}` needs the eval extra (module {module!r} is not installed); "
+        f"install it with `{eval_extra_command()}`"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         refuse_inapplicable(args, typed_options(parser, argv))
-        return int(args.func(args) or 0)
+        try:
+            return int(args.func(args) or 0)
+        except ModuleNotFoundError as error:
+            extra = missing_extra(args.command, error)
+            if extra is None:
+                raise
+            raise extra from None
     except CogbenchError as error:
         print(f"error: {error}", file=sys.stderr)
         return error.exit_code
