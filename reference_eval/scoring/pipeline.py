@@ -206,14 +206,14 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
     if options.circular and options.task != "vqa":
         raise UsageError("--circular applies to --task vqa")
     options.out = options.out or default_score_dir(options.task, options.predictions)
-    claim_output(Path(options.out), "score", RUN_FILES, create=False)  # refused before any work
+    claim_output(Path(options.out), "score", RUN_FILES, create=False, task=options.task)  # refused before any work
     rows = _dataset_rows(options)
     outputs, source = _outputs_by_id(options, rows)
     # Before any item is scored: a judge model whose weights did not load stops the run here (model_checks).
     offline_model = analyses.load_offline_model(options)
     judge = _llm_judge(options, spec)
     try:
-        claim_output(Path(options.out), "score", RUN_FILES)
+        claim_output(Path(options.out), "score", RUN_FILES, task=options.task)
         result = (score_vqa_circular if options.circular else SCORERS[options.task])(rows, outputs, options, judge)
         extra = analyses.run_analyses(
             options,
