@@ -15,6 +15,7 @@ prefix) is not one of ``values``.
 from __future__ import annotations
 
 import argparse
+import difflib
 import functools
 import importlib
 import shlex
@@ -118,6 +119,37 @@ def refuse_inapplicable(args: argparse.Namespace, typed: set[str]) -> None:
         raise UsageError(f"--{dest.replace('_', '-')} applies only to {wanted}, not to --{attr} {value}")
 
 
+def refuse_unknown_options(parser: argparse.ArgumentParser, argv: list[str]) -> None:
+    """Name an unknown option (``--datset``) before argparse reports only the required one it hides."""
+    if any(arg in ("-h", "--help", "--version") for arg in argv):
+        return  # help shows the real usage (required options unbracketed)
+    actions = [a for p in _all_parsers(parser) for a in p._actions if not isinstance(a, argparse._SubParsersAction)]
+    actions += [group for p in _all_parsers(parser) for group in p._mutually_exclusive_groups]
+    saved = [action.required for action in actions]
+    try:
+        for action in actions:
+            action.required = False
+        namespace, extras = parser.parse_known_args(argv)
+    finally:
+        for action, required in zip(actions, saved):
+            action.required = required
+    unknown = [arg for arg in extras if arg.startswith("-") and arg != "-"]
+    if not unknown:
+        return
+    command = _subparser(parser, getattr(namespace, "command", None)) or parser
+    known = [option for action in command._actions for option in action.option_strings]
+    close = difflib.get_close_matches(unknown[0].split("=", 1)[0], known, n=1)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    command.error(f"unrecognized option{'s' if len(unknown) > 1 else ''}: {' '.join(unknown)}{hint}")
+
+
+def _subparser(parser: argparse.ArgumentParser, name: str | None) -> argparse.ArgumentParser | None:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return action.choices.get(name)
+    return None
+
+
 def _all_parsers(parser: argparse.ArgumentParser):
     yield parser
     for action in parser._actions:
@@ -149,6 +181,7 @@ def missing_extra(command: str, error: ModuleNotFoundError) -> UsageError | None
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
+    refuse_unknown_options(parser, argv)
     args = parser.parse_args(argv)
     try:
         refuse_inapplicable(args, typed_options(parser, argv))
