@@ -173,3 +173,22 @@ def test_default_output_folders_are_in_gitignore():
     ignored = (REPO_ROOT / ".gitignore").read_text().split()
     for folder in ("/dist/", "/runs/", "/raw/", "/exports/", "/report/", "/tasks/"):
         assert folder in ignored or folder.strip("/") + "/" in ignored, folder
+
+
+def test_every_folder_readme_commands_create_is_ignored_by_git():
+    """Issue 32 item 7: `--out`, `--dest`, `--local-dir`, `--output_path` of every README command, and
+    VLMEvalKit's `outputs/`: each top folder is ignored (git check-ignore), as `models/` once was not."""
+    import subprocess
+
+    readme = (REPO_ROOT / "README.md").read_text()
+    blocks = "\n".join(re.findall(r"```bash\n(.*?)```", readme, re.S))
+    made = {
+        path.split("/")[0]
+        for path in re.findall(r"(?:--out|--dest|--local-dir|--output_path|--output-dir)[ =](\S+)", blocks)
+        if not path.startswith(("$", "/", ".", "~")) and path.split("/")[0].isidentifier()
+    }
+    made |= {"outputs"} if "outputs/" in blocks else set()
+    assert {"models", "outputs", "runs", "dist"} <= made, made
+    for folder in sorted(made):
+        shown = subprocess.run(["git", "check-ignore", "-q", f"{folder}/x"], cwd=REPO_ROOT, check=False)
+        assert shown.returncode == 0, f"{folder}/ (made by a README command) is not in .gitignore"
