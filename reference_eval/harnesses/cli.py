@@ -100,11 +100,21 @@ def run_export(args: argparse.Namespace) -> int:
         args.spacy_model, args.embedder = model_reference(args.spacy_model), model_reference(args.embedder)
         check_models(args.spacy_model, args.embedder)
     claim_output(out, "export", EXPORT_FILES)
+    revision = f" --revision {args.revision}" if args.revision else ""
+    dataset = Path(args.dataset).resolve() if Path(args.dataset).exists() else args.dataset  # from any folder
     if args.format == "vlmevalkit":
         path = export_vlmevalkit(vqa, out)
         print(f"wrote {path} ({len(vqa)} questions)")
-        print(f"run: cp {path} $LMUData/ && python run.py --data {DATASET_NAME} --model MODEL   (in VLMEvalKit)")
-        print(f"score: cogbench score --task vqa --dataset {args.dataset} --predictions MODEL_{DATASET_NAME}.xlsx")
+        print(
+            "run (in VLMEvalKit's folder; a template: MODEL is a model name VLMEvalKit knows): "
+            f'cp {path.resolve()} "${{LMUData:?set LMUData to the VLMEvalKit data folder}}/" '
+            f"&& python run.py --data {DATASET_NAME} --model MODEL"
+        )
+        print(
+            "score (a template: MODEL as above, VLMEVALKIT its folder, where it writes outputs/MODEL/MODEL_"
+            f"{DATASET_NAME}.xlsx): cogbench score --task vqa --dataset {dataset}{revision} "
+            f"--predictions VLMEVALKIT/outputs/MODEL/MODEL_{DATASET_NAME}.xlsx --out runs/vqa-vlmevalkit-MODEL"
+        )
         return 0
     location = dataset_location(args.dataset, args.revision, out, args.dataset_path)
     files = export_lmms_eval(
@@ -112,9 +122,13 @@ def run_export(args: argparse.Namespace) -> int:
     )
     print(f"wrote {len(files)} files to {out}: {', '.join(f.name for f in files)}; data: {location.describe()}")
     print(
-        f"run: lmms-eval --include_path {out} --tasks {','.join(exported_tasks(location))} --model MODEL --log_samples --output_path OUT"
+        "run (a template: MODEL and ARGS are your lmms-eval model and its --model_args, OUT a new folder): "
+        f"lmms-eval --include_path {out.resolve()} --tasks {','.join(exported_tasks(location))} --model MODEL "
+        "--model_args ARGS --log_samples --output_path OUT"
     )
     print(
-        f"score: cogbench score --task codis --dataset {args.dataset} --predictions OUT/.../*_samples_cogbench_codis.jsonl"
+        "score (a template: OUT as above; lmms-eval writes OUT/MODEL_DIR/DATE_samples_TASK.jsonl): "
+        f"cogbench score --task codis --dataset {dataset}{revision} "
+        "--predictions OUT/MODEL_DIR/DATE_samples_cogbench_codis.jsonl --out runs/codis-lmms-eval"
     )
     return 0
