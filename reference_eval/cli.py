@@ -465,12 +465,42 @@ def add_report_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run_report)
 
 
+def _skip_unscored(folder) -> bool:
+    """An `eval --no-score` run folder (`report runs/*` meets them): skipped with a note saying how to score it."""
+    import json
+    import shlex
+    import sys
+
+    from cogbench.dataset_builders.output import kind_of
+
+    if kind_of(folder) != "eval" or (folder / "score" / "scores.json").is_file():
+        return False
+    try:
+        run = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+        options = ["--task", run["task"], "--dataset", run["dataset"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        return False  # not a run folder this note can help with: read_run says what is wrong
+    options += ["--circular"] if run.get("circular") else []
+    options += ["--no-image"] if run.get("no_image") else []
+    options += ["--predictions", str(folder / "predictions.jsonl"), "--out", str(folder / "score")]
+    print(
+        f"skipped {folder}: an `eval --no-score` run, not scored yet; score it with "
+        f"`cogbench score {shlex.join(options)}`",
+        file=sys.stderr,
+    )
+    return True
+
+
 def run_report(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from cogbench.errors import UsageError
     from cogbench.reference_eval.reports.runs import write_report
 
-    written = write_report(args.runs, Path(args.out))
+    runs = [path for path in args.runs if not _skip_unscored(Path(path))]
+    if not runs:
+        raise UsageError(f"no scored run among {', '.join(args.runs)}; score them first (commands above)")
+    written = write_report(runs, Path(args.out))
     print(f"{written['runs']} run(s): {', '.join(written['tables'])}")
     for path in written["files"] + written["charts"]:
         print(f"wrote {path}")

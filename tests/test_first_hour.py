@@ -192,3 +192,51 @@ def test_every_folder_readme_commands_create_is_ignored_by_git():
     for folder in sorted(made):
         shown = subprocess.run(["git", "check-ignore", "-q", f"{folder}/x"], cwd=REPO_ROOT, check=False)
         assert shown.returncode == 0, f"{folder}/ (made by a README command) is not in .gitignore"
+
+
+def test_report_skips_an_unscored_eval_run_with_the_command_that_scores_it(
+    openai_server, built_release, tmp_path, monkeypatch, capsys
+):
+    """Issue 32 item 7: `report runs/*` meets `eval --no-score` folders; each is skipped, its note's command runs."""
+    import shlex
+
+    from test_runs_report import vqa_run
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.chdir(tmp_path)
+    server = openai_server(lambda request: Reply(text="A"))
+    argv = ["eval", "--task", "vqa", "--model", "openai:m", "--base-url", server.base_url]
+    assert main([*argv, "--dataset", str(built_release), "--out", "runs/eval-vqa-m", "--no-score"]) == 0
+    vqa_run(built_release, tmp_path / "runs", "score-vqa-other", 2)
+    capsys.readouterr()
+    assert main(["report", "runs/eval-vqa-m", "runs/score-vqa-other", "--out", "report"]) == 0
+    shown = capsys.readouterr()
+    note = re.fullmatch(
+        r"skipped runs/eval-vqa-m: an `eval --no-score` run, not scored yet; score it with `(.*)`\n", shown.err
+    )
+    assert note and shown.out.startswith("1 run(s)"), shown.err
+    assert main(["report", "runs/eval-vqa-m", "--out", "none"]) == 2  # nothing scored: one error line
+    assert capsys.readouterr().err.splitlines()[-1].startswith("error: no scored run among runs/eval-vqa-m")
+    assert main(shlex.split(note.group(1))[1:]) == 0  # the command, as printed
+    capsys.readouterr()
+    assert main(["report", "runs/eval-vqa-m", "runs/score-vqa-other", "--out", "report2"]) == 0
+    again = capsys.readouterr()
+    assert again.out.startswith("2 run(s)") and "skipped" not in again.err
+
+
+def test_readme_report_globs_match_the_default_run_folders():
+    """Issue 32 item 7: every glob README hands `cogbench report` matches a folder `eval` or `score` names by default."""
+    import fnmatch
+
+    from cogbench.reference_eval.run.runner import default_run_dir
+    from cogbench.reference_eval.scoring.pipeline import default_score_dir
+
+    defaults = [default_run_dir(task, "openai:gpt-4o", "spontaneous").as_posix() for task in DEFAULT_MAX_NEW_TOKENS]
+    defaults += [default_score_dir(task, "answers.jsonl") for task in DEFAULT_MAX_NEW_TOKENS]
+    readme = (REPO_ROOT / "README.md").read_text()
+    globs = [
+        arg for line in re.findall(r"^cogbench report (.*?) --out", readme, re.M) for arg in line.split() if "*" in arg
+    ]
+    assert len(globs) >= 3, globs
+    for pattern in globs:
+        assert fnmatch.filter(defaults, pattern), f"README's `cogbench report {pattern}` matches no default run folder"
