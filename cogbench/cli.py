@@ -51,6 +51,13 @@ EVAL_EXTRA_MODULES = (
     "bert_score",
 )
 
+# What an interrupt (Ctrl-C) keeps, said in its one line: the same command goes on from there.
+RESUME = {
+    "eval": "what was generated is saved; run the same command again to resume where it stopped",
+    "score": "judge verdicts so far are cached; run the same command again to resume without asking them again",
+    "fetch-raw": "files already verified are kept; run the same command again to fetch the rest",
+}
+
 EXIT_CODES_HELP = "exit codes: " + "; ".join(f"{code} {meaning}" for code, meaning in EXIT_CODES.items())
 
 
@@ -196,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return error.exit_code
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        print(f"interrupted: {RESUME.get(args.command, 'run the same command again')}", file=sys.stderr)
         return 130
 
 
