@@ -309,7 +309,9 @@ def run_eval_command(args: argparse.Namespace) -> int:
         from cogbench.reference_eval.metrics.recognition import check_models
         from cogbench.reference_eval.scoring.pipeline import ScoreOptions
 
-        check_models(args.spacy_model or ScoreOptions.spacy_model, args.embedder or ScoreOptions.embedder)
+        args.loaded_models = check_models(
+            args.spacy_model or ScoreOptions.spacy_model, args.embedder or ScoreOptions.embedder
+        )
     args.mode = args.mode or "spontaneous"
     out = Path(args.out) if args.out else default_run_dir(args.task, args.model, args.mode, args.no_context)
     if not args.out:  # probes get their own default folder beside the plain run's
@@ -383,6 +385,7 @@ def score_run_folder(args: argparse.Namespace, predictions_path, out) -> int:
     for name in ("spacy_model", "embedder"):
         if getattr(args, name) is not None:
             setattr(options, name, getattr(args, name))
+    options.loaded_models = getattr(args, "loaded_models", None)  # checked before the first query: not loaded again
     scores = run_scoring(options)
     print(render_summary(scores, Path(out)))
     print(f"intervals: {interval_summary(scores)}")

@@ -490,3 +490,19 @@ def test_a_spacy_model_given_as_a_path_is_not_told_to_spacy_download_it(built_re
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and "spacy download ./models/missing" not in error
     assert "give --spacy-model a folder holding a spaCy pipeline" in error
+
+
+def test_eval_description_loads_the_embedder_once(built_release, tmp_path, openai_server, monkeypatch, capsys):
+    """Issue 32 item 8: checked before the first query, then used by the scorer: one load per command."""
+    from cogbench.reference_eval.metrics import recognition
+
+    loads = []
+    real_load = recognition.load_embedder
+    monkeypatch.setattr(recognition, "load_embedder", lambda name: loads.append(name) or real_load(name))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    server = openai_server(lambda request: Reply(text="A kitchen with a table."))
+    argv = ["eval", "--task", "description", "--model", "openai:m", "--base-url", server.base_url]
+    argv += ["--dataset", str(built_release), "--out", str(tmp_path / "run"), "--limit", "2", *model_args()]
+    assert main(argv) == 0, capsys.readouterr().err
+    assert loads == [minilm_path()]
+    assert json.loads((tmp_path / "run" / "score" / "scores.json").read_text())["metrics"]["recognition_micro"]

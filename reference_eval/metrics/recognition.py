@@ -98,16 +98,26 @@ def load_embedder(name_or_path: str):
     return embedder
 
 
-def check_models(spacy_model: str, embedder: str) -> None:
-    """Load the Recognition Score's two models now, through the loaders above, and let them go.
+@dataclass(frozen=True)
+class RecognitionModels:
+    """The Recognition Score's two models, loaded, with the names or paths they were loaded from."""
+
+    spacy_model: str
+    embedder_name: str
+    nlp: Any
+    embedder: Any
+
+
+def check_models(spacy_model: str, embedder: str) -> RecognitionModels:
+    """Load the Recognition Score's two models now, through the loaders above, and return them.
 
     Called before the work that needs them (``eval --task description`` before
     its first query, ``export --format lmms-eval`` before writing, the exported
     task at import), so a missing model fails in the first seconds with the
-    install command, not after every description has been generated.
+    install command, not after every description has been generated. The caller
+    that scores later hands them on, so each is loaded once per command.
     """
-    load_noun_tagger(spacy_model)
-    load_embedder(embedder)
+    return RecognitionModels(spacy_model, embedder, load_noun_tagger(spacy_model), load_embedder(embedder))
 
 
 def normalize_noun(text: str) -> str:
