@@ -240,3 +240,18 @@ def test_readme_report_globs_match_the_default_run_folders():
     assert len(globs) >= 3, globs
     for pattern in globs:
         assert fnmatch.filter(defaults, pattern), f"README's `cogbench report {pattern}` matches no default run folder"
+
+
+def test_compare_tables_name_columns_as_the_papers_do_for_every_task(built_release, tmp_path, capsys):
+    """Issue 32 item 8: VQA columns are CogBench's labels ("Special Time"), not keys ("time"); "Overall" everywhere."""
+    from test_runs_report import vqa_run
+
+    from cogbench.schemas.features import CATEGORY_LABEL
+
+    a, b = vqa_run(built_release, tmp_path, "a", 2), vqa_run(built_release, tmp_path, "b", 3)
+    capsys.readouterr()
+    assert main(["compare", str(a), str(b)]) == 0
+    rows = [line.split(" | ") for line in capsys.readouterr().out.splitlines() if line.startswith("| accuracy ")]
+    columns = {row[1] for row in rows}
+    assert "Overall" in columns and "Special Time" in columns
+    assert columns <= {*CATEGORY_LABEL.values(), "Overall"}, columns
