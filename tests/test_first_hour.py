@@ -255,3 +255,32 @@ def test_compare_tables_name_columns_as_the_papers_do_for_every_task(built_relea
     columns = {row[1] for row in rows}
     assert "Overall" in columns and "Special Time" in columns
     assert columns <= {*CATEGORY_LABEL.values(), "Overall"}, columns
+
+
+def markdown_tables(text: str) -> list[list[list[str]]]:
+    """Every Markdown table of ``text``: its rows (header first, the --- line left out) as cells."""
+    tables, current = [], []
+    for line in [*text.splitlines(), ""]:
+        if line.startswith("|"):
+            cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+            if not all(set(cell) <= {"-"} for cell in cells):
+                current.append(cells)
+        elif current:
+            tables.append(current)
+            current = []
+    return tables
+
+
+def test_a_description_report_has_no_empty_table_or_column(built_release, tmp_path):
+    """Issue 32 item 8: the Recognition Score has no categories, so its interval table has no category columns."""
+    from test_harnesses import model_args
+
+    argv = ["score", "--task", "description", "--dataset", str(built_release), "--oracle", *model_args()]
+    assert main([*argv, "--out", str(tmp_path / "run")]) == 0
+    tables = markdown_tables((tmp_path / "run" / "report.md").read_text())
+    assert len(tables) >= 2
+    for table in tables:
+        header, *rows = table
+        assert rows, f"a table with no row: {header}"
+        for index, name in enumerate(header):
+            assert any(row[index] for row in rows), f"column {name!r} is empty in every row"
