@@ -31,6 +31,7 @@ from cogbench.dataset_builders.output import check_replaceable, move_into_place,
 from cogbench.dataset_builders.raw import find_sources
 from cogbench.dataset_builders.read import read_raw, sorted_records
 from cogbench.dataset_builders.writes import write_file
+from cogbench.errors import UsageError
 from cogbench.validation import require_valid, validate, validate_read
 from cogbench.validation.counts import OWN_MANIFEST, auto_expected
 
@@ -71,6 +72,10 @@ def build_release(
     check_version(version)
     out = Path(out)
     check_replaceable(out)
+    if previous is not None and not (Path(previous) / MANIFEST_FILE).is_file():  # before the raw data is read
+        raise UsageError(
+            f"--previous {previous}: not a cogbench build (no {MANIFEST_FILE}); give the last release's build"
+        )
     sources = find_sources(raw_dir)
     # The release gate (issue 3): the same validators on the input and on the
     # staged output, before anything is moved into place. The raw files are read

@@ -94,8 +94,18 @@ def fetch_source(
         else:
             todo.append((name, entry))
     total = sum(entry["bytes"] for _, entry in todo)
-    with tqdm(total=total, unit="B", unit_scale=True, desc=source, disable=not show_progress or not todo) as progress:
-        for name, entry in todo:
-            url = f"{base_url.rstrip('/')}/{pin['repository']}/{pin['commit']}/{entry['source']}"
-            _download(url, folder / name, entry["sha256"], progress, folder)
+    made: list[Path] = []  # folders this call created: removed again when left empty by a failure
+    try:
+        with tqdm(total=total, unit="B", unit_scale=True, desc=source, disable=not show_progress or not todo) as bar:
+            for name, entry in todo:
+                target = folder / name
+                made += [parent for parent in reversed(target.parents) if not parent.exists()]
+                target.parent.mkdir(parents=True, exist_ok=True)
+                url = f"{base_url.rstrip('/')}/{pin['repository']}/{pin['commit']}/{entry['source']}"
+                _download(url, target, entry["sha256"], bar, folder)
+    except BaseException:
+        for created in reversed(made):
+            if created.is_dir() and not any(created.iterdir()):
+                created.rmdir()
+        raise
     return FetchReport(source=source, folder=folder, downloaded=len(todo), kept=kept)

@@ -251,13 +251,15 @@ def owned(name: str, patterns: tuple[str, ...]) -> bool:
     return any(fnmatch.fnmatchcase(name, p) and name.count("/") == p.count("/") for p in patterns)
 
 
-def claim_output(out: Path, kind: str, owns: tuple[str, ...], create: bool = True) -> None:
+def claim_output(out: Path, kind: str, owns: tuple[str, ...], create: bool = True, task: str | None = None) -> None:
     """Make ``out`` this command's output folder, or refuse it in one line.
 
     ``owns``: glob patterns (posix, relative to ``out``) of every file the command
     writes there. ``out`` must be new, empty, or marked as this kind's output and hold
     nothing else; the marker is written first, so a crash leaves a folder the same
     command may resume into. ``create=False`` only checks (a command's first step).
+    ``task``, when given, is recorded too: the rule is then same command and same task,
+    so a score of one task never silently replaces another's.
     """
     if out.is_symlink() or (out.exists() and not out.is_dir()):
         raise UsageError(f"{out} exists and is not a folder; give a folder as --out")
@@ -276,6 +278,12 @@ def claim_output(out: Path, kind: str, owns: tuple[str, ...], create: bool = Tru
             raise UsageError(
                 f"{out} exists and holds {what}; refusing to write into it: choose another --out or empty it yourself"
             )
+        recorded = (read_output_marker(out) or {}).get("task")
+        if task is not None and recorded is not None and recorded != task:
+            raise UsageError(
+                f"{out} holds the output of `cogbench {kind} --task {recorded}`; refusing to replace it with "
+                f"--task {task}: choose another --out or empty it yourself"
+            )
         mine = (OUTPUT_MARKER, *marker_temporaries, *owns, *map(temporary_pattern, owns))
         refuse_foreign(out, [name for name in folder_files(out) if not owned(name, mine)], f"cogbench {kind}")
         return
@@ -283,6 +291,8 @@ def claim_output(out: Path, kind: str, owns: tuple[str, ...], create: bool = Tru
         return
     out.mkdir(parents=True, exist_ok=True)
     marker = {"builder": MARKER_BUILDER, "format": MARKER_FORMAT, "kind": kind, "files": list(owns)}
+    if task is not None:
+        marker["task"] = task
     write_file(out / OUTPUT_MARKER, json.dumps(marker, indent=2) + "\n")
 
 

@@ -369,7 +369,9 @@ def run_eval_command(args: argparse.Namespace) -> int:
         from cogbench.reference_eval.metrics.recognition import check_models
         from cogbench.reference_eval.scoring.pipeline import ScoreOptions
 
-        check_models(args.spacy_model or ScoreOptions.spacy_model, args.embedder or ScoreOptions.embedder)
+        args.loaded_models = check_models(
+            args.spacy_model or ScoreOptions.spacy_model, args.embedder or ScoreOptions.embedder
+        )
     args.mode = args.mode or "spontaneous"
     out = Path(args.out) if args.out else default_run_dir(args.task, args.model, args.mode, args.no_context)
     if not args.out:  # probes get their own default folder beside the plain run's
@@ -443,6 +445,7 @@ def score_run_folder(args: argparse.Namespace, predictions_path, out) -> int:
     for name in ("spacy_model", "embedder"):
         if getattr(args, name) is not None:
             setattr(options, name, getattr(args, name))
+    options.loaded_models = getattr(args, "loaded_models", None)  # checked before the first query: not loaded again
     scores = run_scoring(options)
     print(render_summary(scores, Path(out)))
     print(f"intervals: {interval_summary(scores)}")
@@ -569,12 +572,42 @@ def add_report_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run_report)
 
 
+def _skip_unscored(folder) -> bool:
+    """An `eval --no-score` run folder (`report runs/*` meets them): skipped with a note saying how to score it."""
+    import json
+    import shlex
+    import sys
+
+    from cogbench.dataset_builders.output import kind_of
+
+    if kind_of(folder) != "eval" or (folder / "score" / "scores.json").is_file():
+        return False
+    try:
+        run = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+        options = ["--task", run["task"], "--dataset", run["dataset"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        return False  # not a run folder this note can help with: read_run says what is wrong
+    options += ["--circular"] if run.get("circular") else []
+    options += ["--no-image"] if run.get("no_image") else []
+    options += ["--predictions", str(folder / "predictions.jsonl"), "--out", str(folder / "score")]
+    print(
+        f"skipped {folder}: an `eval --no-score` run, not scored yet; score it with "
+        f"`cogbench score {shlex.join(options)}`",
+        file=sys.stderr,
+    )
+    return True
+
+
 def run_report(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from cogbench.errors import UsageError
     from cogbench.reference_eval.reports.runs import write_report
 
-    written = write_report(args.runs, Path(args.out), args.allow_mismatch)
+    runs = [path for path in args.runs if not _skip_unscored(Path(path))]
+    if not runs:
+        raise UsageError(f"no scored run among {', '.join(args.runs)}; score them first (commands above)")
+    written = write_report(runs, Path(args.out), args.allow_mismatch)
     print(f"{written['runs']} run(s): {', '.join(written['tables'])}")
     for path in written["files"] + written["charts"]:
         print(f"wrote {path}")

@@ -232,3 +232,30 @@ def numbered_verdicts(verdict, separator: str = " "):
         return Reply(text=separator.join(f"{n}. [{verdict(n)}]" for n in range(1, count + 1)))
 
     return responder
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python tests/openai_server.py --port 8001 --reply right``: a stand-in OpenAI-compatible judge
+    (README "A judge offline"), answering every request with one text until Ctrl-C. Standard library only."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
+    parser.add_argument("--reply", default="right", help="the text of every completion")
+    args = parser.parse_args(argv)
+    server = OpenAIServer(lambda request: Reply(text=args.reply), record=False)
+    if args.port:  # rebind to the asked port
+        server._httpd.server_close()
+        server._httpd = ThreadingHTTPServer(("127.0.0.1", args.port), server._httpd.RequestHandlerClass)
+        server._httpd.daemon_threads = True
+        server._thread = threading.Thread(target=server._httpd.serve_forever, daemon=True)
+    with server:
+        print(f"serving {server.base_url}", flush=True)
+        try:
+            threading.Event().wait()
+        except KeyboardInterrupt:
+            pass
+
+
+if __name__ == "__main__":
+    main()

@@ -55,6 +55,12 @@ def test_fetch_offline_is_a_clear_message(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 1
     assert "Are you offline?" in err and "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []  # no empty codis/ left behind (issue 32 item 7)
+    for argv in (["codis"], []):  # a new --dest, one source or all: no empty folder either
+        assert (
+            main(["fetch-raw", *argv, "--dest", str(tmp_path / "raw"), "--base-url", f"http://127.0.0.1:{port}"]) == 1
+        )
+        assert not (tmp_path / "raw").exists()
 
 
 def test_full_cogbench_explains_the_data_agreement(capsys):

@@ -100,7 +100,7 @@ def _unique(predictions: list[Prediction], path: Path) -> list[Prediction]:
         if prediction.key in seen:
             raise UsageError(
                 f"{locate(str(path), prediction.item_id)}: more than one prediction for this item"
-                + (f" (query {prediction.query})" if prediction.query else "")
+                + (f" (query {prediction.query})" if prediction.query is not None else "")
             )
         seen.add(prediction.key)
     return predictions

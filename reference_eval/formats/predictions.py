@@ -140,7 +140,8 @@ def read_predictions(path: str | os.PathLike, skip_torn_tail: bool = False) -> l
             if prediction.key in seen:
                 raise UsageError(
                     f"{locate(str(path), f'line {line_number}')}: duplicate prediction for item "
-                    f"{prediction.item_id!r} query {prediction.query} (first on line {seen[prediction.key]})"
+                    f"{prediction.item_id!r}{'' if prediction.query is None else f' query {prediction.query}'} "
+                    f"(first on line {seen[prediction.key]})"
                 )
             seen[prediction.key] = line_number
             predictions.append(prediction)

@@ -19,7 +19,7 @@ from cogbench.reference_eval.reports.comparable import Mismatch, check_or_refuse
 from cogbench.reference_eval.reports.run_kind import JUDGED_METRICS, judge_difference, judge_label
 from cogbench.reference_eval.reports.run_reader import ScoredRun, read_run
 from cogbench.reference_eval.run.completeness import coverage_label
-from cogbench.schemas.features import CODIS_CATEGORIES, COGBENCH_CATEGORIES
+from cogbench.schemas.features import CATEGORY_LABEL, CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
 
 def load_run(path: str | Path) -> ScoredRun:
@@ -109,6 +109,11 @@ def _metric_rows(table_a, table_b, seed: int, permutations: int) -> list[dict[st
     return rows
 
 
+def column_label(column: str) -> str:
+    """A column as the papers' tables name it, for every task: "Overall", CogBench's labels, CODIS's names."""
+    return "Overall" if column == "overall" else CATEGORY_LABEL.get(column, column)
+
+
 def render_comparison(result: dict[str, Any], alpha: float = 0.05) -> str:
     """A Markdown table: one row per metric and column, significant differences starred, each row's coverage."""
     shared = f"shared items only ({result['shared_items']})" if result.get("mismatch") else ""
@@ -152,7 +157,7 @@ def render_comparison(result: dict[str, Any], alpha: float = 0.05) -> str:
             ci = f"[{row['interval'][0]:+.1f}, {row['interval'][1]:+.1f}]" if row["interval"] else "n/a (1 image)"
             p = f"{row['p_value']:.4f}" if row["p_value"] is not None else "n/a"
             lines.append(
-                f"| {name} | {row['column']} | {row['a']:.1f} | {row['b']:.1f} | {row['difference']:+.1f}{star} | "
+                f"| {name} | {column_label(row['column'])} | {row['a']:.1f} | {row['b']:.1f} | {row['difference']:+.1f}{star} | "
                 f"{ci} | {p} | {covers} |"
             )
     for name, rows in result["metrics"].items():

@@ -228,6 +228,8 @@ def render_intervals(scores: dict[str, Any]) -> str:
     """The section listing every metric with its 95% interval, overall and per category."""
     settings = scores["intervals"]
     categories = CODIS_CATEGORIES if scores["task"] == "codis" else COGBENCH_CATEGORIES
+    # Only the categories some metric has (the Recognition Score has none): no column empty all the way down.
+    categories = [c for c in categories if any(c in m["per_category"] for m in scores["metrics"].values())]
     header = ["Metric", "Overall", *(CODIS_SHORT.get(c, CATEGORY_LABEL.get(c, c)) for c in categories)]
     rows = []
     for name, metric in scores["metrics"].items():

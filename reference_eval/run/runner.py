@@ -247,8 +247,8 @@ def merge_shards(run_dir: Path, queries: list[Query], allow_missing: bool = Fals
     missing = [q.key for q in queries if q.key not in found]
     if missing and not allow_missing:
         raise CogbenchError(
-            f"{run_dir}: {len(missing)} queries have no prediction yet (first: item {missing[0][0]!r} "
-            f"query {missing[0][1]}); run the same command again to finish them"
+            f"{run_dir}: {len(missing)} queries have no prediction yet (first: item {missing[0][0]!r}"
+            f"{'' if missing[0][1] is None else f' query {missing[0][1]}'}); run the same command again to finish them"
         )
     path = run_dir / "predictions.jsonl"
     return write_file(path, "".join(found[q.key].to_json() + "\n" for q in queries if q.key in found))

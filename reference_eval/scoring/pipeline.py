@@ -28,6 +28,7 @@ from cogbench.reference_eval.formats.official import OfficialIds, read_any_predi
 from cogbench.reference_eval.harnesses.lmms_eval_tasks import task_docs
 from cogbench.reference_eval.judges.llm import JudgeSpec, LLMJudge
 from cogbench.reference_eval.metrics import intervals as metric_intervals
+from cogbench.reference_eval.metrics import recognition
 from cogbench.reference_eval.reports.run_files import RUN_FILES, interval_summary, write_run
 from cogbench.reference_eval.reports.summary import render_summary
 from cogbench.reference_eval.run import provenance
@@ -61,6 +62,9 @@ class ScoreOptions:
     spacy_model: str = "en_core_web_sm"
     embedder: str = "sentence-transformers/all-mpnet-base-v2"
     embed_batch_size: int = 64
+    # The Recognition Score's models already loaded by this command (`eval` checks them first): used
+    # when loaded from spacy_model and embedder, so each is loaded once per command.
+    loaded_models: recognition.RecognitionModels | None = None
     out: str | None = None  # None: runs/score-TASK-PREDICTIONS (default_score_dir)
     allow_partial: bool = False
     allow_failures: bool = False
@@ -208,14 +212,14 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
     if options.circular and options.task != "vqa":
         raise UsageError("--circular applies to --task vqa")
     options.out = options.out or default_score_dir(options.task, options.predictions)
-    claim_output(Path(options.out), "score", RUN_FILES, create=False)  # refused before any work
+    claim_output(Path(options.out), "score", RUN_FILES, create=False, task=options.task)  # refused before any work
     rows = _dataset_rows(options)
     outputs, source = _outputs_by_id(options, rows)
     # Before any item is scored: a judge model whose weights did not load stops the run here (model_checks).
     offline_model = analyses.load_offline_model(options)
     judge = _llm_judge(options, spec)
     try:
-        claim_output(Path(options.out), "score", RUN_FILES)
+        claim_output(Path(options.out), "score", RUN_FILES, task=options.task)
         result = (score_vqa_circular if options.circular else SCORERS[options.task])(rows, outputs, options, judge)
         extra = analyses.run_analyses(
             options,
