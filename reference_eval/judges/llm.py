@@ -145,7 +145,8 @@ class LLMJudge:
 
     def __init__(self, settings: ChatSettings, cache_path: str | Path, parsing: str = "tolerant"):
         self.client = ChatClient(settings)
-        self._cache_path, self._cache = cache_path, None
+        self._cache_path = cache_path
+        self._cache: VerdictCache | None = None
         self.key = f"{settings.model}#{judge_key(settings, parsing)}"
         self.stats = JudgeStats(model=settings.model, cache_key=judge_key(settings, parsing))
 
@@ -166,9 +167,9 @@ class LLMJudge:
         replies: dict[str, JudgeReply] = {}
         to_send: list[str] = []
         for prompt in dict.fromkeys(prompts):
-            cached = self.cache.get(key, prompt)
-            if cached is not None and accept(prompt, cached):
-                replies[prompt] = JudgeReply(cached, cached=True)
+            hit = self.cache.get(key, prompt)
+            if hit is not None and accept(prompt, hit):
+                replies[prompt] = JudgeReply(hit, cached=True)
             else:
                 to_send.append(prompt)
         checks = [partial(accept, prompt) for prompt in to_send]
@@ -186,7 +187,8 @@ class LLMJudge:
             progress.set_postfix(cached=cached, failed=0)
             for index, result in self.client.complete_many([text_message(p) for p in to_send], accept_each=checks):
                 prompt = to_send[index]
-                if result.ok:
+                if result.error is None:  # result.ok
+                    assert result.text is not None  # a reply without an error has its text
                     self.cache.put(key, prompt, result.text)
                 else:
                     failed += 1
