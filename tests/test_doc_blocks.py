@@ -149,7 +149,7 @@ def test_cli_reference_renders_every_command():
         capture_output=True,
         text=True,
         check=True,
-        env=os.environ | {"COLUMNS": "100"},
+        env=os.environ | {"COLUMNS": cli_reference.WIDTH},
     ).stdout
     commands = re.findall(r"(?m)^    ([a-z][a-z-]*)\b", help_text)  # the COMMAND list, as a user reads it
     assert len(commands) >= 10
@@ -159,6 +159,6 @@ def test_cli_reference_renders_every_command():
             capture_output=True,
             text=True,
             check=True,
-            env=os.environ | {"COLUMNS": "100"},
+            env=os.environ | {"COLUMNS": cli_reference.WIDTH},
         ).stdout
         assert f"## cogbench {command}\n\n```text\n{shown.rstrip()}\n```" in page

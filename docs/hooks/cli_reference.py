@@ -11,7 +11,7 @@ import os
 from typing import Any
 
 MARKER = "<!-- cli-reference -->"
-WIDTH = "100"  # argparse wraps help to $COLUMNS: fixed, so the page is the same on every machine
+WIDTH = "80"  # argparse wraps help to $COLUMNS: fixed, so the page is the same on every machine, and fits its column
 
 
 def render() -> str:
