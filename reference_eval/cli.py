@@ -139,12 +139,23 @@ SCORE_ONLY_FOR = {
     "embed_batch_size": DESCRIPTION_ONLY,
     "circular": VQA_ONLY,
 }
+ENGINE_OPTIONS = (
+    "tensor_parallel_size",
+    "data_parallel_size",
+    "max_model_len",
+    "limit_mm_per_prompt",
+    "dtype",
+    "gpu_memory_utilization",
+    "enforce_eager",
+)
 EVAL_ONLY_FOR = {
     "mode": DESCRIPTION_ONLY,
     "spacy_model": DESCRIPTION_ONLY,
     "embedder": DESCRIPTION_ONLY,
     "circular": VQA_ONLY,
-    **dict.fromkeys(("batch_size", "device", "num_workers", "trust_remote_code"), ("model", ("hf",))),
+    **dict.fromkeys(("device", "num_workers"), ("model", ("hf",))),
+    **dict.fromkeys(("batch_size", "trust_remote_code"), ("model", ("hf", "vllm"))),
+    **dict.fromkeys(ENGINE_OPTIONS, ("model", ("vllm",))),
     **dict.fromkeys(("base_url", "concurrency", "max_attempts", "request_timeout"), ("model", ("openai",))),
 }
 
@@ -218,7 +229,8 @@ def add_eval_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--model",
         required=True,
-        help="hf:MODEL_ID_OR_PATH (transformers, local GPU/CPU) or openai:MODEL (OpenAI-compatible API, see --base-url)",
+        help="hf:MODEL_ID_OR_PATH (transformers, local GPU/CPU), openai:MODEL (OpenAI-compatible API, see --base-url) "
+        "or vllm:MODEL_ID_OR_PATH (vLLM's offline engine in this process; needs vllm installed)",
     )
     parser.add_argument(
         "--mode",
@@ -229,7 +241,12 @@ def add_eval_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--out", help="run folder (default: runs/eval-TASK-MODEL); re-use it to resume")
     parser.add_argument("--limit", type=_positive_int, help="only the first N rows of the config (default: all)")
-    parser.add_argument("--batch-size", type=_positive_int, default=16, help="queries per generate() call (hf)")
+    parser.add_argument(
+        "--batch-size",
+        type=_positive_int,
+        default=16,
+        help="queries per generate() call (hf), per LLM.chat call (vllm: answers are saved after each)",
+    )
     parser.add_argument(
         "--max-new-tokens",
         type=_positive_int,
@@ -270,6 +287,7 @@ def add_eval_parser(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="codis: ask each query without its context (CODIS Section 4.2); score with --no-context-predictions",
     )
+    _add_engine_options(parser)
     scoring = parser.add_argument_group("scoring (passed to `cogbench score`)")
     scoring.add_argument("--no-score", action="store_true", help="only generate and export")
     scoring.add_argument("--judge", help="as in `cogbench score --judge` (default: rule for codis, none otherwise)")
@@ -285,6 +303,34 @@ def add_eval_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run_eval_command, only_for=EVAL_ONLY_FOR)
 
 
+def _add_engine_options(parser: argparse.ArgumentParser) -> None:
+    """vllm: engine options, passed to vllm.LLM as they are and recorded in run.json."""
+    engine = parser.add_argument_group("vLLM engine (vllm: models)")
+    engine.add_argument("--tensor-parallel-size", type=_positive_int, default=1, help="GPUs per model copy")
+    engine.add_argument(
+        "--data-parallel-size", type=_positive_int, default=1, help="model copies (where vLLM supports it offline)"
+    )
+    engine.add_argument("--max-model-len", type=_positive_int, help="prompt + answer tokens (default: the model's)")
+    engine.add_argument(
+        "--limit-mm-per-prompt", type=_json_counts, default={"image": 1}, help="JSON, e.g. '{\"image\":1}'"
+    )
+    engine.add_argument("--dtype", default="auto", help="weights and activations (auto, bfloat16, float16, float32)")
+    engine.add_argument("--gpu-memory-utilization", type=float, default=0.9, help="share of GPU memory vLLM may use")
+    engine.add_argument("--enforce-eager", action="store_true", help="no CUDA graphs (faster start, slower decode)")
+
+
+def _json_counts(text: str) -> dict[str, int]:
+    import json
+
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = None
+    if not isinstance(value, dict) or not all(isinstance(v, int) and not isinstance(v, bool) for v in value.values()):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a JSON object of counts, e.g. '{{\"image\":1}}'")
+    return value
+
+
 def _positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -295,6 +341,7 @@ def _positive_int(text: str) -> int:
 def run_eval_command(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from cogbench.reference_eval.backends.vllm_offline import EngineOptions
     from cogbench.reference_eval.run.runner import (
         EvalSettings,
         default_run_dir,
@@ -335,6 +382,10 @@ def run_eval_command(args: argparse.Namespace) -> int:
         circular=args.circular,
         no_image=args.no_image,
         no_context=args.no_context,
+        engine=EngineOptions(
+            trust_remote_code=args.trust_remote_code,
+            **{name: getattr(args, name) for name in ENGINE_OPTIONS},
+        ),
     )
     summary = run_eval(settings)
     if distributed_rank()[0] != 0:

@@ -15,7 +15,9 @@ A run folder holds:
 
 ``run.json`` also notes ``batch_size_after_oom`` when the hf backend had to
 split batches that ran out of memory: a resumed run starts at that size. It
-describes how the run went, not what it is, so it never makes a resume mismatch.
+describes how the run went, not what it is, so it never makes a resume mismatch;
+so does ``vllm_engine``, the ``vllm:`` engine's placement options (tensor and data
+parallel sizes, memory share...) of each session that generated.
 
 Data parallelism: under ``torchrun`` / ``accelerate launch`` each rank takes
 every WORLD_SIZE-th query, writes its own shard, and rank 0 merges after a
@@ -40,6 +42,7 @@ from cogbench.dataset_builders.load import dataset_revision
 from cogbench.dataset_builders.output import OUTPUT_MARKER, claim_output
 from cogbench.errors import CogbenchError, IncompleteRunError, UsageError, locate
 from cogbench.reference_eval.backends import openai_chat as openai_backend
+from cogbench.reference_eval.backends import vllm_offline
 from cogbench.reference_eval.backends.hub import check_hf_model
 from cogbench.reference_eval.backends.openai_api import ChatClient, ChatSettings
 from cogbench.reference_eval.formats.official import OFFICIAL_FILE_NAME, write_official
@@ -58,14 +61,15 @@ from cogbench.reference_eval.tasks.queries import (
 )
 from cogbench.validation.integrity import load_verified
 
-BACKENDS = ("hf", "openai")
+BACKENDS = ("hf", "openai", "vllm")
 OOM_NOTE = "batch_size_after_oom"  # in run.json: the batch size kept after out-of-memory splits
+ENGINE_NOTE = "vllm_engine"  # in run.json: the vllm: placement options of each session that generated
 
 
 @dataclass(frozen=True)
 class EvalSettings:
     task: str
-    model: str  # "hf:MODEL_ID_OR_PATH" or "openai:MODEL"
+    model: str  # "hf:MODEL_ID_OR_PATH", "openai:MODEL" or "vllm:MODEL_ID_OR_PATH"
     dataset: str
     out: Path
     revision: str | None = None
@@ -86,6 +90,7 @@ class EvalSettings:
     no_image: bool = False  # blind baseline: the same prompts without the image
     no_context: bool = False  # codis: ask without the contexts (CODIS Section 4.2)
     progress_seconds: float = LOG_INTERVAL_SECONDS  # without a terminal: a progress line at most this often
+    engine: vllm_offline.EngineOptions = field(default_factory=vllm_offline.EngineOptions)  # vllm: only
 
     @property
     def new_tokens(self) -> int:
@@ -126,7 +131,7 @@ class RunSummary:
 def parse_model_spec(spec: str) -> tuple[str, str]:
     backend, _, name = spec.partition(":")
     if backend not in BACKENDS or not name:
-        raise UsageError(f"--model {spec!r}: expected hf:MODEL_ID_OR_PATH or openai:MODEL")
+        raise UsageError(f"--model {spec!r}: expected hf:MODEL_ID_OR_PATH, openai:MODEL or vllm:MODEL_ID_OR_PATH")
     return backend, name
 
 
@@ -192,7 +197,7 @@ def check_run_record(run_dir: Path, record: dict[str, Any]) -> None:
         except json.JSONDecodeError as error:
             raise CogbenchError(f"{path}: not valid JSON ({error.msg}); remove it or use another --out") from None
         for name in dict.fromkeys([*record, *existing]):
-            if name == OOM_NOTE:
+            if name in (OOM_NOTE, ENGINE_NOTE):
                 continue
             value = record.get(name)
             if existing.get(name) != value:
@@ -226,6 +231,16 @@ def note_batch_cut(run_dir: Path, size: int) -> None:
     record[OOM_NOTE] = size
     _write_run_json(path, record)
     print(f"out of memory: batches split; continuing at batch size {size} (noted in {path})", file=sys.stderr)
+
+
+def note_engine(run_dir: Path, options: dict[str, Any]) -> None:
+    """Add this session's vllm: placement options to ``run.json`` (not compared on resume: they must not change an answer)."""
+    path = run_dir / "run.json"
+    record = json.loads(path.read_text(encoding="utf-8"))
+    sessions = record.get(ENGINE_NOTE) or []
+    if not sessions or sessions[-1] != options:
+        record[ENGINE_NOTE] = [*sessions, options]
+        _write_run_json(path, record)
 
 
 def shard_paths(run_dir: Path) -> list[Path]:
@@ -292,6 +307,22 @@ def _backend(settings: EvalSettings, backend: str, name: str, queries: list[Quer
             return hf_backend.answer_queries(hf_backend.load_model(hf), hf, queries, images, on_cut)
 
         return hf_backend.recorded_settings(hf), start_hf
+    if backend == "vllm":
+        vllm = vllm_offline.VLLMSettings(
+            model=name,
+            max_new_tokens=settings.new_tokens,
+            chunk_size=settings.batch_size,
+            ignore_eos=settings.ignore_eos,
+            engine=settings.engine,
+        )
+
+        def start_vllm(stack: ExitStack) -> Iterator[list[Answer]]:
+            if not queries:
+                return iter(())
+            note_engine(Path(settings.out), vllm_offline.placement(vllm))
+            return vllm_offline.answer_queries(vllm_offline.load_engine(vllm), vllm, queries, images, failures)
+
+        return vllm_offline.recorded_settings(vllm), start_vllm
     api = ChatSettings(
         model=name,
         base_url=settings.base_url,
@@ -332,8 +363,8 @@ def run_eval(settings: EvalSettings) -> RunSummary:
     template, queries = build_queries(
         settings.task, dataset, settings.mode, settings.circular, not settings.no_image, settings.no_context
     )
-    if backend == "hf" and not {q.key for q in rank_queries(queries, rank, world)} <= done_keys(run_dir):
-        check_hf_model(name)  # only when there is something to generate: a finished run re-merges without it
+    if backend in ("hf", "vllm") and not {q.key for q in rank_queries(queries, rank, world)} <= done_keys(run_dir):
+        check_hf_model(name, backend)  # only when there is something to generate: a finished run re-merges without it
     new_folders = [folder for folder in (run_dir, *run_dir.parents) if not folder.exists()]
     claim_output(run_dir, "eval", EVAL_FILES)
     lock = RunLock(run_dir, rank).acquire()
