@@ -7,10 +7,14 @@ Used by the LLM judge of ``cogbench score`` and by the OpenAI model backend of
   is never logged, printed, stored or put into an error message;
 - requests run concurrently, at most ``concurrency`` at a time, fewer while
   the server signals overload (``concurrency.AdaptiveLimit``);
+- each attempt ends ``timeout_seconds`` after it began, however slowly the
+  server sends (``deadline``: httpx's own timeout bounds each read only);
 - 429, 5xx, timeouts and dropped connections are retried with exponential
   backoff plus jitter (the ``Retry-After`` header is honoured when longer);
   other errors (400, 401, 404...) fail at once, since repeating cannot help;
-- token usage is summed over the run.
+- token usage is summed over the run;
+- a reply's lone surrogates become U+FFFD (``schemas.text.replace_lone_surrogates``),
+  so every answer can be stored.
 
 A request that still fails after its retries gives a ``ChatResult`` with
 ``error`` set instead of raising, so one bad item never sinks a run: callers
@@ -44,6 +48,8 @@ from urllib.parse import urlparse
 
 from cogbench.errors import UsageError
 from cogbench.reference_eval.backends.concurrency import AdaptiveLimit
+from cogbench.reference_eval.backends.deadline import attempt_deadline, bound_each_attempt
+from cogbench.schemas.text import replace_lone_surrogates
 
 API_KEY_VARIABLE = "OPENAI_API_KEY"
 
@@ -60,7 +66,7 @@ class ChatSettings:
     max_attempts: int = 6  # first try plus five retries
     backoff_seconds: float = 1.0  # first wait; doubles each retry
     max_backoff_seconds: float = 60.0
-    timeout_seconds: float = 120.0
+    timeout_seconds: float = 120.0  # each whole attempt: connect, send, headers and body
 
 
 @dataclass
@@ -159,11 +165,13 @@ class ChatClient:
         self._sleep = sleep
         # The openai client's own retries are off: ours count every attempt and
         # apply one policy to transport errors and unusable replies alike.
+        # ``timeout_seconds`` bounds each whole attempt (backends/deadline.py), not only each read.
         self._client = openai.OpenAI(
             api_key=api_key_from_environment(),
             base_url=settings.base_url,
             timeout=settings.timeout_seconds,
             max_retries=0,
+            http_client=bound_each_attempt(openai.DefaultHttpxClient()),
         )
 
     def close(self) -> None:
@@ -196,7 +204,9 @@ class ChatClient:
                 }
                 if settings.max_tokens is not None:
                     body["max_tokens"] = settings.max_tokens
-                reply = json.loads(self._client.post("/chat/completions", body=body, cast_to=bytes))
+                with attempt_deadline(settings.timeout_seconds):
+                    raw = self._client.post("/chat/completions", body=body, cast_to=bytes)
+                reply = json.loads(raw)
                 used_prompt, used_completion = _token_counts(reply)
                 prompt_tokens += used_prompt
                 completion_tokens += used_completion
@@ -295,7 +305,8 @@ def _reply_text(reply: Any) -> str | None:
         content = reply["choices"][0]["message"]["content"]
     except (KeyError, IndexError, TypeError):
         return None
-    return content if isinstance(content, str) else None
+    # A lone surrogate ("\\ud800") cannot be written as UTF-8 to the predictions, the judge cache or details.
+    return replace_lone_surrogates(content) if isinstance(content, str) else None
 
 
 def _token_counts(reply: Any) -> tuple[int, int]:
