@@ -128,6 +128,14 @@ def image_part(jpeg_or_png_bytes: bytes, mime_type: str = "image/jpeg") -> dict[
     return {"type": "image_url", "image_url": {"url": f"data:{mime_type};base64,{encoded}"}}
 
 
+def chat_body(settings: ChatSettings, messages: Messages) -> dict[str, Any]:
+    """The exact chat-completions body sent for ``messages``; request files (batch_files) write the same."""
+    body: dict[str, Any] = {"model": settings.model, "messages": messages, "temperature": settings.temperature}
+    if settings.max_tokens is not None:
+        body["max_tokens"] = settings.max_tokens
+    return body
+
+
 def api_key_from_environment() -> str:
     key = os.environ.get(API_KEY_VARIABLE, "")
     if not key:
@@ -189,19 +197,13 @@ class ChatClient:
             self.usage.count_request()
             self.limit.acquire()
             try:
-                body: dict[str, Any] = {
-                    "model": settings.model,
-                    "messages": messages,
-                    "temperature": settings.temperature,
-                }
-                if settings.max_tokens is not None:
-                    body["max_tokens"] = settings.max_tokens
+                body = chat_body(settings, messages)
                 reply = json.loads(self._client.post("/chat/completions", body=body, cast_to=bytes))
-                used_prompt, used_completion = _token_counts(reply)
+                used_prompt, used_completion = token_counts(reply)
                 prompt_tokens += used_prompt
                 completion_tokens += used_completion
                 self.usage.add(used_prompt, used_completion)
-                text = _reply_text(reply)
+                text = reply_text(reply)
                 if text is None:
                     last_error = "reply has no message content"
                 elif accept is not None and not accept(text):
@@ -289,7 +291,7 @@ def _retry_after_seconds(response: Any) -> float | None:
         return None
 
 
-def _reply_text(reply: Any) -> str | None:
+def reply_text(reply: Any) -> str | None:
     """The first choice's message text of a chat completion (parsed JSON), if there is one."""
     try:
         content = reply["choices"][0]["message"]["content"]
@@ -298,7 +300,7 @@ def _reply_text(reply: Any) -> str | None:
     return content if isinstance(content, str) else None
 
 
-def _token_counts(reply: Any) -> tuple[int, int]:
+def token_counts(reply: Any) -> tuple[int, int]:
     """(prompt, completion) tokens a reply reports; zeros where a server reports none."""
     usage = reply.get("usage") if isinstance(reply, dict) else None
     if not isinstance(usage, dict):

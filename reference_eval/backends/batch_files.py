@@ -1,0 +1,222 @@
+"""Request files any engine runs: the OpenAI Batch API's JSONL, written and read back.
+
+Why files: a batch API answers them at a lower price, and vLLM's ``run-batch`` or Ray Data's LLM
+module spreads them over machines; cogbench only writes the queries and matches the answers.
+Each line's ``body`` is ``openai_api.chat_body``, the exact body the online client sends, and its
+``custom_id`` is ``NAME@HASH``: NAME says which item (or judge prompt) it asks, HASH is the sha256
+of that body. A response is taken only for a request this run would send with these settings on
+this dataset; any other is refused by name, before anything is stored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cogbench.dataset_builders.output import claim_output
+from cogbench.errors import CogbenchError, UsageError
+from cogbench.reference_eval.backends.openai_api import ChatSettings, chat_body, reply_text, token_counts
+from cogbench.reference_eval.backends.openai_chat import conversations
+from cogbench.reference_eval.tasks.queries import Answer, Query
+
+URL = "/v1/chat/completions"
+MANIFEST = "manifest.json"
+REQUEST_FILES = (MANIFEST, "requests-*-of-*.jsonl")  # all that a request folder holds besides its marker
+FORMAT = "openai-batch-v1"
+
+
+@dataclass(frozen=True)
+class Request:
+    """One line of a request file."""
+
+    custom_id: str
+    body: dict[str, Any]
+
+    def line(self) -> str:
+        return json.dumps({"custom_id": self.custom_id, "method": "POST", "url": URL, "body": self.body}) + "\n"
+
+
+@dataclass(frozen=True)
+class Response:
+    """One answered line of an output file: ``text`` or ``error``, and where it was read."""
+
+    custom_id: str
+    text: str | None
+    error: str | None
+    where: str  # FILE line N
+    completion_tokens: int = 0
+
+
+def body_hash(body: dict[str, Any]) -> str:
+    """sha256 (16 hex digits) of the body's canonical JSON: the same request, the same hash."""
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
+
+
+def request(name: str, body: dict[str, Any]) -> Request:
+    return Request(f"{name}@{body_hash(body)}", body)
+
+
+def query_name(query: Query) -> str:
+    """``ITEM#QUERY`` (``ITEM`` alone for one query per item): what a model request asks."""
+    return str(query.item_id) if query.query is None else f"{query.item_id}#{query.query}"
+
+
+def query_requests(queries: list[Query], images, settings: ChatSettings) -> Iterator[tuple[Query, Request]]:
+    """Each query with the request the ``openai:`` backend would send for it, built one at a time."""
+    for query, messages in zip(queries, conversations(queries, images), strict=True):
+        yield query, request(query_name(query), chat_body(settings, messages))
+
+
+def write_requests(folder: Path, requests: Iterable[Request], count: int, shards: int, about: dict) -> dict:
+    """Write ``count`` requests as ``shards`` files of equal size (±1) and the manifest; returns the manifest.
+
+    ``about`` (dataset fingerprint, prompt versions, model, settings) goes into the manifest.
+    """
+    if shards < 1:
+        raise UsageError(f"--shards {shards}: give a positive number")
+    claim_output(folder, "requests", REQUEST_FILES)
+    for old in folder.glob("requests-*-of-*.jsonl"):  # a folder re-used for a new request set
+        old.unlink()
+    shards = max(1, min(shards, count))
+    lines = iter(requests)
+    written = []
+    for index in range(shards):
+        size = count // shards + (index < count % shards)
+        path = folder / f"requests-{index + 1:05d}-of-{shards:05d}.jsonl"
+        digest = hashlib.sha256()
+        with path.open("w", encoding="utf-8") as handle:
+            for _ in range(size):
+                line = next(lines).line()
+                digest.update(line.encode("utf-8"))
+                handle.write(line)
+        written.append({"file": path.name, "requests": size, "sha256": digest.hexdigest()})
+    manifest = {"format": FORMAT, "url": URL, **about, "requests": count, "shards": written}
+    (folder / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return manifest
+
+
+def _response_files(paths: Iterable[str]) -> list[Path]:
+    files: list[Path] = []
+    for given in paths:
+        path = Path(given)
+        if path.is_dir():
+            found = sorted(p for p in path.glob("*.jsonl") if p.is_file())
+            if not found:
+                raise UsageError(f"--read-responses {path}: no .jsonl file in this folder")
+            files.extend(found)
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise UsageError(f"--read-responses {path}: no such file or folder")
+    return files
+
+
+def _parse_line(line: str, where: str) -> Response:
+    try:
+        record = json.loads(line)
+    except ValueError:
+        raise CogbenchError(f"{where}: not valid JSON; expected a Batch API output line") from None
+    if not isinstance(record, dict) or not isinstance(record.get("custom_id"), str):
+        raise CogbenchError(f"{where}: no custom_id; expected a Batch API output line")
+    custom_id = record["custom_id"]
+    if "body" in record and "response" not in record:
+        raise CogbenchError(
+            f"{where}: custom_id {custom_id!r} is a request line, not a response; give the output files"
+        )
+    error, response = record.get("error"), record.get("response")
+    if error:
+        message = error.get("message") or error.get("code") if isinstance(error, dict) else error
+        return Response(custom_id, None, f"engine error: {message}", where)
+    if not isinstance(response, dict):
+        return Response(custom_id, None, "no response", where)
+    if response.get("status_code", 200) != 200:
+        return Response(custom_id, None, f"HTTP {response.get('status_code')}", where)
+    body = response.get("body")
+    text = reply_text(body)
+    if text is None:
+        return Response(custom_id, None, "reply has no message content", where)
+    return Response(custom_id, text, None, where, token_counts(body)[1])
+
+
+def read_responses(paths: Iterable[str]) -> dict[str, Response]:
+    """Every response of the files (folders: their ``*.jsonl``), by custom_id, in any order.
+
+    A custom_id answered twice is kept once when the texts agree (an answer beats an error);
+    two different answers are an error naming both.
+    """
+    found: dict[str, Response] = {}
+    for path in _response_files(paths):
+        with path.open(encoding="utf-8") as handle:
+            for number, line in enumerate(handle, 1):
+                if not line.strip():
+                    continue
+                response = _parse_line(line, f"{path} line {number}")
+                before = found.get(response.custom_id)
+                if before is None or (before.error and not response.error):
+                    found[response.custom_id] = response
+                elif before.text is not None and response.text is not None and before.text != response.text:
+                    raise CogbenchError(
+                        f"{response.where}: custom_id {response.custom_id!r} answered twice, differently "
+                        f"(also at {before.where}); keep one of the two files"
+                    )
+    return found
+
+
+def refuse_foreign(responses: dict[str, Response], expected: Iterable[str]) -> None:
+    """Refuse, by name, every response to a request this run would not send."""
+    expected = set(expected)
+    names = {custom_id.rpartition("@")[0] for custom_id in expected}
+    foreign = [r for r in responses.values() if r.custom_id not in expected]
+    if not foreign:
+        return
+    first = foreign[0]
+    name = first.custom_id.rpartition("@")[0]
+    why = (
+        f"was written for other settings or another dataset (this run asks {name} with another request body)"
+        if name in names
+        else "answers a request this run did not write"
+    )
+    more = f" ({len(foreign) - 1} more such response(s))" if len(foreign) > 1 else ""
+    raise CogbenchError(f"{first.where}: custom_id {first.custom_id!r} {why}; refusing it{more}")
+
+
+def write_query_requests(folder: Path, shards: int, queries: list[Query], images, api: ChatSettings, about: dict):
+    """Model queries as request files: each line the body the ``openai:`` backend would send."""
+    requests = (built for _, built in query_requests(queries, images, api))
+    return write_requests(folder, requests, len(queries), shards, about)
+
+
+def answers_from_responses(
+    paths: Iterable[str], queries: list[Query], missing: list[Query], images, api: ChatSettings, failures: list[str]
+) -> Iterator[list[Answer]]:
+    """The answers to ``missing`` found in the output files; every response checked against all ``queries``.
+
+    Reads and checks at once (a foreign response raises here); a query without a usable response
+    adds a line to ``failures`` as the answers are taken (the run is then partial).
+    """
+    responses = read_responses(paths)
+    expected = {built.custom_id: query for query, built in query_requests(queries, images, api)}
+    refuse_foreign(responses, expected)  # here, before the caller writes anything
+    wanted = {query.key for query in missing}
+    return _answers(responses, [(cid, q) for cid, q in expected.items() if q.key in wanted], failures)
+
+
+def _answers(responses: dict[str, Response], wanted: list[tuple[str, Query]], failures: list[str]):
+    batch: list[Answer] = []
+    for custom_id, query in wanted:
+        response = responses.get(custom_id)
+        if response is None or response.error:
+            why = response.error if response else "no response in the files read"
+            failures.append(f"item {query.item_id} query {query.query}: {why}")
+            continue
+        batch.append(Answer(query, response.text.strip(), 0.0, response.completion_tokens or None))
+        if len(batch) == 64:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
