@@ -127,6 +127,7 @@ def add_score_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (same seed, same intervals)")
     _add_analysis_options(parser)
     _add_failure_options(parser)
+    _add_request_file_options(parser, "the judge queries", "no cached verdict answers (--judge openai:MODEL)")
     parser.set_defaults(func=run_score, only_for=SCORE_ONLY_FOR)
 
 
@@ -138,6 +139,7 @@ SCORE_ONLY_FOR = {
     "embedder": DESCRIPTION_ONLY,
     "embed_batch_size": DESCRIPTION_ONLY,
     "circular": VQA_ONLY,
+    **dict.fromkeys(("write_requests", "read_responses"), ("judge", ("openai",))),
 }
 EVAL_ONLY_FOR = {
     "mode": DESCRIPTION_ONLY,

@@ -12,14 +12,13 @@ from __future__ import annotations
 import hashlib
 import json
 import shlex
-import urllib.request
 from pathlib import Path
 
 from cogbench.cli import main
 from cogbench.dataset_builders.output import OUTPUT_MARKER
 from cogbench.reference_eval.formats.predictions import read_predictions
 
-from openai_server import Reply
+from openai_server import Reply, answer_as_engine, request_lines
 
 
 def _argv(dataset, out, *extra):
@@ -47,26 +46,6 @@ def _answer(request):
     return Reply(text=f"answer to: {request.prompt_text[-30:]}", completion_tokens=5)
 
 
-def _request_lines(folder: Path) -> list[dict]:
-    return [json.loads(line) for path in sorted(folder.glob("requests-*.jsonl")) for line in path.open()]
-
-
-def _batch_output(server, requests: list[dict], path: Path) -> Path:
-    """Post each request's body to the server, as an engine does; write Batch API output lines."""
-    with path.open("w") as handle:
-        for number, line in enumerate(requests):
-            assert line["method"] == "POST" and line["url"] == "/v1/chat/completions"
-            http = urllib.request.Request(
-                server.base_url + "/chat/completions",
-                data=json.dumps(line["body"]).encode(),
-                headers={"Content-Type": "application/json", "Authorization": "Bearer x"},
-            )
-            body = json.loads(urllib.request.urlopen(http).read())
-            response = {"status_code": 200, "request_id": f"req-{number}", "body": body}
-            handle.write(json.dumps({"id": f"b-{number}", "custom_id": line["custom_id"], "response": response}) + "\n")
-    return path
-
-
 def _outputs(run: Path) -> list[tuple]:
     return [(p.key, p.output) for p in read_predictions(run / "predictions.jsonl")]
 
@@ -89,14 +68,14 @@ def test_request_files_hold_the_online_bodies_and_read_back_to_the_online_answer
     manifest = json.loads((requests / "manifest.json").read_text())
     assert [s["sha256"] for s in manifest["shards"]] == [hashlib.sha256(p.read_bytes()).hexdigest() for p in shards]
     assert manifest["run"]["prompt_sha256"] and manifest["run"]["dataset_revision"]
-    lines = _request_lines(requests)
+    lines = request_lines(requests)
     assert {json.dumps(line["body"], sort_keys=True) for line in lines} == sent  # the exact online bodies
     assert all(line["body"]["messages"][0]["content"][0]["image_url"]["url"].startswith("data:") for line in lines)
     assert len({line["custom_id"] for line in lines}) == 6
 
     # Two output files, each in reverse order, given in reverse order.
-    first = _batch_output(server, lines[:3][::-1], tmp_path / "out-a.jsonl")
-    second = _batch_output(server, lines[3:][::-1], tmp_path / "out-b.jsonl")
+    first = answer_as_engine(server, lines[:3][::-1], tmp_path / "out-a.jsonl")
+    second = answer_as_engine(server, lines[3:][::-1], tmp_path / "out-b.jsonl")
     assert main(_argv(built_release, tmp_path / "batch", "--read-responses", str(second), str(first))) == 0
     assert "6 generated now" in capsys.readouterr().out
     assert _outputs(tmp_path / "batch") == _outputs(online)
@@ -110,8 +89,8 @@ def test_missing_and_failed_responses_leave_the_run_partial_with_a_command_for_e
     server = openai_server(_answer)
     run = tmp_path / "run"
     assert main(_argv(built_release, run, "--write-requests", str(tmp_path / "requests"))) == 0
-    lines = _request_lines(tmp_path / "requests")
-    outputs = _batch_output(server, lines, tmp_path / "out.jsonl").read_text().splitlines()
+    lines = request_lines(tmp_path / "requests")
+    outputs = answer_as_engine(server, lines, tmp_path / "out.jsonl").read_text().splitlines()
     failed = json.loads(outputs[1])
     failed.update(response=None, error={"code": "server_error", "message": "engine died"})
     kept = [outputs[0], json.dumps(failed), *outputs[3:]]  # lines[2] has no response at all
@@ -124,10 +103,10 @@ def test_missing_and_failed_responses_leave_the_run_partial_with_a_command_for_e
     command = shlex.split(error.split("write requests for exactly the missing ones with: ")[1].split(", or pass")[0])
     assert command[:2] == ["cogbench", "eval"]
     assert main(command[1:]) == 0
-    missing = _request_lines(Path(command[command.index("--write-requests") + 1]))
+    missing = request_lines(Path(command[command.index("--write-requests") + 1]))
     assert [line["custom_id"] for line in missing] == [lines[1]["custom_id"], lines[2]["custom_id"]]
 
-    rest = _batch_output(server, missing, tmp_path / "rest.jsonl")
+    rest = answer_as_engine(server, missing, tmp_path / "rest.jsonl")
     assert main(_argv(built_release, run, "--read-responses", str(rest))) == 0
     assert "4 already done, 2 generated now" in capsys.readouterr().out
     online = tmp_path / "online"
@@ -141,18 +120,18 @@ def test_foreign_other_settings_and_disagreeing_duplicates_are_refused_by_name(
     monkeypatch.setenv("OPENAI_API_KEY", "x")
     server = openai_server(_answer)
     assert main(_argv(built_release, tmp_path / "r", "--write-requests", str(tmp_path / "requests"))) == 0
-    good = _batch_output(server, _request_lines(tmp_path / "requests"), tmp_path / "good.jsonl")
+    good = answer_as_engine(server, request_lines(tmp_path / "requests"), tmp_path / "good.jsonl")
     other = tmp_path / "other-requests"
     argv = _argv(built_release, tmp_path / "r", "--write-requests", str(other))
     argv[argv.index("64")] = "32"  # other settings: another max_tokens in the body
     assert main(argv) == 0
-    other_line = _batch_output(server, _request_lines(other)[:1], tmp_path / "other.jsonl")
+    other_line = answer_as_engine(server, request_lines(other)[:1], tmp_path / "other.jsonl")
     capsys.readouterr()
 
     run = tmp_path / "run"
     assert main(_argv(built_release, run, "--read-responses", str(good), str(other_line))) == 1
     error = capsys.readouterr().err.strip()
-    custom_id = _request_lines(other)[0]["custom_id"]
+    custom_id = request_lines(other)[0]["custom_id"]
     assert error == (
         f"error: {other_line} line 1: custom_id {custom_id!r} was written for other settings or another dataset "
         f"(this run asks {custom_id.rpartition('@')[0]} with another request body); refusing it"
