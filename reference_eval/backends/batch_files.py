@@ -5,23 +5,22 @@ module spreads them over machines; cogbench only writes the queries and matches 
 Each line's ``body`` is ``openai_api.chat_body``, the exact body the online client sends, and its
 ``custom_id`` is ``NAME@HASH``: NAME says which item (or judge prompt) it asks, HASH is the sha256
 of that body. A response is taken only for a request this run would send with these settings on
-this dataset; any other is refused by name, before anything is stored.
+this dataset; any other is refused by name, before anything is stored. The model queries' requests
+are ``openai_chat``'s, the judge's ``judges.llm``'s; this module imports neither ``datasets`` nor ``openai``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from cogbench.dataset_builders.output import claim_output
 from cogbench.errors import CogbenchError, UsageError
-from cogbench.reference_eval.backends.openai_api import ChatSettings, chat_body, reply_text, token_counts
-from cogbench.reference_eval.backends.openai_chat import conversations
-from cogbench.reference_eval.tasks.queries import Answer, Query
+from cogbench.reference_eval.backends.openai_api import reply_text, token_counts
 
 URL = "/v1/chat/completions"
 MANIFEST = "manifest.json"
@@ -59,17 +58,6 @@ def body_hash(body: dict[str, Any]) -> str:
 
 def request(name: str, body: dict[str, Any]) -> Request:
     return Request(f"{name}@{body_hash(body)}", body)
-
-
-def query_name(query: Query) -> str:
-    """``ITEM#QUERY`` (``ITEM`` alone for one query per item): what a model request asks."""
-    return str(query.item_id) if query.query is None else f"{query.item_id}#{query.query}"
-
-
-def query_requests(queries: list[Query], images, settings: ChatSettings) -> Iterator[tuple[Query, Request]]:
-    """Each query with the request the ``openai:`` backend would send for it, built one at a time."""
-    for query, messages in zip(queries, conversations(queries, images), strict=True):
-        yield query, request(query_name(query), chat_body(settings, messages))
 
 
 def write_requests(folder: Path, requests: Iterable[Request], count: int, shards: int, about: dict) -> dict:
@@ -183,40 +171,3 @@ def refuse_foreign(responses: dict[str, Response], expected: Iterable[str]) -> N
     )
     more = f" ({len(foreign) - 1} more such response(s))" if len(foreign) > 1 else ""
     raise CogbenchError(f"{first.where}: custom_id {first.custom_id!r} {why}; refusing it{more}")
-
-
-def write_query_requests(folder: Path, shards: int, queries: list[Query], images, api: ChatSettings, about: dict):
-    """Model queries as request files: each line the body the ``openai:`` backend would send."""
-    requests = (built for _, built in query_requests(queries, images, api))
-    return write_requests(folder, requests, len(queries), shards, about)
-
-
-def answers_from_responses(
-    paths: Iterable[str], queries: list[Query], missing: list[Query], images, api: ChatSettings, failures: list[str]
-) -> Iterator[list[Answer]]:
-    """The answers to ``missing`` found in the output files; every response checked against all ``queries``.
-
-    Reads and checks at once (a foreign response raises here); a query without a usable response
-    adds a line to ``failures`` as the answers are taken (the run is then partial).
-    """
-    responses = read_responses(paths)
-    expected = {built.custom_id: query for query, built in query_requests(queries, images, api)}
-    refuse_foreign(responses, expected)  # here, before the caller writes anything
-    wanted = {query.key for query in missing}
-    return _answers(responses, [(cid, q) for cid, q in expected.items() if q.key in wanted], failures)
-
-
-def _answers(responses: dict[str, Response], wanted: list[tuple[str, Query]], failures: list[str]):
-    batch: list[Answer] = []
-    for custom_id, query in wanted:
-        response = responses.get(custom_id)
-        if response is None or response.error:
-            why = response.error if response else "no response in the files read"
-            failures.append(f"item {query.item_id} query {query.query}: {why}")
-            continue
-        batch.append(Answer(query, response.text.strip(), 0.0, response.completion_tokens or None))
-        if len(batch) == 64:
-            yield batch
-            batch = []
-    if batch:
-        yield batch

@@ -9,7 +9,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from cogbench.reference_eval.backends import batch_files
 from cogbench.reference_eval.backends import openai_chat as openai_backend
 from cogbench.reference_eval.run.runner import (
     EvalSettings,
@@ -42,15 +41,16 @@ def write_eval_requests(settings: EvalSettings) -> dict[str, Any]:
         "queries_total": len(queries),
     }
     folder = Path(settings.write_requests)
-    return batch_files.write_query_requests(folder, settings.shards, missing, undecoded_images(dataset), api, about)
+    return openai_backend.write_query_requests(folder, settings.shards, missing, undecoded_images(dataset), api, about)
 
 
 def written_lines(manifest: dict[str, Any], folder: Path) -> list[str]:
     """What the command prints after writing: counts, files, and how to read the answers back."""
-    shards = manifest["shards"]
+    shards, done = manifest["shards"], manifest["requests"] < manifest["queries_total"]
     return [
-        f"requests: {manifest['requests']} of {manifest['queries_total']} queries written (the others are answered in "
-        f"{manifest['run_folder']}), in {len(shards)} shard(s) of {_sizes(shards)} requests",
+        f"requests: {manifest['requests']} of {manifest['queries_total']} queries written"
+        + (f" (the others are answered in {manifest['run_folder']})" if done else "")
+        + f", in {len(shards)} shard(s) of {_sizes(shards)} requests",
         f"folder: {folder} (manifest.json lists each shard's sha256)",
         "next: run each shard (a batch API, vllm run-batch, Ray Data; README 'Request files'), then the same "
         "command with --read-responses OUTPUT_FILES_OR_FOLDERS instead of --write-requests",

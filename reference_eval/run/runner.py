@@ -40,7 +40,6 @@ from typing import Any
 from cogbench.dataset_builders.load import dataset_revision
 from cogbench.dataset_builders.output import OUTPUT_MARKER, claim_output
 from cogbench.errors import CogbenchError, IncompleteRunError, UsageError, locate
-from cogbench.reference_eval.backends import batch_files
 from cogbench.reference_eval.backends import openai_chat as openai_backend
 from cogbench.reference_eval.backends.hub import check_hf_model
 from cogbench.reference_eval.backends.openai_api import ChatClient, ChatSettings
@@ -419,7 +418,7 @@ def _generate(settings, backend, name, dataset, template, queries, summary: RunS
         def start(stack: ExitStack) -> Iterator[list[Answer]]:
             ours = rank_queries(queries, rank, world)
             api = chat_settings(settings, name)
-            return batch_files.answers_from_responses(settings.read_responses, ours, mine, images, api, failures)
+            return openai_backend.answers_from_responses(settings.read_responses, ours, mine, images, api, failures)
 
     check_run_record(run_dir, run_record(settings, template, generation))
     summary.resumed = sum(1 for q in queries if q.key in all_done)
