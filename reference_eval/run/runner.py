@@ -17,6 +17,10 @@ A run folder holds:
 split batches that ran out of memory: a resumed run starts at that size. It
 describes how the run went, not what it is, so it never makes a resume mismatch.
 
+Request files (``backends/batch_files``): with ``read_responses`` the answers come from Batch
+API output files instead of an endpoint, into the same folder and ``run.json`` as an ``openai:``
+run; ``run/request_files`` writes the requests of what the folder still lacks.
+
 Data parallelism: under ``torchrun`` / ``accelerate launch`` each rank takes
 every WORLD_SIZE-th query, writes its own shard, and rank 0 merges after a
 barrier. Nothing here imports torch unless a run needs it.
