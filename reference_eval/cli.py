@@ -305,7 +305,8 @@ def _add_request_file_options(parser: argparse.ArgumentParser, what: str, which:
         "--read-responses",
         nargs="+",
         metavar="FILE_OR_DIR",
-        help="take the answers from Batch API / vllm run-batch output files (folders: their *.jsonl), any order "
+        help="take the answers from Batch API / vllm run-batch / Ray Data output files (folders: their *.jsonl, *.json), "
+        "any order "
         "(default: from the model)",
     )
     group.add_argument("--shards", type=_positive_int, default=1, help="with --write-requests: files of equal size")

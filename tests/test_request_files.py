@@ -73,10 +73,11 @@ def test_request_files_hold_the_online_bodies_and_read_back_to_the_online_answer
     assert all(line["body"]["messages"][0]["content"][0]["image_url"]["url"].startswith("data:") for line in lines)
     assert len({line["custom_id"] for line in lines}) == 6
 
-    # Two output files, each in reverse order, given in reverse order.
-    first = answer_as_engine(server, lines[:3][::-1], tmp_path / "out-a.jsonl")
-    second = answer_as_engine(server, lines[3:][::-1], tmp_path / "out-b.jsonl")
-    assert main(_argv(built_release, tmp_path / "batch", "--read-responses", str(second), str(first))) == 0
+    # Two output files, each in reverse order, in one folder: a run-batch name and a Ray Data one (*.json).
+    (tmp_path / "outputs").mkdir()
+    answer_as_engine(server, lines[:3][::-1], tmp_path / "outputs" / "b.jsonl")
+    answer_as_engine(server, lines[3:][::-1], tmp_path / "outputs" / "a_000000_000000.json")
+    assert main(_argv(built_release, tmp_path / "batch", "--read-responses", str(tmp_path / "outputs"))) == 0
     assert "6 generated now" in capsys.readouterr().out
     assert _outputs(tmp_path / "batch") == _outputs(online)
     assert json.loads((tmp_path / "batch" / "run.json").read_text()) == json.loads((online / "run.json").read_text())

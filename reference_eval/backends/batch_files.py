@@ -93,9 +93,12 @@ def _response_files(paths: Iterable[str]) -> list[Path]:
     for given in paths:
         path = Path(given)
         if path.is_dir():
-            found = sorted(p for p in path.glob("*.jsonl") if p.is_file())
+            # Ray Data's write_json names its JSON-lines files *.json.
+            found = sorted(
+                p for p in path.iterdir() if p.is_file() and p.suffix in (".jsonl", ".json") and p.name != MANIFEST
+            )
             if not found:
-                raise UsageError(f"--read-responses {path}: no .jsonl file in this folder")
+                raise UsageError(f"--read-responses {path}: no .jsonl or .json file in this folder")
             files.extend(found)
         elif path.is_file():
             files.append(path)
@@ -132,7 +135,7 @@ def _parse_line(line: str, where: str) -> Response:
 
 
 def read_responses(paths: Iterable[str]) -> dict[str, Response]:
-    """Every response of the files (folders: their ``*.jsonl``), by custom_id, in any order.
+    """Every response of the files (folders: their ``*.jsonl`` and ``*.json``), by custom_id, in any order.
 
     A custom_id answered twice is kept once when the texts agree (an answer beats an error);
     two different answers are an error naming both.
