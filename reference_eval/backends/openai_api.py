@@ -7,10 +7,14 @@ Used by the LLM judge of ``cogbench score`` and by the OpenAI model backend of
   is never logged, printed, stored or put into an error message;
 - requests run concurrently, at most ``concurrency`` at a time, fewer while
   the server signals overload (``concurrency.AdaptiveLimit``);
+- each attempt ends ``timeout_seconds`` after it began, however slowly the
+  server sends (``deadline``: httpx's own timeout bounds each read only);
 - 429, 5xx, timeouts and dropped connections are retried with exponential
   backoff plus jitter (the ``Retry-After`` header is honoured when longer);
   other errors (400, 401, 404...) fail at once, since repeating cannot help;
-- token usage is summed over the run.
+- token usage is summed over the run;
+- a reply's lone surrogates become U+FFFD (``schemas.text.replace_lone_surrogates``),
+  so every answer can be stored.
 
 A request that still fails after its retries gives a ``ChatResult`` with
 ``error`` set instead of raising, so one bad item never sinks a run: callers
@@ -41,6 +45,8 @@ from urllib.parse import urlparse
 
 from cogbench.errors import UsageError
 from cogbench.reference_eval.backends.concurrency import AdaptiveLimit
+from cogbench.reference_eval.backends.deadline import attempt_deadline, bound_each_attempt
+from cogbench.schemas.text import replace_lone_surrogates
 
 API_KEY_VARIABLE = "OPENAI_API_KEY"
 OPENAI_BASE_URL = "https://api.openai.com/v1"
@@ -58,7 +64,7 @@ class ChatSettings:
     max_attempts: int = 6  # first try plus five retries
     backoff_seconds: float = 1.0  # first wait; doubles each retry
     max_backoff_seconds: float = 60.0
-    timeout_seconds: float = 120.0
+    timeout_seconds: float = 120.0  # each whole attempt: connect, send, headers and body
 
 
 @dataclass
@@ -167,14 +173,17 @@ class ChatClient:
         # errors and unusable replies alike. A pool as large as the ceiling keeps connections open.
         pool = max(1, settings.concurrency)
         base_url = (settings.base_url or OPENAI_BASE_URL).rstrip("/") + "/"
-        self._client = httpx.Client(
-            base_url=base_url,
-            # No TLS context for a plain-http endpoint (a local server): loading the CA bundle costs
-            # ~0.1 s and is never used, since requests go only to base_url and redirects are not followed.
-            verify=urlparse(base_url).scheme == "https",
-            headers={"Authorization": f"Bearer {api_key_from_environment()}", "Content-Type": "application/json"},
-            timeout=settings.timeout_seconds,
-            limits=httpx.Limits(max_connections=pool, max_keepalive_connections=pool),
+        # ``timeout_seconds`` bounds each whole attempt (backends/deadline.py), not only each read.
+        self._client = bound_each_attempt(
+            httpx.Client(
+                base_url=base_url,
+                # No TLS context for a plain-http endpoint (a local server): loading the CA bundle costs
+                # ~0.1 s and is never used, since requests go only to base_url and redirects are not followed.
+                verify=urlparse(base_url).scheme == "https",
+                headers={"Authorization": f"Bearer {api_key_from_environment()}", "Content-Type": "application/json"},
+                timeout=settings.timeout_seconds,
+                limits=httpx.Limits(max_connections=pool, max_keepalive_connections=pool),
+            )
         )
 
     def close(self) -> None:
@@ -200,7 +209,8 @@ class ChatClient:
             self.usage.count_request()
             self.limit.acquire()
             try:
-                response = self._client.post("chat/completions", content=json.dumps(chat_body(settings, messages)))
+                with attempt_deadline(settings.timeout_seconds):
+                    response = self._client.post("chat/completions", content=json.dumps(chat_body(settings, messages)))
                 if response.status_code >= 400:
                     raise _StatusError(response)
                 reply = json.loads(response.content)
@@ -310,7 +320,8 @@ def reply_text(reply: Any) -> str | None:
         content = reply["choices"][0]["message"]["content"]
     except (KeyError, IndexError, TypeError):
         return None
-    return content if isinstance(content, str) else None
+    # A lone surrogate ("\\ud800") cannot be written as UTF-8 to the predictions, the judge cache or details.
+    return replace_lone_surrogates(content) if isinstance(content, str) else None
 
 
 def token_counts(reply: Any) -> tuple[int, int]:

@@ -68,7 +68,7 @@ def answer_queries(client: ChatClient, queries: list[Query], images, failures: l
     for index, result in client.complete_many(conversations(queries, images)):
         query = queries[index]
         if not result.ok:
-            failures.append(f"item {query.item_id} query {query.query}: {result.error}")
+            failures.append(f"{query.name}: {result.error}")
             continue
         # Requests overlap, so a query's own latency is not its cost; record the run's mean.
         completed += 1

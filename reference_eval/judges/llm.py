@@ -22,6 +22,7 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
+from cogbench.dataset_builders.writes import refuse_link
 from cogbench.errors import UsageError
 from cogbench.reference_eval.backends.batch_files import Request, Response, request
 from cogbench.reference_eval.backends.openai_api import ChatClient, ChatSettings, chat_body, text_message
@@ -88,16 +89,25 @@ class VerdictCache:
 
     def __init__(self, path: str | Path):
         Path(path).parent.mkdir(parents=True, exist_ok=True)
+        for name in (str(path), *(f"{path}-{suffix}" for suffix in ("wal", "shm", "journal"))):
+            refuse_link(Path(name))  # sqlite opens them by name, following links
         self._db = sqlite3.connect(str(path))
-        # WAL: a commit per reply without an fsync each; a killed process still keeps every commit.
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS replies ("
-            " model TEXT NOT NULL, prompt_sha256 TEXT NOT NULL, reply TEXT NOT NULL, created REAL NOT NULL,"
-            " PRIMARY KEY (model, prompt_sha256))"
-        )
-        self._db.commit()
+        try:
+            # WAL: a commit per reply without an fsync each; a killed process still keeps every commit.
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS replies ("
+                " model TEXT NOT NULL, prompt_sha256 TEXT NOT NULL, reply TEXT NOT NULL, created REAL NOT NULL,"
+                " PRIMARY KEY (model, prompt_sha256))"
+            )
+            self._db.execute("SELECT model, prompt_sha256, reply, created FROM replies LIMIT 1").fetchall()
+            self._db.commit()
+        except sqlite3.DatabaseError as error:  # not SQLite, damaged, or another program's table
+            self._db.close()
+            raise UsageError(
+                f"{path}: not a judge cache cogbench can use ({error}); give another --judge-cache or remove it"
+            ) from None
         self._last_commit = time.monotonic()
 
     @staticmethod

@@ -43,6 +43,7 @@ from typing import Any
 
 from cogbench.dataset_builders.load import dataset_revision
 from cogbench.dataset_builders.output import OUTPUT_MARKER, claim_output
+from cogbench.dataset_builders.writes import write_file
 from cogbench.errors import CogbenchError, IncompleteRunError, UsageError, locate
 from cogbench.reference_eval.backends import openai_chat as openai_backend
 from cogbench.reference_eval.backends.hub import check_hf_model
@@ -210,14 +211,11 @@ def check_run_record(run_dir: Path, record: dict[str, Any]) -> None:
                     f"{existing.get(name)!r}; use another --out to keep both"
                 )
         return
-    run_dir.mkdir(parents=True, exist_ok=True)
     _write_run_json(path, record)
 
 
 def _write_run_json(path: Path, record: dict[str, Any]) -> None:
-    temporary = path.with_name(f"run.json.{os.getpid()}.tmp")
-    temporary.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(temporary, path)
+    write_file(path, json.dumps(record, indent=2, sort_keys=True) + "\n")
 
 
 def _recorded_oom_batch_size(run_dir: Path) -> int | None:
@@ -258,15 +256,11 @@ def merge_shards(run_dir: Path, queries: list[Query], allow_missing: bool = Fals
     missing = [q.key for q in queries if q.key not in found]
     if missing and not allow_missing:
         raise CogbenchError(
-            f"{run_dir}: {len(missing)} queries have no prediction yet (first: item {missing[0][0]!r} "
-            f"query {missing[0][1]}); run the same command again to finish them"
+            f"{run_dir}: {len(missing)} queries have no prediction yet (first: item {missing[0][0]!r}"
+            f"{'' if missing[0][1] is None else f' query {missing[0][1]}'}); run the same command again to finish them"
         )
     path = run_dir / "predictions.jsonl"
-    temporary = path.with_name("predictions.jsonl.tmp")
-    with temporary.open("w", encoding="utf-8") as handle:
-        handle.writelines(found[q.key].to_json() + "\n" for q in queries if q.key in found)
-    os.replace(temporary, path)
-    return path
+    return write_file(path, "".join(found[q.key].to_json() + "\n" for q in queries if q.key in found))
 
 
 def _backend(settings: EvalSettings, backend: str, name: str, queries: list[Query], images, failures: list[str]):
@@ -426,7 +420,7 @@ def _generate(settings, backend, name, dataset, template, queries, summary: RunS
 
     check_run_record(run_dir, run_record(settings, template, generation))
     summary.resumed = sum(1 for q in queries if q.key in all_done)
-    with ExitStack() as stack, PredictionWriter(run_dir / "shards" / f"rank-{rank}.jsonl") as writer:
+    with ExitStack() as stack, PredictionWriter(run_dir / "shards" / f"rank-{rank}.jsonl", run_dir) as writer:
         loading = time.perf_counter()
         answers = start(stack)
         summary.setup_seconds = time.perf_counter() - loading

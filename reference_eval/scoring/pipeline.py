@@ -21,7 +21,7 @@ from typing import Any
 
 from cogbench import __version__
 from cogbench.dataset_builders.load import dataset_revision
-from cogbench.dataset_builders.output import claim_output
+from cogbench.dataset_builders.output import check_option_file, claim_output
 from cogbench.errors import CogbenchError, IncompleteRunError, UsageError
 from cogbench.reference_eval.backends import batch_files
 from cogbench.reference_eval.backends.openai_api import ChatSettings
@@ -30,10 +30,11 @@ from cogbench.reference_eval.formats.official import OfficialIds, read_any_predi
 from cogbench.reference_eval.harnesses.lmms_eval_tasks import task_docs
 from cogbench.reference_eval.judges.llm import JudgeSpec, LLMJudge
 from cogbench.reference_eval.metrics import intervals as metric_intervals
+from cogbench.reference_eval.metrics import recognition
 from cogbench.reference_eval.reports.run_files import RUN_FILES, interval_summary, write_run
 from cogbench.reference_eval.reports.summary import render_summary
 from cogbench.reference_eval.run import provenance
-from cogbench.reference_eval.run.completeness import failure_line, is_complete
+from cogbench.reference_eval.run.completeness import failure_line, is_complete, mark_scale
 from cogbench.reference_eval.scoring import analyses
 from cogbench.reference_eval.tasks.queries import ROTATIONS
 from cogbench.reference_eval.tasks.scorers import SCORERS, score_vqa_circular
@@ -63,6 +64,9 @@ class ScoreOptions:
     spacy_model: str = "en_core_web_sm"
     embedder: str = "sentence-transformers/all-mpnet-base-v2"
     embed_batch_size: int = 64
+    # The Recognition Score's models already loaded by this command (`eval` checks them first): used
+    # when loaded from spacy_model and embedder, so each is loaded once per command.
+    loaded_models: recognition.RecognitionModels | None = None
     out: str | None = None  # None: runs/score-TASK-PREDICTIONS (default_score_dir)
     allow_partial: bool = False
     allow_failures: bool = False
@@ -211,6 +215,8 @@ def _llm_judge(options: ScoreOptions, spec: JudgeSpec) -> LLMJudge | None:
         timeout_seconds=options.judge_timeout,
         backoff_seconds=options.judge_backoff,
     )
+    if options.judge_cache:  # outside any build or output folder, or another score folder's own cache
+        check_option_file(Path(options.judge_cache), "--judge-cache", shared=("score", "judge_cache.sqlite"))
     responses = batch_files.read_responses(options.read_responses) if options.read_responses else None
     return LLMJudge(settings, _cache_path(options), options.judge_parsing, bool(options.write_requests), responses)
 
@@ -264,14 +270,14 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
     if options.circular and options.task != "vqa":
         raise UsageError("--circular applies to --task vqa")
     options.out = options.out or default_score_dir(options.task, options.predictions)
-    claim_output(Path(options.out), "score", RUN_FILES, create=False)  # refused before any work
+    claim_output(Path(options.out), "score", RUN_FILES, create=False, task=options.task)  # refused before any work
     rows = _dataset_rows(options)
     outputs, source = _outputs_by_id(options, rows)
     # Before any item is scored: a judge model whose weights did not load stops the run here (model_checks).
     offline_model = analyses.load_offline_model(options)
     judge = _llm_judge(options, spec)
     try:
-        claim_output(Path(options.out), "score", RUN_FILES)
+        claim_output(Path(options.out), "score", RUN_FILES, task=options.task)
         result = (score_vqa_circular if options.circular else SCORERS[options.task])(rows, outputs, options, judge)
         extra = analyses.run_analyses(
             options,
@@ -303,6 +309,8 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
     )
     for name, interval in intervals.items():
         result.metrics[name]["interval"] = interval
+    for metric in result.metrics.values():
+        mark_scale(metric)
     scores = {
         "format_version": SCORES_FORMAT_VERSION,
         "task": options.task,
@@ -335,6 +343,7 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
         ),
         **({"harness": source["harness"]} if source.get("harness") else {}),
         "thresholds": provenance.thresholds(options.task),
+        "answers_sha256": provenance.answers_sha256(outputs),
     }
     if extra:
         scores["analyses"] = extra
