@@ -107,7 +107,12 @@ def run_build(args: argparse.Namespace) -> int:
     if args.repo_id:
         print(f"publish: cogbench publish {result.out} --repo-id {args.repo_id} --version {version} --dry-run")
     else:
-        print("to publish it, build with --repo-id ORG/NAME (the Hub repo the card tells users to load from)")
+        again = f"cogbench build --raw-dir {raw_dir} --out {result.out} --version {version}"
+        again += f" --previous {args.previous}" if args.previous else ""
+        print(
+            "to publish it, build again naming the Hub repo the card tells users to load from "
+            f"(a template: put your repo for ORG/NAME): {again} --repo-id ORG/NAME"
+        )
     return 0
 
 

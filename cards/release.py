@@ -26,9 +26,12 @@ from cogbench.dataset_builders.build import (
     write_json,
 )
 from cogbench.dataset_builders.croissant import CROISSANT_FILE, render_croissant
+from cogbench.dataset_builders.eval_yaml import EVAL_YAML_FILE, eval_yaml_text, render_eval_yaml
 from cogbench.dataset_builders.output import check_replaceable, move_into_place, new_staging, write_marker
 from cogbench.dataset_builders.raw import find_sources
 from cogbench.dataset_builders.read import read_raw, sorted_records
+from cogbench.dataset_builders.writes import write_file
+from cogbench.errors import UsageError
 from cogbench.validation import require_valid, validate, validate_read
 from cogbench.validation.counts import OWN_MANIFEST, auto_expected
 
@@ -69,6 +72,10 @@ def build_release(
     check_version(version)
     out = Path(out)
     check_replaceable(out)
+    if previous is not None and not (Path(previous) / MANIFEST_FILE).is_file():  # before the raw data is read
+        raise UsageError(
+            f"--previous {previous}: not a cogbench build (no {MANIFEST_FILE}); give the last release's build"
+        )
     sources = find_sources(raw_dir)
     # The release gate (issue 3): the same validators on the input and on the
     # staged output, before anything is moved into place. The raw files are read
@@ -81,11 +88,13 @@ def build_release(
         manifest = write_dataset(staging, version, sources, records, max_shard_bytes, repo_id)
         manifest["changelog"] = changelog_entries(manifest, previous, staging)
         manifest["expected_counts"] = declared_expected(sources, previous)
-        manifest["metadata_files"] = [CROISSANT_FILE]
+        manifest["metadata_files"] = [CROISSANT_FILE, EVAL_YAML_FILE]
         write_json(staging / MANIFEST_FILE, manifest)
-        (staging / CARD_FILE).write_text(render_card(manifest), encoding="utf-8")
+        write_file(staging / CARD_FILE, render_card(manifest))
         write_json(staging / CROISSANT_FILE, render_croissant(manifest))
-        write_marker(staging, manifest["builder_version"], hashed=(MANIFEST_FILE, CARD_FILE, CROISSANT_FILE))
+        (staging / EVAL_YAML_FILE).write_text(eval_yaml_text(render_eval_yaml(manifest)), encoding="utf-8")
+        hashed = (MANIFEST_FILE, CARD_FILE, CROISSANT_FILE, EVAL_YAML_FILE)
+        write_marker(staging, manifest["builder_version"], hashed=hashed)
         require_valid(validate(staging, expected=None), f"the built release {out}")
         move_into_place(staging, out)
     except BaseException:

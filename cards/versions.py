@@ -23,6 +23,7 @@ from typing import Any
 import yaml
 
 from cogbench.dataset_builders.build import SEMVER, load_manifest
+from cogbench.dataset_builders.raw import build_command
 from cogbench.errors import UsageError
 
 BUMPS = ("patch", "minor", "major")
@@ -135,7 +136,7 @@ def check_version(diff: ReleaseDiff, version: str) -> None:
         )
         raise UsageError(
             f"version {version} is too small: the changes since {diff.old_version} need a {diff.bump.upper()} bump "
-            f"({reasons}); rebuild with --version {diff.minimum_version} (or higher)"
+            f"({reasons}); run the same command with --version {diff.minimum_version} (or higher)"
         )
 
 
@@ -226,8 +227,11 @@ def format_diff(diff: ReleaseDiff, old: Path, new: Path) -> str:
         lines.append(f"{needed}; {new} is v{diff.new_version}, which meets it: proposed version {diff.new_version}")
     else:
         lines.append(f"{needed} -> proposed version {diff.proposed_version}")
+        repo_id = load_manifest(new).get("repo_id")
+        repo_option = ("--repo-id", repo_id) if repo_id else ()
         lines.append(
-            f"warning: {new} is labelled v{diff.new_version}, too small; rebuild it with --version {diff.proposed_version}"
+            f"warning: {new} is labelled v{diff.new_version}, too small; rebuild it: "
+            f"`{build_command(new, '--previous', str(old), '--version', diff.proposed_version, *repo_option)}`"
         )
     return "\n".join(lines)
 

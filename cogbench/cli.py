@@ -15,12 +15,16 @@ prefix) is not one of ``values``.
 from __future__ import annotations
 
 import argparse
+import difflib
+import errno
 import functools
 import importlib
+import shlex
 import sys
+from pathlib import Path
 
 from cogbench import __version__
-from cogbench.errors import EXIT_CODES, CogbenchError, UsageError
+from cogbench.errors import EXIT_CODES, EXIT_USAGE, CogbenchError, UsageError
 
 COMMAND_MODULES = (
     "cogbench.dataset_builders.cli",
@@ -29,6 +33,31 @@ COMMAND_MODULES = (
     "cogbench.reference_eval.cli",
     "cogbench.reference_eval.harnesses.cli",
 )
+
+# The modules of the `eval` extra (pyproject.toml), by import name: a command that needs one on the
+# core install says so in one line (tests/test_core_install.py checks this list against pyproject).
+EVAL_EXTRA_MODULES = (
+    "torch",
+    "transformers",
+    "sentence_transformers",
+    "spacy",
+    "httpx",
+    "accelerate",
+    "openpyxl",
+    "filelock",
+    "scipy",
+    "matplotlib",
+    "pycocoevalcap",
+    "rouge_score",
+    "bert_score",
+)
+
+# What an interrupt (Ctrl-C) keeps, said in its one line: the same command goes on from there.
+RESUME = {
+    "eval": "what was generated is saved; run the same command again to resume where it stopped",
+    "score": "judge verdicts so far are cached; run the same command again to resume without asking them again",
+    "fetch-raw": "files already verified are kept; run the same command again to fetch the rest",
+}
 
 EXIT_CODES_HELP = "exit codes: " + "; ".join(f"{code} {meaning}" for code, meaning in EXIT_CODES.items())
 
@@ -95,7 +124,39 @@ def refuse_inapplicable(args: argparse.Namespace, typed: set[str]) -> None:
             wanted = " or ".join(f"{prefix}: models" for prefix in values)
         else:
             wanted = f"--{attr} " + " or ".join(values)
-        raise UsageError(f"--{dest.replace('_', '-')} applies only to {wanted}, not to --{attr} {value}")
+        given = f", not to --{attr} {value}" if getattr(args, attr, None) is not None else f" (no --{attr} given)"
+        raise UsageError(f"--{dest.replace('_', '-')} applies only to {wanted}{given}")
+
+
+def refuse_unknown_options(parser: argparse.ArgumentParser, argv: list[str]) -> None:
+    """Name an unknown option (``--datset``) before argparse reports only the required one it hides."""
+    if any(arg in ("-h", "--help", "--version") for arg in argv):
+        return  # help shows the real usage (required options unbracketed)
+    actions = [a for p in _all_parsers(parser) for a in p._actions if not isinstance(a, argparse._SubParsersAction)]
+    actions += [group for p in _all_parsers(parser) for group in p._mutually_exclusive_groups]
+    saved = [action.required for action in actions]
+    try:
+        for action in actions:
+            action.required = False
+        namespace, extras = parser.parse_known_args(argv)
+    finally:
+        for action, required in zip(actions, saved):
+            action.required = required
+    unknown = [arg for arg in extras if arg.startswith("-") and arg != "-"]
+    if not unknown:
+        return
+    command = _subparser(parser, getattr(namespace, "command", None)) or parser
+    known = [option for action in command._actions for option in action.option_strings]
+    close = difflib.get_close_matches(unknown[0].split("=", 1)[0], known, n=1)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    command.error(f"unrecognized option{'s' if len(unknown) > 1 else ''}: {' '.join(unknown)}{hint}")
+
+
+def _subparser(parser: argparse.ArgumentParser, name: str | None) -> argparse.ArgumentParser | None:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return action.choices.get(name)
+    return None
 
 
 def _all_parsers(parser: argparse.ArgumentParser):
@@ -106,18 +167,51 @@ def _all_parsers(parser: argparse.ArgumentParser):
                 yield from _all_parsers(subparser)
 
 
+def eval_extra_command() -> str:
+    """The pip command that adds the `eval` extra to this very install (a source checkout: editable)."""
+    source = Path(__file__).resolve().parents[1]
+    python = shlex.quote(sys.executable)
+    if (source / "pyproject.toml").is_file() and (source / "reference_eval").is_dir():
+        return f"{python} -m pip install -e {shlex.quote(f'{source}[eval]')}"
+    return f"{python} -m pip install 'cogbench-codis[eval]'"
+
+
+def missing_extra(command: str, error: ModuleNotFoundError) -> UsageError | None:
+    """The one-line error for a module of the `eval` extra missing on the core install (None: another module)."""
+    module = (error.name or "").partition(".")[0]
+    if module not in EVAL_EXTRA_MODULES:
+        return None
+    return UsageError(
+        f"`cogbench {command}` needs the eval extra (module {module!r} is not installed); "
+        f"install it with `{eval_extra_command()}`"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
+    refuse_unknown_options(parser, argv)
     args = parser.parse_args(argv)
     try:
         refuse_inapplicable(args, typed_options(parser, argv))
-        return int(args.func(args) or 0)
+        try:
+            return int(args.func(args) or 0)
+        except ModuleNotFoundError as error:
+            extra = missing_extra(args.command, error)
+            if extra is None:
+                raise
+            raise extra from None
     except CogbenchError as error:
         print(f"error: {error}", file=sys.stderr)
         return error.exit_code
+    except OSError as error:
+        if error.errno != errno.ENAMETOOLONG:
+            raise
+        # Any path the user named (an --out, a predictions file whose name makes the default --out).
+        print(f"error: {error.filename}: name too long for the file system; choose a shorter one", file=sys.stderr)
+        return EXIT_USAGE
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        print(f"interrupted: {RESUME.get(args.command, 'run the same command again')}", file=sys.stderr)
         return 130
 
 

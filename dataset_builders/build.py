@@ -25,6 +25,7 @@ from typing import Any
 from cogbench import __version__
 from cogbench.dataset_builders.raw import RawSources, relative_name, sha256_file
 from cogbench.dataset_builders.read import read_raw, sorted_records
+from cogbench.dataset_builders.writes import write_file, write_with
 from cogbench.errors import CogbenchError, RawDataError, UsageError
 from cogbench.schemas.features import (
     ANSWER_LETTERS,
@@ -138,16 +139,22 @@ def write_shard(config: str, records: list, path: Path) -> int:
     features = FEATURES[config]
     schema = features.arrow_schema  # carries the `datasets` features (class names) as metadata
     num_bytes = 0
+
     # No min/max statistics for the image column: they would copy whole images into the
     # footer. Dictionary encoding stays: it stores an image shared by consecutive rows once.
-    with pq.ParquetWriter(path, schema, compression="snappy", write_statistics=_except(schema, "image")) as writer:
-        for start, stop in _groups(records, ROW_GROUP_SIZE, ROW_GROUP_MAX_BYTES):
-            rows = [features.encode_example(record.to_row()) for record in records[start:stop]]
-            table = pa.Table.from_pylist(rows, schema=schema)
-            num_bytes += table.nbytes
-            writer.write_table(table, row_group_size=ROW_GROUP_SIZE)
-            del rows, table
-            pa.default_memory_pool().release_unused()  # else the pool keeps every group's peak
+    def write(handle) -> None:
+        nonlocal num_bytes
+        statistics = _except(schema, "image")
+        with pq.ParquetWriter(handle, schema, compression="snappy", write_statistics=statistics) as writer:
+            for start, stop in _groups(records, ROW_GROUP_SIZE, ROW_GROUP_MAX_BYTES):
+                rows = [features.encode_example(record.to_row()) for record in records[start:stop]]
+                table = pa.Table.from_pylist(rows, schema=schema)
+                num_bytes += table.nbytes
+                writer.write_table(table, row_group_size=ROW_GROUP_SIZE)
+                del rows, table
+                pa.default_memory_pool().release_unused()  # else the pool keeps every group's peak
+
+    write_with(path, write)  # a temporary in the staging folder, renamed into place
     return num_bytes
 
 
@@ -236,7 +243,7 @@ def make_manifest(
 def write_json(path: Path, data: Any) -> None:
     """Keys in the order the build made them, so the card renders the same from the file
     as from memory (``publish`` re-renders it to catch an edited card)."""
-    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_file(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
 def check_version(version: str) -> None:

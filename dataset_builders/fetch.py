@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from cogbench.dataset_builders.raw import sha256_file
+from cogbench.dataset_builders.writes import write_with
 from cogbench.errors import CogbenchError, UsageError
 
 DEFAULT_BASE_URL = "https://raw.githubusercontent.com"
@@ -47,31 +48,31 @@ def pinned_files() -> dict[str, Any]:
     return json.loads(text)
 
 
-def _download(url: str, target: Path, expected_sha256: str, progress) -> None:
-    partial = target.with_name(target.name + ".part")
-    digest = hashlib.sha256()
-    try:
-        with urllib.request.urlopen(url, timeout=60) as response, partial.open("wb") as handle:
+def _download(url: str, target: Path, expected_sha256: str, progress, root: Path) -> None:
+    """Into a temporary (dataset_builders/writes.py) renamed onto ``target`` only once its sha256 matches."""
+
+    def download(handle) -> None:
+        digest = hashlib.sha256()
+        with urllib.request.urlopen(url, timeout=60) as response:
             for block in iter(lambda: response.read(1 << 16), b""):
                 handle.write(block)
                 digest.update(block)
                 progress.update(len(block))
+        if digest.hexdigest() != expected_sha256:
+            raise CogbenchError(
+                f"{url}: sha256 {digest.hexdigest()} does not match the pinned {expected_sha256}; file not kept"
+            )
+
+    try:
+        write_with(target, download, root)
     except urllib.error.HTTPError as error:
-        partial.unlink(missing_ok=True)
         raise CogbenchError(f"download of {url} failed: HTTP {error.code} {error.reason}") from None
     except (urllib.error.URLError, OSError) as error:
-        partial.unlink(missing_ok=True)
         reason = getattr(error, "reason", error)
         raise CogbenchError(
             f"cannot download {url}: {reason}. Are you offline? Re-run the same command when the network is back; "
             "files already verified are kept."
         ) from None
-    if digest.hexdigest() != expected_sha256:
-        partial.unlink(missing_ok=True)
-        raise CogbenchError(
-            f"{url}: sha256 {digest.hexdigest()} does not match the pinned {expected_sha256}; file not kept"
-        )
-    os.replace(partial, target)
 
 
 def fetch_source(
@@ -93,10 +94,18 @@ def fetch_source(
         else:
             todo.append((name, entry))
     total = sum(entry["bytes"] for _, entry in todo)
-    with tqdm(total=total, unit="B", unit_scale=True, desc=source, disable=not show_progress or not todo) as progress:
-        for name, entry in todo:
-            target = folder / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            url = f"{base_url.rstrip('/')}/{pin['repository']}/{pin['commit']}/{entry['source']}"
-            _download(url, target, entry["sha256"], progress)
+    made: list[Path] = []  # folders this call created: removed again when left empty by a failure
+    try:
+        with tqdm(total=total, unit="B", unit_scale=True, desc=source, disable=not show_progress or not todo) as bar:
+            for name, entry in todo:
+                target = folder / name
+                made += [parent for parent in reversed(target.parents) if not parent.exists()]
+                target.parent.mkdir(parents=True, exist_ok=True)
+                url = f"{base_url.rstrip('/')}/{pin['repository']}/{pin['commit']}/{entry['source']}"
+                _download(url, target, entry["sha256"], bar, folder)
+    except BaseException:
+        for created in reversed(made):
+            if created.is_dir() and not any(created.iterdir()):
+                created.rmdir()
+        raise
     return FetchReport(source=source, folder=folder, downloaded=len(todo), kept=kept)

@@ -84,13 +84,15 @@ def dataset_revision(dataset: str, revision: str | None = None) -> str:
     return revision or "main"
 
 
-def filter_category(dataset, *names: str):
+def filter_category(dataset, *names: str | list[str] | tuple[str, ...]):
     """Rows whose ``category`` is one of ``names``, given as names, not class-label integers.
 
     ``dataset.filter(lambda r: r["category"] == "mental")`` matches nothing (the
     column holds integers); this maps names through the ClassLabel and refuses
-    an unknown one, listing the valid names.
+    an unknown one, listing the valid names. Names come as arguments or lists
+    (``filter_category(vqa, ["mental", "time"])``).
     """
+    names = tuple(name for given in names for name in ([given] if isinstance(given, str) else given))
     label = dataset.features["category"]
     unknown = [name for name in names if name not in label.names]
     if unknown or not names:

@@ -22,12 +22,13 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
-import shutil
+import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from cogbench.dataset_builders.raw import sha256_file
+from cogbench.dataset_builders.writes import temporary_pattern, write_file
 from cogbench.errors import CogbenchError, UsageError
 
 try:  # POSIX; where missing (Windows) the rename itself still refuses a non-empty target
@@ -86,7 +87,7 @@ def write_marker(staging: Path, builder_version: str, hashed: tuple[str, ...] = 
         "files": files,
         "sha256": {name: sha256_file(staging / name) for name in hashed},
     }
-    (staging / MARKER_FILE).write_text(json.dumps(marker, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    write_file(staging / MARKER_FILE, json.dumps(marker, indent=2, sort_keys=True) + "\n")
 
 
 def foreign_files(out: Path) -> list[str]:
@@ -114,7 +115,19 @@ def check_replaceable(out: Path) -> None:
             "refusing to overwrite it: choose another --out or empty it yourself"
         )
     check_contained(out, marker["files"])
+    refuse_links(out)
     refuse_foreign(out, foreign_files(out), "cogbench build")
+
+
+def refuse_links(out: Path) -> None:
+    """No command makes a symbolic link in its output: one there was planted, and writing would follow it."""
+    links = [name for name in folder_files(out) if (out / name).is_symlink()]
+    if links:
+        more = f" and {len(links) - 1} more" if len(links) > 1 else ""
+        raise UsageError(
+            f"{out / links[0]}{more}: a symbolic link, which cogbench never makes in its output; "
+            "refusing to write into this folder (a write could follow it out): remove it or choose another --out"
+        )
 
 
 def refuse_foreign(out: Path, foreign: list[str], command: str) -> None:
@@ -128,11 +141,12 @@ def refuse_foreign(out: Path, foreign: list[str], command: str) -> None:
 
 
 def new_staging(out: Path) -> Path:
-    """An empty folder beside ``out`` to build into, so that the move into place is a rename."""
+    """An empty folder beside ``out`` to build into, so that the move into place is a rename.
+
+    Its name is random and ``mkdir`` fails on any existing name (a link included), so the
+    folder is surely new and ours."""
     out.parent.mkdir(parents=True, exist_ok=True)
-    staging = out.parent / f".{out.name}.tmp-{os.getpid()}"
-    if staging.exists():  # left by a crashed build of this same process id: ours by name
-        shutil.rmtree(staging)
+    staging = out.parent / f".{out.name}.tmp-{secrets.token_hex(8)}"
     staging.mkdir()
     return staging
 
@@ -173,7 +187,7 @@ def move_into_place(staging: Path, out: Path) -> None:
     Raises ``CogbenchError`` (exit 1, no traceback) when another build or
     person changed ``out`` meanwhile so that it may no longer be replaced.
     """
-    old = out.parent / f".{out.name}.old-{os.getpid()}"
+    old = out.parent / f".{out.name}.old-{secrets.token_hex(8)}"  # random: no planted name is it
     with _parent_lock(out):
         try:
             check_replaceable(out)
@@ -237,18 +251,23 @@ def owned(name: str, patterns: tuple[str, ...]) -> bool:
     return any(fnmatch.fnmatchcase(name, p) and name.count("/") == p.count("/") for p in patterns)
 
 
-def claim_output(out: Path, kind: str, owns: tuple[str, ...], create: bool = True) -> None:
+def claim_output(out: Path, kind: str, owns: tuple[str, ...], create: bool = True, task: str | None = None) -> None:
     """Make ``out`` this command's output folder, or refuse it in one line.
 
     ``owns``: glob patterns (posix, relative to ``out``) of every file the command
     writes there. ``out`` must be new, empty, or marked as this kind's output and hold
     nothing else; the marker is written first, so a crash leaves a folder the same
     command may resume into. ``create=False`` only checks (a command's first step).
+    ``task``, when given, is recorded too: the rule is then same command and same task,
+    so a score of one task never silently replaces another's.
     """
     if out.is_symlink() or (out.exists() and not out.is_dir()):
         raise UsageError(f"{out} exists and is not a folder; give a folder as --out")
     check_not_nested(out, kind)
-    if out.is_dir() and any(not owned(path.name, (f"{OUTPUT_MARKER}.*.tmp",)) for path in out.iterdir()):
+    marker_temporaries = (f"{OUTPUT_MARKER}.*.tmp", temporary_pattern(OUTPUT_MARKER))
+    if out.is_dir():
+        refuse_links(out)
+    if out.is_dir() and any(not owned(path.name, marker_temporaries) for path in out.iterdir()):
         found = kind_of(out)
         if found != kind:
             what = (
@@ -259,13 +278,36 @@ def claim_output(out: Path, kind: str, owns: tuple[str, ...], create: bool = Tru
             raise UsageError(
                 f"{out} exists and holds {what}; refusing to write into it: choose another --out or empty it yourself"
             )
-        mine = (OUTPUT_MARKER, f"{OUTPUT_MARKER}.*.tmp", *owns)
+        recorded = (read_output_marker(out) or {}).get("task")
+        if task is not None and recorded is not None and recorded != task:
+            raise UsageError(
+                f"{out} holds the output of `cogbench {kind} --task {recorded}`; refusing to replace it with "
+                f"--task {task}: choose another --out or empty it yourself"
+            )
+        mine = (OUTPUT_MARKER, *marker_temporaries, *owns, *map(temporary_pattern, owns))
         refuse_foreign(out, [name for name in folder_files(out) if not owned(name, mine)], f"cogbench {kind}")
         return
     if not create:
         return
     out.mkdir(parents=True, exist_ok=True)
     marker = {"builder": MARKER_BUILDER, "format": MARKER_FORMAT, "kind": kind, "files": list(owns)}
-    temporary = out / f"{OUTPUT_MARKER}.{os.getpid()}.tmp"
-    temporary.write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
-    os.replace(temporary, out / OUTPUT_MARKER)
+    if task is not None:
+        marker["task"] = task
+    write_file(out / OUTPUT_MARKER, json.dumps(marker, indent=2) + "\n")
+
+
+def check_option_file(path: Path, option: str, shared: tuple[str, str] | None = None) -> None:
+    """A file an option names (``compare --json``, ``--judge-cache``) may be anywhere but in a folder
+    cogbench owns (a build, any command's output). ``shared``: (kind, name), the one file of such a
+    folder the option may name, being that file itself (``--judge-cache`` a score folder's cache)."""
+    path = Path(os.path.abspath(path))
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        raise UsageError(f"{option} {path}: not a plain file (a folder or a symbolic link); give a file name")
+    for parent in path.parents:
+        kind = kind_of(parent)
+        if kind is None:
+            continue
+        if shared is not None and (kind, path.relative_to(parent).as_posix()) == shared:
+            return
+        what = "a built dataset" if kind == "build" else f"the output folder of `cogbench {kind}`"
+        raise UsageError(f"{option} {path}: inside {parent}, {what}; refusing to write there: choose a file outside it")

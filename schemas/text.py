@@ -60,6 +60,17 @@ def id_problem(text: str) -> tuple[str, str] | None:
     return None
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+REPLACEMENT_CHARACTER = "\ufffd"
+
+
+def replace_lone_surrogates(text: str) -> str:
+    """Text from the network made storable: each lone surrogate (U+D800-U+DFFF, what some servers
+    send for broken UTF-8 as a ``"\\ud800"`` escape) becomes U+FFFD, as a UTF-8 decoder does with
+    bytes it cannot read. Everything else is kept as sent (README "Odd bytes in replies")."""
+    return _LONE_SURROGATE.sub(REPLACEMENT_CHARACTER, text)
+
+
 def shown(text: str, limit: int = 60) -> str:
     """A text safe to print in one line of a message: cut, and quoted by ``repr``, which
     escapes control characters and lone surrogates."""

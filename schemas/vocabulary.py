@@ -45,3 +45,15 @@ CHOICE_COLUMNS = ("choice_a", "choice_b", "choice_c", "choice_d")
 
 # The column that identifies a row of each config; rows are sorted by it.
 ID_COLUMN = {"description": "image_id", "vqa": "question_id", "codis": "id"}
+
+# The benchmark's tasks on the Hub (eval.yaml's `tasks`, .eval_results' `task_id`): one per config
+# and metric family, each with the scores.json metric whose overall value it reports.
+BENCHMARK_TASKS = {
+    "cogbench_recognition": ("description", "recognition_micro"),
+    "cogbench_cognition": ("description", "cognition"),
+    "cogbench_vqa_acc": ("vqa", "accuracy"),
+    "codis_acc_p": ("codis", "acc_p"),
+    "codis_acc_q": ("codis", "acc_q"),
+}
+# eval.yaml's `evaluation_framework`: the spec allows any identifier ("could be your own").
+EVALUATION_FRAMEWORK = "cogbench"

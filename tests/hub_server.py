@@ -3,20 +3,24 @@
 The real ``huggingface_hub.HfApi(endpoint=server.endpoint)`` talks to it, so the
 publish tests see the library's own requests, return types and errors: repo
 info (404 with ``X-Error-Code: RepoNotFound`` for a repo that does not exist),
-the file tree, refs, create, settings, card YAML check, preupload (every file "regular", so
-the commit carries its bytes inline), commit and tag. Every request is
-recorded and the repo's files are kept, so a test checks what was uploaded.
+the file tree, file downloads (``resolve``, so ``snapshot_download`` works), refs, create, settings, card YAML check, preupload (every file "regular", so
+the commit carries its bytes inline), commit and tag. Dataset repos are in ``repos``, model
+repos in ``models``; a commit with ``create_pr=1`` (``create_pr=True`` of ``create_commit`` /
+``upload_folder``) leaves the files alone and opens a pull request in ``HubRepo.prs``, as the
+Hub does. Every request is recorded and the repo's files are kept, so a test checks what was
+uploaded.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import unquote, urlparse
+from urllib.parse import parse_qs, unquote, urlparse
 
 COMMIT_OID = "0123456789abcdef0123456789abcdef01234567"
 
@@ -26,11 +30,13 @@ class HubRepo:
     files: dict[str, bytes] = field(default_factory=dict)
     tags: dict[str, str] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
+    prs: list[dict[str, bytes]] = field(default_factory=list)  # each open pull request's added files
 
 
 class LocalHub:
     def __init__(self):
-        self.repos: dict[str, HubRepo] = {}
+        self.repos: dict[str, HubRepo] = {}  # dataset repos
+        self.models: dict[str, HubRepo] = {}  # model repos
         self.requests: list[tuple[str, str]] = []
         self.refuse: tuple[str, str, int, str] | None = None  # (method, last path part, status, body) to refuse
         hub = self
@@ -42,25 +48,34 @@ class LocalHub:
             def _body(self) -> bytes:
                 return self.rfile.read(int(self.headers.get("Content-Length") or 0))
 
-            def _send(self, status: int, payload: Any = None, headers: dict[str, str] | None = None):
-                body = json.dumps(payload).encode() if payload is not None else b""
+            def _send(self, status: int, payload: Any = None, headers: dict[str, str] | None = None, head=False):
+                raw = isinstance(payload, bytes)  # a file's bytes (resolve), else JSON
+                body = payload if raw else json.dumps(payload).encode() if payload is not None else b""
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", "application/octet-stream" if raw else "application/json")
                 for name, value in (headers or {}).items():
                     self.send_header(name, value)
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
-                self.wfile.write(body)
+                if not head:
+                    self.wfile.write(body)
 
             def _route(self, method: str):
-                path = unquote(urlparse(self.path).path)
+                url = urlparse(self.path)
+                path = unquote(url.path)
                 hub.requests.append((method, path))
                 body = self._body() if method in ("POST", "PUT") else b""
-                status, payload, headers = hub.answer(method, path, body)
-                self._send(status, payload, headers)
+                if path.startswith("/datasets/") and "/resolve/" in path:  # a file download (hf_hub_download)
+                    status, payload, headers = hub.resolve(path)
+                else:
+                    status, payload, headers = hub.answer(method, path, body, parse_qs(url.query))
+                self._send(status, payload, headers, head=method == "HEAD")
 
             def do_GET(self):
                 self._route("GET")
+
+            def do_HEAD(self):
+                self._route("HEAD")
 
             def do_POST(self):
                 self._route("POST")
@@ -84,21 +99,34 @@ class LocalHub:
         self._httpd.shutdown()
         self._httpd.server_close()
 
-    def answer(self, method: str, path: str, body: bytes):
+    def resolve(self, path: str):
+        """``/datasets/ORG/NAME/resolve/REVISION/FILE``: the file's bytes, with the headers the client reads."""
+        repo_id, rest = path.split("/", 4)[2:4], path.split("/resolve/", 1)[1]
+        repo = self.repos.get("/".join(repo_id))
+        name = rest.split("/", 1)[1] if "/" in rest else ""
+        if repo is None or name not in repo.files:
+            return 404, {"error": "Entry not found"}, {"X-Error-Code": "EntryNotFound"}
+        data = repo.files[name]
+        etag = hashlib.sha256(data).hexdigest()
+        return 200, data, {"X-Repo-Commit": COMMIT_OID, "ETag": f'"{etag}"'}
+
+    def answer(self, method: str, path: str, body: bytes, query: dict[str, list[str]] | None = None):
         parts = path.strip("/").split("/")
         if self.refuse and (method, parts[-1]) == self.refuse[:2]:
             return self.refuse[2], {"error": self.refuse[3]}, {}
         if method == "POST" and path == "/api/repos/create":
             request = json.loads(body)
             repo_id = f"{request['organization']}/{request['name']}" if request.get("organization") else request["name"]
-            self.repos.setdefault(repo_id, HubRepo())
-            return 200, {"url": f"{self.endpoint}/datasets/{repo_id}"}, {}
+            kind = request.get("type") or "model"
+            (self.repos if kind == "dataset" else self.models).setdefault(repo_id, HubRepo())
+            return 200, {"url": f"{self.endpoint}/{'datasets/' if kind == 'dataset' else ''}{repo_id}"}, {}
         if method == "POST" and path == "/api/validate-yaml":  # the client checks a README's card header
             return 200, {"errors": [], "warnings": []}, {}
-        if parts[:2] != ["api", "datasets"] or len(parts) < 4:
+        if parts[:2] not in (["api", "datasets"], ["api", "models"]) or len(parts) < 4:
             return 404, {"error": "not found"}, {}
         repo_id, rest = "/".join(parts[2:4]), parts[4:]
-        repo = self.repos.get(repo_id)
+        repos, prefix = (self.repos, "datasets/") if parts[1] == "datasets" else (self.models, "")
+        repo = repos.get(repo_id)
         if repo is None:
             return 404, {"error": "Repository not found"}, {"X-Error-Code": "RepoNotFound"}
         if (method == "GET" and not rest) or rest[:1] == ["revision"]:
@@ -134,17 +162,19 @@ class LocalHub:
                 {},
             )
         if method == "POST" and rest[:1] == ["commit"]:
+            create_pr = (query or {}).get("create_pr") == ["1"]
+            files = {} if create_pr else repo.files
             for line in body.decode().splitlines():
                 entry = json.loads(line)
                 if entry["key"] == "file":
-                    repo.files[entry["value"]["path"]] = base64.b64decode(entry["value"]["content"])
+                    files[entry["value"]["path"]] = base64.b64decode(entry["value"]["content"])
                 elif entry["key"] == "deletedFile":
-                    repo.files.pop(entry["value"]["path"], None)
-            return (
-                200,
-                {"commitUrl": f"{self.endpoint}/datasets/{repo_id}/commit/{COMMIT_OID}", "commitOid": COMMIT_OID},
-                {},
-            )
+                    files.pop(entry["value"]["path"], None)
+            answer = {"commitUrl": f"{self.endpoint}/{prefix}{repo_id}/commit/{COMMIT_OID}", "commitOid": COMMIT_OID}
+            if create_pr:
+                repo.prs.append(files)
+                answer["pullRequestUrl"] = f"{self.endpoint}/{prefix}{repo_id}/discussions/{len(repo.prs)}"
+            return 200, answer, {}
         if method == "POST" and rest[:1] == ["tag"]:
             repo.tags[json.loads(body)["tag"]] = COMMIT_OID
             return 200, {}, {}

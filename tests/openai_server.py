@@ -3,7 +3,8 @@
 The test supplies a *responder*: a callable that gets the parsed request body
 (and how many requests came before it) and returns a ``Reply``. The reply says
 what goes over the wire: a normal completion, an HTTP error status (429, 500),
-a delay before answering, or raw bytes that are not valid JSON. Every request
+a delay before answering, a reply dripped a byte at a time, or raw bytes that
+are not valid JSON. Every request
 is recorded, so a test can check what the client really sent (retries, the
 prompt, inline image parts).
 
@@ -42,6 +43,7 @@ class Reply:
     completion_tokens: int = 2
     headers: dict[str, str] = field(default_factory=dict)
     drop_connection: bool = False  # close the connection without answering, as a dying server does
+    drip_seconds: float = 0.0  # send the whole response (status line, headers, body) one byte per this many seconds
 
 
 @dataclass
@@ -100,6 +102,7 @@ class OpenAIServer:
         self.responder = responder
         self.record = record  # False: keep no request (benchmarks send thousands of images)
         self.requests: list[RecordedRequest] = []
+        self.dripped_until_cut = 0  # dripping replies the client cut off
         self._lock = threading.Lock()
         server = self
 
@@ -127,6 +130,7 @@ class OpenAIServer:
                     self._send(404, b'{"error": {"message": "not found"}}', {})
                     return
                 reply = server.responder(request)
+                self._drip = reply.drip_seconds
                 if reply.delay_seconds:
                     time.sleep(reply.delay_seconds)
                 if reply.drop_connection:
@@ -143,6 +147,9 @@ class OpenAIServer:
                 self._send(reply.status, payload, reply.headers)
 
             def _send(self, status: int, payload: bytes, headers: dict[str, str]) -> None:
+                if drip := getattr(self, "_drip", 0.0):
+                    self._send_dripping(status, payload, drip)
+                    return
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(payload)))
@@ -153,6 +160,20 @@ class OpenAIServer:
                     self.wfile.write(payload)
                 except (BrokenPipeError, ConnectionResetError):  # the client timed out and left
                     pass
+
+            def _send_dripping(self, status: int, payload: bytes, drip: float) -> None:
+                """A server that never stalls long enough to trip a per-read timeout, yet never finishes in time."""
+                head = (
+                    f"HTTP/1.1 {status} OK\r\nContent-Type: application/json\r\nContent-Length: {len(payload)}\r\n\r\n"
+                ).encode("ascii")
+                try:
+                    for byte in head + payload:
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                        time.sleep(drip)
+                except (BrokenPipeError, ConnectionResetError):  # the client gave up: what a bound attempt does
+                    server.dripped_until_cut += 1
+                self.close_connection = True
 
         # A listen backlog like real servers' (socketserver's default is 5): a client that opens
         # 64 connections at once otherwise has some of them reset.
@@ -189,6 +210,29 @@ class OpenAIServer:
         self.stop()
 
 
+def request_lines(folder) -> list[dict[str, Any]]:
+    """Every line of a folder's request files (``cogbench ... --write-requests``), shard by shard."""
+    return [json.loads(line) for path in sorted(folder.glob("requests-*.jsonl")) for line in path.open()]
+
+
+def answer_as_engine(server: OpenAIServer, requests: list[dict[str, Any]], path):
+    """Post each request line's body to ``server``, as a batch engine does; write Batch API output lines."""
+    import urllib.request
+
+    with path.open("w") as handle:
+        for number, line in enumerate(requests):
+            assert line["method"] == "POST" and line["url"] == "/v1/chat/completions"
+            http = urllib.request.Request(
+                server.base_url + "/chat/completions",
+                data=json.dumps(line["body"]).encode(),
+                headers={"Content-Type": "application/json", "Authorization": "Bearer x"},
+            )
+            body = json.loads(urllib.request.urlopen(http).read())
+            response = {"status_code": 200, "request_id": f"req-{number}", "body": body}
+            handle.write(json.dumps({"id": f"b-{number}", "custom_id": line["custom_id"], "response": response}) + "\n")
+    return path
+
+
 def openai_server_fixture():
     """Pytest fixture body: yields ``start(responder) -> OpenAIServer``; stops them all after."""
     started: list[OpenAIServer] = []
@@ -211,3 +255,30 @@ def numbered_verdicts(verdict, separator: str = " "):
         return Reply(text=separator.join(f"{n}. [{verdict(n)}]" for n in range(1, count + 1)))
 
     return responder
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python tests/openai_server.py --port 8001 --reply right``: a stand-in OpenAI-compatible judge
+    (README "A judge offline"), answering every request with one text until Ctrl-C. Standard library only."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
+    parser.add_argument("--reply", default="right", help="the text of every completion")
+    args = parser.parse_args(argv)
+    server = OpenAIServer(lambda request: Reply(text=args.reply), record=False)
+    if args.port:  # rebind to the asked port
+        server._httpd.server_close()
+        server._httpd = ThreadingHTTPServer(("127.0.0.1", args.port), server._httpd.RequestHandlerClass)
+        server._httpd.daemon_threads = True
+        server._thread = threading.Thread(target=server._httpd.serve_forever, daemon=True)
+    with server:
+        print(f"serving {server.base_url}", flush=True)
+        try:
+            threading.Event().wait()
+        except KeyboardInterrupt:
+            pass
+
+
+if __name__ == "__main__":
+    main()

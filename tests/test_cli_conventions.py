@@ -60,6 +60,8 @@ def usage_errors(tmp):
         "export": ["export", "--format", "lmms-eval", "--dataset", str(tmp / "missing"), "--out", str(tmp / "x")],
         "compare": ["compare", str(tmp / "missing-a"), str(tmp / "missing-b")],
         "report": ["report", str(tmp / "missing"), "--out", str(tmp / "report")],
+        "publish-results": ["publish-results", str(tmp / "missing"), "--model-repo", "o/m", "--details-repo", "o/d"],
+        "verify": ["verify", str(tmp / "missing")],
     }
 
 
@@ -98,6 +100,18 @@ def test_bad_option_values_exit_2(command, capsys):
             "--base-url applies only to openai: models",
         ),
         (
+            ["eval", "--task", "vqa", "--model", "hf:m", "--tensor-parallel-size", "2"],
+            "--tensor-parallel-size applies only to vllm: models, not to --model hf:m",
+        ),
+        (
+            ["eval", "--task", "vqa", "--model", "openai:m", "--batch-size", "2"],
+            "--batch-size applies only to hf: models or vllm: models, not to --model openai:m",
+        ),
+        (
+            ["eval", "--task", "vqa", "--model", "vllm:m", "--device", "cpu"],
+            "--device applies only to hf: models, not to --model vllm:m",
+        ),
+        (
             ["score", "--task", "vqa", "--predictions", "p.jsonl", "--spacy-model", "x"],
             "--spacy-model applies only to --task description",
         ),
@@ -107,3 +121,31 @@ def test_options_that_do_not_apply_are_refused(argv, message, tmp_path, capsys):
     argv = [*argv, "--dataset", str(tmp_path / "missing")]
     assert main(argv) == EXIT_USAGE
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "argv, line",
+    [
+        (
+            ["score", "--task", "vqa", "--datset", "dist/x", "--predictions", "p.jsonl"],
+            "cogbench score: error: unrecognized option: --datset (did you mean --dataset?)",
+        ),
+        (
+            ["eval", "--datset=dist/x"],
+            "cogbench eval: error: unrecognized option: --datset=dist/x (did you mean --dataset?)",
+        ),
+        (["build", "--raw-dir", "raw", "--zzz"], "cogbench build: error: unrecognized option: --zzz"),
+    ],
+)
+def test_an_unknown_option_is_named_before_a_missing_required_one(argv, line, capsys):
+    """Issue 32 item 8: `--datset` is named (argparse alone reports only the missing --dataset)."""
+    with pytest.raises(SystemExit) as done:
+        main(argv)
+    assert done.value.code == EXIT_USAGE
+    assert capsys.readouterr().err.splitlines()[-1] == line
+
+
+def test_help_still_marks_required_options(capsys):
+    with pytest.raises(SystemExit):
+        main(["score", "--help"])
+    assert "usage: cogbench score [-h] --task {description,vqa,codis} --dataset DATASET" in capsys.readouterr().out

@@ -14,6 +14,7 @@ from cogbench.reference_eval.formats.predictions import read_predictions
 from cogbench.reference_eval.judges import codis as codis_judge
 from cogbench.reference_eval.judges import codis_equality
 from cogbench.reference_eval.metrics.answer_bias import PAPER_PAIRS, WordPair, parse_word_pairs, stated_word
+from cogbench.reference_eval.reports.run_reader import read_run
 from cogbench.reference_eval.scoring.pipeline import ScoreOptions, run_scoring
 from cogbench.reference_eval.tasks.prompts import CODIS_NO_CONTEXT
 
@@ -111,6 +112,10 @@ def test_output_variability_rule_and_llm_judge(built_release, tmp_path, openai_s
         )
     )
     assert same["metrics"]["output_variability"]["overall"] == 0.0
+    # 0 of 706 queries changed: still an interval of positive width, clustered by image (Korn-Graubard)
+    low, high = same["metrics"]["output_variability"]["interval"]["overall"]
+    assert low == 0.0 and 0 < high < 5
+    assert read_run(tmp_path / "same").scores["metrics"]["output_variability"]["overall"] == 0.0  # recomputed
     server = openai_server(same_answer_judge)
     changed = run_scoring(
         ScoreOptions(
@@ -128,9 +133,15 @@ def test_output_variability_rule_and_llm_judge(built_release, tmp_path, openai_s
     # Swapped answers: every query's answer differs, except where a pair's two answers normalise alike.
     rule = changed["metrics"]["output_variability"]["overall"]
     assert rule > 95 and changed["metrics"]["output_variability_llm"]["overall"] == pytest.approx(rule, abs=1)
+    for name in ("output_variability", "output_variability_llm"):
+        low, high = changed["metrics"][name]["interval"]["overall"]
+        assert low < changed["metrics"][name]["overall"] <= high
     analysis = changed["analyses"]["output_variability"]
     assert analysis["queries"] == 706 and analysis["llm_prompt_id"] == codis_equality.SAME_ANSWER_PROMPT_ID
-    assert "## Output variability (CODIS Section 4.2, Table 4)" in (tmp_path / "changed" / "report.md").read_text()
+    report = (tmp_path / "changed" / "report.md").read_text()
+    assert "## Output variability (CODIS Section 4.2, Table 4)" in report
+    low, high = changed["metrics"]["output_variability"]["interval"]["overall"]
+    assert f"| {rule:.1f} [{low:.1f}, {high:.1f}] |" in report
 
 
 def test_no_context_predictions_must_cover_the_scored_queries(built_release, tmp_path, capsys):

@@ -14,7 +14,7 @@ import pytest
 
 from cogbench.cli import main
 from cogbench.errors import IncompleteRunError, UsageError
-from cogbench.reference_eval.reports.runs import load_report_runs
+from cogbench.reference_eval.reports.report_runs import load_report_runs
 
 from openai_server import Reply
 from shared_files import codis_example
@@ -118,6 +118,35 @@ def test_report_labels_partial_never_bold_and_sample_beside_published(two_vqa_ru
     assert labels == ["five [PARTIAL (5/64 questions)] [SAMPLE (5 of 251 images)]", "all [SAMPLE (5 of 251 images)]"]
 
 
+def test_report_refuses_runs_of_another_build_or_labels_them_never_ranked(
+    two_vqa_runs, synthetic_raw, tmp_path, capsys
+):
+    """The rule of `compare` (reports/comparable.py): a run scored on another build is refused, or with
+    --allow-mismatch labelled NOT COMPARABLE and never bold (its 100% would otherwise top every column)."""
+    from cogbench.cards.release import build_release
+
+    _five, full, _, _ = two_vqa_runs
+    build_release(synthetic_raw, tmp_path / "other-build")
+    rows = vqa_rows(tmp_path / "other-build")
+    other = tmp_path / "other"
+    assert score(tmp_path / "other-build", write_vqa(tmp_path / "o.jsonl", rows, "other"), other) == 0
+    capsys.readouterr()
+    assert main(["report", str(full), str(other), "--out", str(tmp_path / "refused")]) == UsageError.exit_code
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: cannot rank") and "dataset revision" in err
+    assert "--allow-mismatch" in err and not (tmp_path / "refused" / "report.md").exists()
+    assert main(["report", str(full), str(other), "--out", str(tmp_path / "r"), "--allow-mismatch"]) == 0
+    markdown = (tmp_path / "r" / "report.md").read_text()
+    other_rows = [line for line in markdown.splitlines() if line.startswith("| other")]
+    assert len(other_rows) == 2  # robust and official extractor
+    assert all("[NOT COMPARABLE: dataset revision, dataset fingerprint]" in r and "**" not in r for r in other_rows)
+    assert "100.0" in other_rows[0] and "**NOT COMPARABLE**: dataset revision" in markdown
+    full_rows = [line for line in markdown.splitlines() if line.startswith("| all")]
+    assert full_rows and "NOT COMPARABLE" not in "".join(full_rows)
+    table = {row["model"]: row for row in csv.DictReader((tmp_path / "r" / "leaderboard.csv").open())}
+    assert table["other"]["not_comparable"].startswith("dataset revision") and table["all"]["not_comparable"] == ""
+
+
 def test_compare_refuses_other_items_and_labels_every_line_with_allow_mismatch(two_vqa_runs, capsys):
     five, full, _, _ = two_vqa_runs
     assert main(["compare", str(five), str(full)]) == UsageError.exit_code
@@ -219,3 +248,25 @@ def test_codis_subset_counts_queries_and_pairs(built_release, tmp_path, capsys):
     assert "PARTIAL (10/353 pairs)" in out and "PARTIAL (20/706 queries)" in out
     assert "686 queries of the config have no prediction" in out
     assert "SAMPLE" not in out  # all of CODIS: the full release
+
+
+def test_only_a_metric_labelled_exceeds_scale_may_pass_100(two_vqa_runs):
+    """scores.schema.json: above 100 (a verdict of 2 counts 2) only with "exceeds_scale", value or interval."""
+    import jsonschema
+
+    from cogbench.reference_eval.reports.run_files import scores_schema
+
+    _, full, _, _ = two_vqa_runs
+    scores = json.loads((full / "scores.json").read_text())
+    jsonschema.validate(scores, scores_schema())
+    metric = scores["metrics"]["accuracy"]
+    for edit in (
+        lambda m: m.update(overall=150.0),
+        lambda m: m["per_category"].update({next(iter(m["per_category"])): 101.0}),
+        lambda m: m["interval"].update(overall=[90.0, 120.0]),
+    ):
+        edited = json.loads(json.dumps(metric))
+        edit(edited)
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate({**scores, "metrics": {"accuracy": edited}}, scores_schema())
+        jsonschema.validate({**scores, "metrics": {"accuracy": {**edited, "exceeds_scale": True}}}, scores_schema())

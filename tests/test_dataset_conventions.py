@@ -32,6 +32,12 @@ def test_filter_category_by_name(built_release):
     assert len(both) == len(mental) + len(filter_category(vqa, "time"))
     with pytest.raises(UsageError, match="unknown category 'Mental'; choose from time, location"):
         filter_category(vqa, "Mental")
+    assert (
+        filter_category(vqa, ["mental", "time"])["question_id"] == both["question_id"]
+    )  # a list too (issue 32 item 7)
+    assert filter_category(vqa, ("time",), "mental")["question_id"] == both["question_id"]
+    with pytest.raises(UsageError, match="unknown category 'Time'"):
+        filter_category(vqa, ["mental", "Time"])
 
 
 def card_python_blocks(card: str) -> list[str]:

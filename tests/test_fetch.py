@@ -44,7 +44,7 @@ def test_fetch_rejects_a_file_whose_hash_differs(mirror, tmp_path):
     with pytest.raises(CogbenchError, match="does not match the pinned"):
         fetch_source("cogbench-samples", tmp_path / "raw", base_url=url, show_progress=False)
     assert not (tmp_path / "raw" / "cogbench-samples" / "cogbench_vqa.json").exists()
-    assert not list((tmp_path / "raw").rglob("*.part"))
+    assert not [p for p in (tmp_path / "raw").rglob("*") if p.name.endswith((".part", ".tmp"))]
 
 
 def test_fetch_offline_is_a_clear_message(tmp_path, capsys):
@@ -55,6 +55,12 @@ def test_fetch_offline_is_a_clear_message(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 1
     assert "Are you offline?" in err and "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []  # no empty codis/ left behind (issue 32 item 7)
+    for argv in (["codis"], []):  # a new --dest, one source or all: no empty folder either
+        assert (
+            main(["fetch-raw", *argv, "--dest", str(tmp_path / "raw"), "--base-url", f"http://127.0.0.1:{port}"]) == 1
+        )
+        assert not (tmp_path / "raw").exists()
 
 
 def test_full_cogbench_explains_the_data_agreement(capsys):

@@ -173,3 +173,114 @@ def test_default_output_folders_are_in_gitignore():
     ignored = (REPO_ROOT / ".gitignore").read_text().split()
     for folder in ("/dist/", "/runs/", "/raw/", "/exports/", "/report/", "/tasks/"):
         assert folder in ignored or folder.strip("/") + "/" in ignored, folder
+
+
+def test_every_folder_readme_commands_create_is_ignored_by_git():
+    """Issue 32 item 7: `--out`, `--dest`, `--local-dir`, `--output_path` of every README command, and
+    VLMEvalKit's `outputs/`: each top folder is ignored (git check-ignore), as `models/` once was not."""
+    import subprocess
+
+    readme = (REPO_ROOT / "README.md").read_text()
+    blocks = "\n".join(re.findall(r"```bash\n(.*?)```", readme, re.S))
+    made = {
+        path.split("/")[0]
+        for path in re.findall(r"(?:--out|--dest|--local-dir|--output_path|--output-dir)[ =](\S+)", blocks)
+        if not path.startswith(("$", "/", ".", "~")) and path.split("/")[0].isidentifier()
+    }
+    made |= {"outputs"} if "outputs/" in blocks else set()
+    assert {"models", "outputs", "runs", "dist"} <= made, made
+    for folder in sorted(made):
+        shown = subprocess.run(["git", "check-ignore", "-q", f"{folder}/x"], cwd=REPO_ROOT, check=False)
+        assert shown.returncode == 0, f"{folder}/ (made by a README command) is not in .gitignore"
+
+
+def test_report_skips_an_unscored_eval_run_with_the_command_that_scores_it(
+    openai_server, built_release, tmp_path, monkeypatch, capsys
+):
+    """Issue 32 item 7: `report runs/*` meets `eval --no-score` folders; each is skipped, its note's command runs."""
+    import shlex
+
+    from test_runs_report import vqa_run
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.chdir(tmp_path)
+    server = openai_server(lambda request: Reply(text="A"))
+    argv = ["eval", "--task", "vqa", "--model", "openai:m", "--base-url", server.base_url]
+    assert main([*argv, "--dataset", str(built_release), "--out", "runs/eval-vqa-m", "--no-score"]) == 0
+    vqa_run(built_release, tmp_path / "runs", "score-vqa-other", 2)
+    capsys.readouterr()
+    assert main(["report", "runs/eval-vqa-m", "runs/score-vqa-other", "--out", "report"]) == 0
+    shown = capsys.readouterr()
+    note = re.fullmatch(
+        r"skipped runs/eval-vqa-m: an `eval --no-score` run, not scored yet; score it with `(.*)`\n", shown.err
+    )
+    assert note and shown.out.startswith("1 run(s)"), shown.err
+    assert main(["report", "runs/eval-vqa-m", "--out", "none"]) == 2  # nothing scored: one error line
+    assert capsys.readouterr().err.splitlines()[-1].startswith("error: no scored run among runs/eval-vqa-m")
+    assert main(shlex.split(note.group(1))[1:]) == 0  # the command, as printed
+    capsys.readouterr()
+    assert main(["report", "runs/eval-vqa-m", "runs/score-vqa-other", "--out", "report2"]) == 0
+    again = capsys.readouterr()
+    assert again.out.startswith("2 run(s)") and "skipped" not in again.err
+
+
+def test_readme_report_globs_match_the_default_run_folders():
+    """Issue 32 item 7: every glob README hands `cogbench report` matches a folder `eval` or `score` names by default."""
+    import fnmatch
+
+    from cogbench.reference_eval.run.runner import default_run_dir
+    from cogbench.reference_eval.scoring.pipeline import default_score_dir
+
+    defaults = [default_run_dir(task, "openai:gpt-4o", "spontaneous").as_posix() for task in DEFAULT_MAX_NEW_TOKENS]
+    defaults += [default_score_dir(task, "answers.jsonl") for task in DEFAULT_MAX_NEW_TOKENS]
+    readme = (REPO_ROOT / "README.md").read_text()
+    globs = [
+        arg for line in re.findall(r"^cogbench report (.*?) --out", readme, re.M) for arg in line.split() if "*" in arg
+    ]
+    assert len(globs) >= 3, globs
+    for pattern in globs:
+        assert fnmatch.filter(defaults, pattern), f"README's `cogbench report {pattern}` matches no default run folder"
+
+
+def test_compare_tables_name_columns_as_the_papers_do_for_every_task(built_release, tmp_path, capsys):
+    """Issue 32 item 8: VQA columns are CogBench's labels ("Special Time"), not keys ("time"); "Overall" everywhere."""
+    from test_runs_report import vqa_run
+
+    from cogbench.schemas.features import CATEGORY_LABEL
+
+    a, b = vqa_run(built_release, tmp_path, "a", 2), vqa_run(built_release, tmp_path, "b", 3)
+    capsys.readouterr()
+    assert main(["compare", str(a), str(b)]) == 0
+    rows = [line.split(" | ") for line in capsys.readouterr().out.splitlines() if line.startswith("| accuracy ")]
+    columns = {row[1] for row in rows}
+    assert "Overall" in columns and "Special Time" in columns
+    assert columns <= {*CATEGORY_LABEL.values(), "Overall"}, columns
+
+
+def markdown_tables(text: str) -> list[list[list[str]]]:
+    """Every Markdown table of ``text``: its rows (header first, the --- line left out) as cells."""
+    tables, current = [], []
+    for line in [*text.splitlines(), ""]:
+        if line.startswith("|"):
+            cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+            if not all(set(cell) <= {"-"} for cell in cells):
+                current.append(cells)
+        elif current:
+            tables.append(current)
+            current = []
+    return tables
+
+
+def test_a_description_report_has_no_empty_table_or_column(built_release, tmp_path):
+    """Issue 32 item 8: the Recognition Score has no categories, so its interval table has no category columns."""
+    from test_harnesses import model_args
+
+    argv = ["score", "--task", "description", "--dataset", str(built_release), "--oracle", *model_args()]
+    assert main([*argv, "--out", str(tmp_path / "run")]) == 0
+    tables = markdown_tables((tmp_path / "run" / "report.md").read_text())
+    assert len(tables) >= 2
+    for table in tables:
+        header, *rows = table
+        assert rows, f"a table with no row: {header}"
+        for index, name in enumerate(header):
+            assert any(row[index] for row in rows), f"column {name!r} is empty in every row"

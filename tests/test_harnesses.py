@@ -13,6 +13,7 @@ import csv
 import importlib.util
 import io
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -447,3 +448,61 @@ def test_export_writes_portable_dataset_locations(built_release, tmp_path):
     )
     # A Hub repo id stays one.
     assert dataset_location("org/cogbench", "v2.0.0", out).path == "org/cogbench"
+
+
+def test_lmms_eval_export_runs_what_eval_runs_with_models_by_absolute_path(built_release, tmp_path, monkeypatch):
+    """Issue 32 item 5: each task's max_new_tokens is `eval`'s (or the user's, recorded); relative model paths resolved."""
+    import shutil
+
+    import yaml
+
+    from cogbench.reference_eval.harnesses.lmms_eval import TASKS
+    from cogbench.reference_eval.tasks.queries import DEFAULT_MAX_NEW_TOKENS
+
+    spacy_source = require_shared("models", "en_ud_ewt_pos", what="the spaCy POS stand-in model")
+    shutil.copytree(spacy_source, tmp_path / "models" / "pos")
+    shutil.copytree(minilm_path(), tmp_path / "models" / "minilm")
+    monkeypatch.chdir(tmp_path)
+    argv = ["export", "--format", "lmms-eval", "--dataset", str(built_release), "--spacy-model", "models/pos"]
+    assert main([*argv, "--embedder", "./models/minilm", "--out", "t"]) == 0
+    limits = {
+        name: yaml.safe_load(re.sub(r"!function \S+", "f", (tmp_path / "t" / f"{name}.yaml").read_text()))[
+            "generation_kwargs"
+        ]["max_new_tokens"]
+        for name in TASKS
+    }
+    assert limits == {name: DEFAULT_MAX_NEW_TOKENS[config] for name, (config, *_) in TASKS.items()}
+    assert limits["cogbench_vqa"] == 32 and limits["cogbench_description_directed"] == 1024
+    utils = (tmp_path / "t" / "utils_description.py").read_text()
+    assert f"SPACY_MODEL = {str(tmp_path / 'models' / 'pos')!r}" in utils
+    assert f"EMBEDDER = {str(tmp_path / 'models' / 'minilm')!r}" in utils
+    readme = (tmp_path / "t" / "README.md").read_text()
+    assert "as `cogbench eval`'s defaults" in readme and "cogbench_vqa 32" in readme
+
+    assert main([*argv, "--embedder", "./models/minilm", "--out", "u", "--max-new-tokens", "77"]) == 0
+    assert "  max_new_tokens: 77\n" in (tmp_path / "u" / "cogbench_vqa.yaml").read_text()
+    assert "given with --max-new-tokens" in (tmp_path / "u" / "README.md").read_text()
+
+
+def test_a_spacy_model_given_as_a_path_is_not_told_to_spacy_download_it(built_release, tmp_path, capsys):
+    argv = ["export", "--format", "lmms-eval", "--dataset", str(built_release), "--out", str(tmp_path / "t")]
+    assert main([*argv, "--spacy-model", "./models/missing", "--embedder", minilm_path()]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "spacy download ./models/missing" not in error
+    assert "give --spacy-model a folder holding a spaCy pipeline" in error
+
+
+def test_eval_description_loads_the_embedder_once(built_release, tmp_path, openai_server, monkeypatch, capsys):
+    """Issue 32 item 8: checked before the first query, then used by the scorer: one load per command."""
+    from cogbench.reference_eval.metrics import recognition
+
+    loads = []
+    real_load = recognition.load_embedder
+    monkeypatch.setattr(recognition, "load_embedder", lambda name: loads.append(name) or real_load(name))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    server = openai_server(lambda request: Reply(text="A kitchen with a table."))
+    argv = ["eval", "--task", "description", "--model", "openai:m", "--base-url", server.base_url]
+    argv += ["--dataset", str(built_release), "--out", str(tmp_path / "run"), "--limit", "2", *model_args()]
+    assert main(argv) == 0, capsys.readouterr().err
+    assert loads == [minilm_path()]
+    assert json.loads((tmp_path / "run" / "score" / "scores.json").read_text())["metrics"]["recognition_micro"]

@@ -87,6 +87,31 @@ def test_codis_units_are_queries_pairs_and_output_changes():
     }
 
 
+def test_output_variability_units_are_the_queries_compared_without_context():
+    """One unit per query compared (``changed_without_context``); the LLM's reading only where it judged."""
+
+    def query(right, changed=None, llm=None):
+        found = {"right": right}
+        if changed is not None:
+            found.update(changed_without_context=changed, changed_without_context_llm=llm)
+        return found
+
+    details = [
+        {"image_id": "i1", "category": "c1", "queries": [query(True, True, True), query(True, False, None)]},
+        {"image_id": "i2", "category": "c2", "queries": [query(False, True, False), query(True)]},
+    ]
+    for number, d in enumerate(details):
+        d.update(item_id=f"p{number}", outputs_differ=False)
+    units = intervals.units_from_details("codis", details)
+    assert units["output_variability"] == [Unit("i1", "c1", 1.0), Unit("i1", "c1", 0.0), Unit("i2", "c2", 1.0)]
+    assert units["output_variability_llm"] == [Unit("i1", "c1", 1.0), Unit("i2", "c2", 0.0)]
+    result, _ = intervals.score_intervals("codis", details, ["c1", "c2"])
+    # rows i1, i2; columns c1, c2, overall: 1 of 2 queries changed on i1, 1 of 1 on i2
+    hits, totals = np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 1.0]]), np.array([[2.0, 0.0, 2.0], [0.0, 1.0, 1.0]])
+    assert result["output_variability"] == small_sample.column_intervals(hits, totals, ["c1", "c2", "overall"])
+    assert result["output_variability"]["overall"] is not None
+
+
 def description_line(image: str, annotated: int, recognized: int, **cognition) -> dict:
     return {"item_id": image, "recognition": {"annotated": annotated, "recognized": recognized}, **cognition}
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 
 import pytest
 
@@ -151,3 +152,40 @@ def test_server_dying_half_way_then_rerun_gives_the_uninterrupted_scores(
     assert score(predictions, built_release, dying, out) == 0
     assert 0 < len(dying.chat_requests) - before < 706 - 250
     assert metrics(out)[0] == metrics(reference)[0]
+
+
+def test_a_dripping_judge_is_cut_off_at_judge_timeout(built_release, real_raw_dir, tmp_path, openai_server, capsys):
+    """One byte every 0.5 s: per read the server is never silent for 1 s, yet each attempt ends at 1 s."""
+    pairs = json.loads((real_raw_dir / "codis" / "output_example.json").read_text())[:2]
+    predictions = tmp_path / "two.json"
+    predictions.write_text(json.dumps(pairs))
+    server = openai_server(lambda request: Reply(text="right", drip_seconds=0.5))
+    out = tmp_path / "run"
+    started = time.monotonic()
+    extra = ("--judge-timeout", "1", "--judge-backoff", "0", "--allow-partial")
+    assert score(predictions, built_release, server, out, *extra) == 3
+    elapsed = time.monotonic() - started  # unbounded, each attempt would drip its ~300 bytes for 150 s
+    err = capsys.readouterr().err
+    assert "judge queries failed (most common: timed out after 2 attempts" in err and elapsed < 40, (elapsed, err)
+    assert len(server.chat_requests) == 2 * 4  # two pairs, two questions each, two attempts each
+
+
+def test_a_judge_reply_with_a_lone_surrogate_is_cached_as_u_fffd(
+    built_release, real_raw_dir, tmp_path, openai_server, capsys
+):
+    import sqlite3
+
+    server = openai_server(lambda request: Reply(text=f"{truth_verdict(request)}\n\ud800 (sure)"))
+    out = tmp_path / "run"
+    example = real_raw_dir / "codis" / "output_example.json"
+    assert score(example, built_release, server, out) == 0
+    scores = json.loads((out / "scores.json").read_text())
+    assert scores["complete"] and scores["metrics"]["acc_q"]["overall"] == 100.0
+    with sqlite3.connect(out / "judge_cache.sqlite") as db:
+        replies = {row[0] for row in db.execute("SELECT reply FROM replies")}
+    assert replies == {"right\n\ufffd (sure)"}
+    sent = len(server.chat_requests)
+    assert (
+        score(example, built_release, server, tmp_path / "again", "--judge-cache", str(out / "judge_cache.sqlite")) == 0
+    )
+    assert len(server.chat_requests) == sent  # every answer was kept: the re-run asks nothing

@@ -107,6 +107,34 @@ def test_fractional_units_below_two_in_all_still_get_an_interval():
     assert_interval(small_sample.korn_graubard([0.5, 0.0], [0.5, 0.5]), clopper_pearson_percent(0.5, 1.0))
 
 
+# --- hits above units: Cognition verdicts of 2 (official parsing, as cognition_score.py sums them) --------
+
+
+def test_a_rate_of_one_with_spread_is_not_zero_variance():
+    """Two images of one CoR, verdicts 2 and 0: R = 2/2 = 1, yet the residuals are 1 and -1, so
+    v = 2/1 * (1 + 1) / 2^2 = 1, not 0. The t interval on 1 degree of freedom: 1 +- t_1 * 1 = 1 +- 12.7062,
+    floored at 0. (Reading R = 1 as "every image all right" gave [x, 100], as if there were no spread.)"""
+    expected = [0.0, round(100 * (1 + T975[1]), 4)]
+    assert_interval(small_sample.korn_graubard([2, 0], [1, 1]), expected)
+
+
+def test_a_rate_above_one_gets_the_t_interval_of_the_ratio():
+    """Hits 2, 1, 3 of units 1, 1, 2: R = 6/4 = 1.5; residuals 0.5, -0.5, 0, sum of squares 0.5;
+    v = 3/2 * 0.5 / 4^2 = 0.046875, sqrt 0.2165064; half-width t_2 * 0.2165064 = 4.3026527 * 0.2165064 = 0.9315520."""
+    half = T975[2] * math.sqrt(0.046875)
+    expected = [round(100 * (1.5 - half), 4), round(100 * (1.5 + half), 4)]
+    assert expected == pytest.approx([56.8448, 243.1552], abs=1e-4)
+    assert_interval(small_sample.korn_graubard([2, 1, 3], [1, 1, 2]), expected)
+
+
+def test_a_rate_below_one_with_an_image_above_its_units_is_not_binomial():
+    """Hits 2, 0, 0 of units 1, 1, 1 (one verdict of 2): R = 2/3 < 1, but R(1-R) is not a unit's variance;
+    residuals 4/3, -2/3, -2/3, sum of squares 16/9 + 4/9 + 4/9 = 8/3; v = 3/2 * (8/3) / 9 = 4/9, sqrt 2/3."""
+    half = T975[2] * 2 / 3
+    expected = [0.0, round(100 * (2 / 3 + half), 4)]
+    assert_interval(small_sample.korn_graubard([2, 0, 0], [1, 1, 1]), expected)
+
+
 def test_no_units_or_one_image_give_no_interval_and_no_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -2,9 +2,12 @@
 
 ``lmms-eval --model openai`` (pinned 0.7.3, installed by ``.ci/run-harness``)
 asks a local OpenAI-compatible server whose replies are computed from each
-request (right, lowercase, wordy, hedged, wrong and empty reply shapes), writes
-``--log_samples`` files and ``results.json`` the way it writes them for users,
-and ``cogbench score`` on those files must give every metric lmms-eval gave.
+request (right, lowercase, wordy, hedged, wrong and empty reply shapes, and a
+reasoning model's ``<think>...</think>`` block, which lmms-eval strips: its
+samples then hold the raw reply in ``resps`` and the scored one in
+``filtered_resps``), writes ``--log_samples`` files and ``results.json`` the way
+it writes them for users, and ``cogbench score`` on those files must give every
+metric lmms-eval gave (so it reads ``filtered_resps``, as lmms-eval scores).
 Skipped when lmms-eval is not installed (the default test venv).
 """
 
@@ -76,6 +79,10 @@ def responder_for(answers: dict[str, tuple[str, str]]):
             image = json.dumps(request.messages, sort_keys=True)
             return Reply(text=descriptions[digest(image) % len(descriptions)])
         right, wrong = known
+        if digest("think" + text) % 4 == 0:
+            # A reasoning model: lmms-eval strips the <think> block (its default --reasoning_tags), so the samples
+            # file's resps keep the raw reply and filtered_resps the answer it scored: the two differ.
+            return Reply(text=f"<think>Is it {wrong}? No.</think>{right}")
         if len(right) == 1:  # a VQA letter
             return Reply(
                 text=(
@@ -158,6 +165,10 @@ def test_lmms_eval_cli_runs_the_exported_tasks_and_cogbench_score_equals_its_res
         (samples,) = results_file.parent.glob(f"*_samples_{name}.jsonl")
         first = json.loads(samples.open().readline())
         assert "doc" not in first and {"doc_id", "target", "input", "filtered_resps", "doc_hash"} <= set(first)
+        if name in ("cogbench_vqa", "cogbench_codis"):  # the raw reply and the one lmms-eval scored differ
+            records = [json.loads(line) for line in samples.read_text().splitlines()]
+            raw = [r for r in records if "<think>" in json.dumps(r.get("resps"))]  # kept where it differs
+            assert raw and all("<think>" not in json.dumps(r["filtered_resps"]) for r in raw), name
         config = TASKS[name][0]
         out = tmp_path / f"score-{name}"
         extra = ["--spacy-model", spacy_model, "--embedder", embedder] if config == "description" else []

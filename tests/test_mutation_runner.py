@@ -85,6 +85,23 @@ def test_summary_counts_equivalents_apart_and_flags_a_killed_or_stale_entry(tmp_
     assert not mutation_report.summarize(completed[:2] + completed[3:], tmp_path, named[:1], 51.0).passed
 
 
+def test_an_equivalent_outside_a_sample_is_not_sampled_not_stale(tmp_path):
+    """A sampled run that did not draw a named mutant says so; only an entry matching no mutant at all is stale."""
+    (tmp_path / "m.py").write_text("x = 1 > 2\ny = 3 > 4\n")
+    completed = [
+        _completed(1, 6, WorkerOutcome.NORMAL, Outcome.KILLED),
+        _completed(2, 6, WorkerOutcome.SKIPPED, None, run.NOT_SAMPLED),
+    ]
+    op = "core/ReplaceComparisonOperator_Gt_GtE"
+    named = [
+        mutation_report.Equivalent("m.py", op, "y = 3 > 4", "not drawn"),
+        mutation_report.Equivalent("m.py", op, "w = 5 > 6", "the code changed"),
+    ]
+    text = mutation_report.summarize(completed, tmp_path, named, fail_under=100.0).text
+    assert "named as equivalent, not sampled (1): their mutants were outside the random sample" in text
+    assert "matching no mutant (1)" in text and "w = 5 > 6" in text and "y = 3 > 4" not in text
+
+
 def test_an_entry_without_a_reason_is_refused(tmp_path):
     listed = tmp_path / "equivalent.toml"
     listed.write_text('[[equivalent]]\nfile = "m.py"\noperator = "core/AddNot"\nline = "x"\nreason = " "\n')
@@ -113,3 +130,18 @@ def test_a_sampled_run_mutates_copies_only_and_resumes(tmp_path):
     assert (out / "report.txt").read_text().splitlines()[:4] == report.splitlines()[:4]
     with pytest.raises(SystemExit, match="other settings"):
         run.main(["--module", "aggregate", "--sample", "4", "--out", str(out)])
+
+
+def test_an_out_that_is_a_file_is_refused(tmp_path):
+    out = tmp_path / "notes.txt"
+    out.write_text("mine")
+    with pytest.raises(SystemExit, match="exists and is not a folder"):
+        run.main(["--module", "aggregate", "--out", str(out)])
+    assert out.read_text() == "mine"
+
+
+def test_an_out_with_a_damaged_marker_is_refused(tmp_path):
+    (tmp_path / run.MARKER).write_text('{"tool": "cogbench mutation ru')
+    with pytest.raises(SystemExit, match="damaged .*pass another --out"):
+        run.main(["--module", "aggregate", "--out", str(tmp_path)])
+    assert (tmp_path / run.MARKER).read_text() == '{"tool": "cogbench mutation ru'

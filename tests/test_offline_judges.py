@@ -224,3 +224,24 @@ def test_nli_reads_premise_then_hypothesis_and_upper_case_labels(described, tmp_
     assert 0 < sum(top for _, top in ours) < len(ours)  # the verdict depends on the input
     swapped = pipeline_entailment(model, points, sentences)
     assert [p for p, _ in swapped] != pytest.approx([p for p, _ in ours], abs=1e-3)  # order matters
+
+
+def test_the_nli_judge_asks_sentence_then_cor_through_its_own_call_path(described, tmp_path):
+    """judge_descriptions (what `score --judge nli` runs): a CoR is stated when the model, read through
+    transformers' pipeline with the description's sentence as premise and the CoR as hypothesis, puts
+    ENTAILMENT on top. One sentence per description (its first), so each CoR has one pair and a judge that
+    swapped premise and hypothesis would give other verdicts (checked: the swapped reading differs)."""
+    from tiny_nli import build_input_dependent_nli, pipeline_entailment
+
+    items, texts = described
+    first = texts["truncated"]
+    pairs = [(item, sentence) for image, sentence in zip(items, first) for item in image]
+    premises, hypotheses = [s for _, s in pairs], [i.key_point for i, _ in pairs]
+    model = build_input_dependent_nli(tmp_path / "nli", minilm_path(), premises, hypotheses)
+    verdicts = offline.judge_descriptions(offline.OfflineJudgeSettings("nli", model=model), items, first)
+    ours = [v.verdict for v in verdicts]
+    assert [(v.item, v.sentence) for v in verdicts] == pairs
+    expected = [int(top) for _, top in pipeline_entailment(model, premises, hypotheses)]
+    swapped = [int(top) for _, top in pipeline_entailment(model, hypotheses, premises)]
+    assert ours == expected and 0 < sum(ours) < len(ours)
+    assert sum(a != b for a, b in zip(expected, swapped)) >= 3, "the model must tell the two orders apart"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -86,6 +87,30 @@ def test_slow_reply_times_out_and_is_retried(openai_server):
     with ChatClient(settings_for(server, timeout_seconds=0.3)) as client:
         result = client.complete(text_message("x"))
     assert result.text == "fast" and result.attempts == 2
+
+
+@pytest.mark.parametrize("first", ["dripping", "then fast"])
+def test_a_dripping_server_is_cut_off_at_the_timeout_of_each_attempt(first, openai_server):
+    """One byte every 0.4 s never trips a per-read timeout of 1.5 s; each attempt must still end at 1.5 s."""
+    calls = []
+
+    def responder(request):
+        calls.append(1)
+        slow = first == "dripping" or len(calls) == 1
+        return Reply(text="right " * 20, drip_seconds=0.4) if slow else Reply(text="fast")
+
+    server = openai_server(responder)
+    with ChatClient(settings_for(server, timeout_seconds=1.5, max_attempts=2)) as client:
+        started = time.monotonic()  # after the client is made (the first import of openai takes seconds)
+        result = client.complete(text_message("x"))
+        elapsed = time.monotonic() - started
+    if first == "dripping":
+        assert result.error == "timed out after 2 attempts" and result.attempts == 2
+        assert 2 * 1.5 <= elapsed < 2 * 1.5 + 1.0, elapsed
+    else:
+        assert result.text == "fast" and result.attempts == 2 and 1.5 <= elapsed < 1.5 + 1.0, elapsed
+    time.sleep(1.2)  # the server notices the closed connection within two bytes of it
+    assert server.dripped_until_cut == (2 if first == "dripping" else 1)
 
 
 def test_malformed_body_and_unusable_reply_are_retried(openai_server):

@@ -144,3 +144,61 @@ def test_every_query_carries_its_own_image_and_a_pair_shares_one_encoding(built_
     assert built[0][0]["content"][0] is built[1][0]["content"][0]
     assert built[1][0]["content"][0] is not built[2][0]["content"][0]
     assert [q.row for q in queries] == [0, 0, 1, 1, 2, 2, 3, 3]
+
+
+def test_a_reply_with_lone_surrogates_is_kept_and_the_run_completes_and_resumes(
+    openai_server, built_release, tmp_path, monkeypatch, capsys
+):
+    """Some servers turn broken UTF-8 into "\\ud800" escapes: each lone surrogate is stored as U+FFFD."""
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    server = openai_server(lambda request: Reply(text="left \ud800 or \udfff right"))
+    out = tmp_path / "run"
+    assert main(_eval_argv(server, built_release, out)) == 0
+    outputs = [p.output for p in read_predictions(out / "predictions.jsonl")]
+    assert outputs == ["left \ufffd or \ufffd right"] * 6  # three rows, two queries each
+    assert "\ufffd" in (out / "predictions.jsonl").read_text(encoding="utf-8")
+    sent = len(server.chat_requests)
+    assert main(_eval_argv(server, built_release, out)) == 0  # resumes: nothing is asked again
+    assert len(server.chat_requests) == sent == 6
+    capsys.readouterr()
+
+
+def test_an_interrupted_run_says_the_same_command_resumes_it(
+    openai_server, built_release, tmp_path, monkeypatch, capsys
+):
+    """Issue 32 item 8: Ctrl-C (a real SIGINT) during eval: one line saying the same command resumes; it does."""
+    import os
+    import signal
+
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    asked = []
+
+    def responder(request):
+        asked.append(request)
+        if len(asked) == 4:
+            os.kill(os.getpid(), signal.SIGINT)
+        return Reply(text="fine")
+
+    server = openai_server(responder)
+    argv = _eval_argv(server, built_release, tmp_path / "run", "--concurrency", "1", "--no-score")
+    assert main(argv) == 130
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "interrupted: what was generated is saved; run the same command again to resume where it stopped"
+    )
+    before = len(asked)
+    assert main(argv) == 0
+    assert "already done" in capsys.readouterr().out
+    assert 0 < len(asked) - before < 6  # resumed: only what was missing was asked again
+
+
+def test_a_failure_line_of_a_query_without_a_number_names_only_its_item(
+    openai_server, built_release, tmp_path, monkeypatch, capsys
+):
+    """Issue 32 item 8: a VQA question has no query number: "item X", never "item X query None"."""
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    server = openai_server(lambda request: Reply(status=503))
+    argv = _eval_argv(server, built_release, tmp_path / "run", "--max-attempts", "1", "--limit", "1")
+    argv[argv.index("codis")] = "vqa"
+    assert main(argv) == 3
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "first: item " in error and "None" not in error, error

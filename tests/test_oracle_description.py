@@ -28,6 +28,8 @@ from cogbench.dataset_builders.load import load_config
 from cogbench.reference_eval.formats.official import write_official
 from cogbench.reference_eval.formats.predictions import Prediction
 from cogbench.reference_eval.judges.verdicts import parse_numbered
+from cogbench.reference_eval.reports.runs import write_report
+from cogbench.reference_eval.reports.summary import render_summary
 from cogbench.reference_eval.scoring.pipeline import ScoreOptions, run_scoring
 from cogbench.schemas.features import COGBENCH_CATEGORIES
 
@@ -281,6 +283,7 @@ def test_cognition_judge_readings_and_score_equal_the_oracle(
         assert f"{cognition['per_category'][category] / 100:.3f}" == printed[name], name
     assert f"{cognition['overall'] / 100:.3f}" == printed["Overall"]
     assert cognition["overall"] == pytest.approx(100 * 25 / 56)  # the oracle's run: 25 of 56 CoRs
+    assert "exceeds_scale" not in cognition  # one verdict of 2 among 56 leaves the score under 100
     # per key point: the authors' verdict of each conclusion (or whole CoR) is cogbench's
     authors = {
         (record["Image Name"].split(".")[0], name, point): verdict
@@ -375,3 +378,44 @@ def test_a_judge_never_readable_crashes_the_oracle_and_is_a_failure_here(
     )
     assert scores["metrics"]["cognition"]["overall"] is None
     assert scores["counts"]["judge_failures"] == scores["counts"]["cors"] > 0
+
+
+def two_for_every_other_point(request):
+    """``N. [2]`` for odd key points and ``N. [1]`` for even ones: every score above 100, as the authors sum it."""
+    points = KeyPointJudge.points(request.prompt_text)
+    return Reply(text="  ".join(f"{n}. [{2 if n % 2 else 1}]" for n in range(1, len(points) + 1)))
+
+
+def test_verdicts_of_two_score_above_100_as_the_authors_sum_them(
+    built_release, description_rows, annotations, openai_server, tmp_path, monkeypatch
+):
+    """cognition_score.py sums the verdicts it stored, so ``[2]`` counts 2 and a score can pass 100:
+    cogbench writes the same numbers (no schema traceback) and labels them as exceeding the scale."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-oracle")
+    path = write_descriptions(description_rows, [row["description"] for row in description_rows], tmp_path / "o")
+    ours_server, authors_server = openai_server(two_for_every_other_point), openai_server(two_for_every_other_point)
+    scores = score_description(
+        built_release,
+        path,
+        tmp_path / "run",
+        judge="openai:gpt-4-turbo",
+        judge_base_url=ours_server.base_url,
+        judge_parsing="official",
+        judge_backoff=0.01,
+    )
+    printed, _readings = run_authors_cognition(annotations, path, authors_server.base_url, tmp_path, monkeypatch)
+    cognition = scores["metrics"]["cognition"]
+    for name, category in zip(REASONING_TYPES, COGBENCH_CATEGORIES):
+        assert f"{cognition['per_category'][category] / 100:.3f}" == printed[name], name
+    assert f"{cognition['overall'] / 100:.3f}" == printed["Overall"]
+    assert float(printed["Overall"]) > 1 and cognition["overall"] > 100
+    assert cognition["exceeds_scale"] is True and "exceeds_scale" not in scores["metrics"]["recognition_micro"]
+    low, high = cognition["interval"]["overall"]
+    assert low <= cognition["overall"] <= high
+    # labelled wherever shown: the end-of-run summary, report.md, and `report` over the run (read back, verified)
+    label = "cognition exceeds the 0-100 scale"
+    assert label in render_summary(scores, tmp_path / "run").splitlines()[0]
+    report = (tmp_path / "run" / "report.md").read_text()
+    assert label in report and f"{cognition['overall']:.1f} (exceeds the 0-100 scale)" in report
+    write_report([str(tmp_path / "run")], tmp_path / "report")
+    assert label in (tmp_path / "report" / "report.md").read_text()

@@ -247,3 +247,19 @@ def test_defaults_never_collide(built_release, tmp_path, capsys, monkeypatch):
         f"lmms-eval-{built_release.name}",
         f"vlmevalkit-{built_release.name}",
     ]
+
+
+def test_score_never_replaces_a_score_of_another_task(built_release, tmp_path, capsys):
+    """Issue 32 item 6: the rule is same command and same task; the other task's score stays as it was."""
+    out = tmp_path / "run"
+    assert main(score_argv(built_release, out)) == 0, capsys.readouterr().err
+    before = snapshot(out)
+    capsys.readouterr()
+    vqa = vqa_predictions(built_release, tmp_path / "answers.jsonl")
+    line = one_line_error(main(score_argv(built_release, out, "vqa", vqa)), capsys.readouterr().err)
+    assert line == (
+        f"error: {out} holds the output of `cogbench score --task codis`; refusing to replace it with --task vqa: "
+        "choose another --out or empty it yourself"
+    )
+    assert snapshot(out) == before
+    assert main(score_argv(built_release, out)) == 0  # the same command and task re-scores in place

@@ -217,3 +217,13 @@ def test_build_refuses_a_previous_that_is_not_a_build(raw_copy, tmp_path):
 def test_version_must_grow_even_without_changes(raw_copy, built_release, tmp_path):
     with pytest.raises(UsageError, match="--version 2.0.1"):
         build_release(raw_copy, tmp_path / "out", version="2.0.0", previous=built_release)
+
+
+def test_build_with_a_missing_previous_fails_before_reading_the_raw_data(tmp_path, capsys):
+    """Issue 32 item 7: the wrong --previous is named at once (raw data that does not exist is not even looked at)."""
+    argv = ["build", "--raw-dir", str(tmp_path / "no-raw"), "--out", str(tmp_path / "new"), "--previous"]
+    assert main([*argv, str(tmp_path / "nope")]) == 2
+    assert capsys.readouterr().err == (
+        f"error: --previous {tmp_path / 'nope'}: not a cogbench build (no manifest.json); give the last release's build\n"
+    )
+    assert not (tmp_path / "new").exists()

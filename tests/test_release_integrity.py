@@ -226,6 +226,29 @@ def test_an_edited_card_is_caught(damaged, capsys):
     assert code == 1 and "FAILED" in out
 
 
+@pytest.mark.parametrize("lost", ["every hash", "the card's hash"])
+def test_a_card_edited_with_its_hash_taken_from_the_marker_is_refused_like_score_refuses_it(
+    damaged, tmp_path, capsys, lost
+):
+    """The card's prose is vouched for by the marker's sha256 alone: without it `validate` must fail, as
+    `score` does (integrity.verify_build), rather than pass an edited card."""
+    marker = json.loads((damaged / MARKER_FILE).read_text())
+    if lost == "every hash":
+        del marker["sha256"]
+    else:
+        del marker["sha256"]["README.md"]
+    (damaged / MARKER_FILE).write_text(json.dumps(marker))
+    card = damaged / "README.md"
+    card.write_text(card.read_text(encoding="utf-8").replace("CogBench", "CogBench (now MIT licensed)", 1))
+    assert ("files.unverified", "README.md") in codes_at(damaged)
+    code, out, _ = validate_cli(damaged, capsys)
+    assert code == 1 and "FAILED" in out and "files.unverified" in out
+    score = ["score", "--task", "description", "--dataset", str(damaged), "--oracle", "--out", str(tmp_path / "s")]
+    assert main(score) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1 and "rebuild" in err
+
+
 def test_emptied_manifest_still_plans_gating_from_the_shards(damaged, hub, api, capsys):
     """Even with validation bypassed, the shards on disk decide gating, and unlisted shards are refused."""
     edit_json(damaged / "manifest.json", _empty_configs_and_sources)
@@ -258,7 +281,7 @@ def test_the_marker_is_never_uploaded(samples_build, api):
     passing = lambda path, expected="auto": SimpleNamespace(errors=[], ok=True)  # noqa: E731
     plan = publish(samples_build, REPO, "1.0.0", api=api, validate=passing, dry_run=True)
     assert MARKER_FILE not in {path for path, _ in plan.uploads}
-    assert {path for path, _ in plan.uploads} == {"README.md", "manifest.json", "croissant.json"} | set(
+    assert {path for path, _ in plan.uploads} == {"README.md", "manifest.json", "croissant.json", "eval.yaml"} | set(
         manifest_of(samples_build)["configs"]["vqa"]["shards"]
     ) | set(manifest_of(samples_build)["configs"]["description"]["shards"])
 

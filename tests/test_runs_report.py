@@ -15,8 +15,9 @@ from cogbench.errors import UsageError
 from cogbench.reference_eval.scoring.pipeline import ScoreOptions, run_scoring
 
 
-def vqa_run(built_release, tmp_path, name: str, right_every: int):
-    """Official VQA predictions: every ``right_every``-th question right, the rest answered with a wrong letter."""
+def vqa_run(built_release, tmp_path, name: str, right_every: int, template: str = "{}"):
+    """Official VQA predictions: every ``right_every``-th question right, the rest answered with a wrong letter
+    (``template``: how the letter is written, e.g. "The answer is {}." which only the robust extractor reads)."""
     from cogbench.dataset_builders.load import load_config
 
     rows = load_config(str(built_release), "vqa").remove_columns("image").to_list()
@@ -24,7 +25,7 @@ def vqa_run(built_release, tmp_path, name: str, right_every: int):
     for index, row in enumerate(rows):
         record = {k: row[k] for k in ("question", "choice_a", "choice_b", "choice_c", "choice_d")}
         letter = row["answer"] if index % right_every == 0 else (row["answer"] + 1) % 4
-        record.update(img_id=row["image_id"], answer="ABCD"[row["answer"]], response="ABCD"[letter])
+        record.update(img_id=row["image_id"], answer="ABCD"[row["answer"]], response=template.format("ABCD"[letter]))
         lines.append(json.dumps(record))
     path = tmp_path / f"{name}.jsonl"
     path.write_text("\n".join(lines) + "\n")
@@ -49,7 +50,9 @@ def test_report_over_four_runs_writes_every_file(built_release, tmp_path, capsys
     markdown = (out / "report.md").read_text()
     assert "## CODIS (CODIS Table 3)" in markdown and "## VQA accuracy (CogBench Table 5)" in markdown
     codis_rows = [line for line in markdown.splitlines() if line.startswith("| ") and "CODIS Table 3" in line]
-    assert any(line.startswith("| _GPT-4V_ | published, CODIS Table 3 | 33.3 | 54.2 |") for line in codis_rows)
+    assert any(
+        line.startswith("| _GPT-4V_ | published, CODIS Table 3, human judges | 33.3 | 54.2 |") for line in codis_rows
+    )
     swapped_row = next(line for line in markdown.splitlines() if line.startswith("| swapped |"))
     assert re.search(r"\| 70\.0 \[\d+\.\d, \d+\.\d\] \|", swapped_row)  # overall Acc_p with its interval
     # Best per column: the ground truth (100) in CODIS, the all-right VQA run beats every published model.

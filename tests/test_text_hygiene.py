@@ -212,3 +212,11 @@ def test_the_cor_grammar_rejects_empty_premises_anywhere(chain):
 @pytest.mark.parametrize("chain", ["C++ is used. -> It is code.", "2+2 is 4. + It is math. -> A sum."])
 def test_the_cor_grammar_keeps_plus_inside_text(chain):
     assert parse_cor(chain).conclusion
+
+
+def test_lone_surrogates_become_the_replacement_character_and_nothing_else_changes():
+    from cogbench.schemas.text import replace_lone_surrogates
+
+    text = "a\ud800b \udfff\udbff c\U0001f600 \ufffd caf\u00e9"
+    assert replace_lone_surrogates(text) == "a\ufffdb \ufffd\ufffd c\U0001f600 \ufffd caf\u00e9"
+    replace_lone_surrogates(text).encode("utf-8")  # storable

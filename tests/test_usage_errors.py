@@ -3,12 +3,15 @@ and no run folder left behind."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import time
 
 import pytest
 
 from cogbench.cli import main
+
+from openai_server import Reply
 
 
 def run(argv, capsys) -> tuple[int, str]:
@@ -26,12 +29,14 @@ def assert_one_line_error(code, err):
 @pytest.mark.parametrize(
     "model, message",
     [
-        ("tiny", "expected hf:MODEL_ID_OR_PATH or openai:MODEL"),
-        ("hf:", "expected hf:MODEL_ID_OR_PATH or openai:MODEL"),
+        ("tiny", "expected hf:MODEL_ID_OR_PATH, openai:MODEL or vllm:MODEL_ID_OR_PATH"),
+        ("hf:", "expected hf:MODEL_ID_OR_PATH, openai:MODEL or vllm:MODEL_ID_OR_PATH"),
+        ("vllm:", "expected hf:MODEL_ID_OR_PATH, openai:MODEL or vllm:MODEL_ID_OR_PATH"),
         ("hf:/no/such/path", "no such folder"),
         ("hf:./nope", "no such folder"),
         ("hf:not a model id", "no such folder"),
         ("hf:Qwen/Not-Cached-In-This-Test-Model", "HF_HUB_OFFLINE"),
+        ("vllm:/no/such/path", "--model vllm:/no/such/path: no such folder"),
     ],
 )
 def test_eval_model_mistakes(model, message, built_release, tmp_path, capsys):
@@ -64,6 +69,22 @@ def test_eval_model_folder_without_config(built_release, tmp_path, capsys):
     )
     assert_one_line_error(code, err)
     assert "no config.json" in err and not (tmp_path / "run").exists()
+
+
+def test_vllm_model_where_vllm_is_not_installed(built_release, tmp_path, capsys):
+    """The test venv has no vllm (.ci/run-vllm's venv has): one line saying how to get it, no run folder."""
+    if importlib.util.find_spec("vllm") is not None:
+        pytest.skip("vllm is installed here")
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    out = tmp_path / "runs" / "x"
+    code, err = run(
+        ["eval", "--task", "vqa", "--model", f"vllm:{folder}", "--dataset", str(built_release), "--out", str(out)],
+        capsys,
+    )
+    assert_one_line_error(code, err)
+    assert "needs vllm installed" in err and not (tmp_path / "runs").exists()
 
 
 @pytest.mark.parametrize("command", ["eval", "score"])
@@ -170,3 +191,84 @@ def test_base_url_without_scheme(built_release, real_raw_dir, tmp_path, capsys, 
     )
     assert_one_line_error(code, err)
     assert "base URL 'localhost:8000/v1': expected http://" in err and not (tmp_path / "s").exists()
+
+
+def assert_argparse_refuses(argv, option, capsys):
+    """argparse's own refusal: exit 2, its usage line and one `error:` line naming the option."""
+    with pytest.raises(SystemExit) as done:
+        main(argv)
+    err = capsys.readouterr().err
+    assert done.value.code == 2 and "Traceback" not in err
+    (line,) = [line for line in err.splitlines() if "error:" in line]
+    assert f"argument {option}:" in line
+
+
+@pytest.mark.parametrize("value", ["nan", "2", "-0.1", "0", "1", "inf"])
+def test_compare_alpha_must_be_a_significance_level(value, tmp_path, capsys):
+    argv = ["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--alpha", value]
+    assert_argparse_refuses(argv, "--alpha", capsys)
+
+
+@pytest.mark.parametrize(
+    "option, value",
+    [
+        ("--judge-timeout", "0"),
+        ("--judge-timeout", "nan"),
+        ("--judge-timeout", "-1"),
+        ("--judge-timeout", "inf"),
+        ("--judge-max-attempts", "0"),
+        ("--judge-backoff", "-1"),
+        ("--judge-backoff", "nan"),
+        ("--offline-threshold", "nan"),
+    ],
+)
+def test_score_option_values(option, value, tmp_path, capsys):
+    argv = ["score", "--task", "vqa", "--dataset", str(tmp_path), "--predictions", "p.jsonl", option, value]
+    assert_argparse_refuses(argv, option, capsys)
+
+
+@pytest.mark.parametrize(
+    "option, value",
+    [
+        ("--request-timeout", "-1"),
+        ("--request-timeout", "0"),
+        ("--request-timeout", "nan"),
+        ("--max-attempts", "0"),
+        ("--num-workers", "-1"),
+    ],
+)
+def test_eval_option_values(option, value, tmp_path, capsys):
+    argv = ["eval", "--task", "vqa", "--dataset", str(tmp_path), "--model", "openai:m", option, value]
+    assert_argparse_refuses(argv, option, capsys)
+
+
+def test_judge_cache_that_is_not_sqlite(built_release, real_raw_dir, tmp_path, capsys, monkeypatch, openai_server):
+    monkeypatch.setenv("OPENAI_API_KEY", "local")
+    server = openai_server(lambda request: Reply(text="right"))
+    cache = tmp_path / "cache.sqlite"
+    cache.write_text("my notes, not a database\n" * 200)
+    argv = score_argv(built_release, real_raw_dir / "codis" / "output_example.json", tmp_path)
+    code, err = run(
+        [*argv, "--judge", "openai:j", "--judge-base-url", server.base_url, "--judge-cache", str(cache)], capsys
+    )
+    assert_one_line_error(code, err)
+    assert f"{cache}: not a judge cache cogbench can use" in err
+    assert cache.read_text() == "my notes, not a database\n" * 200
+
+
+def test_out_name_too_long_for_the_file_system(built_release, tmp_path, capsys):
+    out = tmp_path / ("x" * 300)
+    path = tmp_path / "p.jsonl"
+    path.write_text(json.dumps({"task": "vqa", "item_id": "x", "output": "A"}) + "\n")
+    code, err = run([*score_argv(built_release, path, tmp_path, "vqa")[:-1], str(out)], capsys)
+    assert_one_line_error(code, err)
+    assert "name too long for the file system" in err
+
+
+def test_integer_id_thousands_of_digits_long(built_release, tmp_path, capsys):
+    path = tmp_path / "p.jsonl"
+    path.write_text('{"task": "vqa", "item_id": ' + "7" * 5000 + ', "output": "A"}\n')
+    code, err = run(score_argv(built_release, path, tmp_path, "vqa"), capsys)
+    assert_one_line_error(code, err)
+    assert f"{path}: record line 1: not usable JSON (Exceeds the limit (4300 digits)" in err
+    assert not (tmp_path / "score").exists()

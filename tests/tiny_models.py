@@ -295,3 +295,12 @@ def build_tiny_idefics3(out_dir: Path, seed: int = 0) -> Path:
     model.save_pretrained(out_dir)
     processor.save_pretrained(out_dir)
     return out_dir
+
+
+if __name__ == "__main__":
+    # `python tests/tiny_models.py models/tiny-llava`: the random-weight LLaVA the offline recipe runs
+    # (README "Running a model"), with the eval extra alone: needs torch, transformers and the
+    # Qwen2.5-VL tokenizer files in ../shared/models (or $COGBENCH_SHARED/models).
+    import sys
+
+    print(build_tiny_llava(Path(sys.argv[1])))

@@ -80,7 +80,7 @@ CHECKS: dict[str, tuple[str, str, str]] = {
     "files.missing": (
         "release",
         "error",
-        "a file the build writes (manifest, marker, croissant.json, a listed shard) is missing",
+        "a file the build writes (manifest, marker, croissant.json, eval.yaml, a listed shard) is missing",
     ),
     "files.stray": (
         "release",
@@ -93,6 +93,11 @@ CHECKS: dict[str, tuple[str, str, str]] = {
         "release",
         "error",
         "the manifest or card changed after the build (sha256 differs from the build marker's)",
+    ),
+    "files.unverified": (
+        "release",
+        "error",
+        "the build marker records no sha256 of the manifest, card or croissant.json (older cogbench or edited marker)",
     ),
     "manifest.invalid": (
         "release",
@@ -110,6 +115,11 @@ CHECKS: dict[str, tuple[str, str, str]] = {
         "release",
         "error",
         "croissant.json differs from the Croissant metadata the build renders from its manifest",
+    ),
+    "eval_yaml.mismatch": (
+        "release",
+        "error",
+        "eval.yaml breaks its JSON Schema or differs from the benchmark tasks the build renders from its manifest",
     ),
 }
 FAMILIES = ("schema", "cor", "options", "pairs", "images", "identity", "counts", "release")

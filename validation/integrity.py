@@ -17,7 +17,6 @@ from typing import Any
 import yaml
 
 from cogbench.dataset_builders.build import CARD_FILE, DEFAULT_VERSION, MANIFEST_FILE, config_counts
-from cogbench.dataset_builders.croissant import CROISSANT_FILE, render_croissant
 from cogbench.dataset_builders.load import load_config
 from cogbench.dataset_builders.output import MARKER_FILE, folder_files, read_marker
 from cogbench.dataset_builders.raw import build_command, sha256_file
@@ -25,6 +24,7 @@ from cogbench.errors import CogbenchError
 from cogbench.schemas.features import CONFIGS, SPLIT
 from cogbench.schemas.sources import expected_licence
 from cogbench.validation.findings import Finding, finding
+from cogbench.validation.metadata import METADATA, check_metadata
 
 SHARD_PATH = re.compile(rf"^data/([a-z_]+)/{SPLIT}-\d{{5}}-of-\d{{5}}\.parquet$")
 
@@ -63,7 +63,7 @@ def configs_on_disk(folder: Path) -> list[str]:
 def build_files(manifest: dict[str, Any]) -> set[str]:
     """Exactly the files a build writes, per its manifest."""
     shards = {path for entry in manifest["configs"].values() for path in entry["shards"]}
-    metadata = {name for name in manifest.get("metadata_files", []) if name == CROISSANT_FILE}  # builds since 2.x
+    metadata = {name for name in manifest.get("metadata_files", []) if name in METADATA}  # builds since 2.x
     return {CARD_FILE, MANIFEST_FILE, MARKER_FILE} | shards | metadata
 
 
@@ -81,8 +81,8 @@ def check_files(folder: Path, manifest: dict[str, Any]) -> list[Finding]:
                 "no build marker: this folder was not written by `cogbench build`",
             )
         )
-    found += check_edited(folder, marker)
     expected = build_files(manifest)
+    found += check_edited(folder, marker, expected)
     present = set(folder_files(folder))
     for name in sorted(present - expected):
         found.append(
@@ -94,15 +94,9 @@ def check_files(folder: Path, manifest: dict[str, Any]) -> list[Finding]:
                 "not a file the build writes (not listed in the manifest); it would not be validated",
             )
         )
-    if CROISSANT_FILE in expected and CROISSANT_FILE not in present:
+    for name in sorted(set(METADATA) & expected - present):
         found.append(
-            finding(
-                "files.missing",
-                CROISSANT_FILE,
-                None,
-                None,
-                "the manifest lists it; the build writes it beside the card",
-            )
+            finding("files.missing", name, None, None, "the manifest lists it; the build writes it beside the card")
         )
     for config, entry in sorted(manifest["configs"].items()):
         for name, shard in sorted(entry["shards"].items()):
@@ -139,16 +133,28 @@ def check_files(folder: Path, manifest: dict[str, Any]) -> list[Finding]:
     return found
 
 
-def check_edited(folder: Path, marker: dict[str, Any] | None) -> list[Finding]:
-    """The manifest and card against the sha256 the build marker recorded of them (builds
-    made before the marker held hashes have none to check)."""
-    recorded = (marker or {}).get("sha256")
-    if not isinstance(recorded, dict):
-        return []
+def check_edited(folder: Path, marker: dict[str, Any] | None, expected: set[str]) -> list[Finding]:
+    """The manifest, card and croissant.json (of ``expected``: what the build writes) against the sha256 the
+    build marker recorded of them. A marker without that sha256 (a build by an older cogbench, or a marker
+    edited along with the card) vouches for nothing: an error, as `score` refuses such a build."""
+    if marker is None:
+        return []  # files.missing, reported by the caller
+    recorded = marker.get("sha256") if isinstance(marker.get("sha256"), dict) else {}
     found = []
-    for name in (MANIFEST_FILE, CARD_FILE, CROISSANT_FILE):
+    for name in (MANIFEST_FILE, CARD_FILE, *METADATA):
         path = folder / name
-        if isinstance(recorded.get(name), str) and path.is_file() and sha256_file(path) != recorded[name]:
+        if name in expected and not isinstance(recorded.get(name), str):
+            found.append(
+                finding(
+                    "files.unverified",
+                    name,
+                    None,
+                    None,
+                    f"the build marker records no sha256 of it (a build by an older cogbench, or an edited "
+                    f"{MARKER_FILE}), so nothing shows it is unchanged since the build; rebuild the folder",
+                )
+            )
+        elif name in expected and path.is_file() and sha256_file(path) != recorded[name]:
             found.append(
                 finding(
                     "files.edited",
@@ -303,7 +309,7 @@ def check_release(folder: Path, records: dict[str, list]) -> list[Finding]:
         check_files(folder, manifest)
         + check_manifest(folder, manifest, records)
         + check_card(folder, manifest)
-        + check_croissant(folder, manifest)
+        + check_metadata(folder, manifest)
     )
 
 
@@ -357,7 +363,7 @@ def verify_build(folder: str | Path) -> None:
             f"build marker records no sha256 of manifest.json and README.md); rebuild it with `{build_command(folder)}`"
         )
     if manifest is not None:
-        found = check_files(folder, manifest) + check_card(folder, manifest) + check_croissant(folder, manifest)
+        found = check_files(folder, manifest) + check_card(folder, manifest) + check_metadata(folder, manifest)
     errors = [f for f in found if f.severity == "error"]
     if errors:
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
@@ -372,36 +378,3 @@ def load_verified(dataset: str, config: str, revision: str | None = None):
     if Path(dataset).is_dir() and any(Path(dataset).iterdir()):  # an empty folder: load_config's usage error
         verify_build(dataset)
     return load_config(dataset, config, revision)
-
-
-def check_croissant(folder: Path, manifest: dict[str, Any]) -> list[Finding]:
-    """croissant.json, where the manifest lists it, must be what the build renders from the manifest."""
-    if CROISSANT_FILE not in manifest.get("metadata_files", []) or not (folder / CROISSANT_FILE).is_file():
-        return []  # a missing listed file is files.missing (check_files)
-    try:
-        written = json.loads((folder / CROISSANT_FILE).read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        return [finding("croissant.mismatch", CROISSANT_FILE, None, None, f"not readable JSON: {error}")]
-    try:
-        expected = render_croissant(manifest)
-    except (KeyError, TypeError, ValueError, AttributeError) as error:  # a damaged manifest is its own finding
-        return [
-            finding(
-                "croissant.mismatch",
-                CROISSANT_FILE,
-                None,
-                None,
-                f"cannot be checked: manifest.json lacks what it is rendered from ({type(error).__name__}: {error})",
-            )
-        ]
-    if written != expected:
-        return [
-            finding(
-                "croissant.mismatch",
-                CROISSANT_FILE,
-                None,
-                None,
-                "differs from the Croissant metadata of this manifest (edited, or from another build); rebuild",
-            )
-        ]
-    return []

@@ -245,7 +245,7 @@ def _answers_fitting(loaded, config, batch: list[Query], inputs, images, limit: 
             if len(batch) == 1:
                 query = batch[0]
                 raise CogbenchError(
-                    f"item {query.item_id} query {query.query}: out of memory on {loaded.device} even alone "
+                    f"{query.name}: out of memory on {loaded.device} even alone "
                     "(batch size 1); everything answered before it is saved: free memory, lower --max-new-tokens "
                     "or use a larger device, then run the same command again to resume"
                 ) from None

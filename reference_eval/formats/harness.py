@@ -233,6 +233,8 @@ def _unique(predictions: list[Prediction], path: Path) -> list[Prediction]:
     seen: set[tuple[str, int | None]] = set()
     for prediction in predictions:
         if prediction.key in seen:
-            raise CogbenchError(f"{locate(str(path), prediction.item_id)}: predicted twice (query {prediction.query})")
+            raise CogbenchError(
+                f"{locate(str(path), prediction.item_id)}: predicted twice{'' if prediction.query is None else f' (query {prediction.query})'}"
+            )
         seen.add(prediction.key)
     return predictions

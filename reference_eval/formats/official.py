@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cogbench.dataset_builders.writes import write_file
 from cogbench.errors import UsageError, locate
 from cogbench.reference_eval.formats.harness import (
     LMMS_EVAL_FORMAT,
@@ -99,7 +100,7 @@ def _unique(predictions: list[Prediction], path: Path) -> list[Prediction]:
         if prediction.key in seen:
             raise UsageError(
                 f"{locate(str(path), prediction.item_id)}: more than one prediction for this item"
-                + (f" (query {prediction.query})" if prediction.query else "")
+                + (f" (query {prediction.query})" if prediction.query is not None else "")
             )
         seen.add(prediction.key)
     return predictions
@@ -237,11 +238,7 @@ def read_any_predictions(path: str | os.PathLike, task: str, ids: OfficialIds) -
 
 
 def _write_atomically(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, path)
-    return path
+    return write_file(path, text)  # never through a link planted in the run folder
 
 
 def _by_key(predictions: Iterable[Prediction]) -> dict[tuple[str, int | None], Prediction]:

@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cogbench.dataset_builders.writes import make_folder, open_existing_or_new
 from cogbench.errors import CogbenchError, UsageError, locate
 
 TASKS = ("description", "vqa", "codis")
@@ -62,6 +63,8 @@ def parse_json(text: str, where: str) -> Any:
         raise UsageError(f"{where}: not valid JSON ({error.msg}, line {error.lineno} column {error.colno})") from None
     except RecursionError:
         raise UsageError(f"{where}: not usable JSON (nested too deeply)") from None
+    except ValueError as error:  # an integer of thousands of digits: Python refuses to read it
+        raise UsageError(f"{where}: not usable JSON ({str(error).split(';')[0]})") from None
     if "\\u" in text or "\\U" in text:  # only escapes can smuggle a lone surrogate into JSON text
         try:
             json.dumps(value, ensure_ascii=False).encode("utf-8")
@@ -137,16 +140,17 @@ def read_predictions(path: str | os.PathLike, skip_torn_tail: bool = False) -> l
             if prediction.key in seen:
                 raise UsageError(
                     f"{locate(str(path), f'line {line_number}')}: duplicate prediction for item "
-                    f"{prediction.item_id!r} query {prediction.query} (first on line {seen[prediction.key]})"
+                    f"{prediction.item_id!r}{'' if prediction.query is None else f' query {prediction.query}'} "
+                    f"(first on line {seen[prediction.key]})"
                 )
             seen[prediction.key] = line_number
             predictions.append(prediction)
     return predictions
 
 
-def _cut_torn_tail(path: Path) -> None:
+def _cut_torn_tail(path: Path, root: Path) -> None:
     """Drop a last line that a killed writer left without its newline."""
-    with path.open("rb+") as handle:
+    with open_existing_or_new(path, "rb+", root) as handle:
         handle.seek(0, os.SEEK_END)
         size = handle.tell()
         if size == 0:
@@ -175,15 +179,18 @@ class PredictionWriter:
     resumed run can skip them.
     """
 
-    def __init__(self, path: str | os.PathLike):
+    def __init__(self, path: str | os.PathLike, root: str | os.PathLike | None = None):
+        """``root``: the output folder the file lies in; no folder below it, nor the file, may be a link."""
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        root = self.path.parent if root is None else Path(root)
+        if self.path.parent != root:
+            make_folder(self.path.parent, root)
         if self.path.exists():
-            _cut_torn_tail(self.path)
+            _cut_torn_tail(self.path, root)
             self.done = {p.key for p in read_predictions(self.path)}
         else:
             self.done = set()
-        self._handle = self.path.open("a", encoding="utf-8")
+        self._handle = open_existing_or_new(self.path, "a", root)
 
     def write(self, predictions: Iterable[Prediction]) -> None:
         """Append a batch and make it durable before returning."""

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from cogbench.reference_eval.harnesses.lmms_eval import DEFAULT_EMBEDDER, DEFAULT_SPACY_MODEL, TASKS
 from cogbench.reference_eval.harnesses.vlmevalkit import DATASET_NAME
+from cogbench.reference_eval.tasks.queries import DEFAULT_MAX_NEW_TOKENS
 
 FORMATS = ("lmms-eval", "vlmevalkit")
 # Every file `cogbench export` writes in its --out (dataset_builders.output.claim_output), by exact
@@ -54,6 +55,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="sentence-transformers model name or path of the Recognition Score (lmms-eval)",
     )
     parser.add_argument(
+        "--max-new-tokens",
+        type=int,
+        help="generated tokens per query at most, for every task (lmms-eval; default: `cogbench eval`'s per task, "
+        + ", ".join(f"{task} {tokens}" for task, tokens in DEFAULT_MAX_NEW_TOKENS.items())
+        + ")",
+    )
+    parser.add_argument(
         "--dataset-path",
         help="what the lmms-eval tasks pass to load_dataset (default: the build's Hub repo at its "
         "release tag when it has one, else its shards by paths relative to the task folder)",
@@ -61,13 +69,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     lmms_eval_only = ("format", ("lmms-eval",))
     parser.set_defaults(
         func=run_export,
-        only_for={"spacy_model": lmms_eval_only, "embedder": lmms_eval_only, "dataset_path": lmms_eval_only},
+        only_for={
+            "spacy_model": lmms_eval_only,
+            "embedder": lmms_eval_only,
+            "dataset_path": lmms_eval_only,
+            "max_new_tokens": lmms_eval_only,
+        },
     )
 
 
 def run_export(args: argparse.Namespace) -> int:
     from cogbench.dataset_builders.output import claim_output
-    from cogbench.reference_eval.harnesses.lmms_eval import dataset_location, export_lmms_eval, exported_tasks
+    from cogbench.errors import UsageError
+    from cogbench.reference_eval.harnesses.lmms_eval import (
+        dataset_location,
+        export_lmms_eval,
+        exported_tasks,
+        model_reference,
+    )
     from cogbench.reference_eval.harnesses.vlmevalkit import export_vlmevalkit
     from cogbench.reference_eval.metrics.recognition import check_models
     from cogbench.validation.integrity import load_verified
@@ -76,21 +95,40 @@ def run_export(args: argparse.Namespace) -> int:
     vqa = load_verified(args.dataset, "vqa", args.revision)  # fails early, as a usage error, on a bad --dataset
     claim_output(out, "export", EXPORT_FILES, create=False)  # refused before any work
     if args.format == "lmms-eval":  # a missing model fails here, before the folder or any file is written
+        if args.max_new_tokens is not None and args.max_new_tokens < 1:
+            raise UsageError(f"--max-new-tokens {args.max_new_tokens}: give a positive number of tokens")
+        args.spacy_model, args.embedder = model_reference(args.spacy_model), model_reference(args.embedder)
         check_models(args.spacy_model, args.embedder)
     claim_output(out, "export", EXPORT_FILES)
+    revision = f" --revision {args.revision}" if args.revision else ""
+    dataset = Path(args.dataset).resolve() if Path(args.dataset).exists() else args.dataset  # from any folder
     if args.format == "vlmevalkit":
         path = export_vlmevalkit(vqa, out)
         print(f"wrote {path} ({len(vqa)} questions)")
-        print(f"run: cp {path} $LMUData/ && python run.py --data {DATASET_NAME} --model MODEL   (in VLMEvalKit)")
-        print(f"score: cogbench score --task vqa --dataset {args.dataset} --predictions MODEL_{DATASET_NAME}.xlsx")
+        print(
+            "run (in VLMEvalKit's folder; a template: MODEL is a model name VLMEvalKit knows): "
+            f'cp {path.resolve()} "${{LMUData:?set LMUData to the VLMEvalKit data folder}}/" '
+            f"&& python run.py --data {DATASET_NAME} --model MODEL"
+        )
+        print(
+            "score (a template: MODEL as above, VLMEVALKIT its folder, where it writes outputs/MODEL/MODEL_"
+            f"{DATASET_NAME}.xlsx): cogbench score --task vqa --dataset {dataset}{revision} "
+            f"--predictions VLMEVALKIT/outputs/MODEL/MODEL_{DATASET_NAME}.xlsx --out runs/vqa-vlmevalkit-MODEL"
+        )
         return 0
     location = dataset_location(args.dataset, args.revision, out, args.dataset_path)
-    files = export_lmms_eval(location, out, args.spacy_model, args.embedder, models_checked=True)
+    files = export_lmms_eval(
+        location, out, args.spacy_model, args.embedder, models_checked=True, tokens=args.max_new_tokens
+    )
     print(f"wrote {len(files)} files to {out}: {', '.join(f.name for f in files)}; data: {location.describe()}")
     print(
-        f"run: lmms-eval --include_path {out} --tasks {','.join(exported_tasks(location))} --model MODEL --log_samples --output_path OUT"
+        "run (a template: MODEL and ARGS are your lmms-eval model and its --model_args, OUT a new folder): "
+        f"lmms-eval --include_path {out.resolve()} --tasks {','.join(exported_tasks(location))} --model MODEL "
+        "--model_args ARGS --log_samples --output_path OUT"
     )
     print(
-        f"score: cogbench score --task codis --dataset {args.dataset} --predictions OUT/.../*_samples_cogbench_codis.jsonl"
+        "score (a template: OUT as above; lmms-eval writes OUT/MODEL_DIR/DATE_samples_TASK.jsonl): "
+        f"cogbench score --task codis --dataset {dataset}{revision} "
+        "--predictions OUT/MODEL_DIR/DATE_samples_cogbench_codis.jsonl --out runs/codis-lmms-eval"
     )
     return 0

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cogbench import __version__
+from cogbench.dataset_builders.writes import write_file
 from cogbench.errors import UsageError
 from cogbench.reference_eval.metrics.recognition import check_models
 from cogbench.reference_eval.tasks.prompts import (
@@ -26,6 +27,7 @@ from cogbench.reference_eval.tasks.prompts import (
     DESCRIPTION_SPONTANEOUS,
     VQA_MULTIPLE_CHOICE,
 )
+from cogbench.reference_eval.tasks.queries import DEFAULT_MAX_NEW_TOKENS
 
 UTILS = '''"""lmms-eval calls these through the YAMLs beside this file; the code is the cogbench package's."""
 
@@ -68,7 +70,17 @@ TASKS = {
     "cogbench_vqa": ("vqa", VQA_MULTIPLE_CHOICE, "vqa", {"accuracy": "mean", "accuracy_official": "mean"}),
     "cogbench_codis": ("codis", CODIS_DI_COT, "codis", {"acc_p": "codis_acc_p", "acc_q": "codis_acc_q"}),
 }
-MAX_NEW_TOKENS = 512  # as `cogbench eval`'s default
+
+
+def max_new_tokens(config: str, override: int | None = None) -> int:
+    """The generated-token limit of a config's tasks: ``cogbench eval``'s (per task) unless the user gave one."""
+    return override if override is not None else DEFAULT_MAX_NEW_TOKENS[config]
+
+
+def model_reference(name_or_path: str) -> str:
+    """A model given as an existing path, made absolute (lmms-eval runs from another folder); a name as given."""
+    path = Path(name_or_path).expanduser()
+    return str(path.resolve()) if path.exists() else name_or_path
 
 
 @dataclass(frozen=True)
@@ -119,7 +131,8 @@ def exported_tasks(location: DatasetLocation) -> list[str]:
     return [name for name, (config, *_) in TASKS.items() if location.shards is None or config in location.shards]
 
 
-def task_yaml(name: str, location: DatasetLocation) -> str:
+def task_yaml(name: str, location: DatasetLocation, tokens: int | None = None) -> str:
+    """One task's YAML; ``tokens`` is the user's `--max-new-tokens` (None: `eval`'s per-task default)."""
     config, template, prefix, metrics = TASKS[name]
     utils = "utils_description" if config == "description" else "utils"
     lines = [
@@ -145,7 +158,7 @@ def task_yaml(name: str, location: DatasetLocation) -> str:
         lines.append("process_docs: !function utils.codis_process_docs")
     lines += [
         "generation_kwargs:",
-        f"  max_new_tokens: {MAX_NEW_TOKENS}",
+        f"  max_new_tokens: {max_new_tokens(config, tokens)}",
         "  temperature: 0",
         "  do_sample: false",
         f"process_results: !function {utils}.{config}_process_results",
@@ -172,9 +185,13 @@ Written by `cogbench export --format lmms-eval` (cogbench {version}).
 To point the tasks elsewhere, export again with `--dataset-path` (a Hub repo id, or a folder
 `load_dataset` reads) and `--revision`, or edit `dataset_path` in the YAML files.
 
+**Generated tokens per query at most** (`generation_kwargs.max_new_tokens`, {tokens_note}):
+{token_limits}.
+
 **Models of the Recognition Score** (description tasks; checked when lmms-eval loads those tasks):
-spaCy `{spacy_model}`, embedder `{embedder}`. Install the spaCy one with
-`python -m spacy download NAME`, or export again with `--spacy-model PATH --embedder PATH`.
+spaCy `{spacy_model}`, embedder `{embedder}` (a path is written absolute). A model by name:
+install the spaCy one with `python -m spacy download NAME`; a moved folder: export again with
+`--spacy-model FOLDER --embedder FOLDER`.
 
 Score the `--log_samples` files (and add judges) with
 `cogbench score --task TASK --dataset DATASET --predictions OUT/MODEL/DATE_samples_TASK.jsonl`.
@@ -191,21 +208,21 @@ def export_lmms_eval(
     spacy_model: str = DEFAULT_SPACY_MODEL,
     embedder: str = DEFAULT_EMBEDDER,
     models_checked: bool = False,
+    tokens: int | None = None,
 ) -> list[Path]:
     """Write the task folder ``out`` (created; files of the same names replaced) and return its files.
 
     The Recognition Score's models are loaded first: a missing one is refused before anything is written.
+    ``tokens`` is the user's `--max-new-tokens` for every task (None: `cogbench eval`'s per-task defaults).
     """
+    spacy_model, embedder = model_reference(spacy_model), model_reference(embedder)
     if not models_checked:  # `cogbench export` checks them before it claims the folder
         check_models(spacy_model, embedder)
-    out.mkdir(parents=True, exist_ok=True)
     written = [out / "utils.py", out / "utils_description.py"]
-    written[0].write_text(UTILS, encoding="utf-8")
-    written[1].write_text(UTILS_DESCRIPTION.format(spacy_model=spacy_model, embedder=embedder), encoding="utf-8")
+    write_file(written[0], UTILS)
+    write_file(written[1], UTILS_DESCRIPTION.format(spacy_model=spacy_model, embedder=embedder))
     for name in exported_tasks(location):
-        path = out / f"{name}.yaml"
-        path.write_text(task_yaml(name, location), encoding="utf-8")
-        written.append(path)
+        written.append(write_file(out / f"{name}.yaml", task_yaml(name, location, tokens)))
     readme = README.format(
         version=__version__,
         tasks=",".join(exported_tasks(location)),
@@ -213,7 +230,8 @@ def export_lmms_eval(
         data_note=RELATIVE_NOTE if location.shards is not None else "",
         spacy_model=spacy_model,
         embedder=embedder,
+        tokens_note="given with --max-new-tokens" if tokens is not None else "as `cogbench eval`'s defaults",
+        token_limits=", ".join(f"{name} {max_new_tokens(TASKS[name][0], tokens)}" for name in exported_tasks(location)),
     )
-    written.append(out / "README.md")
-    written[-1].write_text(readme, encoding="utf-8")
+    written.append(write_file(out / "README.md", readme))
     return written

@@ -51,16 +51,18 @@ def description_process_results(doc: dict[str, Any], results: list[str]) -> dict
 
 
 @functools.cache
-def require_models(spacy_model: str, embedder: str) -> None:
-    """``recognition.check_models`` once per process (lmms-eval executes utils files once per YAML function)."""
-    recognition.check_models(spacy_model, embedder)
+def require_models(spacy_model: str, embedder: str) -> recognition.RecognitionModels:
+    """The models, loaded once per process: lmms-eval executes utils files once per YAML function and
+    calls the aggregation by name, with nothing to carry them in, so this cache is where they stay."""
+    return recognition.check_models(spacy_model, embedder)
 
 
 def recognition_score(items: list[dict], spacy_model: str, embedder: str) -> float | None:
     """Recognition Score, micro over all images (the paper's number), of the collected descriptions."""
+    models = require_models(spacy_model, embedder)
     matches = recognition.recognition_matches(
-        recognition.load_noun_tagger(spacy_model),
-        recognition.load_embedder(embedder),
+        models.nlp,
+        models.embedder,
         [item["entities"] for item in items],
         [item["output"] for item in items],
     )

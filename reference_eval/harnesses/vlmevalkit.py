@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 from pathlib import Path
 
+from cogbench.dataset_builders.writes import write_file
 from cogbench.reference_eval.formats.harness import VLMEVALKIT_ID_COLUMN
 from cogbench.schemas.features import ANSWER_LETTERS, CHOICE_COLUMNS
 
@@ -46,7 +47,4 @@ def vqa_table(dataset):
 
 def export_vlmevalkit(dataset, out: Path) -> Path:
     """Write ``out/CogBench_VQA.tsv`` and return its path."""
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / f"{DATASET_NAME}.tsv"
-    vqa_table(dataset).to_csv(path, sep="\t", index=False)
-    return path
+    return write_file(out / f"{DATASET_NAME}.tsv", vqa_table(dataset).to_csv(sep="\t", index=False))

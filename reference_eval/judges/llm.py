@@ -22,8 +22,10 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
+from cogbench.dataset_builders.writes import refuse_link
 from cogbench.errors import UsageError
-from cogbench.reference_eval.backends.openai_api import ChatClient, ChatSettings, text_message
+from cogbench.reference_eval.backends.batch_files import Request, Response, request
+from cogbench.reference_eval.backends.openai_api import ChatClient, ChatSettings, chat_body, text_message
 
 
 @dataclass(frozen=True)
@@ -87,16 +89,25 @@ class VerdictCache:
 
     def __init__(self, path: str | Path):
         Path(path).parent.mkdir(parents=True, exist_ok=True)
+        for name in (str(path), *(f"{path}-{suffix}" for suffix in ("wal", "shm", "journal"))):
+            refuse_link(Path(name))  # sqlite opens them by name, following links
         self._db = sqlite3.connect(str(path))
-        # WAL: a commit per reply without an fsync each; a killed process still keeps every commit.
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS replies ("
-            " model TEXT NOT NULL, prompt_sha256 TEXT NOT NULL, reply TEXT NOT NULL, created REAL NOT NULL,"
-            " PRIMARY KEY (model, prompt_sha256))"
-        )
-        self._db.commit()
+        try:
+            # WAL: a commit per reply without an fsync each; a killed process still keeps every commit.
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS replies ("
+                " model TEXT NOT NULL, prompt_sha256 TEXT NOT NULL, reply TEXT NOT NULL, created REAL NOT NULL,"
+                " PRIMARY KEY (model, prompt_sha256))"
+            )
+            self._db.execute("SELECT model, prompt_sha256, reply, created FROM replies LIMIT 1").fetchall()
+            self._db.commit()
+        except sqlite3.DatabaseError as error:  # not SQLite, damaged, or another program's table
+            self._db.close()
+            raise UsageError(
+                f"{path}: not a judge cache cogbench can use ({error}); give another --judge-cache or remove it"
+            ) from None
         self._last_commit = time.monotonic()
 
     @staticmethod
@@ -137,18 +148,41 @@ def judge_key(settings: ChatSettings, parsing: str) -> str:
     return hashlib.sha256(json.dumps(decided, sort_keys=True).encode("utf-8")).hexdigest()[:16]
 
 
+NOT_SENT = "not judged yet: written to the request file"
+
+
+def judge_request(settings: ChatSettings, prompt: str) -> Request:
+    """The request file line of one judge prompt: ``judge#PROMPT_SHA@BODY_HASH`` (one per distinct prompt)."""
+    name = f"judge#{hashlib.sha256(prompt.encode('utf-8')).hexdigest()[:16]}"
+    return request(name, chat_body(settings, text_message(prompt)))
+
+
 class LLMJudge:
     """A chat model behind a verdict cache; ``ask`` answers a batch of prompts.
 
-    The cache file is opened on the first ``ask``, so making a judge writes nothing.
+    The cache file is opened on the first ``ask``, so making a judge writes nothing. Instead of the
+    endpoint, the judge can collect its uncached prompts as request files (``collect``: they are then
+    failures of this run) or take replies from Batch API output (``responses``, from
+    ``batch_files.read_responses``); ``asked`` holds the custom_id of every prompt asked, to refuse
+    responses that answer none of them.
     """
 
-    def __init__(self, settings: ChatSettings, cache_path: str | Path, parsing: str = "tolerant"):
+    def __init__(
+        self,
+        settings: ChatSettings,
+        cache_path: str | Path,
+        parsing: str = "tolerant",
+        collect: bool = False,
+        responses: dict[str, Response] | None = None,
+    ):
         self.client = ChatClient(settings)
         self._cache_path = cache_path
         self._cache: VerdictCache | None = None
         self.key = f"{settings.model}#{judge_key(settings, parsing)}"
         self.stats = JudgeStats(model=settings.model, cache_key=judge_key(settings, parsing))
+        self.requests: dict[str, Request] | None = {} if collect else None
+        self.responses = responses
+        self.asked: set[str] = set()
 
     @property
     def cache(self) -> VerdictCache:
@@ -172,6 +206,12 @@ class LLMJudge:
                 replies[prompt] = JudgeReply(hit, cached=True)
             else:
                 to_send.append(prompt)
+        if self.requests is not None or self.responses is not None:
+            for prompt in dict.fromkeys(prompts):
+                self.asked.add(judge_request(self.client.settings, prompt).custom_id)
+            replies.update({prompt: self._from_files(prompt, accept) for prompt in to_send})
+            self.stats.failure_messages += [replies[p].error for p in to_send if replies[p].error]
+            to_send = []
         checks = [partial(accept, prompt) for prompt in to_send]
         cached, failed = len(replies), 0
         # On stderr, and only on a terminal (disable=None): done/total, cache hits, failures, rate.
@@ -202,6 +242,20 @@ class LLMJudge:
         self.stats.cache_hits += sum(reply.cached for reply in answered)
         self.stats.failures += sum(reply.error is not None for reply in answered)
         return answered
+
+    def _from_files(self, prompt: str, accept: Callable[[str, str], bool]) -> JudgeReply:
+        """Collect the prompt's request, or take its reply from the responses read (cached when usable)."""
+        line = judge_request(self.client.settings, prompt)
+        if self.requests is not None:
+            self.requests[line.custom_id] = line
+            return JudgeReply(None, NOT_SENT)
+        response = self.responses.get(line.custom_id)
+        if response is None or response.error:
+            return JudgeReply(None, response.error if response else "no response in the files read")
+        if not accept(prompt, response.text):
+            return JudgeReply(None, f"unusable reply ({response.where})", unusable_text=response.text)
+        self.cache.put(self.key, prompt, response.text)
+        return JudgeReply(response.text)
 
     def summary(self) -> dict[str, object]:
         return self.stats.as_dict(self.client.usage.as_dict())

@@ -213,6 +213,15 @@ def units_from_details(task: str, details: Sequence[dict[str, Any]]) -> dict[str
             if all(r is not None for r in rights):
                 units["acc_p"].append(Unit(d["image_id"], d["category"], float(all(rights))))
             units["context_awareness"].append(Unit(d["image_id"], d["category"], float(d["outputs_differ"])))
+        # Output variability (``score --no-context-predictions``): one unit per query compared with and
+        # without its context; the LLM's reading counts the queries it judged.
+        for name, key in (
+            ("output_variability", "changed_without_context"),
+            ("output_variability_llm", "changed_without_context_llm"),
+        ):
+            changed = [(d, q[key]) for d in details for q in d["queries"] if q.get(key) is not None]
+            if changed:
+                units[name] = [Unit(d["image_id"], d["category"], float(x)) for d, x in changed]
         return units
     units = {"recognition_micro": [], "recognition_macro": []}
     for d in details:

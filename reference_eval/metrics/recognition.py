@@ -15,6 +15,7 @@ normalised vectors is a dot product.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -45,12 +46,21 @@ def load_noun_tagger(name_or_path: str) -> Language:
     try:
         nlp = spacy.load(name_or_path, exclude=["parser", "ner", "lemmatizer", "textcat"])
     except OSError as error:
-        raise UsageError(
-            f"cannot load spaCy model {name_or_path!r} ({str(error).splitlines()[0]}); install it with "
-            f"`python -m spacy download {name_or_path}` or pass --spacy-model PATH to a pipeline folder"
-        ) from None
+        if _given_as_path(name_or_path):  # `spacy download` takes package names only
+            fix = (
+                "give --spacy-model a folder holding a spaCy pipeline (config.cfg, meta.json), or install the "
+                "paper's by name: `python -m spacy download en_core_web_sm` and --spacy-model en_core_web_sm"
+            )
+        else:
+            fix = f"install it with `python -m spacy download {name_or_path}` or pass --spacy-model PATH to a pipeline folder"
+        raise UsageError(f"cannot load spaCy model {name_or_path!r} ({str(error).splitlines()[0]}); {fix}") from None
     check_pos_tagging(nlp, name_or_path)
     return nlp
+
+
+def _given_as_path(name_or_path: str) -> bool:
+    """A spaCy model given as a folder (it exists, or is written like a path): package names have no separator."""
+    return os.sep in name_or_path or name_or_path.startswith((".", "~")) or os.path.exists(name_or_path)
 
 
 def check_pos_tagging(nlp: Language, name_or_path: str) -> None:
@@ -93,16 +103,26 @@ def load_embedder(name_or_path: str) -> SentenceTransformer:
     return embedder
 
 
-def check_models(spacy_model: str, embedder: str) -> None:
-    """Load the Recognition Score's two models now, through the loaders above, and let them go.
+@dataclass(frozen=True)
+class RecognitionModels:
+    """The Recognition Score's two models, loaded, with the names or paths they were loaded from."""
+
+    spacy_model: str
+    embedder_name: str
+    nlp: Any
+    embedder: Any
+
+
+def check_models(spacy_model: str, embedder: str) -> RecognitionModels:
+    """Load the Recognition Score's two models now, through the loaders above, and return them.
 
     Called before the work that needs them (``eval --task description`` before
     its first query, ``export --format lmms-eval`` before writing, the exported
     task at import), so a missing model fails in the first seconds with the
-    install command, not after every description has been generated.
+    install command, not after every description has been generated. The caller
+    that scores later hands them on, so each is loaded once per command.
     """
-    load_noun_tagger(spacy_model)
-    load_embedder(embedder)
+    return RecognitionModels(spacy_model, embedder, load_noun_tagger(spacy_model), load_embedder(embedder))
 
 
 def normalize_noun(text: str) -> str:

@@ -17,6 +17,13 @@ binomial (Clopper-Pearson) interval at ``R * n_eff`` successes of ``n_eff``.
 It has positive width at 0% and 100%, and with one image there is no variance
 between images to estimate: the interval is ``None`` ("n/a (1 image)").
 
+The binomial reading needs hits <= units in every image. A Cognition verdict
+of 2 (official parsing counts it 2, as the authors' ``cognition_score.py`` sums
+it) breaks that: R can reach or pass 1 with a positive variance, and
+``R (1 - R)`` is no longer a unit's variance. Such a column gets the t interval
+of the linearised ratio itself, ``R +- t_{G-1} sqrt(v(R))`` (floored at 0), the
+design-based interval of ``survey::svyratio``.
+
 Differences of two runs on the same images: the paired linearised difference
 with a t interval on G - 1 degrees of freedom; the same standard error gives the
 minimum detectable difference at 80% power.
@@ -34,7 +41,8 @@ LEVEL = 0.95
 POWER = 0.80
 METHOD = (
     "Korn-Graubard modified Clopper-Pearson interval, design effect from the images "
-    "(ratio linearisation, G-1 degrees of freedom)"
+    "(ratio linearisation, G-1 degrees of freedom); where hits exceed units (verdicts of 2), "
+    "the t interval of the linearised ratio"
 )
 PAIRED_METHOD = "paired ratio linearisation over images, t interval with G-1 degrees of freedom"
 
@@ -60,14 +68,23 @@ def korn_graubard(hits: np.ndarray, totals: np.ndarray, level: float = LEVEL) ->
     ratio, variance, groups = _ratio_and_variance(hits, totals)
     if groups < 2:
         return None
-    units = float(totals.sum())
-    n_eff = ratio * (1.0 - ratio) / variance if variance > 0 and 0 < ratio < 1 else units
     tail = (1.0 - level) / 2.0
+    if (hits > totals).any():
+        return _ratio_t_interval(ratio, variance, groups, tail)
+    # hits <= units everywhere: v(R) is 0 at R = 0 (no hits) and at R = 1 (hits == units), so v(R) > 0 means 0 < R < 1
+    units = float(totals.sum())
+    n_eff = ratio * (1.0 - ratio) / variance if variance > 0 else units
     n_eff *= (stats.t.ppf(tail, max(units - 1.0, 1.0)) / stats.t.ppf(tail, groups - 1)) ** 2
     successes = ratio * n_eff
     low = 0.0 if successes <= 0 else stats.beta.ppf(tail, successes, n_eff - successes + 1)
     high = 1.0 if successes >= n_eff else stats.beta.ppf(1 - tail, successes + 1, n_eff - successes)
     return [round(100.0 * float(low), 4), round(100.0 * float(high), 4)]
+
+
+def _ratio_t_interval(ratio: float, variance: float, groups: int, tail: float) -> list[float]:
+    """R +- t sqrt(v(R)) on G - 1 degrees of freedom, in percent, for hit counts that are not binomial."""
+    half = float(stats.t.ppf(1 - tail, groups - 1)) * variance**0.5
+    return [round(100.0 * max(ratio - half, 0.0), 4), round(100.0 * (ratio + half), 4)]
 
 
 def column_intervals(hits: np.ndarray, totals: np.ndarray, columns: list[str]) -> dict[str, Any]:

@@ -15,8 +15,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cogbench.dataset_builders.writes import write_with
+
 PUBLISHED_STYLE = {"linestyle": "--", "linewidth": 1.3, "alpha": 0.9, "markersize": 4}
 PUBLISHED_MARKERS = "osD^v"
+RUN_MARKERS = "oXsP^Dv*"  # a run's polygon carries its own marker, so runs drawn on one another stay visible
+SAME_VALUE = 0.05  # points: series closer than this on every axis are named as drawn on top of each other
+TEXT_WIDTH_SHARE = 0.92  # titles, notes and legend labels wrap to this share of the figure width
+CHAR_WIDTH_EM = 0.6  # a character's width in units of the font size (wide side of DejaVu Sans)
 DPI = 130
 LEGEND_ROW_INCHES = 0.22  # the figure grows by this per row of the legend below the plot
 LEGEND_CHAR_POINTS, LEGEND_HANDLE_POINTS = 5.0, 40  # width of a legend character (8 pt) and of handle + gaps
@@ -69,20 +75,67 @@ def _figure(width: float, height: float, legend: Sequence[str]):
     return _pyplot().figure(figsize=(width, height + LEGEND_ROW_INCHES * rows), layout="constrained")
 
 
+def _wrap(text: str, width_inches: float, fontsize: float) -> str:
+    """``text`` broken into lines that fit ``width_inches`` at ``fontsize``: no text runs past the figure's edges."""
+    chars = max(12, int(TEXT_WIDTH_SHARE * width_inches * 72 / (CHAR_WIDTH_EM * fontsize)))
+    return "\n".join(textwrap.fill(line, width=chars) or line for line in text.split("\n"))
+
+
 def _legend_below(fig, handles, labels, note: str = "") -> None:
     """The legend under the plot, in columns, the footnote as its title: nothing squeezes the axes or covers data."""
     if handles or note:
+        width = fig.get_figwidth()
+        columns = _legend_columns(width, labels)
+        label_chars = int((TEXT_WIDTH_SHARE * width * 72 / columns - LEGEND_HANDLE_POINTS) / LEGEND_CHAR_POINTS)
         legend = fig.legend(
             handles,
-            labels,
+            [textwrap.fill(label, width=max(12, label_chars)) for label in labels],
             loc="outside lower center",
-            ncol=_legend_columns(fig.get_figwidth(), labels),
+            ncol=columns,
             fontsize=8,
             frameon=False,
-            title=note or None,
+            title=_wrap(note, width, 7.5) if note else None,
             title_fontsize=7.5,
         )
         legend.get_title().set_color("dimgrey")
+
+
+def coinciding(series: Sequence[Series]) -> list[list[str]]:
+    """Groups of two or more series with the same values on every axis: drawn, they lie on top of each other."""
+
+    def same(a: Series, b: Series) -> bool:
+        return all(
+            (x is None) == (y is None) and (x is None or abs(x - y) < SAME_VALUE) for x, y in zip(a.values, b.values)
+        )
+
+    groups: list[list[Series]] = []
+    for s in series:
+        group = next((g for g in groups if same(g[0], s)), None)
+        if group is None:
+            groups.append([s])
+        else:
+            group.append(s)
+    return [[_legend_labels([s])[0] for s in g] for g in groups if len(g) > 1]
+
+
+def coincidence_note(series: Sequence[Series]) -> str:
+    """A sentence naming the series drawn on top of each other, or ""."""
+    groups = coinciding(series)
+    if not groups:
+        return ""
+    return "Drawn on top of each other (same values): " + "; ".join(" = ".join(g) for g in groups) + "."
+
+
+def interval_note(note: str, series: Sequence[Series]) -> str:
+    """The caller's footnote, plus a sentence when a value has no interval (its bar has no whisker)."""
+    bare = any(v is not None and not ci for s in series for v, ci in zip(s.values, _intervals(s)))
+    if bare and "Whiskers" in note:
+        return note + " A bar without a whisker has no interval (one image, or none computed)."
+    return note
+
+
+def _intervals(s: Series) -> list[list[float] | None]:
+    return list(s.intervals) + [None] * (len(s.values) - len(s.intervals))
 
 
 def _legend_labels(series: Sequence[Series]) -> list[str]:
@@ -91,7 +144,7 @@ def _legend_labels(series: Sequence[Series]) -> list[str]:
 
 def _save(fig, path: Path) -> Path:
     """Write the PNG and free the figure."""
-    fig.savefig(path, dpi=DPI)
+    write_with(path, lambda handle: fig.savefig(handle, dpi=DPI, format="png"))
     _pyplot().close(fig)
     return path
 
@@ -111,15 +164,16 @@ def draw_radar(title: str, categories: Sequence[str], series: Sequence[Series], 
     ax.set_theta_offset(np.pi / 2)  # first category at the top, then clockwise
     ax.set_theta_direction(-1)
     for i, s in enumerate(series):
-        values = [v if v is not None else 0.0 for v in s.values]
+        # A value not scored is a gap in the line (NaN), never a dip to 0; the footnote says so.
+        values = [v if v is not None else float("nan") for v in s.values]
         style = (
             {**PUBLISHED_STYLE, "marker": PUBLISHED_MARKERS[i % len(PUBLISHED_MARKERS)]}
             if s.published
-            else {"linewidth": 2.2}
+            else {"linewidth": 2.2, "marker": RUN_MARKERS[i % len(RUN_MARKERS)], "markersize": 7 - (i % 3)}
         )
         label = f"{s.label} (published)" if s.published else s.label
         ax.plot(angles + angles[:1], values + values[:1], color=colours[s.label], label=label, **style)
-        if not s.published:
+        if not s.published and None not in s.values:
             ax.fill(angles + angles[:1], values + values[:1], color=colours[s.label], alpha=0.08)
     ax.set_xticks(angles)
     ax.set_xticklabels([])  # drawn below as texts aligned away from the plot
@@ -138,8 +192,9 @@ def draw_radar(title: str, categories: Sequence[str], series: Sequence[Series], 
     ax.set_yticks([20, 40, 60, 80, 100])
     ax.set_yticklabels(["20%", "40%", "60%", "80%", "100%"], fontsize=7, color="grey")
     ax.set_rlabel_position(180 / len(categories))  # between the first two spokes, off every label
-    ax.set_title(title, fontsize=12, pad=34)
-    _legend_below(fig, *ax.get_legend_handles_labels())
+    ax.set_title(_wrap(title, fig.get_figwidth(), 12), fontsize=12, pad=34)
+    gaps = "A gap in a line: a category not scored." if any(v is None for s in series for v in s.values) else ""
+    _legend_below(fig, *ax.get_legend_handles_labels(), " ".join(x for x in (coincidence_note(series), gaps) if x))
     return fig
 
 
@@ -168,11 +223,22 @@ def _bars(ax, groups: Sequence[str], series: Sequence[Series], colours: dict[str
             alpha=0.55 if s.published else 0.9,
             edgecolor="white" if s.published else None,
         )
-        intervals = s.intervals or [None] * len(s.values)
-        lows = [max(v - ci[0], 0.0) if ci and v is not None else 0.0 for v, ci in zip(s.values, intervals)]
-        highs = [max(ci[1] - v, 0.0) if ci and v is not None else 0.0 for v, ci in zip(s.values, intervals)]
-        if any(lows) or any(highs):
-            ax.errorbar(positions, heights, yerr=[lows, highs], fmt="none", ecolor="black", capsize=3, linewidth=1)
+        intervals = _intervals(s)
+        # A whisker only where there is an interval: none at all (not a flat cap) for a value without one.
+        whiskered = [k for k, (v, ci) in enumerate(zip(s.values, intervals)) if ci and v is not None]
+        if whiskered:
+            ax.errorbar(
+                [positions[k] for k in whiskered],
+                [s.values[k] for k in whiskered],
+                yerr=[
+                    [max(s.values[k] - intervals[k][0], 0.0) for k in whiskered],
+                    [max(intervals[k][1] - s.values[k], 0.0) for k in whiskered],
+                ],
+                fmt="none",
+                ecolor="black",
+                capsize=3,
+                linewidth=1,
+            )
         for bar, value, ci in zip(bars, s.values, intervals):
             centre = bar.get_x() + bar.get_width() / 2
             if value is None:  # nothing scored: a grey cross on the axis and the words, so it never reads as 0
@@ -215,8 +281,8 @@ def draw_grouped_bars(
         ax.axhline(reference, color="dimgrey", linestyle="--", linewidth=1)
     ax.set_ylim(0, 112)
     ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=12)
-    _legend_below(fig, *ax.get_legend_handles_labels(), note)
+    ax.set_title(_wrap(title, fig.get_figwidth(), 12), fontsize=12)
+    _legend_below(fig, *ax.get_legend_handles_labels(), interval_note(note, series))
     return fig
 
 
@@ -258,8 +324,10 @@ def draw_paired_panels(
         ax.set_ylim(0, 105)
     for ax in axes[:: 1 if stacked else len(axes)]:
         ax.set_ylabel("score (%)")
-    fig.suptitle(title, fontsize=12)
-    _legend_below(fig, *axes[0].get_legend_handles_labels(), note)
+    fig.suptitle(_wrap(title, fig.get_figwidth(), 12), fontsize=12)
+    _legend_below(
+        fig, *axes[0].get_legend_handles_labels(), interval_note(note, [s for _, series in panels for s in series])
+    )
     return fig
 
 

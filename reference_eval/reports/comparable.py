@@ -3,8 +3,16 @@
 Two runs are comparable when they cover the same items of the same dataset
 version and fingerprint (the sha256 of its Parquet shards) and were generated
 the same way: prompt version, circular, no-image, no-context, max new tokens,
-temperature. ``--allow-mismatch`` compares what two mismatched runs share (the
+temperature; and their judged metrics were decided by the same judge (kind, model,
+reply parsing: ``run_kind.judge_difference``). ``--allow-mismatch`` compares what two mismatched runs share (the
 common items only) and every line of the output says so.
+
+``report`` applies the same rule to each run against the first run of its task
+(``report_mismatches``): a run on another build or generated another way is
+refused, or with ``--allow-mismatch`` labelled NOT COMPARABLE and never ranked.
+Items are not a reason there: a run on a subset of the build is PARTIAL (n/N)
+already, labelled and never ranked; nor are the settings the report shows with
+each run (``[circular]``, ``[no image]``, a description run's mode column).
 """
 
 from __future__ import annotations
@@ -15,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from cogbench.errors import UsageError
+from cogbench.reference_eval.reports.run_kind import judge_difference
 
 SETTINGS = ("prompt_id", "circular", "no_image", "no_context", "max_new_tokens", "temperature")
 
@@ -55,25 +64,42 @@ def dataset_fingerprint(scores: dict[str, Any]) -> tuple[str, ...] | None:
     return tuple(sorted(str(s.get("sha256")) for s in shards)) if shards else None
 
 
-def find_mismatch(a, b) -> Mismatch:
-    """Every reason the runs ``a`` and ``b`` (``compare.ScoredRun``) are not comparable; refuse across tasks."""
+def build_and_settings_reasons(a, b, skip: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+    """(what, why) for each way the runs' dataset build or generation settings differ; ``skip``: settings left out."""
+    reasons = []
+    if a.scores["dataset_revision"] != b.scores["dataset_revision"]:
+        reasons.append(
+            (
+                "dataset revision",
+                f"dataset revision {a.scores['dataset_revision']!r} vs {b.scores['dataset_revision']!r}",
+            )
+        )
+    fingerprints = dataset_fingerprint(a.scores), dataset_fingerprint(b.scores)
+    if None not in fingerprints and fingerprints[0] != fingerprints[1]:
+        reasons.append(("dataset fingerprint", "dataset fingerprint (shard sha256) differs"))
+    settings_a = generation_settings(a.folder, a.scores, a.prompt_id)
+    settings_b = generation_settings(b.folder, b.scores, b.prompt_id)
+    for name in SETTINGS:
+        x, y = settings_a[name], settings_b[name]
+        if name not in skip and x is not None and y is not None and x != y:
+            reasons.append((name, f"{name} {x!r} vs {y!r}"))
+    return reasons
+
+
+def find_mismatch(a, b, judged_alike: bool = True) -> Mismatch:
+    """Every reason the runs ``a`` and ``b`` (``compare.ScoredRun``) are not comparable; refuse across tasks.
+
+    ``judged_alike=False`` (``compare --judges``, whose runs differ in their judge on purpose) leaves the judge out.
+    """
     if a.scores["task"] != b.scores["task"]:
         raise UsageError(
             f"cannot compare runs of different tasks: {a.folder} has {a.scores['task']!r}, "
             f"{b.folder} has {b.scores['task']!r}"
         )
-    reasons = []
-    if a.scores["dataset_revision"] != b.scores["dataset_revision"]:
-        reasons.append(f"dataset revision {a.scores['dataset_revision']!r} vs {b.scores['dataset_revision']!r}")
-    fingerprints = dataset_fingerprint(a.scores), dataset_fingerprint(b.scores)
-    if None not in fingerprints and fingerprints[0] != fingerprints[1]:
-        reasons.append("dataset fingerprint (shard sha256) differs")
-    settings_a = generation_settings(a.folder, a.scores, a.prompt_id)
-    settings_b = generation_settings(b.folder, b.scores, b.prompt_id)
-    for name in SETTINGS:
-        x, y = settings_a[name], settings_b[name]
-        if x is not None and y is not None and x != y:
-            reasons.append(f"{name} {x!r} vs {y!r}")
+    reasons = [why for _, why in build_and_settings_reasons(a, b)]
+    judges = judge_difference(a.scores, b.scores) if judged_alike else None
+    if judges:
+        reasons.append(judges)
     items_a, items_b = {d["item_id"] for d in a.details}, {d["item_id"] for d in b.details}
     if items_a != items_b:
         reasons.append(
@@ -83,9 +109,9 @@ def find_mismatch(a, b) -> Mismatch:
     return Mismatch(reasons, items_a & items_b, len(items_a - items_b), len(items_b - items_a))
 
 
-def check_or_refuse(a, b, allow_mismatch: bool) -> Mismatch:
+def check_or_refuse(a, b, allow_mismatch: bool, judged_alike: bool = True) -> Mismatch:
     """The mismatch (empty when comparable), or a one-line refusal without ``--allow-mismatch``."""
-    mismatch = find_mismatch(a, b)
+    mismatch = find_mismatch(a, b, judged_alike)
     if mismatch.reasons and not allow_mismatch:
         raise UsageError(
             f"cannot compare {a.folder} with {b.folder}: {'; '.join(mismatch.reasons)} "
@@ -94,3 +120,24 @@ def check_or_refuse(a, b, allow_mismatch: bool) -> Mismatch:
     if not mismatch.shared:
         raise UsageError(f"cannot compare {a.folder} with {b.folder}: they share no scored item")
     return mismatch
+
+
+def report_mismatches(runs, modes: list[str], allow_mismatch: bool) -> list[list[tuple[str, str]]]:
+    """Per run of ``report``: how it differs from the first run of its task ([] when it may be ranked with it).
+
+    Without ``allow_mismatch`` the first such run is refused in one line.
+    """
+    first: dict[str, int] = {}
+    found = []
+    for index, (run, mode) in enumerate(zip(runs, modes)):
+        ref = first.setdefault(run.scores["task"], index)
+        skip = ("circular", "no_image") + (("prompt_id",) if mode != modes[ref] else ())
+        reasons = build_and_settings_reasons(runs[ref], run, skip) if ref != index else []
+        if reasons and not allow_mismatch:
+            raise UsageError(
+                f"cannot rank {run.folder} with {runs[ref].folder} in one report: "
+                f"{'; '.join(why for _, why in reasons)} (--allow-mismatch reports them labelled NOT COMPARABLE, "
+                "never ranked together)"
+            )
+        found.append(reasons)
+    return found

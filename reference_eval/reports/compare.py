@@ -16,9 +16,10 @@ from typing import Any
 from cogbench.errors import UsageError
 from cogbench.reference_eval.metrics import intervals, small_sample
 from cogbench.reference_eval.reports.comparable import Mismatch, check_or_refuse
+from cogbench.reference_eval.reports.run_kind import JUDGED_METRICS, judge_difference, judge_label
 from cogbench.reference_eval.reports.run_reader import ScoredRun, read_run
 from cogbench.reference_eval.run.completeness import coverage_label
-from cogbench.schemas.features import CODIS_CATEGORIES, COGBENCH_CATEGORIES
+from cogbench.schemas.features import CATEGORY_LABEL, CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
 
 def load_run(path: str | Path) -> ScoredRun:
@@ -63,13 +64,14 @@ def compare_runs(
     notes = []
     if not (a.prompt_id and b.prompt_id):
         notes.append("the prompt template of a run is not recorded (official-format predictions); not checked")
-    if a.scores["judge"] != b.scores["judge"] and a.scores["judge"].get("kind") != b.scores["judge"].get("kind"):
-        notes.append(f"the runs were judged differently ({a.scores['judge']['kind']} vs {b.scores['judge']['kind']})")
+    judged_apart = judge_difference(a.scores, b.scores) is not None
     return {
         "task": task,
         "dataset_revision": a.scores["dataset_revision"],
-        "a": {"folder": str(a.folder), "model": a.scores["model"], "coverage": _coverage(a)},
-        "b": {"folder": str(b.folder), "model": b.scores["model"], "coverage": _coverage(b)},
+        "a": {"folder": str(a.folder), "model": a.scores["model"], "coverage": _coverage(a), "judge": _judge(a)},
+        "b": {"folder": str(b.folder), "model": b.scores["model"], "coverage": _coverage(b), "judge": _judge(b)},
+        # --allow-mismatch over different judges: the judged metrics' lines say who judged each side
+        "judged_apart": [name for name in metrics if name in JUDGED_METRICS] if judged_apart else [],
         "method": f"{small_sample.PAIRED_METHOD}; p-value: paired permutation test over images",
         "resamples": resamples,
         "permutations": permutations,
@@ -80,6 +82,10 @@ def compare_runs(
         "metrics": metrics,
         "notes": notes,
     }
+
+
+def _judge(run: ScoredRun) -> str:
+    return judge_label(run.scores) or "no judge"
 
 
 def _coverage(run: ScoredRun) -> dict[str, str]:
@@ -101,6 +107,11 @@ def _metric_rows(table_a, table_b, seed: int, permutations: int) -> list[dict[st
         rates = tuple((x or 0.0) / 100.0 for x in (row["a"], row["b"]))
         row["min_detectable"] = small_sample.min_detectable_difference(paired["se"], units, rates, paired["clusters"])
     return rows
+
+
+def column_label(column: str) -> str:
+    """A column as the papers' tables name it, for every task: "Overall", CogBench's labels, CODIS's names."""
+    return "Overall" if column == "overall" else CATEGORY_LABEL.get(column, column)
 
 
 def render_comparison(result: dict[str, Any], alpha: float = 0.05) -> str:
@@ -125,6 +136,11 @@ def render_comparison(result: dict[str, Any], alpha: float = 0.05) -> str:
                 for x in (
                     shared,
                     *(
+                        [f"judged apart: A {result['a']['judge']}, B {result['b']['judge']}"]
+                        if name in result.get("judged_apart", [])
+                        else []
+                    ),
+                    *(
                         f"{side} {result[side]['coverage'][name]}"
                         for side in ("a", "b")
                         if name in result[side].get("coverage", {})
@@ -141,7 +157,7 @@ def render_comparison(result: dict[str, Any], alpha: float = 0.05) -> str:
             ci = f"[{row['interval'][0]:+.1f}, {row['interval'][1]:+.1f}]" if row["interval"] else "n/a (1 image)"
             p = f"{row['p_value']:.4f}" if row["p_value"] is not None else "n/a"
             lines.append(
-                f"| {name} | {row['column']} | {row['a']:.1f} | {row['b']:.1f} | {row['difference']:+.1f}{star} | "
+                f"| {name} | {column_label(row['column'])} | {row['a']:.1f} | {row['b']:.1f} | {row['difference']:+.1f}{star} | "
                 f"{ci} | {p} | {covers} |"
             )
     for name, rows in result["metrics"].items():

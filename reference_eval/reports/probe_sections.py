@@ -147,7 +147,7 @@ def position_bias_series(runs: Sequence) -> tuple[list[str], list[charts.Series]
         no_letter = 100.0 * unparseable / queries if queries and unparseable is not None else None
         series.append(
             charts.Series(
-                r.label,
+                r.legend,
                 [r.metrics[n]["overall"] for n in CHOICE_METRICS] + [no_letter],
                 [(r.metrics[n].get("interval") or {}).get("overall") for n in CHOICE_METRICS] + [None],
             )
@@ -155,22 +155,32 @@ def position_bias_series(runs: Sequence) -> tuple[list[str], list[charts.Series]
     return [*ANSWER_LETTERS, NO_LETTER], series
 
 
-def position_bias_chart(runs: Sequence, out: Path, colours: dict) -> list[tuple[Path, str]]:
-    runs = [r for r in runs if is_circular(r)]
-    if not runs:
-        return []
+POSITION_BIAS_TITLE = "Circular VQA: share of each answer letter"
+POSITION_BIAS_NOTE = (
+    "Dashed line: 25%, a model without position bias. 'no letter': replies without a "
+    "readable letter. Whiskers: 95% interval over images."
+)
+
+
+def draw_position_bias(runs: Sequence, colours: dict):
+    """The position-bias bars of the circular runs, as a figure (``charts.draw_grouped_bars``)."""
     groups, series = position_bias_series(runs)
-    path = charts.grouped_bars(
-        out / "position_bias.png",
-        "Circular VQA: share of each answer letter",
+    return charts.draw_grouped_bars(
+        POSITION_BIAS_TITLE,
         groups,
         series,
         colours,
         ylabel="share of responses (%)",
+        note=POSITION_BIAS_NOTE,
         reference=25.0,
-        note="Dashed line: 25%, a model without position bias. 'no letter': replies without a "
-        "readable letter. Whiskers: 95% interval over images.",
     )
+
+
+def position_bias_chart(runs: Sequence, out: Path, colours: dict) -> list[tuple[Path, str]]:
+    runs = [r for r in runs if is_circular(r)]
+    if not runs:
+        return []
+    path = charts._save(draw_position_bias(runs, colours), out / "position_bias.png")
     return [
         (
             path,

@@ -5,12 +5,13 @@ papers': CogBench Tables 2, 3 and 5, CODIS Table 3)."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
+from cogbench.dataset_builders.writes import write_file
+from cogbench.reference_eval.reports.run_kind import MODE_LABEL, description_mode, judge_identity, judge_name
 from cogbench.reference_eval.reports.run_reader import schema
-from cogbench.reference_eval.run.completeness import coverage_label, run_labels, shown_value
+from cogbench.reference_eval.run.completeness import SCALE_LABEL, coverage_label, run_labels, scale_text, shown_value
 from cogbench.reference_eval.scoring.analyses import render as render_analyses
 from cogbench.schemas.features import CATEGORY_LABEL, CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
@@ -29,10 +30,11 @@ RUN_FILES = (
     "scores.json",
     "details.jsonl",
     "report.md",
+    "judge_cache.sqlite",
+    # Temporaries of versions before dataset_builders/writes.py (what a crash of one left is still ours).
     "scores.json.partial",
     "details.jsonl.partial",
     "report.md.partial",
-    "judge_cache.sqlite",
     "judge_cache.sqlite-*",
 )
 
@@ -41,20 +43,13 @@ def scores_schema() -> dict[str, Any]:
     return schema("scores.schema.json")
 
 
-def _write_atomically(path: Path, text: str) -> None:
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(text, encoding="utf-8")
-    os.replace(partial, path)
-
-
 def write_run(out: Path, scores: dict[str, Any], details: list[dict[str, Any]]) -> None:
     import jsonschema
 
     jsonschema.validate(scores, scores_schema())
-    out.mkdir(parents=True, exist_ok=True)
-    _write_atomically(out / "details.jsonl", "".join(json.dumps(d, ensure_ascii=False) + "\n" for d in details))
-    _write_atomically(out / "report.md", render_report(scores))
-    _write_atomically(out / "scores.json", json.dumps(scores, indent=2, ensure_ascii=False) + "\n")
+    write_file(out / "details.jsonl", "".join(json.dumps(d, ensure_ascii=False) + "\n" for d in details))
+    write_file(out / "report.md", render_report(scores))
+    write_file(out / "scores.json", json.dumps(scores, indent=2, ensure_ascii=False) + "\n")
 
 
 def _cell(value: float | None) -> str:
@@ -72,8 +67,10 @@ def render_report(scores: dict[str, Any]) -> str:
     parts = [
         f"# {scores['task']} scores: {model}\n",
         f"Dataset `{scores['dataset']}` at `{scores['dataset_revision']}`; predictions `{scores['predictions']}`; "
-        f"judge `{scores['judge']['kind']}{':' + scores['judge']['model'] if scores['judge'].get('model') else ''}`. "
-        "Numbers are % (0-100).\n",
+        f"judge `{judge_name(scores)}`"
+        + (f" ({judge_identity(scores)[2]} parsing)" if judge_identity(scores)[2] else "")
+        + (f"; description mode: {MODE_LABEL[description_mode(scores)]}" if scores["task"] == "description" else "")
+        + ". Numbers are % (0-100).\n",
     ]
     parts += coverage_paragraph(scores)
     if scores["task"] == "description":
@@ -103,7 +100,7 @@ def render_report(scores: dict[str, Any]) -> str:
                         [
                             model,
                             *(_cell(cognition["per_category"].get(c)) for c in COGBENCH_CATEGORIES),
-                            _cell(cognition["overall"]),
+                            _cell(cognition["overall"]) + scale_text(cognition["overall"]),
                         ]
                     ],
                 )
@@ -164,7 +161,9 @@ def render_report(scores: dict[str, Any]) -> str:
         )
     comparison = judge.get("parsing_comparison")
     if comparison:
-        numbers = ", ".join(f"{name} {_cell(value)}" for name, value in comparison["metrics"].items())
+        numbers = ", ".join(
+            f"{name} {_cell(value)}{scale_text(value)}" for name, value in comparison["metrics"].items()
+        )
         parts.append(
             f"Judge replies read with `{judge.get('parsing')}` parsing; `{comparison['mode']}` parsing reads "
             f"{comparison['differing_verdicts']} verdict(s) differently and gives {numbers}.\n"
@@ -195,6 +194,12 @@ def coverage_paragraph(scores: dict[str, Any]) -> list[str]:
             "these metrics were counted on a subset of the config, so their overall numbers are left out "
             "of the tables (shown as -): " + "; ".join(partial) + ". "
         )
+    over = [name for name, m in scores["metrics"].items() if m.get("exceeds_scale")]
+    if over:
+        text += (
+            f"`{'`, `'.join(over)}` {SCALE_LABEL}: official parsing counts a judge verdict `[2]` as 2, as the "
+            "authors' cognition_score.py sums it, so these numbers are not percentages of the CoRs. "
+        )
     if any(label.startswith("SAMPLE") for label in labels):
         text += "The dataset build is not the full release the papers score (CogBench Table 1, CODIS Section 3); "
         text += "its numbers are not comparable with published ones."
@@ -223,6 +228,8 @@ def render_intervals(scores: dict[str, Any]) -> str:
     """The section listing every metric with its 95% interval, overall and per category."""
     settings = scores["intervals"]
     categories = CODIS_CATEGORIES if scores["task"] == "codis" else COGBENCH_CATEGORIES
+    # Only the categories some metric has (the Recognition Score has none): no column empty all the way down.
+    categories = [c for c in categories if any(c in m["per_category"] for m in scores["metrics"].values())]
     header = ["Metric", "Overall", *(CODIS_SHORT.get(c, CATEGORY_LABEL.get(c, c)) for c in categories)]
     rows = []
     for name, metric in scores["metrics"].items():

@@ -71,6 +71,8 @@ def _json_value(path: Path, text: str, record: str | None = None) -> Any:
         raise RunNotVerified(f"{locate(str(path), record)}: not valid JSON ({error.msg})") from None
     except RecursionError:
         raise RunNotVerified(f"{locate(str(path), record)}: JSON nested too deeply") from None
+    except ValueError as error:  # an integer of thousands of digits
+        raise RunNotVerified(f"{locate(str(path), record)}: not usable JSON ({str(error).split(';')[0]})") from None
 
 
 def _read_text(path: Path) -> str:

@@ -14,39 +14,40 @@ import csv
 import html
 import io
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from cogbench.dataset_builders.output import claim_output
-from cogbench.errors import UsageError
-from cogbench.reference_eval.reports import charts
-from cogbench.reference_eval.reports.compare import ScoredRun, load_run
-from cogbench.reference_eval.reports.probe_sections import blind_tables, circular_table, position_bias_chart
+from cogbench.dataset_builders.writes import write_file
+from cogbench.reference_eval.reports import judge_agreement
+from cogbench.reference_eval.reports.probe_sections import blind_tables, circular_table
 from cogbench.reference_eval.reports.published import (
     REFERENCE_MODELS,
     PublishedResult,
     published_results,
     published_table,
 )
+from cogbench.reference_eval.reports.report_charts import make_charts
+from cogbench.reference_eval.reports.report_runs import (
+    ReportRun,
+    load_report_runs,
+    named_after_file,
+    run_line,
+)
 from cogbench.reference_eval.reports.run_files import CODIS_SHORT, interval_text, metric_interval
+from cogbench.reference_eval.reports.run_kind import (
+    MIXED,
+    MODE_LABEL,
+    PAPER_JUDGE,
+    UNRECORDED,
+    judge_identity,
+    judge_name,
+)
 from cogbench.reference_eval.reports.tables import Cell, Table, render_html_table, render_markdown
-from cogbench.reference_eval.run.completeness import coverage_label, run_labels, sample_label, shown_value
+from cogbench.reference_eval.run.completeness import coverage_label, sample_label, shown_value
 from cogbench.schemas.features import CATEGORY_LABEL, CODIS_CATEGORIES, COGBENCH_CATEGORIES
 from cogbench.validation.integrity import verify_build
 
-MODE_LABEL = {"spontaneous": "Mode 1 (spontaneous)", "directed": "Mode 2 (directed)", "oracle": "annotated description"}
-METRIC_LABEL = {
-    "recognition_micro": "Recognition Score",
-    "recognition_macro": "Recognition (macro, extra)",
-    "cognition": "Cognition Score",
-    "accuracy": "Accuracy (robust extractor)",
-    "accuracy_official": "Accuracy (first character)",
-    "acc_p": "Acc_p",
-    "acc_q": "Acc_q",
-    "context_awareness": "Context awareness",
-}
-TASK_TITLE = {"description": "CogBench Description", "vqa": "CogBench VQA", "codis": "CODIS"}
 # Every file `cogbench report` writes in its --out (dataset_builders.output.claim_output).
 # Charts by "*.png" (their names follow the runs: radar_*, bars_*, ...); a PNG is only ever written by name.
 REPORT_FILES = (
@@ -54,62 +55,20 @@ REPORT_FILES = (
     "report.html",
     "leaderboard.csv",
     "*.png",
+    # Temporaries of versions before dataset_builders/writes.py (what a crash of one left is still ours).
     "report.md.partial",
     "report.html.partial",
     "leaderboard.csv.partial",
 )
-PUBLISHED_RADAR_MODELS = 3
-INTERVAL_NOTE = "Whiskers: 95% interval over images (Korn-Graubard). [PARTIAL (n/N)]: counted on a subset; [SAMPLE]: not the full release."  # the best published models drawn beside the runs, plus Human/Oracle
 
 
-@dataclass
-class ReportRun:
-    run: ScoredRun
-    label: str
-    mode: str  # description mode from run.json ("" elsewhere, "spontaneous" when not recorded)
-
-    @property
-    def task(self) -> str:
-        return self.run.scores["task"]
-
-    @property
-    def metrics(self) -> dict[str, Any]:
-        return self.run.scores["metrics"]
-
-
-def _mode_of(run: ScoredRun) -> str:
-    if run.scores["task"] != "description":
-        return ""
-    if run.scores["predictions"] == "oracle":
-        return "oracle"
-    return (run.run_record or {}).get("mode") or "spontaneous"
-
-
-def _short_model(model: str) -> str:
-    """hf:/long/path/model -> hf:model (the full name stays in the Runs list and leaderboard.csv)."""
-    backend, separator, name = model.partition(":")
-    if separator and backend in ("hf", "openai") and "/" in name:
-        return f"{backend}:{name.rstrip('/').rsplit('/', 1)[-1]}"
-    return model
-
-
-def load_report_runs(paths: Sequence[str]) -> list[ReportRun]:
-    runs = [load_run(path) for path in paths]
-    if not runs:
-        raise UsageError("give at least one run folder")
-    names = [run.folder.parent.name if run.folder.name == "score" else run.folder.name for run in runs]
-    models = [_short_model(run.scores["model"]) for run in runs]
-    labels = [model if models.count(model) == 1 else f"{model} · {name}" for model, name in zip(models, names)]
-    if len(set(labels)) < len(labels):
-        labels = [f"{label} #{i + 1}" for i, label in enumerate(labels)]
-    labels = [
-        label
-        + (" [circular]" if run.scores.get("circular") else "")
-        + (" [no image]" if run.scores.get("no_image") else "")
-        + "".join(f" [{text}]" for text in run_labels(run.scores))
-        for run, label in zip(runs, labels)
-    ]
-    return [ReportRun(run, label, _mode_of(run)) for run, label in zip(runs, labels)]
+def unrank(tables: list[Table], runs: list[ReportRun]) -> None:
+    """A NOT COMPARABLE run's cells are never "best": they keep their text, without a value to rank."""
+    labels = {run.label for run in runs if run.not_comparable}
+    for table in tables:
+        for row in table.rows:
+            if row and row[0].text in labels:
+                row[1:] = [Cell(cell.text) for cell in row[1:]]
 
 
 def _run_cell(metric: dict[str, Any] | None, category: str | None = None) -> Cell:
@@ -127,9 +86,9 @@ def _published_cell(value: float | None) -> Cell:
     return Cell("-" if value is None else f"{value:.1f}", value)
 
 
-def _source(run: ReportRun) -> str:
-    """Short: the folder is in the Runs list."""
-    return "run"
+def _source(run: ReportRun, judged: bool = False) -> str:
+    """Short (the folder is in the Runs list); in a judged table, the run's judge."""
+    return f"run, {run.judge}" if judged and run.judge else "run"
 
 
 def _add_published(
@@ -153,20 +112,36 @@ def description_tables(runs: list[ReportRun], published: list[PublishedResult]) 
     runs = [r for r in runs if r.task == "description"]
     if not runs:
         return []
+    unplaced = any(r.mode in (UNRECORDED, MIXED) for r in runs)
     table2 = Table(
         "Recognition Score, Description task (CogBench Table 2)",
-        ["Model", "Source", "Mode 1 (spontaneous)", "Mode 2 (directed)", "macro (extra)"],
+        [
+            "Model",
+            "Source",
+            "Mode 1 (spontaneous)",
+            "Mode 2 (directed)",
+            *(["Mode not recorded"] if unplaced else []),
+            "macro (extra)",
+        ],
         [],
-        note="Mode 1 = Spontaneous Description prompt, Mode 2 = Directed Reasoning prompt (CogBench Section 3.2.1). "
-        "Runs whose mode is not recorded (official-format predictions) are listed as Mode 1.",
+        note="Mode 1 = Spontaneous Description prompt, Mode 2 = Directed Reasoning prompt (CogBench Section 3.2.1); "
+        "a run's mode is read from the prompt templates its predictions name."
+        + (
+            " Runs whose predictions name no prompt (official-format files) or several are not placed in a mode: "
+            "their score is under 'Mode not recorded', never beside the papers' rows of either mode."
+            if unplaced
+            else ""
+        ),
     )
     for run in runs:
         if run.mode == "oracle":
             table2.reference_rows.add(len(table2.rows))
         micro = _run_cell(run.metrics.get("recognition_micro"))
-        cells = [micro, Cell("")] if run.mode != "directed" else [Cell(""), micro]
+        column = {"directed": 1, UNRECORDED: 2, MIXED: 2}.get(run.mode, 0)
+        cells = [Cell("") for _ in range(3 if unplaced else 2)]
+        cells[column] = micro
         if run.mode == "oracle":
-            cells = [micro, Cell("(one description)")]
+            cells[1] = Cell("(one description)")
         table2.rows.append(
             [Cell(run.label), Cell(_source(run)), *cells, _run_cell(run.metrics.get("recognition_macro"))]
         )
@@ -183,6 +158,7 @@ def description_tables(runs: list[ReportRun], published: list[PublishedResult]) 
                 Cell("published, CogBench Table 2"),
                 _published_cell(spontaneous[model]["overall"]),
                 _published_cell(directed[model]["overall"] if both else None),
+                *([Cell("-")] if unplaced else []),
                 Cell("-"),
             ]
         )
@@ -194,7 +170,9 @@ def description_tables(runs: list[ReportRun], published: list[PublishedResult]) 
             "Cognition Score, Description task (CogBench Table 3)",
             ["Model", "Source", "Mode", *(CATEGORY_LABEL[c] for c in COGBENCH_CATEGORIES), "Overall"],
             [],
-            note="The paper prints both modes in one cell (Mode 1 / Mode 2); here each mode is a row.",
+            note="The paper prints both modes in one cell (Mode 1 / Mode 2); here each mode is a row. "
+            "Published rows were judged by GPT-4 (CogBench Table 3); each run's Source names its own judge and "
+            "parsing: a number from another judge is not alike the published ones.",
         )
         for run in judged:
             if run.mode == "oracle":
@@ -202,7 +180,7 @@ def description_tables(runs: list[ReportRun], published: list[PublishedResult]) 
             table3.rows.append(
                 [
                     Cell(run.label),
-                    Cell(_source(run)),
+                    Cell(_source(run, judged=True)),
                     Cell(MODE_LABEL[run.mode]),
                     *(_run_cell(run.metrics["cognition"], None if c == "overall" else c) for c in columns),
                 ]
@@ -213,7 +191,7 @@ def description_tables(runs: list[ReportRun], published: list[PublishedResult]) 
                 for m, v in published_table(published, "cognition", mode).items()
                 if mode == "directed" or m not in REFERENCE_MODELS
             }
-            _add_published(table3, rows, columns, "CogBench Table 3", [MODE_LABEL[mode]])
+            _add_published(table3, rows, columns, f"CogBench Table 3, {PAPER_JUDGE['description']}", [MODE_LABEL[mode]])
         tables.append(table3)
     return tables
 
@@ -257,10 +235,10 @@ def codis_table(runs: list[ReportRun], published: list[PublishedResult]) -> list
         header,
         [],
         note="Acc_p: both queries of a pair right; Acc_q: single queries right (CODIS Section 3.3). "
-        "Published numbers were judged by humans; runs here by the judge named in their scores.json.",
+        "Published numbers were judged by humans; each run's Source names its own judge, so they are not alike.",
     )
     for run in runs:
-        row = [Cell(run.label), Cell(_source(run))]
+        row = [Cell(run.label), Cell(_source(run, judged=True))]
         for category in [*CODIS_CATEGORIES, None]:
             row += [_run_cell(run.metrics.get("acc_p"), category), _run_cell(run.metrics.get("acc_q"), category)]
         row.append(_run_cell(run.metrics.get("context_awareness")))
@@ -271,115 +249,12 @@ def codis_table(runs: list[ReportRun], published: list[PublishedResult]) -> list
         if model in REFERENCE_MODELS:
             table.reference_rows.add(len(table.rows))
         table.published_rows.add(len(table.rows))
-        row = [Cell(model), Cell("published, CODIS Table 3")]
+        row = [Cell(model), Cell(f"published, CODIS Table 3, {PAPER_JUDGE['codis']}")]
         for category in [*CODIS_CATEGORIES, "overall"]:
             row += [_published_cell(acc_p[model].get(category)), _published_cell(acc_q[model].get(category))]
         row.append(_published_cell(awareness.get(model, {}).get("overall")))
         table.rows.append(row)
     return [table]
-
-
-# --- charts -----------------------------------------------------------------------
-
-
-def _top_published(table: dict[str, dict[str, float]], count: int) -> dict[str, dict[str, float]]:
-    models = [m for m in table if m not in REFERENCE_MODELS]
-    top = sorted(models, key=lambda m: table[m].get("overall", 0.0), reverse=True)[:count]
-    return {m: table[m] for m in [*top, *(m for m in table if m in REFERENCE_MODELS)]}
-
-
-def _category_series(run: ReportRun, metric: str, categories: Sequence[str]) -> charts.Series:
-    values = run.metrics[metric]
-    interval = (values.get("interval") or {}).get("per_category") or {}
-    return charts.Series(
-        run.label, [values["per_category"].get(c) for c in categories], [interval.get(c) for c in categories]
-    )
-
-
-def make_charts(runs: list[ReportRun], published: list[PublishedResult], out: Path) -> list[tuple[Path, str]]:
-    """Every chart that the runs have data for, as (file, caption)."""
-    made: list[tuple[Path, str]] = []
-    labels = [r.label for r in runs]
-    radar_published: dict[str, dict[str, dict[str, float]]] = {}
-    vqa_runs = [r for r in runs if r.task == "vqa"]
-    cognition_runs = [r for r in runs if r.task == "description" and "cognition" in r.metrics]
-    if vqa_runs:
-        radar_published["vqa"] = _top_published(published_table(published, "accuracy"), PUBLISHED_RADAR_MODELS)
-    if cognition_runs:
-        modes = {r.mode for r in cognition_runs} & {"spontaneous", "directed"}
-        mode = "directed" if modes == {"directed"} else "spontaneous"
-        radar_published["cognition"] = _top_published(
-            published_table(published, "cognition", mode), PUBLISHED_RADAR_MODELS
-        )
-    colours = charts.model_colours(labels, [m for table in radar_published.values() for m in table])
-    axis = [CATEGORY_LABEL[c] for c in COGBENCH_CATEGORIES]
-    for key, task_runs, metric, title in (
-        ("vqa", vqa_runs, "accuracy", "VQA accuracy (%) per reasoning category — CogBench"),
-        (
-            "cognition",
-            cognition_runs,
-            "cognition",
-            "Cognition Score (%) per reasoning category — CogBench Description"
-            + (f"\n(published models in {MODE_LABEL[mode]})" if cognition_runs else ""),
-        ),
-    ):
-        if task_runs:
-            series = [_category_series(r, metric, COGBENCH_CATEGORIES) for r in task_runs]
-            series += [
-                charts.Series(m, [v.get(c) for c in COGBENCH_CATEGORIES], published=True)
-                for m, v in radar_published[key].items()
-            ]
-            path = charts.radar(out / f"radar_{key}.png", title, axis, series, colours)
-            made.append((path, f"{title}: runs (solid) and the best published models of the paper (dashed)."))
-    for task in ("description", "vqa", "codis"):
-        task_runs = [r for r in runs if r.task == task]
-        if not task_runs:
-            continue
-        # The papers' metrics; the circular ones have their own table and chart.
-        names = [n for n in dict.fromkeys(name for r in task_runs for name in r.metrics) if n in METRIC_LABEL]
-        series = [
-            charts.Series(
-                r.label,
-                [shown_value(r.metrics[n]) if n in r.metrics else None for n in names],
-                [(r.metrics[n].get("interval") or {}).get("overall") if n in r.metrics else None for n in names],
-            )
-            for r in task_runs
-        ]
-        path = charts.grouped_bars(
-            out / f"bars_{task}.png",
-            f"{TASK_TITLE[task]}: overall score of each run",
-            [METRIC_LABEL.get(n, n) for n in names],
-            series,
-            colours,
-            note=INTERVAL_NOTE,
-        )
-        made.append((path, f"{TASK_TITLE[task]}: overall score of each run per metric, with 95% intervals."))
-    codis_runs = [r for r in runs if r.task == "codis"]
-    if codis_runs:
-        groups = [*(CODIS_SHORT[c] for c in CODIS_CATEGORIES), "Overall"]
-        panels = []
-        for metric, name in (
-            ("acc_p", "Acc_p (both queries of a pair right)"),
-            ("acc_q", "Acc_q (single queries right)"),
-        ):
-            series = []
-            for r in codis_runs:
-                s = _category_series(r, metric, CODIS_CATEGORIES)
-                m = r.metrics[metric]
-                s.values.append(shown_value(m))
-                s.intervals.append((m.get("interval") or {}).get("overall"))
-                series.append(s)
-            panels.append((name, series))
-        path = charts.paired_panels(
-            out / "codis_categories.png",
-            "CODIS: Acc_p and Acc_q per category",
-            groups,
-            panels,
-            colours,
-            note=INTERVAL_NOTE,
-        )
-        made.append((path, "CODIS Acc_p and Acc_q per category (CODIS Table 3 layout), with 95% intervals."))
-    return made + position_bias_chart(runs, out, colours)
 
 
 # --- files ------------------------------------------------------------------------
@@ -395,11 +270,15 @@ def leaderboard_rows(runs: list[ReportRun]) -> list[dict[str, Any]]:
             "model": scores["model"],
             "task": run.task,
             "mode": run.mode,
+            "judge": judge_name(scores),
+            "judge_parsing": judge_identity(scores)[2],
+            "model_recorded": not named_after_file(run.run),
             "folder": str(run.run.folder),
             "dataset_revision": scores["dataset_revision"],
             "prompt_id": run.run.prompt_id or "",
             "items": scores["counts"]["items"],
             "sample": sample_label(scores),
+            "not_comparable": run.not_comparable,
         }
         for name, metric in run.metrics.items():
             row[f"{name}.partial"] = bool(metric.get("partial"))
@@ -419,12 +298,6 @@ def leaderboard_rows(runs: list[ReportRun]) -> list[dict[str, Any]]:
     return rows
 
 
-def _write(path: Path, text: str) -> None:
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(text, encoding="utf-8")
-    partial.replace(path)
-
-
 # Tables fit a 1400 px window (CODIS Table 3 has 13 number columns; tests/test_report_html.py
 # measures it in headless Chromium): compact cells, the interval may break after its comma,
 # headers and the Source column wrap.
@@ -440,10 +313,10 @@ figcaption{font-size:13px;color:#444}
 """
 
 
-def write_report(paths: Sequence[str], out: Path) -> dict[str, Any]:
+def write_report(paths: Sequence[str], out: Path, allow_mismatch: bool = False) -> dict[str, Any]:
     """Load the runs, write every file of the report into ``out``; returns what was written."""
     claim_output(out, "report", REPORT_FILES, create=False)
-    runs = load_report_runs(paths)
+    runs = load_report_runs(paths, allow_mismatch)
     for dataset in sorted({run.run.scores["dataset"] for run in runs}):
         if Path(dataset).is_dir():  # a local build the runs were scored on, if still there: checked like `score` does
             verify_build(dataset)
@@ -451,7 +324,11 @@ def write_report(paths: Sequence[str], out: Path) -> dict[str, Any]:
     claim_output(out, "report", REPORT_FILES)
     tables = description_tables(runs, published) + vqa_table(runs, published) + codis_table(runs, published)
     tables += circular_table(runs) + blind_tables(runs)
+    unrank(tables, runs)
     figures = make_charts(runs, published, out)
+    agreement_tables, agreement_figures, agreement_notes = judge_agreement.report_section([r.run for r in runs], out)
+    tables += agreement_tables
+    figures += agreement_figures
     intro = (
         f"{len(runs)} run(s). Each run's cell: score [95% interval]; the interval (Korn-Graubard, design effect "
         "estimated over images: an image's questions, CoRs or CODIS pairs count together) holds the score the run "
@@ -459,24 +336,33 @@ def write_report(paths: Sequence[str], out: Path) -> dict[str, Any]:
         "PARTIAL (n/N): counted on n of the config's N units, never bold. SAMPLE (x of 251 images): a build that is "
         "not the full release, not comparable with the published rows. Published rows (italic) are the papers' "
         "numbers, without intervals. Bold: best in the column (Human and Oracle rows, published or run, aside). "
-        "Numbers are % (0-100)."
+        "NOT COMPARABLE: scored on another build or generated another way than the first run of its task "
+        "(`--allow-mismatch`), never bold. Numbers are % (0-100)."
     )
     runs_list = "\n".join(
-        f"- **{r.label}**: {r.run.scores['model']}, {r.task}{' (' + r.mode + ')' if r.mode else ''}, `{r.run.folder}`, "
-        f"dataset {r.run.scores['dataset_revision']}, {r.run.scores['counts']['items']} items"
+        f"- **{r.label}**: {run_line(r)}, `{r.run.folder}`"
+        + (f"; **NOT COMPARABLE**: {r.not_comparable}" if r.not_comparable else "")
         for r in runs
     )
-    markdown = ["# cogbench report\n", intro + "\n", "## Runs\n", runs_list + "\n"]
+    markdown = [
+        "# cogbench report\n",
+        intro + "\n",
+        "## Runs\n",
+        runs_list + "\n",
+        *(n + "\n" for n in agreement_notes),
+    ]
     markdown += [render_markdown(t) for t in tables]
     markdown += ["## Charts\n"] + [f"![{caption}]({path.name})\n\n{caption}\n" for path, caption in figures]
-    _write(out / "report.md", "\n".join(markdown))
+    write_file(out / "report.md", "\n".join(markdown))
     body = [f"<h1>cogbench report</h1><p>{html.escape(intro)}</p><h2>Runs</h2><ul>"]
     body += [
-        f"<li><b>{html.escape(r.label)}</b>: {html.escape(r.run.scores['model'])}, {html.escape(r.task)}{' (' + r.mode + ')' if r.mode else ''}, "
-        f"<code>{html.escape(str(r.run.folder))}</code>, {r.run.scores['counts']['items']} items</li>"
+        f"<li><b>{html.escape(r.label)}</b>: {html.escape(run_line(r))}, <code>{html.escape(str(r.run.folder))}</code>"
+        + (f"; <b>NOT COMPARABLE</b>: {html.escape(r.not_comparable)}" if r.not_comparable else "")
+        + "</li>"
         for r in runs
     ]
     body.append("</ul>")
+    body += [f"<p>{html.escape(n)}</p>" for n in agreement_notes]
     body += [render_html_table(t) for t in tables]
     body.append("<h2>Charts</h2>")
     for path, caption in figures:
@@ -485,7 +371,7 @@ def write_report(paths: Sequence[str], out: Path) -> dict[str, Any]:
             f'<figure><img src="data:image/png;base64,{data}" alt="{html.escape(caption)}">'
             f"<figcaption>{html.escape(caption)}</figcaption></figure>"
         )
-    _write(
+    write_file(
         out / "report.html",
         "<!doctype html><html><head><meta charset=utf-8><title>cogbench report</title>"
         f"<style>{HTML_STYLE}</style></head><body>{''.join(body)}</body></html>\n",
@@ -496,7 +382,7 @@ def write_report(paths: Sequence[str], out: Path) -> dict[str, Any]:
     writer = csv.DictWriter(buffer, fieldnames=fields, lineterminator="\n")
     writer.writeheader()
     writer.writerows(rows)
-    _write(out / "leaderboard.csv", buffer.getvalue())
+    write_file(out / "leaderboard.csv", buffer.getvalue())
     return {
         "runs": len(runs),
         "tables": [t.title for t in tables],

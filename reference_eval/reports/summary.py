@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from cogbench.reference_eval.metrics.captioning import CAPTIONING_METRICS, COLUMN_LABEL
-from cogbench.reference_eval.run.completeness import coverage_label, run_labels, shown_value
+from cogbench.reference_eval.run.completeness import coverage_label, run_labels, scale_text, shown_value
 from cogbench.schemas.features import CATEGORY_LABEL
 
 
@@ -45,7 +45,7 @@ def render_summary(scores: dict[str, Any], out: Path) -> str:
         )
     comparison = judge.get("parsing_comparison")
     if comparison:
-        numbers = ", ".join(f"{k} {_cell(v)}" for k, v in comparison["metrics"].items())
+        numbers = ", ".join(f"{k} {_cell(v)}{scale_text(v)}" for k, v in comparison["metrics"].items())
         lines.append(
             f"{comparison['mode']} parsing reads {comparison['differing_verdicts']} verdict(s) differently: {numbers}"
         )

@@ -54,6 +54,26 @@ def _error_kind(error: str) -> str:
     return kind.split(": ", 1)[0] if kind.startswith("unusable reply") else kind
 
 
+SCALE_LABEL = "exceeds the 0-100 scale"
+
+
+def mark_scale(metric: dict[str, Any]) -> dict[str, Any]:
+    """Mark a metric with a value or interval bound above 100 (official parsing counts a verdict of 2 as 2,
+    as the authors' cognition_score.py sums it), so no reader takes it for a percentage."""
+    interval = metric.get("interval") or {}
+    bounds = [interval.get("overall"), *(interval.get("per_category") or {}).values()]
+    values = [metric.get("overall"), metric.get("overall_partial"), *metric["per_category"].values()]
+    values += [x for bound in bounds if bound for x in bound]
+    if any(value is not None and value > 100 for value in values):
+        metric["exceeds_scale"] = True
+    return metric
+
+
+def scale_text(value: float | None) -> str:
+    """`` (exceeds the 0-100 scale)`` after a number above 100 that is shown without its metric's record."""
+    return f" ({SCALE_LABEL})" if value is not None and value > 100 else ""
+
+
 def coverage_label(metric: dict[str, Any] | None) -> str:
     """``PARTIAL (5/64 questions)`` for a metric counted on a subset of the config; "" when complete."""
     if not metric or not metric.get("partial"):
@@ -90,6 +110,9 @@ def sample_label(scores: dict[str, Any]) -> str:
 
 
 def run_labels(scores: dict[str, Any]) -> list[str]:
-    """Every coverage label of a run: PARTIAL of its partial metrics (once per distinct n/N), then SAMPLE."""
+    """Every coverage label of a run: PARTIAL of its partial metrics (once per distinct n/N), scores above 100,
+    then SAMPLE."""
     labels = list(dict.fromkeys(coverage_label(m) for m in scores["metrics"].values()))
+    over = [name for name, m in scores["metrics"].items() if m.get("exceeds_scale")]
+    labels += [f"{', '.join(over)} {SCALE_LABEL} (a judge verdict of 2 counts 2)"] if over else []
     return [label for label in labels if label] + ([sample_label(scores)] if sample_label(scores) else [])

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
+from cogbench.dataset_builders.writes import refuse_link, write_file
 from cogbench.errors import UsageError
 
 
@@ -32,6 +33,7 @@ class RunLock:
 
     def acquire(self) -> RunLock:
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        refuse_link(self.path)  # filelock opens it by name, truncating: never a planted link
         try:
             self._lock.acquire()
         except Timeout:
@@ -46,9 +48,7 @@ class RunLock:
                 f"note: took over the lock of a run that ended without releasing it ({_describe(previous)})",
                 file=sys.stderr,
             )
-        temporary = self.holder_path.with_name(f"{self.holder_path.name}.{os.getpid()}.tmp")
-        temporary.write_text(json.dumps(me) + "\n", encoding="utf-8")
-        os.replace(temporary, self.holder_path)
+        write_file(self.holder_path, json.dumps(me) + "\n")
         return self
 
     def release(self, forget: bool = False) -> None:

@@ -9,6 +9,7 @@ never appears: the judge endpoint is recorded by host only.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -82,6 +83,16 @@ def judge_templates(task: str, kind: str) -> list[dict[str, str]]:
 def model_templates(pairs: Iterable[tuple[str, str]]) -> list[dict[str, str]]:
     """The inference prompts the predictions name (project format only; official files carry none)."""
     return [{"id": pid, "sha256": sha, "role": "model"} for pid, sha in sorted(set(pairs)) if pid]
+
+
+def answers_sha256(outputs: dict[Any, str]) -> str:
+    """sha256 of the answers scored: (item id, query) and text, sorted, so the same answers give the same hash
+    whatever file held them. Two scorings with one hash judged the same answers (``compare --judges``)."""
+    rows = sorted(
+        json.dumps([[str(part) for part in (key if isinstance(key, tuple) else (key,))], text], ensure_ascii=True)
+        for key, text in outputs.items()
+    )
+    return hashlib.sha256("\n".join(rows).encode("ascii")).hexdigest()
 
 
 def judge_provenance(kind: str, model: str | None, base_url: str | None, parsing: str) -> dict[str, Any]:

@@ -298,6 +298,13 @@ def _percent(value: float | None) -> str:
     return "-" if value is None else f"{value:.1f}"
 
 
+def _percent_interval(metric: dict[str, Any]) -> str:
+    """The overall value and its 95% interval over images, as the report's other cells show it."""
+    interval = (metric.get("interval") or {}).get("overall")
+    text = _percent(metric["overall"])
+    return text + (f" [{interval[0]:.1f}, {interval[1]:.1f}]" if metric["overall"] is not None and interval else "")
+
+
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header), *("| " + " | ".join(r) + " |" for r in rows)]
 
@@ -348,11 +355,11 @@ def render(scores: dict[str, Any]) -> str:
             lines += ["", f"Agreement over {off['agreement_cors']} CoRs both judges decided.", ""]
     if "output_variability" in found:
         var = found["output_variability"]
-        row = [model, _percent(metrics["output_variability"]["overall"])]
+        row = [model, _percent_interval(metrics["output_variability"])]
         header = ["Model", "Output Variability (normalised answers)"]
         if "output_variability_llm" in metrics:
             header.append("Output Variability (LLM judge)")
-            row.append(_percent(metrics["output_variability_llm"]["overall"]))
+            row.append(_percent_interval(metrics["output_variability_llm"]))
         lines += ["## Output variability (CODIS Section 4.2, Table 4)", "", *_table(header, [row])]
         lines += [
             "",

@@ -43,6 +43,11 @@ class Query:
     def key(self) -> tuple[str, int | None]:
         return (self.item_id, self.query)
 
+    @property
+    def name(self) -> str:
+        """How failure lines name it: ``item ID`` and, for a CODIS context or a rotation, ``query N``."""
+        return f"item {self.item_id}" + (f" query {self.query}" if self.query is not None else "")
+
 
 @dataclass(frozen=True)
 class Answer:

@@ -41,8 +41,10 @@ class TaskResult:
 def score_description(all_rows, outputs, options, judge: LLMJudge | None) -> TaskResult:
     rows = [row for row in all_rows if row["image_id"] in outputs]
     descriptions = [outputs[row["image_id"]] for row in rows]
-    nlp = recognition.load_noun_tagger(options.spacy_model)
-    embedder = recognition.load_embedder(options.embedder)
+    loaded = options.loaded_models
+    if loaded is None or (loaded.spacy_model, loaded.embedder_name) != (options.spacy_model, options.embedder):
+        loaded = recognition.check_models(options.spacy_model, options.embedder)
+    nlp, embedder = loaded.nlp, loaded.embedder
     models = {
         "spacy": provenance.spacy_provenance(nlp, options.spacy_model),
         "embedder": provenance.embedder_provenance(options.embedder, embedder),

@@ -77,13 +77,16 @@ def summarize(completed, checkout: Path, equivalents: list[Equivalent], fail_und
         return None
 
     counts: dict[str, Counter] = defaultdict(Counter)
-    survivors, wrongly_named, errors, used = [], [], [], set()
+    survivors, wrongly_named, errors, used, unsampled = [], [], [], set(), set()
     for item, result in completed:
         mutation = item.mutations[0]
         row = counts[str(mutation.module_path)]
         row["mutants"] += 1
         if result.worker_outcome == WorkerOutcome.SKIPPED:
-            row["annotation" if (result.output or "").startswith(ANNOTATION_PREFIX) else "not sampled"] += 1
+            in_annotation = (result.output or "").startswith(ANNOTATION_PREFIX)
+            row["annotation" if in_annotation else "not sampled"] += 1
+            if not in_annotation and named(mutation) is not None:
+                unsampled.add(named(mutation))  # its mutant exists; a sampled run just did not draw it
             continue
         row["run"] += 1
         entry = named(mutation)
@@ -134,7 +137,12 @@ def summarize(completed, checkout: Path, equivalents: list[Equivalent], fail_und
     if wrongly_named:
         out.append(f"\nnamed as equivalent but killed ({len(wrongly_named)}): take them out of the list")
         out += [f"  {m.module_path}:{m.start_pos[0]} {m.operator_name}: {e.line}" for m, e in wrongly_named]
-    stale = [e for e in equivalents if e not in used and e.file in counts]
+    not_drawn = [e for e in equivalents if e not in used and e in unsampled]
+    if not_drawn:
+        out.append(
+            f"\nnamed as equivalent, not sampled ({len(not_drawn)}): their mutants were outside the random sample"
+        )
+    stale = [e for e in equivalents if e not in used and e not in unsampled and e.file in counts]
     if stale:
         out.append(f"\nnamed as equivalent but matching no mutant ({len(stale)}): the code changed; update the list")
         out += [f"  {e.file} {e.operator}: {e.line}" for e in stale]

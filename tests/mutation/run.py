@@ -193,8 +193,15 @@ def prepare_out(out: Path, modules: list[str], source: str | None, sample: int |
         "sample": sample,
         "seed": seed,
     }
+    if out.is_symlink() or (out.exists() and not out.is_dir()):
+        sys.exit(f"error: {out} exists and is not a folder; pass a folder to --out")
     if marker.is_file():
-        recorded = json.loads(marker.read_text())
+        try:
+            recorded = json.loads(marker.read_text(encoding="utf-8"))
+        except (OSError, ValueError, RecursionError) as error:
+            sys.exit(
+                f"error: {marker}: damaged ({error}); this is not a run this script can resume, pass another --out"
+            )
         if recorded != settings:
             sys.exit(f"error: {out} holds a run with other settings ({recorded}); pass another --out")
         return settings

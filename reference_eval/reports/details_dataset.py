@@ -1,0 +1,170 @@
+"""A run's per-item details as a Hub dataset (the "details" datasets of lm-evaluation-harness,
+lmms-eval and lighteval): one Parquet row per scored item, a card naming the run's provenance,
+and the run's scores.json and report.md beside them, so ``cogbench verify`` re-derives every
+published number from the rows alone.
+
+Layout (one config per task)::
+
+    README.md                       card: YAML configs + provenance
+    data/<task>/test.parquet        one row per item
+    runs/<task>/scores.json         the run's scores.json, unchanged
+    runs/<task>/report.md           the run's report.md, unchanged
+
+Each row keeps the full details.jsonl line (``detail``, JSON text) beside readable columns, so
+re-scoring is lossless. Raw judge replies are not in details.jsonl (the verdict cache keys them
+by prompt hash), so the rows carry the verdicts and the judge errors, not the replies.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from cogbench.reference_eval.metrics.intervals import units_from_details
+from cogbench.reference_eval.reports.run_reader import ScoredRun
+
+DATA = "data/{task}/test.parquet"
+SCORES = "runs/{task}/scores.json"
+REPORT = "runs/{task}/report.md"
+
+
+def prompt_sha256(run: ScoredRun) -> str | None:
+    """The sha256 of the model prompt template the run used, where the run recorded it."""
+    if run.run_record and run.run_record.get("prompt_sha256"):
+        return run.run_record["prompt_sha256"]
+    templates = (run.scores.get("provenance") or {}).get("prompt_templates") or []
+    shas = [t["sha256"] for t in templates if t.get("role") == "model"]
+    return shas[0] if len(shas) == 1 else None
+
+
+def _fields(task: str, detail: dict[str, Any]) -> dict[str, Any]:
+    """Raw output, parsed answer, verdicts and judge errors of one item, per task."""
+    if task == "codis":
+        queries = detail["queries"]
+        return {
+            "raw_output": [q.get("output") for q in queries],
+            "parsed_answer": [q.get("final_answer") for q in queries],
+            "judge_verdicts": [q.get("right") for q in queries],
+            "judge_errors": [q.get("judge_error") for q in queries],
+        }
+    if task == "vqa":
+        return {
+            "raw_output": detail.get("response"),
+            "parsed_answer": {"robust": detail.get("extracted"), "official": detail.get("extracted_official")},
+            "judge_verdicts": None,
+            "judge_errors": None,
+        }
+    cors = detail.get("cognition") or []
+    return {
+        "raw_output": detail.get("description", detail.get("output")),
+        # the description's noun nearest each annotated entity (details.jsonl keeps no description text)
+        "parsed_answer": [
+            {"entity": m.get("entity"), "noun": m.get("noun")} for m in detail["recognition"].get("matches", [])
+        ]
+        or None,
+        "judge_verdicts": [c["verdict"] for c in cors] or None,
+        "judge_errors": [c.get("judge_error") for c in cors] or None,
+    }
+
+
+def detail_rows(run: ScoredRun) -> list[dict[str, Any]]:
+    """One row per details.jsonl line; nested values as JSON text, so every row has one schema."""
+    task, prompt = run.scores["task"], prompt_sha256(run)
+    rows = []
+    for detail in run.details:
+        units = units_from_details(task, [detail])
+        contributions = {name: [[u.category, u.hits, u.total] for u in us] for name, us in units.items() if us}
+        fields = _fields(task, detail)
+        rows.append(
+            {
+                "item_id": detail["item_id"],
+                "image_id": detail.get("image_id", detail["item_id"]),
+                "category": detail.get("category"),
+                "model": run.scores["model"],
+                "prompt_sha256": prompt,
+                **{name: json.dumps(value, ensure_ascii=False) for name, value in fields.items()},
+                "score_contributions": json.dumps(contributions),
+                "detail": json.dumps(detail, ensure_ascii=False, sort_keys=True),
+            }
+        )
+    return rows
+
+
+def render_card(runs: list[ScoredRun], dataset_id: str, revision: str) -> str:
+    """The details dataset's card: configs for `load_dataset`, and what made each run."""
+    configs = "\n".join(
+        f"- config_name: {run.scores['task']}\n  data_files:\n  - split: test\n    path: {DATA.format(task=run.scores['task'])}"
+        for run in runs
+    )
+    lines = [
+        "---",
+        "configs:",
+        configs,
+        "tags:",
+        "- evaluation",
+        "- cogbench",
+        "---",
+        "",
+        f"# Per-item details: {runs[0].scores['model']} on `{dataset_id}`",
+        "",
+        f"Written by `cogbench publish-results`. Dataset `{dataset_id}` at revision `{revision}`. One row per",
+        "scored item; `detail` is the run's details.jsonl line unchanged, and `runs/<task>/scores.json` and",
+        "`report.md` are the run's files, so `cogbench verify` recomputes every number from these rows, offline.",
+        "",
+        "| config | items | judge | parsing | cogbench | scores.json sha256 |",
+        "|---|---|---|---|---|---|",
+    ]
+    for run in runs:
+        scores = run.scores
+        judge = scores["judge"]
+        lines.append(
+            f"| {scores['task']} | {len(run.details)} | {judge['kind']}{':' + judge['model'] if judge.get('model') else ''} "
+            f"| {judge.get('parsing', '-')} | {(scores.get('provenance') or {}).get('cogbench_version', '-')} "
+            f"| `{hashlib.sha256((run.folder / 'scores.json').read_bytes()).hexdigest()[:16]}` |"
+        )
+    lines += [
+        "",
+        "Raw judge replies are not included (details.jsonl keeps verdicts and judge errors; the replies stay",
+        'in the run\'s verdict cache). Load with `load_dataset(REPO, CONFIG, split="test", revision=COMMIT)`.',
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write_details(runs: list[ScoredRun], folder: Path, dataset_id: str, revision: str) -> list[str]:
+    """Write the details dataset into ``folder``; return the paths written, relative to it."""
+    import datasets
+
+    datasets.disable_progress_bars()
+    written = []
+    for run in runs:
+        task = run.scores["task"]
+        path = folder / DATA.format(task=task)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        datasets.Dataset.from_list(detail_rows(run)).to_parquet(str(path))
+        for name, source in ((SCORES, "scores.json"), (REPORT, "report.md")):
+            target = folder / name.format(task=task)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes((run.folder / source).read_bytes())
+        written += [DATA.format(task=task), SCORES.format(task=task), REPORT.format(task=task)]
+    (folder / "README.md").write_text(render_card(runs, dataset_id, revision), encoding="utf-8")
+    return ["README.md", *written]
+
+
+def read_details_folder(folder: Path) -> dict[str, dict[str, Any]]:
+    """Per task: the details lines (from the Parquet rows' ``detail``), scores.json and report.md text."""
+    import datasets
+
+    datasets.disable_progress_bars()
+    found = {}
+    for parquet in sorted(folder.glob("data/*/test.parquet")):
+        task = parquet.parent.name
+        rows = datasets.load_dataset("parquet", data_files=str(parquet), split="train")
+        found[task] = {
+            "details": [json.loads(text) for text in rows["detail"]],
+            "scores_path": folder / SCORES.format(task=task),
+            "report_path": folder / REPORT.format(task=task),
+        }
+    return found

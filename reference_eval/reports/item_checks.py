@@ -1,0 +1,80 @@
+"""Per item, the fields of a details line that follow from its other fields, recomputed.
+
+This is what lets ``cogbench verify`` name the item behind a differing number: a parsed answer
+that is not what the output parses to, a verdict the rule judge would not give, a CODIS
+``outputs_differ`` or a VQA ``correct`` that its answers contradict. Nothing here calls a judge
+or a model; an LLM verdict itself cannot be re-derived offline (its reply is not in the details).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cogbench.reference_eval.judges import codis as codis_judge
+from cogbench.reference_eval.metrics import codis as codis_metrics
+from cogbench.reference_eval.metrics import vqa as vqa_metrics
+
+
+def _codis(detail: dict[str, Any], rule_judged: bool) -> list[str]:
+    problems = []
+    queries = sorted(detail["queries"], key=lambda q: q["query"])
+    outputs = [q.get("output") for q in queries]
+    if all(isinstance(o, str) for o in outputs) and detail["outputs_differ"] != codis_metrics.outputs_differ(*outputs):
+        problems.append(f"outputs_differ is {detail['outputs_differ']}, its outputs give the opposite")
+    for q in queries:
+        if not isinstance(q.get("output"), str):
+            continue
+        if "final_answer" in q and q["final_answer"] != codis_metrics.final_answer(q["output"]):
+            problems.append(f"query {q['query']}: final_answer {q['final_answer']!r} is not what its output parses to")
+        answers = [x.get("answer") for x in queries]
+        if not all(isinstance(a, str) for a in answers):
+            continue
+        rule = codis_judge.rule_verdict(q["output"], answers[q["query"] - 1], answers[2 - q["query"]])
+        if "rule_right" in q and q["rule_right"] != rule:
+            problems.append(f"query {q['query']}: rule_right is {q['rule_right']}, the rule judge says {rule}")
+        if rule_judged and q["right"] != rule:
+            problems.append(f"query {q['query']}: verdict right={q['right']}, the rule judge says {rule}")
+    return problems
+
+
+def _vqa(detail: dict[str, Any]) -> list[str]:
+    if "rotations" in detail or not isinstance(detail.get("answer"), str):
+        return []
+    problems = []
+    response = detail.get("response")
+    if isinstance(response, str) and detail.get("extracted_official") != vqa_metrics.extract_official(response):
+        problems.append(f"extracted_official {detail.get('extracted_official')!r} is not what the response parses to")
+    for flag, extracted in (("correct", "extracted"), ("correct_official", "extracted_official")):
+        if extracted in detail and detail[flag] != (detail[extracted] == detail["answer"]):
+            problems.append(
+                f"{flag} is {detail[flag]}, but {extracted} {detail[extracted]!r} vs answer {detail['answer']!r}"
+            )
+    return problems
+
+
+def _description(detail: dict[str, Any]) -> list[str]:
+    recognition = detail["recognition"]
+    matches = recognition.get("matches")
+    if not isinstance(matches, list):
+        return []
+    problems = []
+    if recognition["annotated"] != len(matches):
+        problems.append(f"recognition.annotated is {recognition['annotated']}, {len(matches)} entities are listed")
+    if recognition["recognized"] != sum(bool(m.get("recognized")) for m in matches):
+        problems.append(f"recognition.recognized is {recognition['recognized']}, its matches say otherwise")
+    return problems
+
+
+def item_problems(task: str, details: list[dict[str, Any]], judge_kind: str) -> dict[str, list[str]]:
+    """``{item_id: [problem, ...]}`` for every item whose derived fields disagree with its own data."""
+    found = {}
+    for detail in details:
+        if task == "codis":
+            problems = _codis(detail, judge_kind == "rule")
+        elif task == "vqa":
+            problems = _vqa(detail)
+        else:
+            problems = _description(detail)
+        if problems:
+            found[detail["item_id"]] = problems
+    return found

@@ -1,0 +1,138 @@
+"""The runs of ``cogbench report``: loaded, labelled so no two look alike, and described in one line.
+
+A label is the short model name, told apart by the shortest distinct tail of the
+run folders when two runs share it; a legend adds the description mode and the
+judge (``run_kind``), so runs that differ in either are never drawn alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cogbench.errors import UsageError
+from cogbench.reference_eval.reports.comparable import report_mismatches
+from cogbench.reference_eval.reports.compare import ScoredRun, load_run
+from cogbench.reference_eval.reports.run_kind import (
+    MIXED,
+    MODE_LABEL,
+    UNRECORDED,
+    description_mode,
+    is_judged,
+    judge_label,
+)
+from cogbench.reference_eval.run.completeness import run_labels
+
+
+@dataclass
+class ReportRun:
+    run: ScoredRun
+    label: str
+    mode: str  # description mode from the prompts the run used (run_kind.description_mode); "" for other tasks
+    not_comparable: str = ""  # how it differs from its task's first run (comparable.report_mismatches); never ranked
+
+    @property
+    def task(self) -> str:
+        return self.run.scores["task"]
+
+    @property
+    def judge(self) -> str:
+        """The judge of the run's judged metrics ("" when none decided any)."""
+        return judge_label(self.run.scores) if is_judged(self.run.scores) else ""
+
+    @property
+    def legend(self) -> str:
+        """The label as charts show it: with the judge and, for descriptions, the mode, so no two kinds look alike."""
+        parts = [MODE_LABEL[self.mode]] if self.mode else []
+        return self.label + "".join(f" [{part}]" for part in [*parts, self.judge] if part)
+
+    @property
+    def metrics(self) -> dict[str, Any]:
+        return self.run.scores["metrics"]
+
+
+def _short_model(model: str) -> str:
+    """hf:/long/path/model -> hf:model (the full name stays in the Runs list and leaderboard.csv)."""
+    backend, separator, name = model.partition(":")
+    if separator and backend in ("hf", "openai") and "/" in name:
+        return f"{backend}:{name.rstrip('/').rsplit('/', 1)[-1]}"
+    return model
+
+
+def _run_folder(run: ScoredRun) -> Path:
+    """The folder a user names: an ``eval`` run's folder rather than its ``score`` subfolder."""
+    return run.folder.parent if run.folder.name == "score" else run.folder
+
+
+def _distinct_tails(folders: Sequence[Path]) -> list[str]:
+    """Each folder by its shortest trailing path that no other folder shares ("a/x" and "b/x", not "x #1")."""
+    tails = []
+    for folder in folders:
+        parts = folder.resolve().parts
+        for k in range(1, len(parts) + 1):
+            tail = parts[-k:]
+            if sum(f.resolve().parts[-k:] == tail for f in folders) == 1:
+                break
+        tails.append("/".join(tail))
+    return tails
+
+
+def named_after_file(run: ScoredRun) -> bool:
+    """Official-format predictions name no model: ``score`` names the run after the file's stem."""
+    predictions = run.scores["predictions"]
+    return predictions != "oracle" and run.scores["model"] == Path(predictions).stem
+
+
+def load_report_runs(paths: Sequence[str], allow_mismatch: bool = False) -> list[ReportRun]:
+    runs = [load_run(path) for path in paths]
+    if not runs:
+        raise UsageError("give at least one run folder")
+    modes = [description_mode(run.scores, run.run_record) for run in runs]
+    mismatches = report_mismatches(runs, modes, allow_mismatch)
+    models = [_short_model(run.scores["model"]) for run in runs]
+    labels = list(models)
+    for model in {m for m in models if models.count(m) > 1}:  # the same name twice: told apart by their folders
+        same = [i for i, m in enumerate(models) if m == model]
+        for i, tail in zip(same, _distinct_tails([_run_folder(runs[i]) for i in same])):
+            labels[i] = f"{model} · {tail}"
+    if len(set(labels)) < len(labels):  # one folder given twice
+        labels = [f"{label} #{i + 1}" for i, label in enumerate(labels)]
+    labels = [
+        label
+        + (" [circular]" if run.scores.get("circular") else "")
+        + (" [no image]" if run.scores.get("no_image") else "")
+        + "".join(f" [{text}]" for text in run_labels(run.scores))
+        + (f" [NOT COMPARABLE: {', '.join(what for what, _ in reasons)}]" if reasons else "")
+        for run, label, reasons in zip(runs, labels, mismatches)
+    ]
+    whys = ["; ".join(why for _, why in reasons) for reasons in mismatches]
+    return [ReportRun(*fields) for fields in zip(runs, labels, modes, whys)]
+
+
+def run_line(run: ReportRun) -> str:
+    """What the run is: model (or the file it was named after), task, mode, judge, dataset, items."""
+    scores = run.run.scores
+    model = (
+        f"{scores['model']} (no model recorded: named after {scores['predictions']})"
+        if named_after_file(run.run)
+        else scores["model"]
+    )
+    mode = {
+        UNRECORDED: "mode not recorded: the predictions name no prompt template, so the mode is not guessed",
+        MIXED: "mixed prompts: the predictions name both modes' templates",
+    }.get(run.mode, MODE_LABEL.get(run.mode, ""))
+    judge = judge_label(scores) or "no judge"
+    return ", ".join(
+        x
+        for x in (
+            model,
+            run.task,
+            mode,
+            judge,
+            f"dataset {scores['dataset_revision']}",
+            f"{scores['counts']['items']} items",
+        )
+        if x
+    )

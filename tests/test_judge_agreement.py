@@ -1,0 +1,276 @@
+"""Judge agreement (issue 33 item 5): kappa, flips and Kendall's tau worked by hand, then end to end on CODIS.
+
+Hand-worked values, never our own code path: Cohen's kappa from its definition on small
+tables (and scikit-learn's ``cohen_kappa_score`` as a second, independent reading), the
+bootstrap interval by enumerating the three ways of drawing two images, Kendall's tau by
+counting concordant pairs. End to end, two scripted LLM judges served locally score three
+models' real CODIS predictions; every expected verdict is known from the script.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.metrics import cohen_kappa_score
+from test_score import minilm_path
+
+from cogbench.cli import main
+from cogbench.reference_eval.metrics import agreement, intervals
+from cogbench.reference_eval.run.provenance import answers_sha256
+from cogbench.reference_eval.scoring.pipeline import ScoreOptions, run_scoring
+
+from openai_server import Reply, numbered_verdicts
+from shared_files import codis_example, spacy_stand_in
+
+Pair = agreement.VerdictPair
+
+
+def pairs_from(cluster: str, category: str, verdicts: list[tuple[int, int]]) -> list[Pair]:
+    return [Pair(cluster, category, a, b) for a, b in verdicts]
+
+
+def test_kappa_by_hand_on_a_two_by_two_table():
+    # 10 items: both 1 four times, both 0 three times, A1/B0 twice, A0/B1 once.
+    # p_o = 7/10; A says 1 six times, B five times: p_e = .6 * .5 + .4 * .5 = .5; kappa = (.7 - .5) / .5 = 0.4.
+    verdicts = [(1, 1)] * 4 + [(0, 0)] * 3 + [(1, 0)] * 2 + [(0, 1)]
+    table = agreement.confusion_table(pairs_from("x", "c", verdicts), ["c"])
+    result = agreement.kappa_with_intervals(table, resamples=50)
+    assert result["overall"]["kappa"] == 0.4
+    assert result["c"]["kappa"] == 0.4
+    assert cohen_kappa_score([a for a, _ in verdicts], [b for _, b in verdicts]) == pytest.approx(0.4)
+    assert (result["overall"]["items"], result["overall"]["flips"], result["overall"]["flip_share"]) == (10, 3, 30.0)
+    assert (result["overall"]["a_higher"], result["overall"]["b_higher"]) == (2, 1)  # A right / B wrong twice
+
+
+def test_kappa_with_three_verdict_labels_matches_scikit_learn():
+    # Official parsing may give 2 (the authors' script sums it): kappa over three labels.
+    verdicts = [(0, 0), (1, 1), (2, 2), (2, 1), (1, 0), (0, 0), (1, 1), (2, 2), (0, 1)]
+    table = agreement.confusion_table(pairs_from("x", "c", verdicts), ["c"])
+    expected = cohen_kappa_score([a for a, _ in verdicts], [b for _, b in verdicts])
+    # By hand: p_o = 6/9; rows (A) 3,3,3 and columns (B) 3,4,2: p_e = (9 + 12 + 6) / 81 = 1/3; kappa = (2/3 - 1/3)/(2/3).
+    assert expected == pytest.approx(0.5)
+    assert agreement.kappa_with_intervals(table, resamples=20)["overall"]["kappa"] == 0.5
+
+
+def test_kappa_is_undefined_when_both_judges_never_vary():
+    table = agreement.confusion_table(pairs_from("x", "c", [(1, 1)] * 5), ["c", "d"])
+    result = agreement.kappa_with_intervals(table, resamples=20)
+    assert result["overall"]["kappa"] is None and result["overall"]["interval"] is None
+    assert result["d"]["items"] == 0 and result["d"]["kappa"] is None and result["d"]["flip_share"] is None
+
+
+def test_interval_resamples_whole_images_by_enumeration():
+    """Two images; a bootstrap draw of two images is XX (1/4), XY (1/2) or YY (1/4).
+
+    X: (1,1), (0,0) -> kappa 1.  YY: n11 = n00 = n10 = n01 = 2 -> p_o = .5 = p_e -> kappa 0.
+    XY: n11 = n00 = 2, n10 = n01 = 1 -> p_o = 2/3, p_e = .5 -> kappa 1/3 (also the point estimate).
+    With a quarter of the draws at each end, the 2.5% and 97.5% percentiles are 0 and 1.
+    """
+    pairs = pairs_from("X", "c", [(1, 1), (0, 0)]) + pairs_from("Y", "c", [(1, 0), (0, 0), (1, 1), (0, 1)])
+    table = agreement.confusion_table(pairs, ["c"])
+    result = agreement.kappa_with_intervals(table, resamples=2000, seed=3, min_images=0)
+    assert result["overall"]["kappa"] == pytest.approx(1 / 3, abs=1e-4)
+    assert result["overall"]["interval"] == [0.0, 1.0]
+    assert result["overall"]["images"] == 2 and result["overall"]["flips"] == 2
+    # cogbench itself gives no interval below MIN_IMAGES images, where its coverage was measured under 95%
+    assert agreement.kappa_with_intervals(table, resamples=200)["overall"]["interval"] is None
+
+
+def test_kendall_tau_by_counting_pairs():
+    """Scores under A: 10, 20, 30, 40; under B: 15, 35, 25, 45. Of the six pairs of models only (2, 3)
+    is ordered differently: tau = (5 - 1) / 6."""
+
+    def table(score: float) -> intervals.ClusterTable:
+        return intervals.ClusterTable(
+            ["i1", "i2"], ["overall"], np.array([[score], [score]]), np.array([[100.0], [100.0]])
+        )
+
+    result = agreement.kendall_tau_with_interval(
+        [table(s) for s in (10, 20, 30, 40)], [table(s) for s in (15, 35, 25, 45)], resamples=100, min_images=0
+    )
+    assert result["tau"] == pytest.approx(4 / 6, abs=1e-4)
+    assert result["scores_a"] == [10.0, 20.0, 30.0, 40.0] and result["models"] == 4
+    # Every image gives each model the same score, so every resample keeps the ranking: the interval is one point.
+    assert result["interval"] == [pytest.approx(4 / 6, abs=1e-4)] * 2
+
+
+# --- end to end: two scripted judges on three models' real CODIS predictions ------------------------------
+
+
+def codis_truth(text: str) -> tuple[str, str]:
+    truth = re.search(r"Here is the groundtruth: (.*)\n", text).group(1)
+    return truth.strip(), text.rsplit("Here is the output: ", 1)[1].strip()
+
+
+def strict_b(output: str) -> bool:
+    """Judge B's quirk: any answer that begins with a vowel is wrong."""
+    return output[:1].lower() in "aeiou"
+
+
+def model_predictions(tmp_path: Path, swapped_pairs: int) -> tuple[Path, list[dict]]:
+    """The authors' example (every answer right) with the first ``swapped_pairs`` pairs' answers swapped (wrong)."""
+    pairs = json.loads(codis_example().read_text())
+    for pair in pairs[:swapped_pairs]:
+        pair["output"] = {"output_1": pair["output"]["output_2"], "output_2": pair["output"]["output_1"]}
+    path = tmp_path / f"model-{swapped_pairs}.json"
+    path.write_text(json.dumps(pairs))
+    return path, pairs
+
+
+def expected_verdicts(pairs: list[dict], swapped_pairs: int) -> tuple[list[int], list[int]]:
+    """What the script says, query by query: judge A (exact match with the truth) and judge B (A, vowels wrong)."""
+    a, b = [], []
+    for n, pair in enumerate(pairs):
+        for q in (1, 2):
+            right = int(n >= swapped_pairs)
+            a.append(right)
+            b.append(0 if strict_b(pair["output"][f"output_{q}"].strip()) else right)
+    return a, b
+
+
+@pytest.fixture
+def judged_runs(built_release, tmp_path, openai_server, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "local")
+
+    def responder(request):
+        truth, output = codis_truth(request.prompt_text)
+        right = truth == output and not (request.body["model"] == "judge-b" and strict_b(output))
+        return Reply(text="right" if right else "wrong")
+
+    server = openai_server(responder)
+    runs, expected = {}, {}
+    for swapped in (0, 40, 90):
+        path, pairs = model_predictions(tmp_path, swapped)
+        expected[swapped] = expected_verdicts(pairs, swapped)
+        for judge in ("judge-a", "judge-b"):
+            out = tmp_path / f"run-{swapped}-{judge}"
+            run_scoring(
+                ScoreOptions(
+                    task="codis",
+                    dataset=str(built_release),
+                    predictions=str(path),
+                    judge=f"openai:{judge}",
+                    judge_base_url=server.base_url,
+                    judge_backoff=0.01,
+                    judge_concurrency=16,
+                    judge_cache=str(tmp_path / f"cache-{judge}.sqlite"),
+                    out=str(out),
+                )
+            )
+            runs[(swapped, judge)] = out
+    return runs, expected
+
+
+def test_compare_judges_on_three_models(judged_runs, tmp_path, capsys):
+    runs, expected = judged_runs
+    out_json = tmp_path / "agreement.json"
+    chart = tmp_path / "agreement.png"
+    # Any order: runs are paired by the answers they judged, judge A being the first run's judge.
+    order = [
+        runs[(40, "judge-a")],
+        runs[(0, "judge-b")],
+        runs[(90, "judge-b")],
+        runs[(0, "judge-a")],
+        runs[(40, "judge-b")],
+        runs[(90, "judge-a")],
+    ]
+    assert main(["compare", "--judges", *map(str, order), "--json", str(out_json), "--chart", str(chart)]) == 0
+    printed = capsys.readouterr().out
+    result = json.loads(out_json.read_text())
+    assert (
+        result["judge_a"] == "openai:judge-a, tolerant parsing"
+        and result["judge_b"] == "openai:judge-b, tolerant parsing"
+    )
+    by_model = {Path(p["a"]["folder"]).name: p for p in result["pairs"]}
+    for swapped in (0, 40, 90):
+        a, b = expected[swapped]
+        pair = by_model[f"run-{swapped}-judge-a"]
+        overall = pair["kappa"]["overall"]
+        flips = sum(x != y for x, y in zip(a, b))
+        assert (overall["items"], overall["flips"], overall["a_higher"], overall["b_higher"]) == (706, flips, flips, 0)
+        assert overall["kappa"] == pytest.approx(cohen_kappa_score(a, b), abs=1e-4)
+        acc_q = {row["column"]: row for row in pair["moves"]["acc_q"]}["overall"]
+        assert acc_q["a"] == pytest.approx(100 * sum(a) / 706, abs=1e-4)
+        assert acc_q["b"] == pytest.approx(100 * sum(b) / 706, abs=1e-4)
+        assert acc_q["move"] == pytest.approx(100 * (sum(b) - sum(a)) / 706, abs=1e-4)
+        assert acc_q["interval"][0] < acc_q["move"] < acc_q["interval"][1]
+    # The models keep their order under both judges (fewer swapped answers, higher scores): tau = 1.
+    ranking = result["ranking"]["acc_q"]
+    assert ranking["models"] == 3 and ranking["tau"] == 1.0
+    assert "Kendall's tau" in printed and "| overall | 706 |" in printed
+    assert chart.stat().st_size > 10_000
+    # The report puts the same agreement beside the runs, as tables and a chart.
+    report = tmp_path / "report"
+    assert main(["report", *map(str, order), "--out", str(report)]) == 0
+    text = (report / "report.md").read_text()
+    assert (
+        "## Judge agreement, codis: Cohen's kappa" in text
+        and "## Judge agreement, codis: scores under each judge" in text
+    )
+    kappa_40 = {Path(p["a"]["folder"]).name: p for p in result["pairs"]}["run-40-judge-a"]["kappa"]["overall"]
+    low, high = kappa_40["interval"]
+    row = next(line for line in text.splitlines() if line.startswith(f"| model-40 | {kappa_40['flip_share']:.1f} |"))
+    assert row.endswith(f"| {kappa_40['kappa']:.2f} [{low:.2f}, {high:.2f}] |")
+    assert "| n/a |" in next(line for line in text.splitlines() if line.startswith("| model-90 |"))
+    assert (report / "judge_agreement_codis.png").stat().st_size > 10_000
+
+
+def test_compare_judges_refuses_what_it_cannot_pair(judged_runs, tmp_path, capsys):
+    runs, _ = judged_runs
+    cases = [
+        ([runs[(0, "judge-a")], runs[(40, "judge-a")]], "1 run(s) judged the same answers"),
+        ([runs[(0, "judge-a")], runs[(0, "judge-a")]], "judged alike"),
+    ]
+    for folders, message in cases:
+        assert main(["compare", "--judges", *map(str, folders)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and message in err and err.count("\n") == 1
+    assert main(["compare", str(runs[(0, "judge-a")])]) == 2
+    assert "give two runs" in capsys.readouterr().err
+
+
+def test_compare_judges_llm_against_offline_rouge_on_descriptions(
+    built_release, tmp_path, openai_server, capsys, monkeypatch
+):
+    """The LLM judge says 1 to every key point; ROUGE-L alone says 1 to some: every flip is A right, B wrong,
+    kappa is 0 (judge A never varies), and the move is ROUGE's Cognition Score minus 100."""
+    monkeypatch.setenv("OPENAI_API_KEY", "local")
+    server = openai_server(numbered_verdicts(lambda n: 1))
+    common = {
+        "task": "description",
+        "dataset": str(built_release),
+        "oracle": True,
+        "spacy_model": str(spacy_stand_in()),
+        "embedder": minilm_path(),
+    }
+    llm = run_scoring(
+        ScoreOptions(judge="openai:gpt-judge", judge_base_url=server.base_url, out=str(tmp_path / "llm"), **common)
+    )
+    rouge = run_scoring(ScoreOptions(judge="rouge", out=str(tmp_path / "rouge"), **common))
+    out_json = tmp_path / "agreement.json"
+    argv = ["compare", "--judges", str(tmp_path / "llm"), str(tmp_path / "rouge"), "--json", str(out_json)]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    result = json.loads(out_json.read_text())
+    assert result["judge_a"] == "openai:gpt-judge, tolerant parsing" and result["judge_b"].startswith("rouge")
+    overall = result["pairs"][0]["kappa"]["overall"]
+    cors = llm["counts"]["cors"]
+    missed = round(cors * (100 - rouge["metrics"]["cognition"]["overall"]) / 100)
+    assert (overall["items"], overall["flips"], overall["a_higher"], overall["b_higher"]) == (cors, missed, missed, 0)
+    assert overall["kappa"] == 0.0 and overall["constant"] == ["A"]
+    move = {r["column"]: r for r in result["pairs"][0]["moves"]["cognition"]}["overall"]
+    assert move["move"] == pytest.approx(rouge["metrics"]["cognition"]["overall"] - 100.0, abs=1e-3)
+    assert "judge A gave one verdict throughout: kappa is 0 by definition" in printed
+    assert "needs three or more models" in printed
+
+
+def test_answers_hash_names_the_answers_not_the_file_or_their_order():
+    first = {("001", 1): "Opening.", ("001", 2): "Closing.", ("000", 1): "On."}
+    same = dict(reversed(list(first.items())))
+    assert answers_sha256(first) == answers_sha256(same)
+    assert answers_sha256(first) != answers_sha256({**first, ("000", 1): "Off."})
+    assert answers_sha256({"a": "x\ud800"}) != answers_sha256({"a": "x"})  # a lone surrogate is hashed, not lost

@@ -1,0 +1,168 @@
+"""``cogbench verify``: equal on a real run, and any single edit of a verdict, a parsed answer or a
+number in details.jsonl, scores.json, report.md or an .eval_results file is found (Hypothesis).
+
+The run is test_hub_results' real CODIS run (rule judge, hand-worked Acc_p 273/353, Acc_q 576/706).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_hub_results import codis_run  # noqa: F401 (the module-scoped run fixture)
+
+from cogbench.cli import main
+from cogbench.reference_eval.reports.run_reader import RunNotVerified
+from cogbench.reference_eval.reports.verify import verify
+
+NUMBER = re.compile(r"-?\d+\.\d+")
+
+
+@pytest.fixture(scope="module")
+def published(codis_run, tmp_path_factory):  # noqa: F811
+    """(run folder, dry-run output with .eval_results/ and details/)."""
+    out = tmp_path_factory.mktemp("published") / "out"
+    args = ["publish-results", str(codis_run[1]), "--model-repo", "me/m", "--details-repo", "me/d"]
+    assert main([*args, "--dry-run", "--out", str(out)]) == 0
+    return codis_run[1], out
+
+
+def test_verify_says_equal_on_the_real_run_its_details_and_its_results(published, capsys):
+    run, out = published
+    assert main(["verify", str(run)]) == 0
+    first = capsys.readouterr().out
+    assert re.fullmatch(r"verified: \d+ numbers equal\n", first)
+    assert main(["verify", str(out / "details")]) == 0
+    assert main(["verify", str(out / ".eval_results" / "codis_acc_p.yaml"), "--details", str(out / "details")]) == 0
+    assert capsys.readouterr().out.count("verified: ") == 2
+
+
+def test_a_flipped_verdict_is_named_with_its_item(published, tmp_path, capsys):
+    run = shutil.copytree(published[0], tmp_path / "run")
+    lines = (run / "details.jsonl").read_text().splitlines()
+    detail = json.loads(lines[0])  # pair 000: swapped, both queries wrong
+    detail["queries"][0]["right"] = True
+    lines[0] = json.dumps(detail)
+    (run / "details.jsonl").write_text("\n".join(lines) + "\n")
+    assert main(["verify", str(run)]) == 1
+    printed = capsys.readouterr().out
+    assert "details.jsonl: item 000: query 1: verdict right=True, the rule judge says False\n" in printed
+    # By hand: 576/706 stated, 577/706 = 81.7280 from the edited details.
+    assert "metrics.acc_q.overall: says 81.5864, the details give 81.7280 (items: 000)" in printed
+    assert printed.splitlines()[-1].startswith("NOT verified: ")
+
+
+def _edit_details(folder: Path, data, kind: str) -> str:
+    path = folder / "details.jsonl"
+    lines = path.read_text().splitlines()
+    index = data.draw(st.integers(0, len(lines) - 1))
+    detail = json.loads(lines[index])
+    query = detail["queries"][data.draw(st.integers(0, 1))]
+    if kind == "verdict":
+        query["right"] = not query["right"]
+    elif kind == "rule verdict":
+        query["rule_right"] = not query["rule_right"]
+    elif kind == "parsed answer":
+        query["final_answer"] = query["final_answer"] + data.draw(st.text("xyz ", min_size=1, max_size=3))
+    else:
+        detail["outputs_differ"] = not detail["outputs_differ"]
+    lines[index] = json.dumps(detail)
+    path.write_text("\n".join(lines) + "\n")
+    return detail["item_id"]
+
+
+def _edit_score(path: Path, data) -> None:
+    """One score value of scores.json: a metric's overall or category value, or an interval bound."""
+    scores = json.loads(path.read_text())
+    metric = scores["metrics"][data.draw(st.sampled_from(sorted(scores["metrics"])))]
+    spots = [(metric, "overall")] + [(metric["per_category"], c) for c in metric["per_category"]]
+    spots += [(metric["interval"]["overall"], i) for i in (0, 1)]
+    spots += [(bounds, i) for bounds in metric["interval"]["per_category"].values() for i in (0, 1)]
+    holder, key = data.draw(st.sampled_from(spots))
+    holder[key] = round(holder[key] + data.draw(st.sampled_from([-3.0, -0.5, -0.05, 0.05, 0.5])), 4)
+    path.write_text(json.dumps(scores, indent=2))
+
+
+def _edit_number(path: Path, data) -> None:
+    text = path.read_text()
+    spots = list(NUMBER.finditer(text))
+    spot = data.draw(st.sampled_from(spots))
+    delta = data.draw(st.sampled_from([-3.0, -0.5, -0.1, 0.1, 0.5, 3.0]))
+    new = f"{float(spot.group()) + delta:.{len(spot.group().split('.')[1])}f}"
+    path.write_text(text[: spot.start()] + new + text[spot.end() :])
+
+
+EDITS = ["verdict", "rule verdict", "parsed answer", "outputs_differ", "scores.json", "report.md", "result value"]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data(), kind=st.sampled_from(EDITS))
+def test_any_single_edit_is_detected(published, data, kind):
+    with tempfile.TemporaryDirectory() as tmp:
+        run = shutil.copytree(published[0], Path(tmp) / "run")
+        out = shutil.copytree(published[1], Path(tmp) / "out")
+        results = out / ".eval_results" / "codis_acc_q.yaml"
+        if kind == "scores.json":
+            _edit_score(run / "scores.json", data)
+        elif kind == "report.md":
+            _edit_number(run / "report.md", data)
+        elif kind == "result value":
+            entries = yaml.safe_load(results.read_text())
+            entries[0]["value"] += data.draw(st.sampled_from([-1.0, -0.01, 0.01, 1.0]))
+            results.write_text(yaml.safe_dump(entries))
+        else:
+            item = _edit_details(run, data, kind)
+        try:
+            found = verify(str(results), str(out / "details")) if kind == "result value" else verify(str(run))
+        except RunNotVerified:  # an edit that breaks the file's schema (a value over 100): refused outright
+            assert kind == "scores.json"
+            return
+        assert found.differences, kind
+        if kind in ("verdict", "rule verdict", "parsed answer", "outputs_differ"):
+            assert any(item in difference.items for difference in found.differences)
+
+
+@pytest.fixture(scope="module")
+def vqa_run(built_release, tmp_path_factory):
+    """A VQA run on the real samples: 8 answers 'X. text', 8 'The answer is X', the rest wrong letters."""
+    from cogbench.dataset_builders.load import load_config
+    from cogbench.reference_eval.scoring.pipeline import ScoreOptions, run_scoring
+
+    rows = load_config(str(built_release), "vqa").remove_columns("image").to_list()
+    lines = []
+    for index, row in enumerate(rows):
+        answer, wrong = "ABCD"[row["answer"]], "ABCD"[(row["answer"] + 1) % 4]
+        response = f"{answer}. {row['choice_' + answer.lower()]}" if index < 8 else f"The answer is {answer}"
+        record = {k: row[k] for k in ("question", "choice_a", "choice_b", "choice_c", "choice_d")}
+        record.update(img_id=row["image_id"], answer=answer, response=response if index < 16 else wrong)
+        lines.append(json.dumps(record))
+    root = tmp_path_factory.mktemp("vqa")
+    (root / "vqa.jsonl").write_text("\n".join(lines) + "\n")
+    run_scoring(
+        ScoreOptions(task="vqa", dataset=str(built_release), predictions=str(root / "vqa.jsonl"), out=str(root / "run"))
+    )
+    return root / "run"
+
+
+@pytest.mark.parametrize("field", ["correct", "correct_official", "extracted_official"])
+def test_vqa_edits_are_named_with_their_item(vqa_run, tmp_path, field):
+    assert not verify(str(vqa_run)).differences
+    run = shutil.copytree(vqa_run, tmp_path / "run")
+    lines = (run / "details.jsonl").read_text().splitlines()
+    detail = json.loads(lines[3])  # 'X. text': both extractors right
+    detail[field] = (
+        "D"
+        if field == "extracted_official" and detail[field] != "D"
+        else ("C" if field == "extracted_official" else not detail[field])
+    )
+    lines[3] = json.dumps(detail)
+    (run / "details.jsonl").write_text("\n".join(lines) + "\n")
+    found = verify(str(run))
+    assert any(detail["item_id"] in difference.items for difference in found.differences)
