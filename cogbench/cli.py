@@ -41,7 +41,7 @@ EVAL_EXTRA_MODULES = (
     "transformers",
     "sentence_transformers",
     "spacy",
-    "openai",
+    "httpx",
     "accelerate",
     "openpyxl",
     "filelock",
@@ -124,7 +124,8 @@ def refuse_inapplicable(args: argparse.Namespace, typed: set[str]) -> None:
             wanted = " or ".join(f"{prefix}: models" for prefix in values)
         else:
             wanted = f"--{attr} " + " or ".join(values)
-        raise UsageError(f"--{dest.replace('_', '-')} applies only to {wanted}, not to --{attr} {value}")
+        given = f", not to --{attr} {value}" if getattr(args, attr, None) is not None else f" (no --{attr} given)"
+        raise UsageError(f"--{dest.replace('_', '-')} applies only to {wanted}{given}")
 
 
 def refuse_unknown_options(parser: argparse.ArgumentParser, argv: list[str]) -> None:

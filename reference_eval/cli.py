@@ -143,6 +143,7 @@ def add_score_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (same seed, same intervals)")
     _add_analysis_options(parser)
     _add_failure_options(parser)
+    _add_request_file_options(parser, "the judge queries", "no cached verdict answers (--judge openai:MODEL)")
     parser.set_defaults(func=run_score, only_for=SCORE_ONLY_FOR)
 
 
@@ -154,14 +155,29 @@ SCORE_ONLY_FOR = {
     "embedder": DESCRIPTION_ONLY,
     "embed_batch_size": DESCRIPTION_ONLY,
     "circular": VQA_ONLY,
+    **dict.fromkeys(("write_requests", "read_responses"), ("judge", ("openai",))),
 }
+ENGINE_OPTIONS = (
+    "tensor_parallel_size",
+    "data_parallel_size",
+    "max_model_len",
+    "limit_mm_per_prompt",
+    "dtype",
+    "gpu_memory_utilization",
+    "enforce_eager",
+)
 EVAL_ONLY_FOR = {
     "mode": DESCRIPTION_ONLY,
     "spacy_model": DESCRIPTION_ONLY,
     "embedder": DESCRIPTION_ONLY,
     "circular": VQA_ONLY,
-    **dict.fromkeys(("batch_size", "device", "num_workers", "trust_remote_code"), ("model", ("hf",))),
-    **dict.fromkeys(("base_url", "concurrency", "max_attempts", "request_timeout"), ("model", ("openai",))),
+    **dict.fromkeys(("device", "num_workers"), ("model", ("hf",))),
+    **dict.fromkeys(("batch_size", "trust_remote_code"), ("model", ("hf", "vllm"))),
+    **dict.fromkeys(ENGINE_OPTIONS, ("model", ("vllm",))),
+    **dict.fromkeys(
+        ("base_url", "concurrency", "max_attempts", "request_timeout", "write_requests", "read_responses"),
+        ("model", ("openai",)),
+    ),
 }
 
 
@@ -234,7 +250,8 @@ def add_eval_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--model",
         required=True,
-        help="hf:MODEL_ID_OR_PATH (transformers, local GPU/CPU) or openai:MODEL (OpenAI-compatible API, see --base-url)",
+        help="hf:MODEL_ID_OR_PATH (transformers, local GPU/CPU), openai:MODEL (OpenAI-compatible API, see --base-url) "
+        "or vllm:MODEL_ID_OR_PATH (vLLM's offline engine in this process; needs vllm installed)",
     )
     parser.add_argument(
         "--mode",
@@ -245,7 +262,12 @@ def add_eval_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--out", help="run folder (default: runs/eval-TASK-MODEL); re-use it to resume")
     parser.add_argument("--limit", type=_positive_int, help="only the first N rows of the config (default: all)")
-    parser.add_argument("--batch-size", type=_positive_int, default=16, help="queries per generate() call (hf)")
+    parser.add_argument(
+        "--batch-size",
+        type=_positive_int,
+        default=16,
+        help="queries per generate() call (hf), per LLM.chat call (vllm: answers are saved after each)",
+    )
     parser.add_argument(
         "--max-new-tokens",
         type=_positive_int,
@@ -293,6 +315,8 @@ def add_eval_parser(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="codis: ask each query without its context (CODIS Section 4.2); score with --no-context-predictions",
     )
+    _add_engine_options(parser)
+    _add_request_file_options(parser, "the run's queries", "the run folder --out has no prediction for")
     scoring = parser.add_argument_group("scoring (passed to `cogbench score`)")
     scoring.add_argument("--no-score", action="store_true", help="only generate and export")
     scoring.add_argument("--judge", help="as in `cogbench score --judge` (default: rule for codis, none otherwise)")
@@ -306,6 +330,55 @@ def add_eval_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     _add_failure_options(scoring)
     parser.set_defaults(func=run_eval_command, only_for=EVAL_ONLY_FOR)
+
+
+def _add_engine_options(parser: argparse.ArgumentParser) -> None:
+    """vllm: engine options, passed to vllm.LLM as they are and recorded in run.json."""
+    engine = parser.add_argument_group("vLLM engine (vllm: models)")
+    engine.add_argument("--tensor-parallel-size", type=_positive_int, default=1, help="GPUs per model copy")
+    engine.add_argument(
+        "--data-parallel-size", type=_positive_int, default=1, help="model copies (where vLLM supports it offline)"
+    )
+    engine.add_argument("--max-model-len", type=_positive_int, help="prompt + answer tokens (default: the model's)")
+    engine.add_argument(
+        "--limit-mm-per-prompt", type=_json_counts, default={"image": 1}, help="JSON, e.g. '{\"image\":1}'"
+    )
+    engine.add_argument("--dtype", default="auto", help="weights and activations (auto, bfloat16, float16, float32)")
+    engine.add_argument("--gpu-memory-utilization", type=float, default=0.9, help="share of GPU memory vLLM may use")
+    engine.add_argument("--enforce-eager", action="store_true", help="no CUDA graphs (faster start, slower decode)")
+
+
+def _json_counts(text: str) -> dict[str, int]:
+    import json
+
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = None
+    if not isinstance(value, dict) or not all(isinstance(v, int) and not isinstance(v, bool) for v in value.values()):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a JSON object of counts, e.g. '{{\"image\":1}}'")
+    return value
+
+
+def _add_request_file_options(parser: argparse.ArgumentParser, what: str, which: str) -> None:
+    """Request files any engine runs (OpenAI Batch API JSONL; README "Request files"): eval's and score's."""
+    group = parser.add_argument_group("request files (OpenAI Batch API JSONL, for batch APIs, vllm run-batch, Ray)")
+    files = group.add_mutually_exclusive_group()
+    files.add_argument(
+        "--write-requests",
+        metavar="DIR",
+        help=f"write {what} that {which} as request files in DIR (with manifest.json) and stop; nothing is sent "
+        "(default: send them)",
+    )
+    files.add_argument(
+        "--read-responses",
+        nargs="+",
+        metavar="FILE_OR_DIR",
+        help="take the answers from Batch API / vllm run-batch / Ray Data output files (folders: their *.jsonl, *.json), "
+        "any order "
+        "(default: from the model)",
+    )
+    group.add_argument("--shards", type=_positive_int, default=1, help="with --write-requests: files of equal size")
 
 
 def _positive_int(text: str) -> int:
@@ -355,6 +428,7 @@ def _significance(text: str) -> float:
 def run_eval_command(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from cogbench.reference_eval.backends.vllm_offline import EngineOptions
     from cogbench.reference_eval.run.runner import (
         EvalSettings,
         default_run_dir,
@@ -397,7 +471,23 @@ def run_eval_command(args: argparse.Namespace) -> int:
         circular=args.circular,
         no_image=args.no_image,
         no_context=args.no_context,
+        engine=EngineOptions(
+            trust_remote_code=args.trust_remote_code,
+            **{name: getattr(args, name) for name in ENGINE_OPTIONS},
+        ),
+        write_requests=args.write_requests,
+        shards=args.shards,
+        read_responses=tuple(args.read_responses or ()),
     )
+    if args.shards != 1 and not args.write_requests:
+        from cogbench.errors import UsageError
+
+        raise UsageError("--shards applies only with --write-requests")
+    if args.write_requests:
+        from cogbench.reference_eval.run.request_files import write_eval_requests, written_lines
+
+        print("\n".join(written_lines(write_eval_requests(settings), Path(args.write_requests))))
+        return 0
     summary = run_eval(settings)
     if distributed_rank()[0] != 0:
         return 0
@@ -412,6 +502,8 @@ def run_eval_command(args: argparse.Namespace) -> int:
             "; scoring the rest (partial)",
             file=sys.stderr,
         )
+        if summary.missing_command:
+            print(f"write requests for exactly the missing ones with: {summary.missing_command}", file=sys.stderr)
     if args.no_score:
         return 0
     return score_run_folder(args, summary.predictions_path, out / "score")

@@ -36,7 +36,8 @@ BUILT_SCHEMAS = {
 def load_schema(file_name: str) -> dict[str, Any]:
     """Return a schema shipped in this package, by file name."""
     text = resources.files(__name__).joinpath(file_name).read_text(encoding="utf-8")
-    return json.loads(text)
+    schema: dict[str, Any] = json.loads(text)
+    return schema
 
 
 @cache

@@ -20,7 +20,7 @@ from cogbench.schemas.features import CHOICE_COLUMNS, COGBENCH_CATEGORIES, RAW_V
 class DescriptionRecord:
     image_id: str
     image_file: str
-    image_path: Path
+    image_path: Path | None  # None: the reader reported the image missing, and the build stops
     entities: tuple[str, ...]
     cors: dict[str, list[ChainOfReasoning]]
     description: str
@@ -40,7 +40,7 @@ class DescriptionRecord:
 class VqaRecord:
     question_id: str
     image_id: str
-    image_path: Path
+    image_path: Path | None  # None: the reader reported the image missing, and the build stops
     question: str
     choices: tuple[str, str, str, str]
     answer: str
@@ -63,7 +63,7 @@ class CodisRecord:
     id: str
     image_id: str  # bare, like description's and vqa's; the raw file's name is image_file
     image_file: str
-    image_path: Path
+    image_path: Path | None  # None: the reader reported the image missing, and the build stops
     question: str
     context_1: str
     context_2: str
@@ -86,8 +86,10 @@ class CodisRecord:
         }
 
 
-def _image_cell(path: Path) -> dict:
+def _image_cell(path: Path | None) -> dict:
     """An Image feature value holding the original file bytes and its name."""
+    if path is None:
+        raise ValueError("a record without its image is never written: the reader reports it and the build stops")
     return {"bytes": path.read_bytes(), "path": path.name}
 
 

@@ -7,6 +7,7 @@ YAML against it for every config whose shards are actually present.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 
@@ -28,13 +29,13 @@ SOURCES: dict[str, Source] = {
 }
 
 
-def sources_of(configs) -> dict[str, Source]:
+def sources_of(configs: Iterable[str]) -> dict[str, Source]:
     """The sources that have at least one of ``configs``."""
     wanted = set(configs)
     return {name: source for name, source in SOURCES.items() if wanted & set(source.configs)}
 
 
-def expected_licence(configs) -> dict:
+def expected_licence(configs: Iterable[str]) -> dict:
     """The card's licence and gating keys a build holding ``configs`` must declare."""
     sources = sources_of(configs).values()
     licences = sorted({source.license for source in sources})

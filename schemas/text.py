@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from typing import Any
 
 # Longest id accepted: ids become file names, URLs and table keys.
 MAX_ID_CHARS = 200
@@ -76,7 +77,7 @@ def shown(text: str, limit: int = 60) -> str:
     return repr(text[:limit] + "..." if len(text) > limit else text)
 
 
-def json_depth(document) -> int:
+def json_depth(document: Any) -> int:
     """Nesting depth of a loaded JSON document, without recursion."""
     deepest, stack = 0, [(document, 1)]
     while stack:

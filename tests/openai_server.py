@@ -210,6 +210,29 @@ class OpenAIServer:
         self.stop()
 
 
+def request_lines(folder) -> list[dict[str, Any]]:
+    """Every line of a folder's request files (``cogbench ... --write-requests``), shard by shard."""
+    return [json.loads(line) for path in sorted(folder.glob("requests-*.jsonl")) for line in path.open()]
+
+
+def answer_as_engine(server: OpenAIServer, requests: list[dict[str, Any]], path):
+    """Post each request line's body to ``server``, as a batch engine does; write Batch API output lines."""
+    import urllib.request
+
+    with path.open("w") as handle:
+        for number, line in enumerate(requests):
+            assert line["method"] == "POST" and line["url"] == "/v1/chat/completions"
+            http = urllib.request.Request(
+                server.base_url + "/chat/completions",
+                data=json.dumps(line["body"]).encode(),
+                headers={"Content-Type": "application/json", "Authorization": "Bearer x"},
+            )
+            body = json.loads(urllib.request.urlopen(http).read())
+            response = {"status_code": 200, "request_id": f"req-{number}", "body": body}
+            handle.write(json.dumps({"id": f"b-{number}", "custom_id": line["custom_id"], "response": response}) + "\n")
+    return path
+
+
 def openai_server_fixture():
     """Pytest fixture body: yields ``start(responder) -> OpenAIServer``; stops them all after."""
     started: list[OpenAIServer] = []

@@ -100,6 +100,18 @@ def test_bad_option_values_exit_2(command, capsys):
             "--base-url applies only to openai: models",
         ),
         (
+            ["eval", "--task", "vqa", "--model", "hf:m", "--tensor-parallel-size", "2"],
+            "--tensor-parallel-size applies only to vllm: models, not to --model hf:m",
+        ),
+        (
+            ["eval", "--task", "vqa", "--model", "openai:m", "--batch-size", "2"],
+            "--batch-size applies only to hf: models or vllm: models, not to --model openai:m",
+        ),
+        (
+            ["eval", "--task", "vqa", "--model", "vllm:m", "--device", "cpu"],
+            "--device applies only to hf: models, not to --model vllm:m",
+        ),
+        (
             ["score", "--task", "vqa", "--predictions", "p.jsonl", "--spacy-model", "x"],
             "--spacy-model applies only to --task description",
         ),

@@ -186,11 +186,11 @@ def test_a_rank_killed_under_torchrun_resumes_to_the_same_merged_lines(tiny_llav
     assert _lines_without_timing(parallel / "predictions.jsonl") == _lines_without_timing(single / "predictions.jsonl")
 
 
-@pytest.mark.parametrize("spec", ["Qwen/Qwen2-VL-7B-Instruct", "vllm:Qwen", "hf:"])
+@pytest.mark.parametrize("spec", ["Qwen/Qwen2-VL-7B-Instruct", "sglang:Qwen", "hf:", "vllm:"])
 def test_a_model_spec_without_a_known_backend_is_a_usage_error(spec, built_release, tmp_path, capsys):
     argv = ["eval", "--task", "vqa", "--model", spec, "--dataset", str(built_release), "--out", str(tmp_path / "run")]
     assert main(argv) == 2
-    assert "expected hf:MODEL_ID_OR_PATH or openai:MODEL" in capsys.readouterr().err
+    assert "expected hf:MODEL_ID_OR_PATH, openai:MODEL or vllm:MODEL_ID_OR_PATH" in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
 
 
@@ -206,3 +206,36 @@ def test_a_finished_run_re_merges_without_loading_the_model(tiny_llava, built_re
     assert main(_eval_argv("vqa", model_dir, built_release, out, "--limit", "2", "--no-score")) == 0
     assert "2 already done, 0 generated now" in capsys.readouterr().out
     assert (out / "predictions.jsonl").read_text() == first
+
+
+def test_vllm_placement_is_noted_per_session_and_never_blocks_a_resume(tmp_path):
+    """run.json: vllm: options that can change an answer (dtype, max model length) must match on resume;
+    where the engine ran (tensor parallel size, memory share...) is appended per session, not compared."""
+    from cogbench.errors import CogbenchError
+    from cogbench.reference_eval.backends.vllm_offline import EngineOptions, VLLMSettings, placement, recorded_settings
+    from cogbench.reference_eval.run.runner import check_run_record, note_engine
+
+    def record(**engine):
+        settings = VLLMSettings("m", 12, engine=EngineOptions(**engine))
+        return {"model": "vllm:m", "generation": recorded_settings(settings)}, placement(settings)
+
+    first, where = record(tensor_parallel_size=4, dtype="bfloat16")
+    check_run_record(tmp_path, first)
+    note_engine(tmp_path, where)
+    note_engine(tmp_path, where)  # the same placement again: noted once
+    second, moved = record(tensor_parallel_size=2, gpu_memory_utilization=0.5, dtype="bfloat16")
+    check_run_record(tmp_path, second)  # resumed on fewer GPUs: the same run
+    note_engine(tmp_path, moved)
+    sessions = json.loads((tmp_path / "run.json").read_text())["vllm_engine"]
+    assert [(s["tensor_parallel_size"], s["gpu_memory_utilization"]) for s in sessions] == [(4, 0.9), (2, 0.5)]
+    assert first["generation"] == {
+        "backend": "vllm",
+        "decoding": "greedy",
+        "temperature": 0.0,
+        "max_new_tokens": 12,
+        "dtype": "bfloat16",
+        "max_model_len": None,
+    }
+    other, _ = record(dtype="float16")
+    with pytest.raises(CogbenchError, match="generation"):
+        check_run_record(tmp_path, other)

@@ -222,9 +222,9 @@ def test_every_printed_cogbench_command_is_in_the_table():
 
 
 def test_readme_offline_cpu_block_runs_as_written(built_release, real_raw_dir, tmp_path):
-    """Issue 32 item 7: README's tiny-model and local-judge block, run by bash as written (the test extra's
-    modules hidden from its Python: it needs the eval extra alone)."""
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    """Issue 32 item 7: the tiny-model and local-judge block of docs/running.md, run by bash as written (the
+    test extra's modules hidden from its Python: it needs the eval extra alone)."""
+    readme = (Path(__file__).resolve().parents[1] / "docs" / "running.md").read_text()
     block = re.search(r"```bash\n(python tests/tiny_models.py .*?)```", readme, re.S).group(1)
     (tmp_path / "dist").mkdir()
     (tmp_path / "dist" / "cogbench").symlink_to(built_release)

@@ -3,6 +3,7 @@ and no run folder left behind."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import time
 
@@ -28,12 +29,14 @@ def assert_one_line_error(code, err):
 @pytest.mark.parametrize(
     "model, message",
     [
-        ("tiny", "expected hf:MODEL_ID_OR_PATH or openai:MODEL"),
-        ("hf:", "expected hf:MODEL_ID_OR_PATH or openai:MODEL"),
+        ("tiny", "expected hf:MODEL_ID_OR_PATH, openai:MODEL or vllm:MODEL_ID_OR_PATH"),
+        ("hf:", "expected hf:MODEL_ID_OR_PATH, openai:MODEL or vllm:MODEL_ID_OR_PATH"),
+        ("vllm:", "expected hf:MODEL_ID_OR_PATH, openai:MODEL or vllm:MODEL_ID_OR_PATH"),
         ("hf:/no/such/path", "no such folder"),
         ("hf:./nope", "no such folder"),
         ("hf:not a model id", "no such folder"),
         ("hf:Qwen/Not-Cached-In-This-Test-Model", "HF_HUB_OFFLINE"),
+        ("vllm:/no/such/path", "--model vllm:/no/such/path: no such folder"),
     ],
 )
 def test_eval_model_mistakes(model, message, built_release, tmp_path, capsys):
@@ -66,6 +69,22 @@ def test_eval_model_folder_without_config(built_release, tmp_path, capsys):
     )
     assert_one_line_error(code, err)
     assert "no config.json" in err and not (tmp_path / "run").exists()
+
+
+def test_vllm_model_where_vllm_is_not_installed(built_release, tmp_path, capsys):
+    """The test venv has no vllm (.ci/run-vllm's venv has): one line saying how to get it, no run folder."""
+    if importlib.util.find_spec("vllm") is not None:
+        pytest.skip("vllm is installed here")
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    out = tmp_path / "runs" / "x"
+    code, err = run(
+        ["eval", "--task", "vqa", "--model", f"vllm:{folder}", "--dataset", str(built_release), "--out", str(out)],
+        capsys,
+    )
+    assert_one_line_error(code, err)
+    assert "needs vllm installed" in err and not (tmp_path / "runs").exists()
 
 
 @pytest.mark.parametrize("command", ["eval", "score"])

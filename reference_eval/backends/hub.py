@@ -23,9 +23,9 @@ def looks_like_path(name: str) -> bool:
     return name.startswith(("/", "./", "../", "~", ".\\")) or name.count("/") > 1 or "\\" in name
 
 
-def check_hf_model(name: str) -> None:
-    """Raise ``UsageError`` (one line, with the fix) unless ``name`` can be loaded."""
-    where = f"--model hf:{name}"
+def check_hf_model(name: str, backend: str = "hf") -> None:
+    """Raise ``UsageError`` (one line, with the fix) unless ``name`` can be loaded (by transformers or vLLM)."""
+    where = f"--model {backend}:{name}"
     path = Path(name).expanduser()
     if path.exists():
         if not path.is_dir():
@@ -42,7 +42,7 @@ def check_hf_model(name: str) -> None:
         return  # cached: transformers loads it, offline too
     offline_hint = (
         "download it where there is network (`hf download " + name + "`) and set HF_HUB_OFFLINE=1, "
-        "or pass hf:/path/to/a/saved/model"
+        f"or pass {backend}:/path/to/a/saved/model"
     )
     if constants.HF_HUB_OFFLINE or os.environ.get("TRANSFORMERS_OFFLINE") == "1":
         raise UsageError(f"{where}: not in the local Hugging Face cache and HF_HUB_OFFLINE is set; {offline_hint}")

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import io
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from cogbench.reference_eval.backends.openai_api import ChatClient, ChatSettings, image_part
+from cogbench.reference_eval.backends.batch_files import Request, Response, read_responses, refuse_foreign, request
+from cogbench.reference_eval.backends.batch_files import write_requests as write_request_files
+from cogbench.reference_eval.backends.openai_api import ChatClient, ChatSettings, chat_body, image_part
 from cogbench.reference_eval.tasks.queries import Answer, Query
 
 
@@ -72,3 +74,54 @@ def answer_queries(client: ChatClient, queries: list[Query], images, failures: l
         completed += 1
         seconds = (time.perf_counter() - started) / completed
         yield [Answer(query, result.text.strip(), seconds, result.completion_tokens or None)]
+
+
+# --- request files (backends/batch_files.py): the same bodies, sent by another engine ---
+
+
+def query_name(query: Query) -> str:
+    """``ITEM#QUERY`` (``ITEM`` alone for one query per item): what a model request asks."""
+    return str(query.item_id) if query.query is None else f"{query.item_id}#{query.query}"
+
+
+def query_requests(queries: list[Query], images, settings: ChatSettings) -> Iterator[tuple[Query, Request]]:
+    """Each query with the request the ``openai:`` backend would send for it, built one at a time."""
+    for query, messages in zip(queries, conversations(queries, images), strict=True):
+        yield query, request(query_name(query), chat_body(settings, messages))
+
+
+def write_query_requests(folder: Path, shards: int, queries: list[Query], images, api: ChatSettings, about: dict):
+    """Model queries as request files: each line the body the ``openai:`` backend would send."""
+    requests = (built for _, built in query_requests(queries, images, api))
+    return write_request_files(folder, requests, len(queries), shards, about)
+
+
+def answers_from_responses(
+    paths: Iterable[str], queries: list[Query], missing: list[Query], images, api: ChatSettings, failures: list[str]
+) -> Iterator[list[Answer]]:
+    """The answers to ``missing`` found in the output files; every response checked against all ``queries``.
+
+    Reads and checks at once (a foreign response raises here); a query without a usable response
+    adds a line to ``failures`` as the answers are taken (the run is then partial).
+    """
+    responses = read_responses(paths)
+    expected = {built.custom_id: query for query, built in query_requests(queries, images, api)}
+    refuse_foreign(responses, expected)  # here, before the caller writes anything
+    wanted = {query.key for query in missing}
+    return _answers(responses, [(cid, q) for cid, q in expected.items() if q.key in wanted], failures)
+
+
+def _answers(responses: dict[str, Response], wanted: list[tuple[str, Query]], failures: list[str]):
+    batch: list[Answer] = []
+    for custom_id, query in wanted:
+        response = responses.get(custom_id)
+        if response is None or response.error:
+            why = response.error if response else "no response in the files read"
+            failures.append(f"item {query.item_id} query {query.query}: {why}")
+            continue
+        batch.append(Answer(query, response.text.strip(), 0.0, response.completion_tokens or None))
+        if len(batch) == 64:
+            yield batch
+            batch = []
+    if batch:
+        yield batch

@@ -93,7 +93,7 @@ def read_lmms_eval_samples(path: Path, task: str, docs: list[TaskDoc] | None = N
                         "dataset (samples of another build, dataset version or cogbench version?)"
                     )
                 item_id, query = doc.item_id, doc.query
-                prompt = doc.prompts.get(record.get("input"), ("", ""))
+                prompt = doc.prompts.get(record["input"], ("", "")) if "input" in record else ("", "")
             predictions.append(
                 Prediction(
                     task=task,
@@ -180,7 +180,7 @@ def harness_provenance(samples: Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise CogbenchError(f"{results}: not lmms-eval's results JSON (expected an object)")
     config = data.get("configs", {}).get(task, {}) if isinstance(data.get("configs"), dict) else {}
-    run = data.get("config") if isinstance(data.get("config"), dict) else {}
+    run = data["config"] if isinstance(data.get("config"), dict) else {}
     keep = ("dataset_path", "dataset_name", "dataset_kwargs", "test_split", "generation_kwargs", "metadata")
     return {
         "harness": "lmms-eval",

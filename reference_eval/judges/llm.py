@@ -24,7 +24,8 @@ from tqdm.auto import tqdm
 
 from cogbench.dataset_builders.writes import refuse_link
 from cogbench.errors import UsageError
-from cogbench.reference_eval.backends.openai_api import ChatClient, ChatSettings, text_message
+from cogbench.reference_eval.backends.batch_files import Request, Response, request
+from cogbench.reference_eval.backends.openai_api import ChatClient, ChatSettings, chat_body, text_message
 
 
 @dataclass(frozen=True)
@@ -147,17 +148,41 @@ def judge_key(settings: ChatSettings, parsing: str) -> str:
     return hashlib.sha256(json.dumps(decided, sort_keys=True).encode("utf-8")).hexdigest()[:16]
 
 
+NOT_SENT = "not judged yet: written to the request file"
+
+
+def judge_request(settings: ChatSettings, prompt: str) -> Request:
+    """The request file line of one judge prompt: ``judge#PROMPT_SHA@BODY_HASH`` (one per distinct prompt)."""
+    name = f"judge#{hashlib.sha256(prompt.encode('utf-8')).hexdigest()[:16]}"
+    return request(name, chat_body(settings, text_message(prompt)))
+
+
 class LLMJudge:
     """A chat model behind a verdict cache; ``ask`` answers a batch of prompts.
 
-    The cache file is opened on the first ``ask``, so making a judge writes nothing.
+    The cache file is opened on the first ``ask``, so making a judge writes nothing. Instead of the
+    endpoint, the judge can collect its uncached prompts as request files (``collect``: they are then
+    failures of this run) or take replies from Batch API output (``responses``, from
+    ``batch_files.read_responses``); ``asked`` holds the custom_id of every prompt asked, to refuse
+    responses that answer none of them.
     """
 
-    def __init__(self, settings: ChatSettings, cache_path: str | Path, parsing: str = "tolerant"):
+    def __init__(
+        self,
+        settings: ChatSettings,
+        cache_path: str | Path,
+        parsing: str = "tolerant",
+        collect: bool = False,
+        responses: dict[str, Response] | None = None,
+    ):
         self.client = ChatClient(settings)
-        self._cache_path, self._cache = cache_path, None
+        self._cache_path = cache_path
+        self._cache: VerdictCache | None = None
         self.key = f"{settings.model}#{judge_key(settings, parsing)}"
         self.stats = JudgeStats(model=settings.model, cache_key=judge_key(settings, parsing))
+        self.requests: dict[str, Request] | None = {} if collect else None
+        self.responses = responses
+        self.asked: set[str] = set()
 
     @property
     def cache(self) -> VerdictCache:
@@ -176,11 +201,17 @@ class LLMJudge:
         replies: dict[str, JudgeReply] = {}
         to_send: list[str] = []
         for prompt in dict.fromkeys(prompts):
-            cached = self.cache.get(key, prompt)
-            if cached is not None and accept(prompt, cached):
-                replies[prompt] = JudgeReply(cached, cached=True)
+            hit = self.cache.get(key, prompt)
+            if hit is not None and accept(prompt, hit):
+                replies[prompt] = JudgeReply(hit, cached=True)
             else:
                 to_send.append(prompt)
+        if self.requests is not None or self.responses is not None:
+            for prompt in dict.fromkeys(prompts):
+                self.asked.add(judge_request(self.client.settings, prompt).custom_id)
+            replies.update({prompt: self._from_files(prompt, accept) for prompt in to_send})
+            self.stats.failure_messages += [replies[p].error for p in to_send if replies[p].error]
+            to_send = []
         checks = [partial(accept, prompt) for prompt in to_send]
         cached, failed = len(replies), 0
         # On stderr, and only on a terminal (disable=None): done/total, cache hits, failures, rate.
@@ -196,7 +227,8 @@ class LLMJudge:
             progress.set_postfix(cached=cached, failed=0)
             for index, result in self.client.complete_many([text_message(p) for p in to_send], accept_each=checks):
                 prompt = to_send[index]
-                if result.ok:
+                if result.error is None:  # result.ok
+                    assert result.text is not None  # a reply without an error has its text
                     self.cache.put(key, prompt, result.text)
                 else:
                     failed += 1
@@ -210,6 +242,20 @@ class LLMJudge:
         self.stats.cache_hits += sum(reply.cached for reply in answered)
         self.stats.failures += sum(reply.error is not None for reply in answered)
         return answered
+
+    def _from_files(self, prompt: str, accept: Callable[[str, str], bool]) -> JudgeReply:
+        """Collect the prompt's request, or take its reply from the responses read (cached when usable)."""
+        line = judge_request(self.client.settings, prompt)
+        if self.requests is not None:
+            self.requests[line.custom_id] = line
+            return JudgeReply(None, NOT_SENT)
+        response = self.responses.get(line.custom_id)
+        if response is None or response.error:
+            return JudgeReply(None, response.error if response else "no response in the files read")
+        if not accept(prompt, response.text):
+            return JudgeReply(None, f"unusable reply ({response.where})", unusable_text=response.text)
+        self.cache.put(self.key, prompt, response.text)
+        return JudgeReply(response.text)
 
     def summary(self) -> dict[str, object]:
         return self.stats.as_dict(self.client.usage.as_dict())

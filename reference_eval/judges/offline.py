@@ -27,7 +27,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from cogbench.errors import UsageError
 from cogbench.reference_eval.judges.cognition import WHOLE_COR_CATEGORY
@@ -130,6 +130,7 @@ def judge_descriptions(
     pairs = [
         (item, sentence) for items, sents in zip(items_per_text, sentences) for item in items for sentence in sents
     ]
+    scores: Sequence[float | tuple[float, bool]]
     if settings.kind == "rouge":
         scores = rouge_recall([i.key_point for i, _ in pairs], [s for _, s in pairs])
     elif settings.kind == "bertscore":
@@ -139,8 +140,9 @@ def judge_descriptions(
     # The best sentence per CoR: highest score; for NLI an entailing sentence
     # first, then the highest entailment probability.
     best: dict[int, tuple[tuple[bool, float], str]] = {}
-    for (item, sentence), score in zip(pairs, scores):
-        rank = (score[1], score[0]) if isinstance(score, tuple) else (False, score)
+    # cast: mypy narrows `scores` to one branch's list type and joins them to object in zip.
+    for (item, sentence), score in zip(pairs, cast("Sequence[float | tuple[float, bool]]", scores)):
+        rank: tuple[bool, float] = (score[1], score[0]) if isinstance(score, tuple) else (False, score)
         if id(item) not in best or rank > best[id(item)][0]:
             best[id(item)] = (rank, sentence)
     threshold = settings.resolved_threshold()
@@ -151,7 +153,7 @@ def judge_descriptions(
                 verdicts.append(OfflineVerdict(item, None, None, 0))
                 continue
             (entailed, value), sentence = best[id(item)]
-            stated = entailed if settings.kind == "nli" else value >= threshold
+            stated = entailed if settings.kind == "nli" or threshold is None else value >= threshold
             verdicts.append(OfflineVerdict(item, value, sentence, int(stated)))
     return verdicts
 
@@ -178,7 +180,7 @@ def bertscore_recall(
     judge = loaded or load_bertscore_model(settings)
     model, tokenizer = judge.model, judge.tokenizer
     # As ``BERTScorer.score`` does without idf: weight 1 for every token, 0 for [SEP] and [CLS].
-    idf = defaultdict(lambda: 1.0)
+    idf: defaultdict[int, float] = defaultdict(lambda: 1.0)
     idf[tokenizer.sep_token_id] = 0
     idf[tokenizer.cls_token_id] = 0
     scores = bert_cos_score_idf(
@@ -208,6 +210,7 @@ def load_bertscore_model(settings: OfflineJudgeSettings) -> JudgeModel:
     from transformers import AutoConfig, AutoModel
 
     name = settings.resolved_model()
+    assert name is not None  # only rouge has no model, and it loads none
     folder = Path(name).expanduser()
     # bert-score reads a name starting with "scibert" as its own download; an absolute path never does.
     source = str(folder.absolute()) if folder.is_dir() else name
@@ -244,6 +247,7 @@ def load_nli_model(settings: OfflineJudgeSettings) -> JudgeModel:
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     model_name = settings.resolved_model()
+    assert model_name is not None  # only rouge has no model, and it loads none
     try:
         tokenizer = AutoTokenizer.from_pretrained(model_name)
         model = load_checked(AutoModelForSequenceClassification, model_name).eval()

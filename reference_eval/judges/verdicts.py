@@ -68,7 +68,7 @@ def parse_right_wrong(reply: str, mode: str = "tolerant") -> bool | None:
     if _is_official(mode):
         return "right" in reply  # CODIS data/eval.py: 1 if 'right' in response else 0
     text = _LABEL.sub("", _QUOTES.sub("", _MARKDOWN.sub(" ", reply)).strip()).lower()
-    words = _WORD.findall(text.replace("’", "'"))
+    words: list[str] = _WORD.findall(text.replace("’", "'"))
     positions = [index for index, word in enumerate(words) if word in ("right", "wrong")]
     if not positions or len({words[index] for index in positions}) != 1:
         return None  # neither word, or both
@@ -102,7 +102,9 @@ def authors_numbered(reply: str, count: int) -> list[int] | None:
     if _AUTHORS_ONE_DIGIT.match(text):
         verdicts = [int(text)]
     elif _AUTHORS_LEADING_BRACKET.match(text):
-        verdicts = [int(_AUTHORS_BRACKET.search(text).group(1))]
+        found = _AUTHORS_BRACKET.search(text)
+        assert found is not None  # the leading bracket just matched
+        verdicts = [int(found.group(1))]
     else:
         verdicts = [int(verdict) for verdict in _AUTHORS_ITEM.findall(text)]
     return verdicts[:count] if len(verdicts) >= count else None

@@ -51,7 +51,8 @@ def tokenize(texts: Mapping[str, str]) -> dict[str, list[str]]:
     from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
 
     require_java()
-    return PTBTokenizer().tokenize({key: [{"caption": text}] for key, text in texts.items()})
+    tokens: dict[str, list[str]] = PTBTokenizer().tokenize({key: [{"caption": text}] for key, text in texts.items()})
+    return tokens
 
 
 def captioning_scores(references: Mapping[str, str], candidates: Mapping[str, str]) -> dict[str, object]:

@@ -158,9 +158,10 @@ def _paired_permutation_p(hits: np.ndarray, totals: np.ndarray, n: int, permutat
     """Two-sided p of pooled(A) - pooled(B), swapping each image's A and B results at random."""
     from scipy import stats
 
-    def statistic(x, y, axis=-1):
+    def statistic(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
         with np.errstate(invalid="ignore", divide="ignore"):
-            return hits[x].sum(axis) / totals[x].sum(axis) - hits[y].sum(axis) / totals[y].sum(axis)
+            difference: np.ndarray = hits[x].sum(axis) / totals[x].sum(axis) - hits[y].sum(axis) / totals[y].sum(axis)
+            return difference
 
     if np.array_equal(hits[:n], hits[n:]) and np.array_equal(totals[:n], totals[n:]):
         return 1.0  # every swap leaves the statistic at 0
@@ -188,6 +189,7 @@ def units_from_details(task: str, details: Sequence[dict[str, Any]]) -> dict[str
 
     Each line must carry ``image_id`` (the cluster); the description task's item id is the image id.
     """
+    units: dict[str, list[Unit]]
     if task == "vqa":
         units = {
             "accuracy": [Unit(d["image_id"], d["category"], float(d["correct"])) for d in details],
@@ -204,7 +206,7 @@ def units_from_details(task: str, details: Sequence[dict[str, Any]]) -> dict[str
                 ]
         return units
     if task == "codis":
-        units: dict[str, list[Unit]] = {"acc_p": [], "acc_q": [], "context_awareness": []}
+        units = {"acc_p": [], "acc_q": [], "context_awareness": []}
         for d in details:
             rights = [q["right"] for q in d["queries"]]
             units["acc_q"] += [Unit(d["image_id"], d["category"], float(r)) for r in rights if r is not None]

@@ -18,10 +18,14 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cogbench.errors import UsageError
 from cogbench.reference_eval.loading.model_checks import check_reloaded
+
+if TYPE_CHECKING:  # for annotations only: spaCy and sentence-transformers load when a score needs them
+    from sentence_transformers import SentenceTransformer
+    from spacy.language import Language
 
 THRESHOLD = 0.6  # Section 3.2.1: "greater than a threshold (0.6 in this paper)"
 NOUN_TAGS = ("NOUN", "PROPN")
@@ -35,7 +39,7 @@ class EntityMatch:
     recognized: bool
 
 
-def load_noun_tagger(name_or_path: str):
+def load_noun_tagger(name_or_path: str) -> Language:
     """spaCy pipeline by package name or folder; a clear message when it is not installed or tags no POS."""
     import spacy
 
@@ -59,7 +63,7 @@ def _given_as_path(name_or_path: str) -> bool:
     return os.sep in name_or_path or name_or_path.startswith((".", "~")) or os.path.exists(name_or_path)
 
 
-def check_pos_tagging(nlp, name_or_path: str) -> None:
+def check_pos_tagging(nlp: Language, name_or_path: str) -> None:
     """The nouns come from ``token.pos_``: refuse a pipeline that sets no POS or whose tagger is not trained.
 
     A probe sentence goes through the pipeline: a missing tagger/morphologizer
@@ -80,7 +84,7 @@ def check_pos_tagging(nlp, name_or_path: str) -> None:
         )
 
 
-def load_embedder(name_or_path: str):
+def load_embedder(name_or_path: str) -> SentenceTransformer:
     """sentence-transformers model by Hub name or folder; a clear message when it cannot be had."""
     from sentence_transformers import SentenceTransformer
 
@@ -94,7 +98,8 @@ def load_embedder(name_or_path: str):
         ) from None
     for module in embedder:
         if hasattr(module, "auto_model"):
-            check_reloaded(module.auto_model, module.auto_model.name_or_path)
+            auto_model: Any = module.auto_model  # a transformers model (torch types it Tensor | Module)
+            check_reloaded(auto_model, auto_model.name_or_path)
     return embedder
 
 
@@ -124,7 +129,7 @@ def normalize_noun(text: str) -> str:
     return " ".join(text.lower().strip(" \t\n.,;:!?\"'()[]").split())
 
 
-def extract_nouns(nlp, descriptions: Sequence[str], batch_size: int = 32) -> list[list[str]]:
+def extract_nouns(nlp: Language, descriptions: Sequence[str], batch_size: int = 32) -> list[list[str]]:
     """Per description: its NOUN and PROPN tokens, lower-cased, de-duplicated, in order of appearance."""
     nouns_per_text = []
     for doc in nlp.pipe(descriptions, batch_size=batch_size):
@@ -138,7 +143,7 @@ def extract_nouns(nlp, descriptions: Sequence[str], batch_size: int = 32) -> lis
     return nouns_per_text
 
 
-def embed_distinct(embedder, strings: Iterable[str], batch_size: int = 64) -> dict[str, Any]:
+def embed_distinct(embedder: SentenceTransformer, strings: Iterable[str], batch_size: int = 64) -> dict[str, Any]:
     """Unit vectors for each distinct string, computed once, in batches."""
     distinct = list(dict.fromkeys(strings))
     if not distinct:
@@ -166,7 +171,11 @@ def match_entities(entities: Sequence[str], nouns: Sequence[str], vectors: dict[
 
 
 def recognition_matches(
-    nlp, embedder, entities_per_image: Sequence[Sequence[str]], descriptions: Sequence[str], batch_size: int = 64
+    nlp: Language,
+    embedder: SentenceTransformer,
+    entities_per_image: Sequence[Sequence[str]],
+    descriptions: Sequence[str],
+    batch_size: int = 64,
 ) -> list[list[EntityMatch]]:
     """The batched path: tag all descriptions, embed every distinct string once, then match."""
     nouns_per_image = extract_nouns(nlp, descriptions)

@@ -34,6 +34,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import stats
 
 LEVEL = 0.95
@@ -97,7 +98,9 @@ def column_intervals(hits: np.ndarray, totals: np.ndarray, columns: list[str]) -
     }
 
 
-def paired_difference_t(hits_a, totals_a, hits_b, totals_b, level: float = LEVEL) -> dict[str, Any]:
+def paired_difference_t(
+    hits_a: ArrayLike, totals_a: ArrayLike, hits_b: ArrayLike, totals_b: ArrayLike, level: float = LEVEL
+) -> dict[str, Any]:
     """A - B in points, its t interval over the images, its standard error and the images used."""
     used = (np.asarray(totals_a) > 0) & (np.asarray(totals_b) > 0)
     ha, ta, hb, tb = (np.asarray(x, float)[used] for x in (hits_a, totals_a, hits_b, totals_b))

@@ -29,7 +29,7 @@ Unparseable responses count as wrong and are counted and shown.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from cogbench.schemas.vocabulary import ANSWER_LETTERS
 
@@ -90,7 +90,7 @@ def hedges(response: str) -> bool:
     return any(a.upper() != b.upper() for a, b in _HEDGE.findall(response))
 
 
-def exact_option(response: str, choices: Sequence[str], normalise) -> str | None:
+def exact_option(response: str, choices: Sequence[str], normalise: Callable[[str], str]) -> str | None:
     """The letter of the one option whose whole normalised text the reply contains; "" when it quotes two
     options (neither inside the other: a hedge); None when it quotes none."""
     text = f" {normalise(response)} "

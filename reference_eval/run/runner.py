@@ -15,7 +15,13 @@ A run folder holds:
 
 ``run.json`` also notes ``batch_size_after_oom`` when the hf backend had to
 split batches that ran out of memory: a resumed run starts at that size. It
-describes how the run went, not what it is, so it never makes a resume mismatch.
+describes how the run went, not what it is, so it never makes a resume mismatch;
+so does ``vllm_engine``, the ``vllm:`` engine's placement options (tensor and data
+parallel sizes, memory share...) of each session that generated.
+
+Request files (``backends/batch_files``): with ``read_responses`` the answers come from Batch
+API output files instead of an endpoint, into the same folder and ``run.json`` as an ``openai:``
+run; ``run/request_files`` writes the requests of what the folder still lacks.
 
 Data parallelism: under ``torchrun`` / ``accelerate launch`` each rank takes
 every WORLD_SIZE-th query, writes its own shard, and rank 0 merges after a
@@ -27,6 +33,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import sys
 import time
 from collections.abc import Iterator
@@ -41,6 +48,7 @@ from cogbench.dataset_builders.output import OUTPUT_MARKER, claim_output
 from cogbench.dataset_builders.writes import write_file
 from cogbench.errors import CogbenchError, IncompleteRunError, UsageError, locate
 from cogbench.reference_eval.backends import openai_chat as openai_backend
+from cogbench.reference_eval.backends import vllm_offline
 from cogbench.reference_eval.backends.hub import check_hf_model
 from cogbench.reference_eval.backends.openai_api import ChatClient, ChatSettings
 from cogbench.reference_eval.formats.official import OFFICIAL_FILE_NAME, write_official
@@ -59,14 +67,15 @@ from cogbench.reference_eval.tasks.queries import (
 )
 from cogbench.validation.integrity import load_verified
 
-BACKENDS = ("hf", "openai")
+BACKENDS = ("hf", "openai", "vllm")
 OOM_NOTE = "batch_size_after_oom"  # in run.json: the batch size kept after out-of-memory splits
+ENGINE_NOTE = "vllm_engine"  # in run.json: the vllm: placement options of each session that generated
 
 
 @dataclass(frozen=True)
 class EvalSettings:
     task: str
-    model: str  # "hf:MODEL_ID_OR_PATH" or "openai:MODEL"
+    model: str  # "hf:MODEL_ID_OR_PATH", "openai:MODEL" or "vllm:MODEL_ID_OR_PATH"
     dataset: str
     out: Path
     revision: str | None = None
@@ -87,6 +96,10 @@ class EvalSettings:
     no_image: bool = False  # blind baseline: the same prompts without the image
     no_context: bool = False  # codis: ask without the contexts (CODIS Section 4.2)
     progress_seconds: float = LOG_INTERVAL_SECONDS  # without a terminal: a progress line at most this often
+    engine: vllm_offline.EngineOptions = field(default_factory=vllm_offline.EngineOptions)  # vllm: only
+    write_requests: str | None = None  # openai: write the missing queries as request files here, run nothing
+    shards: int = 1  # how many request files
+    read_responses: tuple[str, ...] = ()  # openai: answers from Batch API output files, not from an endpoint
 
     @property
     def new_tokens(self) -> int:
@@ -107,6 +120,7 @@ class RunSummary:
     predictions_path: Path | None = None  # set on rank 0 once merged
     official_path: Path | None = None
     failures: list[str] = field(default_factory=list)
+    missing_command: str | None = None  # read responses: the command writing requests for what is missing
 
     def lines(self) -> list[str]:
         rate = self.generated / self.seconds if self.seconds > 0 else 0.0
@@ -127,7 +141,7 @@ class RunSummary:
 def parse_model_spec(spec: str) -> tuple[str, str]:
     backend, _, name = spec.partition(":")
     if backend not in BACKENDS or not name:
-        raise UsageError(f"--model {spec!r}: expected hf:MODEL_ID_OR_PATH or openai:MODEL")
+        raise UsageError(f"--model {spec!r}: expected hf:MODEL_ID_OR_PATH, openai:MODEL or vllm:MODEL_ID_OR_PATH")
     return backend, name
 
 
@@ -193,7 +207,7 @@ def check_run_record(run_dir: Path, record: dict[str, Any]) -> None:
         except json.JSONDecodeError as error:
             raise CogbenchError(f"{path}: not valid JSON ({error.msg}); remove it or use another --out") from None
         for name in dict.fromkeys([*record, *existing]):
-            if name == OOM_NOTE:
+            if name in (OOM_NOTE, ENGINE_NOTE):
                 continue
             value = record.get(name)
             if existing.get(name) != value:
@@ -224,6 +238,16 @@ def note_batch_cut(run_dir: Path, size: int) -> None:
     record[OOM_NOTE] = size
     _write_run_json(path, record)
     print(f"out of memory: batches split; continuing at batch size {size} (noted in {path})", file=sys.stderr)
+
+
+def note_engine(run_dir: Path, options: dict[str, Any]) -> None:
+    """Add this session's vllm: placement options to ``run.json`` (not compared on resume: they must not change an answer)."""
+    path = run_dir / "run.json"
+    record = json.loads(path.read_text(encoding="utf-8"))
+    sessions = record.get(ENGINE_NOTE) or []
+    if not sessions or sessions[-1] != options:
+        record[ENGINE_NOTE] = [*sessions, options]
+        _write_run_json(path, record)
 
 
 def shard_paths(run_dir: Path) -> list[Path]:
@@ -286,15 +310,23 @@ def _backend(settings: EvalSettings, backend: str, name: str, queries: list[Quer
             return hf_backend.answer_queries(hf_backend.load_model(hf), hf, queries, images, on_cut)
 
         return hf_backend.recorded_settings(hf), start_hf
-    api = ChatSettings(
-        model=name,
-        base_url=settings.base_url,
-        temperature=0.0,
-        max_tokens=settings.new_tokens,
-        concurrency=settings.concurrency,
-        max_attempts=settings.max_attempts,
-        timeout_seconds=settings.timeout_seconds,
-    )
+    if backend == "vllm":
+        vllm = vllm_offline.VLLMSettings(
+            model=name,
+            max_new_tokens=settings.new_tokens,
+            chunk_size=settings.batch_size,
+            ignore_eos=settings.ignore_eos,
+            engine=settings.engine,
+        )
+
+        def start_vllm(stack: ExitStack) -> Iterator[list[Answer]]:
+            if not queries:
+                return iter(())
+            note_engine(Path(settings.out), vllm_offline.placement(vllm))
+            return vllm_offline.answer_queries(vllm_offline.load_engine(vllm), vllm, queries, images, failures)
+
+        return vllm_offline.recorded_settings(vllm), start_vllm
+    api = chat_settings(settings, name)
 
     def start_openai(stack: ExitStack) -> Iterator[list[Answer]]:
         if not queries:
@@ -305,29 +337,57 @@ def _backend(settings: EvalSettings, backend: str, name: str, queries: list[Quer
     return openai_backend.recorded_settings(api), start_openai
 
 
-def run_eval(settings: EvalSettings) -> RunSummary:
-    """Generate every missing prediction of the run, then merge and export (rank 0)."""
+def chat_settings(settings: EvalSettings, name: str) -> ChatSettings:
+    """The ``openai:`` backend's client settings: what its requests (online or in request files) carry."""
+    return ChatSettings(
+        model=name,
+        base_url=settings.base_url,
+        temperature=0.0,
+        max_tokens=settings.new_tokens,
+        concurrency=settings.concurrency,
+        max_attempts=settings.max_attempts,
+        timeout_seconds=settings.timeout_seconds,
+    )
+
+
+def checked_settings(settings: EvalSettings) -> tuple[str, str]:
     backend, name = parse_model_spec(settings.model)
     if settings.mode not in DESCRIPTION_MODES:
         raise UsageError(f"--mode {settings.mode!r}: choose one of {', '.join(DESCRIPTION_MODES)}")
-    run_dir = Path(settings.out)
-    if run_dir.exists() and not run_dir.is_dir():
-        raise UsageError(f"--out {run_dir}: is a file, not a run folder")
     if settings.circular and settings.task != "vqa":
         raise UsageError("--circular rotates the four options of VQA questions; it applies to --task vqa")
-    rank, world = distributed_rank()
-    _join_process_group(world)
+    if settings.no_context and settings.task != "codis":
+        raise UsageError("--no-context applies to --task codis")
+    if (settings.write_requests or settings.read_responses) and backend != "openai":
+        raise UsageError(
+            "--write-requests and --read-responses hold chat-completions requests: use --model openai:MODEL"
+        )
+    return backend, name
 
+
+def dataset_and_queries(settings: EvalSettings):
+    """The run's (verified) dataset rows, prompt template and queries."""
     dataset = load_verified(settings.dataset, settings.task, settings.revision)
     if settings.limit is not None:
         dataset = dataset.select(range(min(settings.limit, len(dataset))))
-    if settings.no_context and settings.task != "codis":
-        raise UsageError("--no-context applies to --task codis")
     template, queries = build_queries(
         settings.task, dataset, settings.mode, settings.circular, not settings.no_image, settings.no_context
     )
-    if backend == "hf" and not {q.key for q in rank_queries(queries, rank, world)} <= done_keys(run_dir):
-        check_hf_model(name)  # only when there is something to generate: a finished run re-merges without it
+    return dataset, template, queries
+
+
+def run_eval(settings: EvalSettings) -> RunSummary:
+    """Generate every missing prediction of the run, then merge and export (rank 0)."""
+    backend, name = checked_settings(settings)
+    run_dir = Path(settings.out)
+    if run_dir.exists() and not run_dir.is_dir():
+        raise UsageError(f"--out {run_dir}: is a file, not a run folder")
+    rank, world = distributed_rank()
+    _join_process_group(world)
+
+    dataset, template, queries = dataset_and_queries(settings)
+    if backend in ("hf", "vllm") and not {q.key for q in rank_queries(queries, rank, world)} <= done_keys(run_dir):
+        check_hf_model(name, backend)  # only when there is something to generate: a finished run re-merges without it
     new_folders = [folder for folder in (run_dir, *run_dir.parents) if not folder.exists()]
     claim_output(run_dir, "eval", EVAL_FILES)
     lock = RunLock(run_dir, rank).acquire()
@@ -348,10 +408,18 @@ def run_eval(settings: EvalSettings) -> RunSummary:
     summary.failures = failures
     _barrier(world)
     _leave_process_group(world)
+    if failures and settings.read_responses:
+        summary.missing_command = missing_requests_command(settings)
     if failures and not settings.allow_failures:
+        retry = (
+            f"PARTIAL ({len(queries) - len(failures)}/{len(queries)}); write requests for exactly the missing "
+            f"ones with: {summary.missing_command}"
+            if settings.read_responses
+            else "Run the same command again to retry only those"
+        )
         raise IncompleteRunError(
             f"{failure_line('model queries', len(failures), len(rank_queries(queries, rank, world)), failures)}, "
-            f"first: {failures[0]}; the others are saved in {run_dir}. Run the same command again to retry only those, "
+            f"first: {failures[0]}; the others are saved in {run_dir}. {retry}, "
             "or pass --allow-failures to score what there is (labelled partial)"
         )
     if rank == 0:
@@ -372,23 +440,16 @@ def _generate(settings, backend, name, dataset, template, queries, summary: RunS
     run_dir, rank, world = summary.run_dir, summary.rank, summary.world
     all_done = done_keys(run_dir)
     mine = [q for q in rank_queries(queries, rank, world) if q.key not in all_done]
-    generation, start = _backend(settings, backend, name, mine, undecoded_images(dataset), failures)
-    check_run_record(
-        run_dir,
-        {
-            "task": settings.task,
-            "mode": settings.mode if settings.task == "description" else None,
-            "model": settings.model,
-            "prompt_id": template.id,
-            "prompt_sha256": template.sha256,
-            "generation": generation,
-            "dataset": str(settings.dataset),
-            "dataset_revision": dataset_revision(settings.dataset, settings.revision),
-            # Only when set, so that run.json of plain runs stays as it was.
-            **({"circular": True} if settings.circular else {}),
-            **({"no_image": True} if settings.no_image else {}),
-        },
-    )
+    images = undecoded_images(dataset)
+    generation, start = _backend(settings, backend, name, mine, images, failures)
+    if settings.read_responses:  # every response is checked against all queries, even when none is left
+
+        def start(stack: ExitStack) -> Iterator[list[Answer]]:
+            ours = rank_queries(queries, rank, world)
+            api = chat_settings(settings, name)
+            return openai_backend.answers_from_responses(settings.read_responses, ours, mine, images, api, failures)
+
+    check_run_record(run_dir, run_record(settings, template, generation))
     summary.resumed = sum(1 for q in queries if q.key in all_done)
     with ExitStack() as stack, PredictionWriter(run_dir / "shards" / f"rank-{rank}.jsonl", run_dir) as writer:
         loading = time.perf_counter()
@@ -412,6 +473,48 @@ def _generate(settings, backend, name, dataset, template, queries, summary: RunS
                 if failures:
                     progress.set_postfix(resumed=summary.resumed, failed=len(failures), refresh=False)
     summary.seconds = time.perf_counter() - started
+
+
+def run_record(settings: EvalSettings, template, generation: dict[str, Any]) -> dict[str, Any]:
+    """What ``run.json`` holds: what the run is, so a resumed run must be the same run."""
+    return {
+        "task": settings.task,
+        "mode": settings.mode if settings.task == "description" else None,
+        "model": settings.model,
+        "prompt_id": template.id,
+        "prompt_sha256": template.sha256,
+        "generation": generation,
+        "dataset": str(settings.dataset),
+        "dataset_revision": dataset_revision(settings.dataset, settings.revision),
+        # Only when set, so that run.json of plain runs stays as it was.
+        **({"circular": True} if settings.circular else {}),
+        **({"no_image": True} if settings.no_image else {}),
+    }
+
+
+def missing_requests_command(settings: EvalSettings) -> str:
+    """The ``cogbench eval`` line that writes request files for exactly the queries ``--out`` still lacks."""
+    options = [
+        ("--task", settings.task),
+        ("--dataset", str(settings.dataset)),
+        ("--revision", settings.revision),
+        ("--model", settings.model),
+        ("--mode", settings.mode if settings.task == "description" else None),
+        ("--limit", settings.limit),
+        ("--max-new-tokens", settings.max_new_tokens),
+        ("--out", str(settings.out)),
+        ("--write-requests", f"{settings.out}-missing-requests"),
+    ]
+    flags = [
+        ("--circular", settings.circular),
+        ("--no-image", settings.no_image),
+        ("--no-context", settings.no_context),
+    ]
+    words = ["cogbench", "eval"]
+    for option, value in options:
+        words += [option, str(value)] if value is not None else []
+    words += [flag for flag, on in flags if on]
+    return shlex.join(words)
 
 
 def _forget_failed_start(run_dir: Path, rank: int, new_folders: list[Path]) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +23,7 @@ from cogbench import __version__
 from cogbench.dataset_builders.load import dataset_revision
 from cogbench.dataset_builders.output import check_option_file, claim_output
 from cogbench.errors import CogbenchError, IncompleteRunError, UsageError
+from cogbench.reference_eval.backends import batch_files
 from cogbench.reference_eval.backends.openai_api import ChatSettings
 from cogbench.reference_eval.formats.harness import harness_provenance
 from cogbench.reference_eval.formats.official import OfficialIds, read_any_predictions
@@ -81,6 +83,10 @@ class ScoreOptions:
     offline_device: str | None = None
     no_context_predictions: str | None = None  # codis: output variability
     word_pairs: str | None = None  # codis: answer bias, "up/down,morning/afternoon"
+    # Judge request files (backends/batch_files.py): write the uncached judge queries, or read the replies.
+    write_requests: str | None = None
+    shards: int = 1
+    read_responses: tuple[str, ...] = ()
 
 
 def default_score_dir(task: str, predictions: str | None) -> str:
@@ -92,7 +98,18 @@ def default_score_dir(task: str, predictions: str | None) -> str:
 def score_from_args(args: argparse.Namespace) -> int:
     names = ScoreOptions.__dataclass_fields__
     options = ScoreOptions(**{k: v for k, v in vars(args).items() if k in names})
+    options.read_responses = tuple(options.read_responses or ())
+    if options.shards != 1 and not options.write_requests:
+        raise UsageError("--shards applies only with --write-requests")
     scores = run_scoring(options)
+    if "request_files" in scores:
+        manifest = scores["request_files"]
+        print(
+            f"judge requests: {manifest['requests']} written to {options.write_requests} in "
+            f"{len(manifest['shards'])} shard(s) (the other prompts have a cached verdict in {manifest['cache']}); "
+            "run them, then the same command with --read-responses OUTPUT_FILES_OR_FOLDERS instead of --write-requests"
+        )
+        return 0
     print(render_summary(scores, Path(options.out)))
     print(interval_summary(scores))
     return 0
@@ -200,8 +217,49 @@ def _llm_judge(options: ScoreOptions, spec: JudgeSpec) -> LLMJudge | None:
     )
     if options.judge_cache:  # outside any build or output folder, or another score folder's own cache
         check_option_file(Path(options.judge_cache), "--judge-cache", shared=("score", "judge_cache.sqlite"))
-    cache = options.judge_cache or os.path.join(options.out, "judge_cache.sqlite")
-    return LLMJudge(settings, cache, options.judge_parsing)
+    responses = batch_files.read_responses(options.read_responses) if options.read_responses else None
+    return LLMJudge(settings, _cache_path(options), options.judge_parsing, bool(options.write_requests), responses)
+
+
+def _cache_path(options: ScoreOptions) -> str:
+    return options.judge_cache or os.path.join(options.out, "judge_cache.sqlite")
+
+
+def _write_judge_requests(options: ScoreOptions, judge: LLMJudge, spec: JudgeSpec) -> dict[str, Any]:
+    """The judge queries no cached verdict answers, as request files; returns ``{"request_files": manifest}``."""
+    about = {
+        "kind": "judge",
+        "task": options.task,
+        "dataset": options.dataset,
+        "dataset_revision": dataset_revision(options.dataset, options.revision),
+        "predictions": options.predictions or "oracle",
+        "judge": {"model": spec.model, "cache_key": judge.stats.cache_key, "parsing": options.judge_parsing},
+        "prompt_templates": provenance.judge_templates(options.task, spec.kind),
+        "cache": _cache_path(options),
+    }
+    requests = list(judge.requests.values())
+    folder = Path(options.write_requests)
+    return {"request_files": batch_files.write_requests(folder, requests, len(requests), options.shards, about)}
+
+
+def missing_judge_requests_command(options: ScoreOptions) -> str:
+    """The ``cogbench score`` line that writes request files for exactly the judge queries still unanswered."""
+    pairs = [
+        ("--task", options.task),
+        ("--dataset", options.dataset),
+        ("--revision", options.revision),
+        *([("--predictions", options.predictions)] if options.predictions else []),
+        ("--judge", options.judge),
+        ("--judge-base-url", options.judge_base_url),
+        ("--judge-cache", _cache_path(options)),
+        ("--judge-parsing", options.judge_parsing if options.judge_parsing != "tolerant" else None),
+        ("--no-context-predictions", options.no_context_predictions),
+        ("--out", options.out),
+        ("--write-requests", f"{options.out}-missing-judge-requests"),
+    ]
+    flags = [("--oracle", options.oracle), ("--allow-partial", options.allow_partial), ("--circular", options.circular)]
+    words = ["cogbench", "score"] + [w for option, value in pairs if value is not None for w in (option, str(value))]
+    return shlex.join(words + [flag for flag, on in flags if on])
 
 
 def run_scoring(options: ScoreOptions) -> dict[str, Any]:
@@ -232,6 +290,10 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
             result.counts,
             offline_model,
         )
+        if judge is not None and judge.requests is not None:
+            return _write_judge_requests(options, judge, spec)
+        if judge is not None and judge.responses is not None:
+            batch_files.refuse_foreign(judge.responses, judge.asked)
         judge_info: dict[str, Any] = {"kind": spec.kind}
         if judge is not None:
             judge_info.update(judge.summary())
@@ -291,7 +353,12 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
         total = result.counts.get("cors", result.counts.get("queries", 0))
         message = (
             f"{failure_line(what, len(result.failure_errors), total, result.failure_errors)}; "
-            f"{Path(options.out) / 'scores.json'} is marked partial. Run the same command again to retry only those"
+            f"{Path(options.out) / 'scores.json'} is marked partial. "
+            + (
+                f"Write requests for exactly the missing ones with: {missing_judge_requests_command(options)}"
+                if options.read_responses
+                else "Run the same command again to retry only those"
+            )
         )
         if not options.allow_failures:
             raise IncompleteRunError(message + ", or pass --allow-failures to accept a partial score")

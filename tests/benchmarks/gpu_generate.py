@@ -11,6 +11,16 @@ share of the decode roofline (decode steps per second achieved over measured
 memory bandwidth / bytes of weights read per step). Target: batch 16/32 >= 8x
 batch 1. Not measured yet: no GPU has been available to the project.
 
+The ``vllm:`` path (``--engines hf,vllm``, the GPU default; needs vllm installed beside
+cogbench) runs the same 64 queries through ``backends/vllm_offline`` on the same
+configuration: a folder holding the 7B config written from ``QWEN2_5_VL_7B`` and the
+processor files of ``models/`` (its generation_config.json left out, so that vLLM's defaults
+are as plain as the hf path's greedy), loaded with vLLM's ``load_format="dummy"`` (random
+weights, nothing written or downloaded), bf16, EOS ignored, in chunks of each batch size
+(vLLM batches continuously inside a chunk). Printed per chunk size: queries/s, tokens/s, the
+GPU memory in use by all processes at the end (vLLM reserves ``--gpu-memory-utilization``)
+and the ratio to hf batch 1. The hf model is freed before vLLM starts.
+
 CPU mode (``--cpu``): the tiny random-weight LLaVA, Qwen2.5-VL and
 LLaVA-OneVision of tests/tiny_models.py (the last two need torchvision: run
 it in .venv-vision) on 32 real CODIS images, 32 new tokens each (EOS ignored),
@@ -23,8 +33,8 @@ a new batch shape pays one-off costs), then ``--repeats`` timed runs; min and
 median are printed, ratios are against batch 1 (the stated baseline) whatever
 the order of ``--batch-sizes``. DataLoader workers never exceed the CPU cores.
 
-    # on a GPU machine (needs torchvision for the Qwen processor)
-    .venv-vision/bin/python tests/benchmarks/gpu_generate.py
+    # on a GPU machine (needs torchvision for the Qwen processor, and vllm for the vllm: rows)
+    python tests/benchmarks/gpu_generate.py
     # CPU measurement (this machine)
     .venv-vision/bin/python tests/benchmarks/gpu_generate.py --cpu
 """
@@ -32,8 +42,11 @@ the order of ``--batch-sizes``. DataLoader workers never exceed the CPU cores.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib.util
+import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -111,6 +124,62 @@ def full_size_model() -> hf_backend.LoadedModel:
     model.generation_config.eos_token_id = 151645
     model.generation_config.pad_token_id = processor.tokenizer.pad_token_id
     return hf_backend.LoadedModel(processor, model, device, torch.bfloat16)
+
+
+def full_size_vllm_folder(work: Path) -> Path:
+    """The 7B config and the real processor files: what vLLM reads when its weights are ``dummy``."""
+    from transformers import Qwen2_5_VLConfig
+
+    folder = work / "qwen2.5-vl-7b-dummy-weights"
+    keep = shutil.ignore_patterns("config.json", "generation_config.json", "LICENSE", "README.md")
+    shutil.copytree(PROCESSOR_DIR, folder, ignore=keep)
+    config = Qwen2_5_VLConfig(**QWEN2_5_VL_7B)
+    config.architectures = ["Qwen2_5_VLForConditionalGeneration"]
+    config.save_pretrained(folder)
+    json.loads((folder / "config.json").read_text())  # written whole
+    return folder
+
+
+def measure_vllm(folder: Path, queries, images, args, chunk_sizes, baseline, load_format="auto", **engine) -> None:
+    """The vllm: backend (in this process) on ``folder``: one warm-up pass, then ``--repeats`` per chunk size."""
+    from vllm import LLM
+
+    from cogbench.reference_eval.backends import vllm_offline
+
+    options = vllm_offline.EngineOptions(**engine)
+    settings = vllm_offline.VLLMSettings(str(folder), args.new_tokens, ignore_eos=True, engine=options)
+    started = time.perf_counter()
+    llm = LLM(model=str(folder), load_format=load_format, **options.llm_arguments())  # dummy: random weights
+    print(f"\nvllm: {folder.name}, engine ready in {time.perf_counter() - started:.1f} s; {options}")
+    print(
+        f"{'chunk':>5} {'warm-up':>7} {'s min':>7} {'s median':>8} {'queries/s':>9} {'tokens/s':>9} {'GPU GiB':>8} {'x hf b1':>8}"
+    )
+    for chunk in chunk_sizes:
+        chunked = dataclasses.replace(settings, chunk_size=chunk)
+        warm_up = vllm_pass(llm, chunked, queries, images)
+        runs = [vllm_pass(llm, chunked, queries, images) for _ in range(args.repeats)]
+        best, median = min(runs), statistics.median(runs)
+        used = f"{'n/a':>8}"
+        if torch.cuda.is_available():
+            free, total = torch.cuda.mem_get_info()
+            used = f"{(total - free) / 2**30:8.1f}"
+        ratio = f"{baseline / best:7.2f}x" if baseline else f"{'-':>8}"
+        print(
+            f"{chunk:>5} {warm_up:7.2f} {best:7.2f} {median:8.2f} {len(queries) / best:9.2f} "
+            f"{len(queries) * args.new_tokens / best:9.1f} {used} {ratio}"
+        )
+
+
+def vllm_pass(llm, settings, queries, images) -> float:
+    """Seconds of one pass of the vllm: backend over ``queries`` (every query answered, EOS ignored)."""
+    from cogbench.reference_eval.backends import vllm_offline
+
+    failures: list[str] = []
+    started = time.perf_counter()
+    answers = [a for batch in vllm_offline.answer_queries(llm, settings, queries, images, failures) for a in batch]
+    seconds = time.perf_counter() - started
+    assert not failures and sum(a.generated_tokens for a in answers) == len(queries) * settings.max_new_tokens
+    return seconds
 
 
 def tiny_models_on_cpu(work: Path) -> list[tuple[str, hf_backend.LoadedModel]]:
@@ -194,7 +263,8 @@ def run_once(loaded, settings, queries, images, timer: PreprocessTimer) -> tuple
     return seconds, timer.seconds
 
 
-def measure(name, loaded, queries, images, args, batch_sizes) -> None:
+def measure(name, loaded, queries, images, args, batch_sizes) -> float | None:
+    """Prints the hf table; returns batch 1's best seconds (the baseline), if measured."""
     weight_bytes = sum(p.numel() * p.element_size() for p in loaded.model.parameters())
     bandwidth = memory_bandwidth_bytes_per_second(loaded.device)
     print(
@@ -245,6 +315,7 @@ def measure(name, loaded, queries, images, args, batch_sizes) -> None:
             )
     finally:
         hf_backend.prepare_batch = timer._real
+    return min(seconds for seconds, _ in rows[1]) if 1 in rows else None
 
 
 def main() -> None:
@@ -257,7 +328,12 @@ def main() -> None:
     parser.add_argument("--num-workers", type=int, help="default: min(4, cores) (GPU), 0 (--cpu, timed in process)")
     parser.add_argument("--repeats", type=int, default=3, help="timed runs per setting, after one warm-up")
     parser.add_argument("--threads", type=int, default=1, help="torch threads in --cpu mode (see below)")
+    parser.add_argument(
+        "--engines",
+        help="hf, vllm or hf,vllm (default: hf,vllm on GPU, hf with --cpu; vllm on CPU: the tiny Qwen2.5-VL)",
+    )
     args = parser.parse_args()
+    engines = (args.engines or ("hf" if args.cpu else "hf,vllm")).split(",")
     cores = len(os.sched_getaffinity(0))
     args.images = args.images or (32 if args.cpu else 64)
     args.new_tokens = args.new_tokens or (32 if args.cpu else 256)
@@ -277,14 +353,31 @@ def main() -> None:
         dataset_dir = args.dataset or str(build_release(raw_data_dir(), work / "release").out)
         dataset, queries = distinct_image_queries(load_config(dataset_dir, "codis"), args.images)
         images = undecoded_images(dataset)
-        models = tiny_models_on_cpu(work) if args.cpu else [("Qwen2.5-VL-7B, random bf16 weights", full_size_model())]
         print(
             f"{len(queries)} queries on distinct real CODIS images, {args.new_tokens} new tokens each (EOS ignored); "
             f"{cores} CPU cores, {torch.get_num_threads()} torch threads, {args.num_workers} DataLoader workers; "
             f"one warm-up + {args.repeats} timed runs per setting"
         )
-        for name, loaded in models:
-            measure(name, loaded, queries, images, args, batch_sizes)
+        baselines = {}  # hf batch 1 per model: vllm's rows are compared with the same architecture's
+        if "hf" in engines:
+            models = (
+                tiny_models_on_cpu(work) if args.cpu else [("Qwen2.5-VL-7B, random bf16 weights", full_size_model())]
+            )
+            for name, loaded in models:
+                baselines[name] = measure(name, loaded, queries, images, args, batch_sizes)
+            del models, loaded
+            if torch.cuda.is_available():
+                torch.cuda.empty_cache()  # the hf model's memory back before vLLM takes its share
+        if "vllm" in engines and args.cpu:
+            import tiny_models
+
+            folder = tiny_models.build_tiny_qwen2_5_vl(work / "tiny-qwen-vllm", hidden_size=128)
+            cpu = {"dtype": "float32", "enforce_eager": True, "max_model_len": 4096}
+            measure_vllm(folder, queries, images, args, batch_sizes, baselines.get("tiny Qwen2.5-VL"), **cpu)
+        elif "vllm" in engines:
+            gpu = {"dtype": "bfloat16", "max_model_len": 8192, "gpu_memory_utilization": 0.85, "load_format": "dummy"}
+            baseline = baselines.get("Qwen2.5-VL-7B, random bf16 weights")
+            measure_vllm(full_size_vllm_folder(work), queries, images, args, batch_sizes, baseline, **gpu)
 
 
 if __name__ == "__main__":

@@ -11,16 +11,23 @@ time (the baseline):
 2. this package's LLM judge at default settings (adaptive concurrency, ceiling 64);
 3. the same again on the cache it wrote: must send no request;
 4. the judge against a server that answers 429 (with Retry-After) whenever more than
-   ``--rate-limit`` requests are in flight: every query judged, none failed, 429s counted.
+   ``--rate-limit`` requests are in flight: every query judged, none failed, 429s counted;
+5. ``cogbench score --task codis`` of the same outputs with ``--judge openai:`` against
+   ``--judge rule``, each ``--repeats`` times, interleaved: what the online judge adds to a
+   score, against the bound ``ceil(distinct prompts / 64) x latency`` (0.9 s), and their
+   ratio (bound / added; 1.0 is the bound, the goal at least 0.8). ``--score-only`` runs
+   this part alone.
 
-    .venv/bin/python tests/benchmarks/judge_throughput.py [--latency 0.1] [--rate-limit 4] [--repeats 3]
+    .venv/bin/python tests/benchmarks/judge_throughput.py [--latency 0.1] [--rate-limit 4] [--repeats 3] [--score-only]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -92,6 +99,56 @@ def timed_child(mode: str, base_url: str, cache: str, data: Path) -> tuple[float
     return time.perf_counter() - start, json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def score_seconds(judge: str, dataset: Path, predictions: Path, out: Path, base_url: str) -> tuple[float, float]:
+    """One `cogbench score` process, timed from the outside: (wall, CPU user + system) seconds."""
+    extra = ["--judge-base-url", base_url] if judge.startswith("openai:") else []
+    command = [sys.executable, "-m", "cogbench", "score", "--task", "codis", "--dataset", str(dataset)]
+    command += ["--predictions", str(predictions), "--judge", judge, "--out", str(out), *extra]
+    before, start = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
+    subprocess.run(command, check=True, capture_output=True, env={**os.environ, "OPENAI_API_KEY": "benchmark"})
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.perf_counter() - start, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+
+
+def score_against_rule(data: Path, latency: float, repeats: int) -> None:
+    """What the online judge adds to `cogbench score` beside the rule judge, against its bound."""
+    from cogbench.cards.release import build_release
+
+    sys.path.insert(0, str(TESTS))
+    from openai_server import OpenAIServer, Reply
+
+    distinct = len(set(prompts(data)))
+    bound = math.ceil(distinct / 64) * latency
+    with (
+        tempfile.TemporaryDirectory() as folder,
+        OpenAIServer(lambda request: Reply(text="right", delay_seconds=latency), record=False) as server,
+    ):
+        dataset = Path(folder) / "release"
+        build_release(data.parent, dataset)
+        predictions = data / "output_example.json"
+        rule, online = [], []
+        score_seconds("rule", dataset, predictions, Path(folder) / "warm", server.base_url)  # warm caches
+        for index in range(repeats):  # interleaved, so a busy moment hits both sides alike
+            rule.append(score_seconds("rule", dataset, predictions, Path(folder) / f"rule-{index}", server.base_url))
+            out = Path(folder) / f"online-{index}"  # a new verdict cache each run
+            online.append(score_seconds("openai:bench", dataset, predictions, out, server.base_url))
+    added = min(w for w, _ in online) - min(w for w, _ in rule)
+    added_cpu = min(c for _, c in online) - min(c for _, c in rule)
+    ratio = f"{bound / added:.2f}" if added > 0 else "n/a (the noise is larger than the judge: re-run on idle cores)"
+    print(
+        f"score --judge rule        : {stats([w for w, _ in rule])}; CPU min {min(c for _, c in rule):.2f} s\n"
+        f"score --judge openai:     : {stats([w for w, _ in online])}; CPU min {min(c for _, c in online):.2f} s  "
+        f"({distinct} distinct prompts, 64 in flight)\n"
+        f"online judge adds         : {added:7.2f} s wall, {added_cpu:.2f} s CPU (minimums) against the bound "
+        f"{bound:.2f} s (ceil({distinct}/64) x {latency * 1000:.0f} ms)\n"
+        f"ratio bound / added wall  : {ratio} (goal: at least 0.80)"
+    )
+
+
+def stats(seconds: list[float]) -> str:
+    return f"min {min(seconds):7.2f} s, median {statistics.median(seconds):7.2f} s"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--latency", type=float, default=0.1)
@@ -101,6 +158,7 @@ def main() -> None:
     parser.add_argument("--base-url")
     parser.add_argument("--cache")
     parser.add_argument("--data", type=Path)
+    parser.add_argument("--score-only", action="store_true", help="only part 5: score with the online judge vs rule")
     args = parser.parse_args()
     if args.worker:
         return worker(args.worker, args.base_url, args.cache, args.data)
@@ -110,6 +168,8 @@ def main() -> None:
     from shared_files import raw_data_dir
 
     data = raw_data_dir() / "codis"
+    if args.score_only:
+        return score_against_rule(data, args.latency, args.repeats)
 
     def runs(mode: str, caches: list[str], base_url: str, server) -> tuple[list[float], dict, int]:
         """Seconds of each run, the last run's summary, requests sent by the first."""
@@ -150,9 +210,6 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder, OpenAIServer(limited) as server:
         limited_time, limited_out = timed_child("package", server.base_url, str(Path(folder) / "cache.sqlite"), data)
 
-    def stats(seconds: list[float]) -> str:
-        return f"min {min(seconds):7.2f} s, median {statistics.median(seconds):7.2f} s"
-
     count = len(prompts(data))
     print(
         f"{count} CODIS judge queries, {args.latency * 1000:.0f} ms per call; times include process start; "
@@ -174,6 +231,7 @@ def main() -> None:
         f"failed {limited_out['failed']}, 429s received {limited_out['rate_limited']} "
         f"(server sent {too_many[0]}), concurrency peaked at {limited_out['peak']}"
     )
+    score_against_rule(data, args.latency, args.repeats)
 
 
 if __name__ == "__main__":

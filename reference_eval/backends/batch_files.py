@@ -1,0 +1,176 @@
+"""Request files any engine runs: the OpenAI Batch API's JSONL, written and read back.
+
+Why files: a batch API answers them at a lower price, and vLLM's ``run-batch`` or Ray Data's LLM
+module spreads them over machines; cogbench only writes the queries and matches the answers.
+Each line's ``body`` is ``openai_api.chat_body``, the exact body the online client sends, and its
+``custom_id`` is ``NAME@HASH``: NAME says which item (or judge prompt) it asks, HASH is the sha256
+of that body. A response is taken only for a request this run would send with these settings on
+this dataset; any other is refused by name, before anything is stored. The model queries' requests
+are ``openai_chat``'s, the judge's ``judges.llm``'s; this module imports neither ``datasets`` nor ``openai``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cogbench.dataset_builders.output import claim_output
+from cogbench.errors import CogbenchError, UsageError
+from cogbench.reference_eval.backends.openai_api import reply_text, token_counts
+
+URL = "/v1/chat/completions"
+MANIFEST = "manifest.json"
+REQUEST_FILES = (MANIFEST, "requests-*-of-*.jsonl")  # all that a request folder holds besides its marker
+FORMAT = "openai-batch-v1"
+
+
+@dataclass(frozen=True)
+class Request:
+    """One line of a request file."""
+
+    custom_id: str
+    body: dict[str, Any]
+
+    def line(self) -> str:
+        return json.dumps({"custom_id": self.custom_id, "method": "POST", "url": URL, "body": self.body}) + "\n"
+
+
+@dataclass(frozen=True)
+class Response:
+    """One answered line of an output file: ``text`` or ``error``, and where it was read."""
+
+    custom_id: str
+    text: str | None
+    error: str | None
+    where: str  # FILE line N
+    completion_tokens: int = 0
+
+
+def body_hash(body: dict[str, Any]) -> str:
+    """sha256 (16 hex digits) of the body's canonical JSON: the same request, the same hash."""
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
+
+
+def request(name: str, body: dict[str, Any]) -> Request:
+    return Request(f"{name}@{body_hash(body)}", body)
+
+
+def write_requests(folder: Path, requests: Iterable[Request], count: int, shards: int, about: dict) -> dict:
+    """Write ``count`` requests as ``shards`` files of equal size (±1) and the manifest; returns the manifest.
+
+    ``about`` (dataset fingerprint, prompt versions, model, settings) goes into the manifest.
+    """
+    if shards < 1:
+        raise UsageError(f"--shards {shards}: give a positive number")
+    claim_output(folder, "requests", REQUEST_FILES)
+    for old in folder.glob("requests-*-of-*.jsonl"):  # a folder re-used for a new request set
+        old.unlink()
+    shards = max(1, min(shards, count))
+    lines = iter(requests)
+    written = []
+    for index in range(shards):
+        size = count // shards + (index < count % shards)
+        path = folder / f"requests-{index + 1:05d}-of-{shards:05d}.jsonl"
+        digest = hashlib.sha256()
+        with path.open("w", encoding="utf-8") as handle:
+            for _ in range(size):
+                line = next(lines).line()
+                digest.update(line.encode("utf-8"))
+                handle.write(line)
+        written.append({"file": path.name, "requests": size, "sha256": digest.hexdigest()})
+    manifest = {"format": FORMAT, "url": URL, **about, "requests": count, "shards": written}
+    (folder / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return manifest
+
+
+def _response_files(paths: Iterable[str]) -> list[Path]:
+    files: list[Path] = []
+    for given in paths:
+        path = Path(given)
+        if path.is_dir():
+            # Ray Data's write_json names its JSON-lines files *.json.
+            found = sorted(
+                p for p in path.iterdir() if p.is_file() and p.suffix in (".jsonl", ".json") and p.name != MANIFEST
+            )
+            if not found:
+                raise UsageError(f"--read-responses {path}: no .jsonl or .json file in this folder")
+            files.extend(found)
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise UsageError(f"--read-responses {path}: no such file or folder")
+    return files
+
+
+def _parse_line(line: str, where: str) -> Response:
+    try:
+        record = json.loads(line)
+    except ValueError:
+        raise CogbenchError(f"{where}: not valid JSON; expected a Batch API output line") from None
+    if not isinstance(record, dict) or not isinstance(record.get("custom_id"), str):
+        raise CogbenchError(f"{where}: no custom_id; expected a Batch API output line")
+    custom_id = record["custom_id"]
+    if "body" in record and "response" not in record:
+        raise CogbenchError(
+            f"{where}: custom_id {custom_id!r} is a request line, not a response; give the output files"
+        )
+    error, response = record.get("error"), record.get("response")
+    if error:
+        message = error.get("message") or error.get("code") if isinstance(error, dict) else error
+        return Response(custom_id, None, f"engine error: {message}", where)
+    if not isinstance(response, dict):
+        return Response(custom_id, None, "no response", where)
+    if response.get("status_code", 200) != 200:
+        return Response(custom_id, None, f"HTTP {response.get('status_code')}", where)
+    body = response.get("body")
+    text = reply_text(body)
+    if text is None:
+        return Response(custom_id, None, "reply has no message content", where)
+    return Response(custom_id, text, None, where, token_counts(body)[1])
+
+
+def read_responses(paths: Iterable[str]) -> dict[str, Response]:
+    """Every response of the files (folders: their ``*.jsonl`` and ``*.json``), by custom_id, in any order.
+
+    A custom_id answered twice is kept once when the texts agree (an answer beats an error);
+    two different answers are an error naming both.
+    """
+    found: dict[str, Response] = {}
+    for path in _response_files(paths):
+        with path.open(encoding="utf-8") as handle:
+            for number, line in enumerate(handle, 1):
+                if not line.strip():
+                    continue
+                response = _parse_line(line, f"{path} line {number}")
+                before = found.get(response.custom_id)
+                if before is None or (before.error and not response.error):
+                    found[response.custom_id] = response
+                elif before.text is not None and response.text is not None and before.text != response.text:
+                    raise CogbenchError(
+                        f"{response.where}: custom_id {response.custom_id!r} answered twice, differently "
+                        f"(also at {before.where}); keep one of the two files"
+                    )
+    return found
+
+
+def refuse_foreign(responses: dict[str, Response], expected: Iterable[str]) -> None:
+    """Refuse, by name, every response to a request this run would not send."""
+    expected = set(expected)
+    names = {custom_id.rpartition("@")[0] for custom_id in expected}
+    foreign = [r for r in responses.values() if r.custom_id not in expected]
+    if not foreign:
+        return
+    first = foreign[0]
+    name = first.custom_id.rpartition("@")[0]
+    why = (
+        f"was written for other settings or another dataset (this run asks {name} with another request body)"
+        if name in names
+        else "answers a request this run did not write"
+    )
+    more = f" ({len(foreign) - 1} more such response(s))" if len(foreign) > 1 else ""
+    raise CogbenchError(f"{first.where}: custom_id {first.custom_id!r} {why}; refusing it{more}")
