@@ -210,7 +210,7 @@ class LLMJudge:
             for prompt in dict.fromkeys(prompts):
                 self.asked.add(judge_request(self.client.settings, prompt).custom_id)
             replies.update({prompt: self._from_files(prompt, accept) for prompt in to_send})
-            self.stats.failure_messages += [replies[p].error for p in to_send if replies[p].error]
+            self.stats.failure_messages += [error for p in to_send if (error := replies[p].error)]
             to_send = []
         checks = [partial(accept, prompt) for prompt in to_send]
         cached, failed = len(replies), 0
@@ -249,9 +249,10 @@ class LLMJudge:
         if self.requests is not None:
             self.requests[line.custom_id] = line
             return JudgeReply(None, NOT_SENT)
+        assert self.responses is not None  # reading responses: requests are not being collected
         response = self.responses.get(line.custom_id)
-        if response is None or response.error:
-            return JudgeReply(None, response.error if response else "no response in the files read")
+        if response is None or response.error or response.text is None:
+            return JudgeReply(None, response.error if response and response.error else "no response in the files read")
         if not accept(prompt, response.text):
             return JudgeReply(None, f"unusable reply ({response.where})", unusable_text=response.text)
         self.cache.put(self.key, prompt, response.text)
