@@ -50,8 +50,9 @@ def test_report_over_four_runs_writes_every_file(built_release, tmp_path, capsys
     markdown = (out / "report.md").read_text()
     assert "## CODIS (CODIS Table 3)" in markdown and "## VQA accuracy (CogBench Table 5)" in markdown
     codis_rows = [line for line in markdown.splitlines() if line.startswith("| ") and "CODIS Table 3" in line]
-    assert any(
-        line.startswith("| _GPT-4V_ | published, CODIS Table 3, human judges | 33.3 | 54.2 |") for line in codis_rows
+    assert any(  # the papers' best row is bold among the papers' rows, whatever the runs score
+        line.startswith("| _GPT-4V_ | published, CODIS Table 3, human judges | **33.3** | **54.2** |")
+        for line in codis_rows
     )
     swapped_row = next(line for line in markdown.splitlines() if line.startswith("| swapped |"))
     assert re.search(r"\| 70\.0 \[\d+\.\d, \d+\.\d\] \|", swapped_row)  # overall Acc_p with its interval
@@ -62,7 +63,9 @@ def test_report_over_four_runs_writes_every_file(built_release, tmp_path, capsys
     good_row = next(
         line for line in markdown.splitlines() if line.startswith("| good [SAMPLE (5 of 251 images)] | run | robust |")
     )
-    assert good_row.count("**100.0") == 9
+    assert good_row.count("**100.0") == 9  # best among the two runs of the sample build, not above the papers
+    vqa_published = [line for line in markdown.splitlines() if "published, CogBench Table 5" in line]
+    assert any("**" in line for line in vqa_published if not line.startswith("| _Human_"))  # the papers' best
     human = next(line for line in markdown.splitlines() if line.startswith("| _Human_ | published, CogBench Table 5"))
     assert "**" not in human  # references are never "best"
 
@@ -88,3 +91,21 @@ def test_report_over_four_runs_writes_every_file(built_release, tmp_path, capsys
 def test_report_of_a_folder_without_scores_is_a_usage_error(tmp_path, capsys):
     assert main(["report", str(tmp_path), "--out", str(tmp_path / "r")]) == UsageError.exit_code
     assert "no scores.json" in capsys.readouterr().err
+
+
+def test_bold_ranks_only_comparable_rows_and_never_a_lone_row():
+    """Issue 32 item 8: a run is never bold above the papers' rows, and a lone row is the best of nothing."""
+    from cogbench.reference_eval.reports.tables import Cell, Table
+
+    rows = [
+        [Cell("run a"), Cell("90.0", 90.0)],
+        [Cell("paper x"), Cell("80.0", 80.0)],
+        [Cell("paper y"), Cell("70.0", 70.0)],
+        [Cell("run b (other judge)"), Cell("95.0", 95.0)],
+    ]
+    table = Table("t", ["model", "score"], rows, published_rows={1, 2}, rank_groups=[{1, 2}, {0}, {3}])
+    assert table.best() == {(1, 1)}
+    table.rank_groups = [{1, 2}, {0, 3}]  # two runs of one build and judge: ranked between themselves
+    assert table.best() == {(1, 1), (3, 1)}
+    table.rank_groups = None  # one group: every row, as before
+    assert table.best() == {(3, 1)}

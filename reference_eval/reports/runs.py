@@ -71,6 +71,19 @@ def unrank(tables: list[Table], runs: list[ReportRun]) -> None:
                 row[1:] = [Cell(cell.text) for cell in row[1:]]
 
 
+def rank_groups(tables: list[Table], runs: list[ReportRun]) -> None:
+    """Bold compares only rows that are comparable: the papers' rows among themselves, and runs among runs of
+    the same kind (full release or SAMPLE build, and judge): never a run above the papers' rows, never a lone row.
+    """
+    kind = {run.label: (sample_label(run.run.scores), run.judge) for run in runs}
+    for table in tables:
+        groups: dict[object, set[int]] = {"published": set(table.published_rows)}
+        for r, row in enumerate(table.rows):
+            if r not in table.published_rows and row and row[0].text in kind:
+                groups.setdefault(kind[row[0].text], set()).add(r)
+        table.rank_groups = list(groups.values())
+
+
 def _run_cell(metric: dict[str, Any] | None, category: str | None = None) -> Cell:
     """A run's value [interval]; a partial metric's cells say PARTIAL (n/N) and never count as best."""
     if metric is None:
@@ -325,6 +338,7 @@ def write_report(paths: Sequence[str], out: Path, allow_mismatch: bool = False) 
     tables = description_tables(runs, published) + vqa_table(runs, published) + codis_table(runs, published)
     tables += circular_table(runs) + blind_tables(runs)
     unrank(tables, runs)
+    rank_groups(tables, runs)
     figures = make_charts(runs, published, out)
     agreement_tables, agreement_figures, agreement_notes = judge_agreement.report_section([r.run for r in runs], out)
     tables += agreement_tables
@@ -335,7 +349,9 @@ def write_report(paths: Sequence[str], out: Path, allow_mismatch: bool = False) 
         "would get on the population of images in 95 of 100 draws; n/a where a category has one image. "
         "PARTIAL (n/N): counted on n of the config's N units, never bold. SAMPLE (x of 251 images): a build that is "
         "not the full release, not comparable with the published rows. Published rows (italic) are the papers' "
-        "numbers, without intervals. Bold: best in the column (Human and Oracle rows, published or run, aside). "
+        "numbers, without intervals. Bold: best in the column among comparable rows only: the papers' rows among "
+        "themselves, runs among runs of the same build kind and judge (never a run above the papers' rows, never a "
+        "lone row; Human and Oracle rows aside). "
         "NOT COMPARABLE: scored on another build or generated another way than the first run of its task "
         "(`--allow-mismatch`), never bold. Numbers are % (0-100)."
     )

@@ -24,19 +24,28 @@ class Table:
     reference_rows: set[int] = field(default_factory=set)
     note: str = ""
     best_columns: set[int] | None = None  # columns where higher is better (None: every column)
+    # Rows ranked together (comparable rows: the papers' rows; runs of one build and judge); a row in no group is
+    # never bold. None: every row is one group.
+    rank_groups: list[set[int]] | None = None
 
     def best(self) -> set[tuple[int, int]]:
-        """(row, column) of each column's highest value, ignoring reference rows (Human, Oracle)."""
+        """(row, column) of the highest value of each column within each group of comparable rows.
+
+        Reference rows (Human, Oracle) are never ranked, and a group needs two valued rows: a lone row is
+        the best of nothing, so it is never bold.
+        """
+        groups = self.rank_groups if self.rank_groups is not None else [set(range(len(self.rows)))]
         marked = set()
         for column in range(len(self.header)) if self.best_columns is None else sorted(self.best_columns):
-            values = [
-                (cells[column].value, r)
-                for r, cells in enumerate(self.rows)
-                if r not in self.reference_rows and cells[column].value is not None
-            ]
-            if values:
-                top = max(v for v, _ in values)
-                marked |= {(r, column) for v, r in values if v == top}
+            for group in groups:
+                values = [
+                    (self.rows[r][column].value, r)
+                    for r in sorted(group)
+                    if r not in self.reference_rows and self.rows[r][column].value is not None
+                ]
+                if len(values) >= 2:
+                    top = max(v for v, _ in values)
+                    marked |= {(r, column) for v, r in values if v == top}
         return marked
 
 
