@@ -252,7 +252,7 @@ def test_judge_cache_that_is_not_sqlite(built_release, real_raw_dir, tmp_path, c
         [*argv, "--judge", "openai:j", "--judge-base-url", server.base_url, "--judge-cache", str(cache)], capsys
     )
     assert_one_line_error(code, err)
-    assert f"{cache}: not a judge cache cogbench can use" in err
+    assert f"{cache}: not a usable judge cache, an SQLite file" in err
     assert cache.read_text() == "my notes, not a database\n" * 200
 
 

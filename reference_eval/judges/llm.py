@@ -106,7 +106,7 @@ class VerdictCache:
         except sqlite3.DatabaseError as error:  # not SQLite, damaged, or another program's table
             self._db.close()
             raise UsageError(
-                f"{path}: not a judge cache cogbench can use ({error}); give another --judge-cache or remove it"
+                f"{path}: not a usable judge cache, an SQLite file ({error}); give another --judge-cache or remove it"
             ) from None
         self._last_commit = time.monotonic()
 
