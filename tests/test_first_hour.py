@@ -175,12 +175,17 @@ def test_default_output_folders_are_in_gitignore():
         assert folder in ignored or folder.strip("/") + "/" in ignored, folder
 
 
+def user_guide() -> str:
+    """README and the documentation site's pages (docs/*.md): the commands a user is shown."""
+    return "\n".join(p.read_text() for p in [REPO_ROOT / "README.md", *sorted((REPO_ROOT / "docs").glob("*.md"))])
+
+
 def test_every_folder_readme_commands_create_is_ignored_by_git():
     """Issue 32 item 7: `--out`, `--dest`, `--local-dir`, `--output_path` of every README command, and
     VLMEvalKit's `outputs/`: each top folder is ignored (git check-ignore), as `models/` once was not."""
     import subprocess
 
-    readme = (REPO_ROOT / "README.md").read_text()
+    readme = user_guide()
     blocks = "\n".join(re.findall(r"```bash\n(.*?)```", readme, re.S))
     made = {
         path.split("/")[0]
@@ -233,7 +238,7 @@ def test_readme_report_globs_match_the_default_run_folders():
 
     defaults = [default_run_dir(task, "openai:gpt-4o", "spontaneous").as_posix() for task in DEFAULT_MAX_NEW_TOKENS]
     defaults += [default_score_dir(task, "answers.jsonl") for task in DEFAULT_MAX_NEW_TOKENS]
-    readme = (REPO_ROOT / "README.md").read_text()
+    readme = user_guide()
     globs = [
         arg for line in re.findall(r"^cogbench report (.*?) --out", readme, re.M) for arg in line.split() if "*" in arg
     ]

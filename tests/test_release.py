@@ -177,7 +177,8 @@ def test_cli_diff_text_and_json(raw_copy, built_release, tmp_path, capsys):
     out = capsys.readouterr().out
     assert "vqa: 1 record(s) changed: " in out and "(answer)" in out
     assert "required bump: MAJOR (v2.0.0 -> at least v3.0.0) -> proposed version 3.0.0" in out
-    assert f"warning: {new} is labelled v2.0.1, too small; rebuild it with --version 3.0.0" in out
+    assert f"warning: {new} is labelled v2.0.1, too small; rebuild it: `cogbench build " in out
+    assert f"--out {new} --previous {built_release} --version 3.0.0`" in out  # the whole command (issue 32)
     assert main(["diff", str(built_release), str(new), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["bump"] == "major" and data["proposed_version"] == "3.0.0" and data["minimum_version"] == "3.0.0"

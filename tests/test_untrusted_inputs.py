@@ -275,6 +275,11 @@ def test_offline_threshold_outside_0_to_1(threshold, built_release, tmp_path, ca
         "--out",
         str(tmp_path / "s"),
     ]
+    if threshold == "nan":  # refused by the option's own type, before any command code runs (argparse: exit 2)
+        with pytest.raises(SystemExit) as stopped:
+            main(argv)
+        assert stopped.value.code == 2 and "--offline-threshold: nan is not a finite number" in capsys.readouterr().err
+        return
     assert "--offline-threshold" in error_line(main(argv), capsys.readouterr().err, 2)
 
 

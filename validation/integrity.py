@@ -63,7 +63,9 @@ def configs_on_disk(folder: Path) -> list[str]:
 def build_files(manifest: dict[str, Any]) -> set[str]:
     """Exactly the files a build writes, per its manifest."""
     shards = {path for entry in manifest["configs"].values() for path in entry["shards"]}
-    metadata = {name for name in manifest.get("metadata_files", []) if name in METADATA}  # builds since 2.x
+    listed = manifest.get("metadata_files")  # builds since 2.x; anything but a list of names lists none
+    names = [n for n in listed if isinstance(n, str)] if isinstance(listed, list) else []
+    metadata = {name for name in names if name in METADATA}
     return {CARD_FILE, MANIFEST_FILE, MARKER_FILE} | shards | metadata
 
 

@@ -40,7 +40,8 @@ def eval_yaml_schema_errors(content: Any) -> list[str]:
 def check_metadata(folder: Path, manifest: dict[str, Any]) -> list[Finding]:
     """Each metadata file the manifest lists must be what the build renders from the manifest."""
     found = []
-    for name in manifest.get("metadata_files", []):
+    listed = manifest.get("metadata_files")  # anything but a list of names lists none
+    for name in [n for n in listed if isinstance(n, str)] if isinstance(listed, list) else []:
         if name not in METADATA or not (folder / name).is_file():
             continue  # a missing listed file is files.missing (check_files)
         code, read, render = METADATA[name]
