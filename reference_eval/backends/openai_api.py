@@ -169,25 +169,52 @@ class ChatClient:
         self.usage = TokenUsage()
         self.limit = AdaptiveLimit(settings.concurrency)
         self._sleep = sleep
+        self._base_url = (settings.base_url or OPENAI_BASE_URL).rstrip("/") + "/"
+        # Read now, so a missing key is a usage error before any work; kept only in request headers.
+        self._headers = {"Authorization": f"Bearer {api_key_from_environment()}", "Content-Type": "application/json"}
+        # No CA bundle for a plain-http endpoint (a local server): loading it costs ~0.1 s and is
+        # never used, since requests go only to base_url and redirects are not followed. An https
+        # endpoint loads it once (as httpx would: certifi, or SSL_CERT_FILE/SSL_CERT_DIR), shared.
+        self._tls = httpx.create_ssl_context(verify=urlparse(self._base_url).scheme == "https")
+        # One single-connection client per request in flight, lent out and given back (``_borrow``):
+        # one shared pool of 64 connections spent most of a judge run's CPU in httpcore's pool lock,
+        # which every request takes twice and which walks every connection each time.
+        self._idle: list[Any] = []
+        self._every: list[Any] = []
+        self._lend = threading.Lock()
+
+    def _borrow(self) -> Any:
+        """An idle HTTP client, or a new one; at most one per request in flight ever exists."""
+        import httpx
+
+        with self._lend:
+            if self._idle:
+                return self._idle.pop()
         # No retries below ours: ours count every attempt and apply one policy to transport
-        # errors and unusable replies alike. A pool as large as the ceiling keeps connections open.
-        pool = max(1, settings.concurrency)
-        base_url = (settings.base_url or OPENAI_BASE_URL).rstrip("/") + "/"
-        # ``timeout_seconds`` bounds each whole attempt (backends/deadline.py), not only each read.
-        self._client = bound_each_attempt(
+        # errors and unusable replies alike. ``timeout_seconds`` bounds each whole attempt
+        # (backends/deadline.py), not only each read.
+        client = bound_each_attempt(
             httpx.Client(
-                base_url=base_url,
-                # No TLS context for a plain-http endpoint (a local server): loading the CA bundle costs
-                # ~0.1 s and is never used, since requests go only to base_url and redirects are not followed.
-                verify=urlparse(base_url).scheme == "https",
-                headers={"Authorization": f"Bearer {api_key_from_environment()}", "Content-Type": "application/json"},
-                timeout=settings.timeout_seconds,
-                limits=httpx.Limits(max_connections=pool, max_keepalive_connections=pool),
+                base_url=self._base_url,
+                verify=self._tls,
+                headers=self._headers,
+                timeout=self.settings.timeout_seconds,
+                limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
             )
         )
+        with self._lend:
+            self._every.append(client)
+        return client
+
+    def _give_back(self, client: Any) -> None:
+        with self._lend:
+            self._idle.append(client)
 
     def close(self) -> None:
-        self._client.close()
+        with self._lend:
+            every, self._every, self._idle = self._every, [], []
+        for client in every:
+            client.close()
 
     def __enter__(self) -> ChatClient:
         return self
@@ -209,8 +236,12 @@ class ChatClient:
             self.usage.count_request()
             self.limit.acquire()
             try:
-                with attempt_deadline(settings.timeout_seconds):
-                    response = self._client.post("chat/completions", content=json.dumps(chat_body(settings, messages)))
+                http = self._borrow()
+                try:
+                    with attempt_deadline(settings.timeout_seconds):
+                        response = http.post("chat/completions", content=json.dumps(chat_body(settings, messages)))
+                finally:
+                    self._give_back(http)
                 if response.status_code >= 400:
                     raise _StatusError(response)
                 reply = json.loads(response.content)
