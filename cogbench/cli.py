@@ -31,6 +31,7 @@ COMMAND_MODULES = (
     "cogbench.cards.cli",
     "cogbench.validation.cli",
     "cogbench.reference_eval.cli",
+    "cogbench.reference_eval.reports.cli",
     "cogbench.reference_eval.harnesses.cli",
 )
 

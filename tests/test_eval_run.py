@@ -213,7 +213,7 @@ def test_vllm_placement_is_noted_per_session_and_never_blocks_a_resume(tmp_path)
     where the engine ran (tensor parallel size, memory share...) is appended per session, not compared."""
     from cogbench.errors import CogbenchError
     from cogbench.reference_eval.backends.vllm_offline import EngineOptions, VLLMSettings, placement, recorded_settings
-    from cogbench.reference_eval.run.runner import check_run_record, note_engine
+    from cogbench.reference_eval.run.folder import check_run_record, note_engine
 
     def record(**engine):
         settings = VLLMSettings("m", 12, engine=EngineOptions(**engine))

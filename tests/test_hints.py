@@ -202,7 +202,7 @@ HINT_SITES = {
     "reference_eval/harnesses/cli.py": 3,
     # `report` skipping an `eval --no-score` folder: the score command it prints is run by
     # tests/test_first_hour.py::test_report_skips_an_unscored_eval_run_with_the_command_that_scores_it.
-    "reference_eval/cli.py": 1,
+    "reference_eval/reports/cli.py": 1,
     # publish-results of a run on an unpublished build: `cogbench publish` needs the Hub
     # (tests/test_hub_results.py publishes to the local Hub server with the real client).
     "reference_eval/reports/hub_results.py": 1,

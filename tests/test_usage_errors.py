@@ -235,10 +235,16 @@ def test_score_option_values(option, value, tmp_path, capsys):
         ("--request-timeout", "nan"),
         ("--max-attempts", "0"),
         ("--num-workers", "-1"),
+        ("--gpu-memory-utilization", "0"),
+        ("--gpu-memory-utilization", "1.5"),
+        ("--gpu-memory-utilization", "nan"),
+        ("--limit-mm-per-prompt", '{"image":-1}'),
+        ("--limit-mm-per-prompt", "[1]"),
     ],
 )
 def test_eval_option_values(option, value, tmp_path, capsys):
-    argv = ["eval", "--task", "vqa", "--dataset", str(tmp_path), "--model", "openai:m", option, value]
+    model = "vllm:m" if option in ("--gpu-memory-utilization", "--limit-mm-per-prompt") else "openai:m"
+    argv = ["eval", "--task", "vqa", "--dataset", str(tmp_path), "--model", model, option, value]
     assert_argparse_refuses(argv, option, capsys)
 
 

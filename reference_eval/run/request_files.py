@@ -10,13 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from cogbench.reference_eval.backends import openai_chat as openai_backend
+from cogbench.reference_eval.run.folder import check_run_record, done_keys
 from cogbench.reference_eval.run.runner import (
     EvalSettings,
     chat_settings,
-    check_run_record,
     checked_settings,
     dataset_and_queries,
-    done_keys,
     run_record,
 )
 from cogbench.reference_eval.tasks.queries import undecoded_images

@@ -30,8 +30,6 @@ barrier. Nothing here imports torch unless a run needs it.
 
 from __future__ import annotations
 
-import json
-import os
 import re
 import shlex
 import sys
@@ -39,24 +37,37 @@ import time
 from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from cogbench.dataset_builders.load import dataset_revision
 from cogbench.dataset_builders.output import OUTPUT_MARKER, claim_output
-from cogbench.dataset_builders.writes import write_file
-from cogbench.errors import CogbenchError, IncompleteRunError, UsageError, locate
+from cogbench.errors import IncompleteRunError, UsageError
 from cogbench.reference_eval.backends import openai_chat as openai_backend
 from cogbench.reference_eval.backends import vllm_offline
 from cogbench.reference_eval.backends.hub import check_hf_model
 from cogbench.reference_eval.backends.openai_api import ChatClient, ChatSettings
-from cogbench.reference_eval.formats.official import OFFICIAL_FILE_NAME, write_official
+from cogbench.reference_eval.formats.official import write_official
 from cogbench.reference_eval.formats.predictions import Prediction, PredictionWriter, read_predictions
-from cogbench.reference_eval.reports.run_files import RUN_FILES
 from cogbench.reference_eval.run.completeness import failure_line
+from cogbench.reference_eval.run.folder import (
+    EVAL_FILES,
+    check_run_record,
+    done_keys,
+    merge_shards,
+    note_batch_cut,
+    note_engine,
+    recorded_oom_batch_size,
+)
 from cogbench.reference_eval.run.lock import RunLock
 from cogbench.reference_eval.run.progress import LOG_INTERVAL_SECONDS, progress_bar
+from cogbench.reference_eval.run.ranks import (
+    barrier,
+    distributed_rank,
+    join_process_group,
+    leave_process_group,
+    rank_queries,
+)
 from cogbench.reference_eval.tasks.queries import (
     DEFAULT_MAX_NEW_TOKENS,
     DESCRIPTION_MODES,
@@ -68,8 +79,6 @@ from cogbench.reference_eval.tasks.queries import (
 from cogbench.validation.integrity import load_verified
 
 BACKENDS = ("hf", "openai", "vllm")
-OOM_NOTE = "batch_size_after_oom"  # in run.json: the batch size kept after out-of-memory splits
-ENGINE_NOTE = "vllm_engine"  # in run.json: the vllm: placement options of each session that generated
 
 
 @dataclass(frozen=True)
@@ -151,133 +160,6 @@ def default_run_dir(task: str, model: str, mode: str, no_context: bool = False) 
     return Path("runs") / f"eval-{task}{suffix}-{slug}"
 
 
-def distributed_rank() -> tuple[int, int]:
-    """(rank, world size) as torchrun and accelerate launch set them; (0, 1) otherwise."""
-    return int(os.environ.get("RANK", "0")), int(os.environ.get("WORLD_SIZE", "1"))
-
-
-def _join_process_group(world: int) -> None:
-    if world > 1:
-        import torch.distributed as dist
-
-        if not dist.is_initialized():
-            # gloo: the barrier needs no GPU memory, and a long timeout lets a
-            # rank wait for slower ranks for as long as generation takes.
-            dist.init_process_group("gloo", timeout=timedelta(days=2))
-
-
-def _barrier(world: int) -> None:
-    if world > 1:
-        import torch.distributed as dist
-
-        dist.barrier()
-
-
-def _leave_process_group(world: int) -> None:
-    if world > 1:
-        import torch.distributed as dist
-
-        if dist.is_initialized():
-            dist.destroy_process_group()
-
-
-# Every file `cogbench eval` writes in its run folder, its score/ folder included (claim_output).
-EVAL_FILES = (
-    "run.json",
-    "run.json.*.tmp",
-    "predictions.jsonl",
-    "predictions.jsonl.tmp",
-    "shards/rank-*.jsonl",
-    "rank-*.lock",
-    "rank-*.lock.json",
-    "rank-*.lock.json.*.tmp",
-    *(name + suffix for name in OFFICIAL_FILE_NAME.values() for suffix in ("", ".tmp")),
-    f"score/{OUTPUT_MARKER}",
-    f"score/{OUTPUT_MARKER}.*.tmp",
-    *(f"score/{name}" for name in RUN_FILES),
-)
-
-
-def check_run_record(run_dir: Path, record: dict[str, Any]) -> None:
-    """Write ``run.json``, or check that a resumed run is the same run."""
-    path = run_dir / "run.json"
-    if path.exists():
-        try:
-            existing = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as error:
-            raise CogbenchError(f"{path}: not valid JSON ({error.msg}); remove it or use another --out") from None
-        for name in dict.fromkeys([*record, *existing]):
-            if name in (OOM_NOTE, ENGINE_NOTE):
-                continue
-            value = record.get(name)
-            if existing.get(name) != value:
-                raise CogbenchError(
-                    f"{locate(str(path), None, name)}: this run has {value!r} but the folder holds a run with "
-                    f"{existing.get(name)!r}; use another --out to keep both"
-                )
-        return
-    _write_run_json(path, record)
-
-
-def _write_run_json(path: Path, record: dict[str, Any]) -> None:
-    write_file(path, json.dumps(record, indent=2, sort_keys=True) + "\n")
-
-
-def _recorded_oom_batch_size(run_dir: Path) -> int | None:
-    try:
-        value = json.loads((run_dir / "run.json").read_text(encoding="utf-8")).get(OOM_NOTE)
-    except (OSError, ValueError, AttributeError):
-        return None
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 1 else None
-
-
-def note_batch_cut(run_dir: Path, size: int) -> None:
-    """Record in ``run.json`` and print (once per cut) the batch size kept after out-of-memory."""
-    path = run_dir / "run.json"
-    record = json.loads(path.read_text(encoding="utf-8"))
-    record[OOM_NOTE] = size
-    _write_run_json(path, record)
-    print(f"out of memory: batches split; continuing at batch size {size} (noted in {path})", file=sys.stderr)
-
-
-def note_engine(run_dir: Path, options: dict[str, Any]) -> None:
-    """Add this session's vllm: placement options to ``run.json`` (not compared on resume: they must not change an answer)."""
-    path = run_dir / "run.json"
-    record = json.loads(path.read_text(encoding="utf-8"))
-    sessions = record.get(ENGINE_NOTE) or []
-    if not sessions or sessions[-1] != options:
-        record[ENGINE_NOTE] = [*sessions, options]
-        _write_run_json(path, record)
-
-
-def shard_paths(run_dir: Path) -> list[Path]:
-    return sorted((run_dir / "shards").glob("rank-*.jsonl"))
-
-
-def done_keys(run_dir: Path) -> set[tuple[str, int | None]]:
-    """Keys answered in any shard, whichever run or rank wrote them."""
-    keys: set[tuple[str, int | None]] = set()
-    for path in shard_paths(run_dir):
-        keys.update(p.key for p in read_predictions(path, skip_torn_tail=True))
-    return keys
-
-
-def merge_shards(run_dir: Path, queries: list[Query], allow_missing: bool = False) -> Path:
-    """Write ``predictions.jsonl``: every query's prediction once, in dataset order."""
-    found: dict[tuple[str, int | None], Prediction] = {}
-    for path in shard_paths(run_dir):
-        for prediction in read_predictions(path, skip_torn_tail=True):
-            found.setdefault(prediction.key, prediction)
-    missing = [q.key for q in queries if q.key not in found]
-    if missing and not allow_missing:
-        raise CogbenchError(
-            f"{run_dir}: {len(missing)} queries have no prediction yet (first: item {missing[0][0]!r}"
-            f"{'' if missing[0][1] is None else f' query {missing[0][1]}'}); run the same command again to finish them"
-        )
-    path = run_dir / "predictions.jsonl"
-    return write_file(path, "".join(found[q.key].to_json() + "\n" for q in queries if q.key in found))
-
-
 def _backend(settings: EvalSettings, backend: str, name: str, queries: list[Query], images, failures: list[str]):
     """What every prediction records, and a function that starts the backend.
 
@@ -292,7 +174,7 @@ def _backend(settings: EvalSettings, backend: str, name: str, queries: list[Quer
         # runs with other backends (and `cogbench score`) never import them.
         from cogbench.reference_eval.backends import hf as hf_backend
 
-        kept = _recorded_oom_batch_size(Path(settings.out))
+        kept = recorded_oom_batch_size(Path(settings.out))
         hf = hf_backend.HFSettings(
             model=name,
             batch_size=min(settings.batch_size, kept or settings.batch_size),
@@ -383,7 +265,7 @@ def run_eval(settings: EvalSettings) -> RunSummary:
     if run_dir.exists() and not run_dir.is_dir():
         raise UsageError(f"--out {run_dir}: is a file, not a run folder")
     rank, world = distributed_rank()
-    _join_process_group(world)
+    join_process_group(world)
 
     dataset, template, queries = dataset_and_queries(settings)
     if backend in ("hf", "vllm") and not {q.key for q in rank_queries(queries, rank, world)} <= done_keys(run_dir):
@@ -406,8 +288,8 @@ def run_eval(settings: EvalSettings) -> RunSummary:
         if lock.path.parent.exists():
             lock.release()
     summary.failures = failures
-    _barrier(world)
-    _leave_process_group(world)
+    barrier(world)
+    leave_process_group(world)
     if failures and settings.read_responses:
         summary.missing_command = missing_requests_command(settings)
     if failures and not settings.allow_failures:
@@ -428,11 +310,6 @@ def run_eval(settings: EvalSettings) -> RunSummary:
         rows = dataset.select_columns([c for c in dataset.column_names if c != "image"])
         summary.official_path = write_official(settings.task, run_dir, rows, read_predictions(summary.predictions_path))
     return summary
-
-
-def rank_queries(queries: list[Query], rank: int, world: int) -> list[Query]:
-    """The queries this rank is responsible for."""
-    return [q for index, q in enumerate(queries) if index % world == rank]
 
 
 def _generate(settings, backend, name, dataset, template, queries, summary: RunSummary, failures: list[str]) -> None:

@@ -1,0 +1,237 @@
+"""Subcommands that show finished runs: ``compare``, ``report``, ``publish-results`` and ``verify``.
+
+Each reads run folders through ``run_reader`` (schema-checked, numbers recomputed from
+details.jsonl); heavy libraries are imported inside the functions that run a command.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from cogbench.option_types import positive_int, significance
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    add_compare_parser(subparsers)
+    add_report_parser(subparsers)
+    add_hub_results_parsers(subparsers)
+
+
+# --- compare: two runs, paired ------------------------------------------------
+
+
+def add_compare_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "compare",
+        help="paired difference of two scored runs per metric, with 95%% interval and p-value",
+        description=(
+            "Compare two runs of the same task, dataset revision and prompt template (folders written by "
+            "`cogbench score` or `eval`). Runs that differ in items, dataset version or fingerprint, or generation "
+            "settings are refused unless --allow-mismatch. Each metric's difference A - B gets a t interval over the "
+            "images (G-1 degrees of freedom), a p-value from a paired permutation test over images, and a minimum "
+            "detectable difference at 80%% power."
+        ),
+    )
+    parser.add_argument(
+        "runs",
+        nargs="+",
+        metavar="RUN",
+        help="RUN_A RUN_B: score folders (with scores.json and details.jsonl) or eval run folders; differences are "
+        "A - B. With --judges: two scorings of each model's predictions by two judges, any number of models",
+    )
+    parser.add_argument(
+        "--judges",
+        action="store_true",
+        help="judge agreement instead of a model comparison: per category Cohen's kappa with a 95%% interval "
+        "clustered by image, verdict flips, how each score moves, and (3+ models) Kendall's tau of the rankings",
+    )
+    parser.add_argument("--chart", help="with --judges: also draw the kappas to this PNG file (default: no chart)")
+    parser.add_argument(
+        "--resamples",
+        type=positive_int,
+        default=2000,
+        help="with --judges: bootstrap resamples of the kappa and tau intervals; otherwise recorded only (the "
+        "interval of A - B is a t interval over images, not resampled)",
+    )
+    parser.add_argument("--permutations", type=positive_int, default=9999, help="random swaps of the permutation test")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the resampling (same seed, same result)")
+    parser.add_argument(
+        "--alpha", type=significance, default=0.05, help="significance level marked with * (default 0.05)"
+    )
+    parser.add_argument(
+        "--json", dest="json_out", help="also write the comparison to this JSON file (default: print only)"
+    )
+    parser.add_argument(
+        "--allow-mismatch",
+        action="store_true",
+        help="compare runs that differ (items, dataset, generation settings) on their shared items only, "
+        "labelled so on every line; without it such a pair is refused",
+    )
+    parser.set_defaults(func=run_compare)
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    import json
+    from pathlib import Path
+
+    from cogbench.dataset_builders.output import check_option_file
+    from cogbench.dataset_builders.writes import write_file
+    from cogbench.errors import UsageError
+    from cogbench.reference_eval.reports.compare import compare_runs, load_run, render_comparison
+
+    for option, value in (("--json", args.json_out), ("--chart", args.chart)):
+        if value and (Path(value).is_dir() or not Path(value).parent.is_dir()):
+            raise UsageError(f"{option} {value}: give a file name in an existing folder (not a folder)")
+        if value:
+            check_option_file(Path(value), option)  # never onto a build's manifest.json or into a run
+    if args.judges:
+        from cogbench.reference_eval.reports.judge_agreement import agreement_chart, judge_agreement, render_agreement
+
+        if len(args.runs) < 2:
+            raise UsageError("compare --judges: give two or more runs (two scorings of each model's predictions)")
+        result = judge_agreement([load_run(r) for r in args.runs], args.resamples, args.seed)
+        print(render_agreement(result), end="")
+        if args.chart:
+            print(f"wrote {agreement_chart(Path(args.chart), result)}")
+    else:
+        if args.chart:
+            raise UsageError("--chart applies to compare --judges")
+        if len(args.runs) != 2:
+            raise UsageError(f"compare: give two runs, RUN_A and RUN_B ({len(args.runs)} given; --judges takes more)")
+        result = compare_runs(
+            load_run(args.runs[0]),
+            load_run(args.runs[1]),
+            args.resamples,
+            args.seed,
+            args.permutations,
+            args.allow_mismatch,
+        )
+        print(render_comparison(result, args.alpha), end="")
+    if args.json_out:
+        write_file(Path(args.json_out), json.dumps(result, indent=2) + "\n")
+    return 0
+
+
+# --- report: many runs beside the papers ----------------------------------------
+
+
+def add_report_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "report",
+        help="one report over many scored runs: tables like the papers' with intervals, published results, charts",
+        description=(
+            "Write report.md, a self-contained report.html, leaderboard.csv and PNG charts for any number of "
+            "runs (folders written by `cogbench score` or `eval`, any mix of tasks and models), with the "
+            "papers' published results beside them."
+        ),
+    )
+    parser.add_argument("runs", nargs="+", metavar="RUN_DIR", help="score folder or eval run folder")
+    parser.add_argument("--out", required=True, help="folder for report.md, report.html, leaderboard.csv and *.png")
+    parser.add_argument(
+        "--allow-mismatch",
+        action="store_true",
+        help="report runs of one task scored on different builds (dataset revision or shards) or generated with "
+        "different settings (prompt, max new tokens, temperature), each labelled NOT COMPARABLE and never ranked "
+        "with the task's first run; without it such runs are refused (exit 2), as `compare` refuses them",
+    )
+    parser.set_defaults(func=run_report)
+
+
+def _skip_unscored(folder) -> bool:
+    """An `eval --no-score` run folder (`report runs/*` meets them): skipped with a note saying how to score it."""
+    import json
+    import shlex
+    import sys
+
+    from cogbench.dataset_builders.output import kind_of
+
+    if kind_of(folder) != "eval" or (folder / "score" / "scores.json").is_file():
+        return False
+    try:
+        run = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+        options = ["--task", run["task"], "--dataset", run["dataset"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        return False  # not a run folder this note can help with: read_run says what is wrong
+    options += ["--circular"] if run.get("circular") else []
+    options += ["--no-image"] if run.get("no_image") else []
+    options += ["--predictions", str(folder / "predictions.jsonl"), "--out", str(folder / "score")]
+    print(
+        f"skipped {folder}: an `eval --no-score` run, not scored yet; score it with "
+        f"`cogbench score {shlex.join(options)}`",
+        file=sys.stderr,
+    )
+    return True
+
+
+def run_report(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from cogbench.errors import UsageError
+    from cogbench.reference_eval.reports.runs import write_report
+
+    runs = [path for path in args.runs if not _skip_unscored(Path(path))]
+    if not runs:
+        raise UsageError(f"no scored run among {', '.join(args.runs)}; score them first (commands above)")
+    written = write_report(runs, Path(args.out), args.allow_mismatch)
+    print(f"{written['runs']} run(s): {', '.join(written['tables'])}")
+    for path in written["files"] + written["charts"]:
+        print(f"wrote {path}")
+    return 0
+
+
+# --- publish-results and verify: numbers on the Hub, re-derived from the details -------
+
+
+def add_hub_results_parsers(subparsers: argparse._SubParsersAction) -> None:
+    publish = subparsers.add_parser(
+        "publish-results",
+        help="open a pull request adding a run's results (.eval_results/*.yaml) to a model repo, with its details",
+        description=(
+            "Verify each run (its numbers recomputed from details.jsonl), push its per-item details as a Parquet "
+            "dataset to --details-repo, and open a pull request on --model-repo adding one .eval_results/TASK.yaml "
+            "per task and metric family, pinned to the dataset commit the run read. PARTIAL and SAMPLE runs, runs "
+            "on a local build naming no Hub repo, and edited runs are refused. Exit codes: 0 done; 1 error (edited "
+            "run or build, Hub failure); 2 usage error or refused run."
+        ),
+    )
+    publish.add_argument("runs", nargs="+", metavar="RUN", help="score folder or eval run folder, one per task")
+    publish.add_argument("--model-repo", required=True, metavar="ORG/MODEL", help="the model repo the results are for")
+    publish.add_argument(
+        "--details-repo", required=True, metavar="ORG/NAME", help="dataset repo for the per-item details (created)"
+    )
+    publish.add_argument("--dry-run", action="store_true", help="write the files to --out and push nothing")
+    publish.add_argument("--out", help="folder for .eval_results/, model-index.yaml and details/ (default: none)")
+    publish.add_argument(
+        "--no-pr", action="store_true", help="commit to the model repo's main branch instead of opening a pull request"
+    )
+    publish.set_defaults(func=run_publish_results)
+    verify = subparsers.add_parser(
+        "verify",
+        help="recompute every number of a run, details dataset or .eval_results file from the per-item details",
+        description=(
+            "Offline (no judge or model call): recompute each metric, its interval, the report's numbers and the "
+            ".eval_results values from the details, and list each number that differs with the items behind it. "
+            "Exit codes: 0 all equal; 1 a number differs or a file is broken; 2 usage error."
+        ),
+    )
+    verify.add_argument(
+        "target", metavar="TARGET", help="run folder, details dataset (folder or Hub ORG/NAME), or .eval_results file"
+    )
+    verify.add_argument(
+        "--details",
+        help="details dataset (folder or Hub ORG/NAME) of an .eval_results file (default: the one its source.url names)",
+    )
+    verify.add_argument("--revision", help="Hub revision of a details dataset (default: main, or the file's source)")
+    verify.set_defaults(func=run_verify)
+
+
+def run_publish_results(args: argparse.Namespace) -> int:
+    from cogbench.reference_eval.reports.hub_results import publish_results
+
+    return publish_results(args)
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    from cogbench.reference_eval.reports.verify import run_verify as verify_command
+
+    return verify_command(args)

@@ -1,0 +1,114 @@
+"""``cogbench eval``: the parsed options become ``EvalSettings``, the run, then its score.
+
+The command's parser is in ``reference_eval/cli.py``; the run itself in ``runner``; the score
+in ``scoring.pipeline`` (the same code as ``cogbench score``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from cogbench.errors import UsageError
+from cogbench.reference_eval.backends.vllm_offline import EngineOptions
+from cogbench.reference_eval.metrics.recognition import check_models
+from cogbench.reference_eval.reports.run_files import interval_summary
+from cogbench.reference_eval.reports.summary import render_summary
+from cogbench.reference_eval.run.completeness import failure_line
+from cogbench.reference_eval.run.ranks import distributed_rank
+from cogbench.reference_eval.run.request_files import write_eval_requests, written_lines
+from cogbench.reference_eval.run.runner import EvalSettings, default_run_dir, parse_model_spec, run_eval
+from cogbench.reference_eval.scoring.pipeline import ScoreOptions, run_scoring
+
+
+def eval_from_args(args: argparse.Namespace, engine_options: tuple[str, ...]) -> int:
+    """``cogbench eval``: the parsed options as ``EvalSettings``, the run, then its score."""
+    parse_model_spec(args.model)  # a bad spec is a usage error before anything else
+    if args.task == "description" and not args.no_score:
+        # The scorer's models, loaded before the first query: not found missing after every description.
+        args.loaded_models = check_models(
+            args.spacy_model or ScoreOptions.spacy_model, args.embedder or ScoreOptions.embedder
+        )
+    args.mode = args.mode or "spontaneous"
+    out = Path(args.out) if args.out else default_run_dir(args.task, args.model, args.mode, args.no_context)
+    if not args.out:  # probes get their own default folder beside the plain run's
+        out = out.with_name(out.name + ("-circular" if args.circular else "") + ("-no-image" if args.no_image else ""))
+    settings = EvalSettings(
+        task=args.task,
+        model=args.model,
+        dataset=args.dataset,
+        out=out,
+        revision=args.revision,
+        mode=args.mode,
+        limit=args.limit,
+        batch_size=args.batch_size,
+        max_new_tokens=args.max_new_tokens,
+        device=args.device,
+        num_workers=args.num_workers,
+        trust_remote_code=args.trust_remote_code,
+        base_url=args.base_url,
+        concurrency=args.concurrency,
+        max_attempts=args.max_attempts,
+        timeout_seconds=args.request_timeout,
+        allow_failures=args.allow_failures,
+        circular=args.circular,
+        no_image=args.no_image,
+        no_context=args.no_context,
+        engine=EngineOptions(
+            trust_remote_code=args.trust_remote_code,
+            **{name: getattr(args, name) for name in engine_options},
+        ),
+        write_requests=args.write_requests,
+        shards=args.shards,
+        read_responses=tuple(args.read_responses or ()),
+    )
+    if args.shards != 1 and not args.write_requests:
+        raise UsageError("--shards applies only with --write-requests")
+    if args.write_requests:
+        print("\n".join(written_lines(write_eval_requests(settings), Path(args.write_requests))))
+        return 0
+    summary = run_eval(settings)
+    if distributed_rank()[0] != 0:
+        return 0
+    print("\n".join(summary.lines()))
+    if summary.failures:
+        print(
+            f"warning: {failure_line('model queries', len(summary.failures), summary.total_queries, summary.failures)}"
+            "; scoring the rest (partial)",
+            file=sys.stderr,
+        )
+        if summary.missing_command:
+            print(f"write requests for exactly the missing ones with: {summary.missing_command}", file=sys.stderr)
+    if args.no_score:
+        return 0
+    return score_run_folder(args, summary.predictions_path, out / "score")
+
+
+def score_run_folder(args: argparse.Namespace, predictions_path, out) -> int:
+    """The one place where `eval` hands over to the scoring code (``scoring.run_scoring``)."""
+    options = ScoreOptions(
+        task=args.task,
+        dataset=args.dataset,
+        predictions=str(predictions_path),
+        revision=args.revision,
+        judge=args.judge,
+        judge_base_url=args.judge_base_url,
+        out=str(out),
+        judge_concurrency=args.judge_concurrency,
+        judge_parsing=args.judge_parsing,
+        allow_failures=args.allow_failures,
+        # With --limit only the first rows were run: score those, report the rest as missing
+        # (so too, with --allow-failures, the queries that failed).
+        allow_partial=args.limit is not None or args.allow_failures,
+        circular=args.circular,
+        no_image=args.no_image,
+    )
+    for name in ("spacy_model", "embedder"):
+        if getattr(args, name) is not None:
+            setattr(options, name, getattr(args, name))
+    options.loaded_models = getattr(args, "loaded_models", None)  # checked before the first query: not loaded again
+    scores = run_scoring(options)
+    print(render_summary(scores, Path(out)))
+    print(f"intervals: {interval_summary(scores)}")
+    return 0

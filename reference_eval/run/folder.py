@@ -1,0 +1,120 @@
+"""The files of an eval run folder: ``run.json`` (what the run is, checked on resume, plus notes on
+how it went), the per-rank prediction shards and their merge into ``predictions.jsonl``.
+
+Every file `cogbench eval` may write there is listed in ``EVAL_FILES`` (``claim_output`` refuses a
+folder holding anything else).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from cogbench.dataset_builders.output import OUTPUT_MARKER
+from cogbench.dataset_builders.writes import write_file
+from cogbench.errors import CogbenchError, locate
+from cogbench.reference_eval.formats.official import OFFICIAL_FILE_NAME
+from cogbench.reference_eval.formats.predictions import Prediction, read_predictions
+from cogbench.reference_eval.reports.run_files import RUN_FILES
+from cogbench.reference_eval.tasks.queries import Query
+
+OOM_NOTE = "batch_size_after_oom"  # in run.json: the batch size kept after out-of-memory splits
+ENGINE_NOTE = "vllm_engine"  # in run.json: the vllm: placement options of each session that generated
+
+# Every file `cogbench eval` writes in its run folder, its score/ folder included (claim_output).
+EVAL_FILES = (
+    "run.json",
+    "run.json.*.tmp",
+    "predictions.jsonl",
+    "predictions.jsonl.tmp",
+    "shards/rank-*.jsonl",
+    "rank-*.lock",
+    "rank-*.lock.json",
+    "rank-*.lock.json.*.tmp",
+    *(name + suffix for name in OFFICIAL_FILE_NAME.values() for suffix in ("", ".tmp")),
+    f"score/{OUTPUT_MARKER}",
+    f"score/{OUTPUT_MARKER}.*.tmp",
+    *(f"score/{name}" for name in RUN_FILES),
+)
+
+
+def check_run_record(run_dir: Path, record: dict[str, Any]) -> None:
+    """Write ``run.json``, or check that a resumed run is the same run."""
+    path = run_dir / "run.json"
+    if path.exists():
+        try:
+            existing = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as error:
+            raise CogbenchError(f"{path}: not valid JSON ({error.msg}); remove it or use another --out") from None
+        for name in dict.fromkeys([*record, *existing]):
+            if name in (OOM_NOTE, ENGINE_NOTE):
+                continue
+            value = record.get(name)
+            if existing.get(name) != value:
+                raise CogbenchError(
+                    f"{locate(str(path), None, name)}: this run has {value!r} but the folder holds a run with "
+                    f"{existing.get(name)!r}; use another --out to keep both"
+                )
+        return
+    write_run_json(path, record)
+
+
+def write_run_json(path: Path, record: dict[str, Any]) -> None:
+    write_file(path, json.dumps(record, indent=2, sort_keys=True) + "\n")
+
+
+def recorded_oom_batch_size(run_dir: Path) -> int | None:
+    try:
+        value = json.loads((run_dir / "run.json").read_text(encoding="utf-8")).get(OOM_NOTE)
+    except (OSError, ValueError, AttributeError):
+        return None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 1 else None
+
+
+def note_batch_cut(run_dir: Path, size: int) -> None:
+    """Record in ``run.json`` and print (once per cut) the batch size kept after out-of-memory."""
+    path = run_dir / "run.json"
+    record = json.loads(path.read_text(encoding="utf-8"))
+    record[OOM_NOTE] = size
+    write_run_json(path, record)
+    print(f"out of memory: batches split; continuing at batch size {size} (noted in {path})", file=sys.stderr)
+
+
+def note_engine(run_dir: Path, options: dict[str, Any]) -> None:
+    """Add this session's vllm: placement options to ``run.json`` (not compared on resume: they must not change an answer)."""
+    path = run_dir / "run.json"
+    record = json.loads(path.read_text(encoding="utf-8"))
+    sessions = record.get(ENGINE_NOTE) or []
+    if not sessions or sessions[-1] != options:
+        record[ENGINE_NOTE] = [*sessions, options]
+        write_run_json(path, record)
+
+
+def shard_paths(run_dir: Path) -> list[Path]:
+    return sorted((run_dir / "shards").glob("rank-*.jsonl"))
+
+
+def done_keys(run_dir: Path) -> set[tuple[str, int | None]]:
+    """Keys answered in any shard, whichever run or rank wrote them."""
+    keys: set[tuple[str, int | None]] = set()
+    for path in shard_paths(run_dir):
+        keys.update(p.key for p in read_predictions(path, skip_torn_tail=True))
+    return keys
+
+
+def merge_shards(run_dir: Path, queries: list[Query], allow_missing: bool = False) -> Path:
+    """Write ``predictions.jsonl``: every query's prediction once, in dataset order."""
+    found: dict[tuple[str, int | None], Prediction] = {}
+    for path in shard_paths(run_dir):
+        for prediction in read_predictions(path, skip_torn_tail=True):
+            found.setdefault(prediction.key, prediction)
+    missing = [q.key for q in queries if q.key not in found]
+    if missing and not allow_missing:
+        raise CogbenchError(
+            f"{run_dir}: {len(missing)} queries have no prediction yet (first: item {missing[0][0]!r}"
+            f"{'' if missing[0][1] is None else f' query {missing[0][1]}'}); run the same command again to finish them"
+        )
+    path = run_dir / "predictions.jsonl"
+    return write_file(path, "".join(found[q.key].to_json() + "\n" for q in queries if q.key in found))
