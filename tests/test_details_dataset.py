@@ -157,6 +157,30 @@ def test_official_predictions_have_no_rendered_prompt(tmp_path, built_release):
     assert row["prompt_template_sha256"] is None
 
 
+def test_lmms_eval_samples_give_the_hash_of_their_input(tmp_path, built_release):
+    """lmms-eval keeps the prompt it gave (``input``): its sha256 is the answer's rendered prompt hash."""
+    from cogbench.dataset_builders.load import load_config
+    from cogbench.reference_eval.harnesses import lmms_eval_tasks as tasks
+
+    docs = tasks.codis_process_docs(load_config(str(built_release), "codis"))
+    samples = tmp_path / "samples_cogbench_codis.jsonl"
+    with samples.open("w") as handle:
+        for number, doc in enumerate(docs):
+            doc = {k: v for k, v in doc.items() if k != "image"}
+            text = tasks.codis_doc_to_text(doc)
+            sample = {"doc_id": number, "doc": doc, "input": text, "target": "", "filtered_resps": ["up"]}
+            handle.write(json.dumps(sample) + "\n")
+    run_scoring(
+        ScoreOptions(task="codis", dataset=str(built_release), predictions=str(samples), out=str(tmp_path / "r"))
+    )
+    expected = {(d["id"], d["cogbench_query"]): sha256(tasks.codis_doc_to_text(d)) for d in docs}
+    lines = details(tmp_path / "r")
+    assert len(lines) == len(docs) // 2
+    for line in lines:
+        for query in line["queries"]:
+            assert query["rendered_prompt_sha256"] == expected[(line["item_id"], query["query"])]
+
+
 def test_a_hand_made_description_line_gives_these_rows(tmp_path):
     """2 of 3 entities recognised, two key points judged 1 and 0 from one Figure 8 reply."""
     matches = [
