@@ -7,7 +7,8 @@ overall and per-category value and 95% interval and compares them with scores.js
 report.md and the results' notes from the checked scores.json and compares their numbers; and
 compares each ``.eval_results`` value. Items whose own fields disagree (``item_checks``: an LLM
 verdict that its stored reply does not read as, a parsed answer or rule verdict that its output
-does not give) are listed as the explanation. Unlike ``read_run``, which stops at the first difference, this lists them all.
+does not give) are listed as the explanation. Unlike ``read_run``, which stops at the first
+difference, this lists them all.
 """
 
 from __future__ import annotations
