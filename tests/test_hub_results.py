@@ -106,9 +106,9 @@ def test_publish_results_opens_a_pr_with_pinned_results_and_pushes_loadable_deta
         (pushed / name).parent.mkdir(parents=True, exist_ok=True)
         (pushed / name).write_bytes(data)
     rows = datasets.load_dataset(str(pushed), "codis", split="test")
-    assert len(rows) == 353 and {"item_id", "prompt_sha256", "raw_output", "parsed_answer", "judge_verdicts"} <= set(
-        rows.column_names
-    )
+    columns = {"item_id", "prompt_sha256", "prompt_template_sha256", "raw_output", "parsed_answer", "judge_verdicts"}
+    assert len(rows) == 353 and columns | {"judge_replies"} <= set(rows.column_names)
+    assert json.loads(rows["judge_replies"][0]) == [None, None]  # the rule judge has no reply
     verdicts = [json.loads(v) for v in rows["judge_verdicts"]]
     assert 100 * sum(all(v) for v in verdicts) / len(verdicts) == pytest.approx(ACC_P)
     assert 100 * sum(map(sum, verdicts)) / (2 * len(verdicts)) == pytest.approx(ACC_Q)
@@ -181,43 +181,3 @@ def test_sample_runs_are_refused(codis_run):
     run.scores["counts"]["dataset_images"] = 5  # as a build of 5 images records it
     with pytest.raises(Exception, match=r"refused: SAMPLE \(5 of 216 images\)"):
         check_publishable(run)
-
-
-def test_description_rows_carry_nouns_verdicts_and_contributions(tmp_path):
-    """A hand-made description line: 2 of 3 entities recognised, two key points judged 1 and 0."""
-    from cogbench.reference_eval.reports.details_dataset import detail_rows
-    from cogbench.reference_eval.reports.run_reader import ScoredRun
-
-    matches = [
-        {"entity": "dog", "noun": "puppy", "similarity": 0.9, "recognized": True},
-        {"entity": "ball", "noun": "ball", "similarity": 1.0, "recognized": True},
-        {"entity": "tree", "noun": None, "similarity": 0.0, "recognized": False},
-    ]
-    cors = [
-        {"category": "time", "index": 0, "verdict": 1, "judge_error": None},
-        {"category": "mental", "index": 0, "verdict": 0, "judge_error": None},
-    ]
-    detail = {
-        "item_id": "img1",
-        "recognition": {"annotated": 3, "recognized": 2, "matches": matches},
-        "cognition": cors,
-    }
-    scores = {
-        "task": "description",
-        "model": "m",
-        "provenance": {"prompt_templates": [{"role": "model", "sha256": "ab"}]},
-    }
-    (row,) = detail_rows(ScoredRun(tmp_path, scores, [detail], None))
-    assert (row["item_id"], row["image_id"], row["prompt_sha256"]) == ("img1", "img1", "ab")
-    assert json.loads(row["parsed_answer"]) == [
-        {"entity": "dog", "noun": "puppy"},
-        {"entity": "ball", "noun": "ball"},
-        {"entity": "tree", "noun": None},
-    ]
-    assert json.loads(row["judge_verdicts"]) == [1, 0]
-    assert json.loads(row["score_contributions"]) == {
-        "recognition_micro": [[None, 2.0, 3.0]],
-        "recognition_macro": [[None, 2 / 3, 1.0]],
-        "cognition": [["time", 1.0, 1.0], ["mental", 0.0, 1.0]],
-    }
-    assert json.loads(row["detail"]) == detail

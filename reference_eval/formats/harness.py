@@ -21,6 +21,7 @@ the reference scores of a model evaluated in either harness.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import zipfile
@@ -81,6 +82,9 @@ def read_lmms_eval_samples(path: Path, task: str, docs: list[TaskDoc] | None = N
             if not is_lmms_eval_sample(record):
                 raise CogbenchError(f"{where}: not an lmms-eval sample (needs doc_id and filtered_resps)")
             output = _response_text(record, where)
+            # The prompt text lmms-eval gave the model (``input``), hashed like `eval`'s own queries.
+            given = record.get("input")
+            rendered = hashlib.sha256(given.encode("utf-8")).hexdigest() if isinstance(given, str) else ""
             if isinstance(record.get("doc"), dict):
                 item_id, query = _id_from_doc(record["doc"], task, at)
                 prompt = ("", "")
@@ -103,6 +107,7 @@ def read_lmms_eval_samples(path: Path, task: str, docs: list[TaskDoc] | None = N
                     model=str(record.get("model", "")),
                     prompt_id=prompt[0],
                     prompt_sha256=prompt[1],
+                    rendered_prompt_sha256=rendered,
                 )
             )
     return _unique(predictions, path)

@@ -3,12 +3,16 @@
 One JSON object per line, one line per query:
 
     {"task": "codis", "item_id": "000", "query": 1, "model": "hf:Qwen/Qwen2-VL-7B-Instruct",
-     "prompt_id": "codis-cot-v1", "prompt_sha256": "...", "generation": {...},
-     "output": "...", "seconds": 0.84}
+     "prompt_id": "codis-cot-v1", "prompt_sha256": "...", "rendered_prompt_sha256": "...",
+     "generation": {...}, "output": "...", "seconds": 0.84}
 
 ``item_id`` is the row id of the config (``image_id`` for description,
 ``question_id`` for vqa, ``id`` for codis). ``query`` tells the two queries of a
 CODIS pair apart (1 = context_1, 2 = context_2) and is ``null`` elsewhere.
+``prompt_sha256`` pins the prompt *template*; ``rendered_prompt_sha256`` is the
+sha256 of this query's own prompt text as the model got it (the template
+filled in, before the backend's chat template, image not included), so one
+item's prompt can be checked; empty where the writer did not know it.
 
 Files are appended to and flushed line by line, so a run killed at any moment
 leaves at worst one torn last line, which ``open_for_append`` cuts off before
@@ -39,6 +43,7 @@ class Prediction:
     model: str = ""
     prompt_id: str = ""
     prompt_sha256: str = ""
+    rendered_prompt_sha256: str = ""
     generation: dict[str, Any] = field(default_factory=dict)
     seconds: float | None = None
 
@@ -97,7 +102,7 @@ def _parse(line: str, path: Path, line_number: int) -> Prediction:
     if isinstance(query, bool) or query not in allowed:
         shown = ", ".join("null" if q is None else str(q) for q in allowed)
         raise UsageError(f"{where}: field query: {query!r} is not one of {shown} for task {raw['task']}")
-    for name in ("model", "prompt_id", "prompt_sha256"):
+    for name in ("model", "prompt_id", "prompt_sha256", "rendered_prompt_sha256"):
         if not isinstance(raw.get(name, ""), str):
             raise UsageError(f"{where}: field {name}: not a string")
     if not isinstance(raw.get("generation", {}), dict):

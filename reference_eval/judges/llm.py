@@ -76,6 +76,11 @@ class JudgeStats:
         }
 
 
+def prompt_sha256(prompt: str) -> str:
+    """The key of a judge prompt in the cache (and in details.jsonl beside its reply)."""
+    return hashlib.sha256(prompt.encode("utf-8")).hexdigest()
+
+
 class VerdictCache:
     """sqlite store of judge replies, keyed by (model, sha256 of the prompt).
 
@@ -112,7 +117,7 @@ class VerdictCache:
 
     @staticmethod
     def _digest(prompt: str) -> str:
-        return hashlib.sha256(prompt.encode("utf-8")).hexdigest()
+        return prompt_sha256(prompt)
 
     def get(self, model: str, prompt: str) -> str | None:
         row = self._db.execute(
@@ -153,7 +158,7 @@ NOT_SENT = "not judged yet: written to the request file"
 
 def judge_request(settings: ChatSettings, prompt: str) -> Request:
     """The request file line of one judge prompt: ``judge#PROMPT_SHA@BODY_HASH`` (one per distinct prompt)."""
-    name = f"judge#{hashlib.sha256(prompt.encode('utf-8')).hexdigest()[:16]}"
+    name = f"judge#{prompt_sha256(prompt)[:16]}"
     return request(name, chat_body(settings, text_message(prompt)))
 
 

@@ -11,8 +11,13 @@ Layout (one config per task)::
     runs/<task>/report.md           the run's report.md, unchanged
 
 Each row keeps the full details.jsonl line (``detail``, JSON text) beside readable columns, so
-re-scoring is lossless. Raw judge replies are not in details.jsonl (the verdict cache keys them
-by prompt hash), so the rows carry the verdicts and the judge errors, not the replies.
+re-scoring is lossless. ``judge_replies`` are an LLM judge's raw replies as details.jsonl keeps
+them (each with the sha256 of its judge prompt, its key in the verdict cache), so a verdict can be
+re-read from its reply; the rule judge has none (null; ``rule_right`` in ``detail`` is its
+verdict), an offline Cognition judge gives its own record per CoR (best sentence and its score).
+``prompt_sha256`` is the sha256 of each answer's rendered prompt, null where the predictions
+file did not say (the authors' and VLMEvalKit's files keep no prompt); the template's sha256
+is ``prompt_template_sha256`` and in the card.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from cogbench.reference_eval.judges.offline import OFFLINE_JUDGES
 from cogbench.reference_eval.metrics.intervals import units_from_details
 from cogbench.reference_eval.reports.run_reader import ScoredRun
 
@@ -30,7 +36,7 @@ SCORES = "runs/{task}/scores.json"
 REPORT = "runs/{task}/report.md"
 
 
-def prompt_sha256(run: ScoredRun) -> str | None:
+def template_sha256(run: ScoredRun) -> str | None:
     """The sha256 of the model prompt template the run used, where the run recorded it."""
     if run.run_record and run.run_record.get("prompt_sha256"):
         return run.run_record["prompt_sha256"]
@@ -40,38 +46,52 @@ def prompt_sha256(run: ScoredRun) -> str | None:
 
 
 def _fields(task: str, detail: dict[str, Any]) -> dict[str, Any]:
-    """Raw output, parsed answer, verdicts and judge errors of one item, per task."""
+    """Raw output, rendered prompt hash, parsed answer, verdicts, judge replies and errors of one item."""
     if task == "codis":
         queries = detail["queries"]
         return {
             "raw_output": [q.get("output") for q in queries],
+            "prompt_sha256": [q.get("rendered_prompt_sha256") for q in queries],
             "parsed_answer": [q.get("final_answer") for q in queries],
             "judge_verdicts": [q.get("right") for q in queries],
+            "judge_replies": [q.get("judge_reply") for q in queries],
             "judge_errors": [q.get("judge_error") for q in queries],
         }
     if task == "vqa":
+        answers = detail.get("rotations") or [detail]  # a circular run: the four rotations
+        pick = (lambda values: values) if "rotations" in detail else (lambda values: values[0])
         return {
-            "raw_output": detail.get("response"),
-            "parsed_answer": {"robust": detail.get("extracted"), "official": detail.get("extracted_official")},
+            "raw_output": pick([a.get("response") for a in answers]),
+            "prompt_sha256": pick([a.get("rendered_prompt_sha256") for a in answers]),
+            "parsed_answer": pick(
+                [{"robust": a.get("extracted"), "official": a.get("extracted_official")} for a in answers]
+            ),
             "judge_verdicts": None,
+            "judge_replies": None,
             "judge_errors": None,
         }
-    cors = detail.get("cognition") or []
+    offline = next((detail[f"cognition_{kind}"] for kind in OFFLINE_JUDGES if f"cognition_{kind}" in detail), None)
+    if "cognition" not in detail and offline is not None:  # an offline judge gave the Cognition Score
+        cors, replies = offline, [{"score": c.get("score"), "best_sentence": c.get("best_sentence")} for c in offline]
+    else:
+        cors, replies = detail.get("cognition") or [], detail.get("judge_replies")
     return {
-        "raw_output": detail.get("description", detail.get("output")),
-        # the description's noun nearest each annotated entity (details.jsonl keeps no description text)
+        "raw_output": detail.get("description"),
+        "prompt_sha256": detail.get("rendered_prompt_sha256"),
+        # the description's noun nearest each annotated entity
         "parsed_answer": [
             {"entity": m.get("entity"), "noun": m.get("noun")} for m in detail["recognition"].get("matches", [])
         ]
         or None,
         "judge_verdicts": [c["verdict"] for c in cors] or None,
+        "judge_replies": replies or None,
         "judge_errors": [c.get("judge_error") for c in cors] or None,
     }
 
 
 def detail_rows(run: ScoredRun) -> list[dict[str, Any]]:
-    """One row per details.jsonl line; nested values as JSON text, so every row has one schema."""
-    task, prompt = run.scores["task"], prompt_sha256(run)
+    """One row per details.jsonl line; per-answer values as JSON text, so every row has one schema."""
+    task, template = run.scores["task"], template_sha256(run)
     rows = []
     for detail in run.details:
         units = units_from_details(task, [detail])
@@ -83,7 +103,7 @@ def detail_rows(run: ScoredRun) -> list[dict[str, Any]]:
                 "image_id": detail.get("image_id", detail["item_id"]),
                 "category": detail.get("category"),
                 "model": run.scores["model"],
-                "prompt_sha256": prompt,
+                "prompt_template_sha256": template,
                 **{name: json.dumps(value, ensure_ascii=False) for name, value in fields.items()},
                 "score_contributions": json.dumps(contributions),
                 "detail": json.dumps(detail, ensure_ascii=False, sort_keys=True),
@@ -113,21 +133,27 @@ def render_card(runs: list[ScoredRun], dataset_id: str, revision: str) -> str:
         "scored item; `detail` is the run's details.jsonl line unchanged, and `runs/<task>/scores.json` and",
         "`report.md` are the run's files, so `cogbench verify` recomputes every number from these rows, offline.",
         "",
-        "| config | items | judge | parsing | cogbench | scores.json sha256 |",
-        "|---|---|---|---|---|---|",
+        "| config | items | judge | parsing | prompt template sha256 | cogbench | scores.json sha256 |",
+        "|---|---|---|---|---|---|---|",
     ]
     for run in runs:
         scores = run.scores
         judge = scores["judge"]
         lines.append(
             f"| {scores['task']} | {len(run.details)} | {judge['kind']}{':' + judge['model'] if judge.get('model') else ''} "
-            f"| {judge.get('parsing', '-')} | {(scores.get('provenance') or {}).get('cogbench_version', '-')} "
+            f"| {judge.get('parsing', '-')} | `{template_sha256(run) or '-'}` "
+            f"| {(scores.get('provenance') or {}).get('cogbench_version', '-')} "
             f"| `{hashlib.sha256((run.folder / 'scores.json').read_bytes()).hexdigest()[:16]}` |"
         )
     lines += [
         "",
-        "Raw judge replies are not included (details.jsonl keeps verdicts and judge errors; the replies stay",
-        'in the run\'s verdict cache). Load with `load_dataset(REPO, CONFIG, split="test", revision=COMMIT)`.',
+        "Columns `raw_output`, `prompt_sha256`, `parsed_answer`, `judge_verdicts`, `judge_replies` and `judge_errors`",
+        "are JSON text (a list per CODIS pair, one entry per query). `prompt_sha256` is the sha256 of the prompt",
+        "text the model got, null where the predictions file did not record it (the authors' and VLMEvalKit's",
+        "files keep no prompt); `prompt_template_sha256` is the template's. `judge_replies` are an LLM judge's",
+        "raw replies, with the sha256 of each judge prompt (its key in the verdict cache) for Cognition; the rule",
+        "judge has none (null), an offline Cognition judge gives its best sentence and score per CoR.",
+        'Load with `load_dataset(REPO, CONFIG, split="test", revision=COMMIT)`.',
         "",
     ]
     return "\n".join(lines)

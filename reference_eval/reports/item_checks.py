@@ -1,9 +1,11 @@
 """Per item, the fields of a details line that follow from its other fields, recomputed.
 
 This is what lets ``cogbench verify`` name the item behind a differing number: a parsed answer
-that is not what the output parses to, a verdict the rule judge would not give, a CODIS
-``outputs_differ`` or a VQA ``correct`` that its answers contradict. Nothing here calls a judge
-or a model; an LLM verdict itself cannot be re-derived offline (its reply is not in the details).
+that is not what the output parses to, a verdict the rule judge would not give, an LLM judge's
+verdict that is not what its stored raw reply reads as (read by the parser scoring used, in the
+run's parsing mode), a CODIS ``outputs_differ`` or a VQA ``correct`` that its answers contradict.
+Nothing here calls a judge or a model. Runs written before replies were kept are not checked
+against them.
 """
 
 from __future__ import annotations
@@ -11,17 +13,32 @@ from __future__ import annotations
 from typing import Any
 
 from cogbench.reference_eval.judges import codis as codis_judge
+from cogbench.reference_eval.judges import cognition as cognition_judge
 from cogbench.reference_eval.metrics import codis as codis_metrics
 from cogbench.reference_eval.metrics import vqa as vqa_metrics
 
 
-def _codis(detail: dict[str, Any], rule_judged: bool) -> list[str]:
+def _llm_verdict(query: dict[str, Any], parsing: str) -> list[str]:
+    """A CODIS query's LLM verdict against its stored reply (none when the run kept no reply)."""
+    if "judge_reply" not in query:
+        return []
+    reply = query["judge_reply"]
+    read = codis_judge.parse_verdict(reply, parsing) if isinstance(reply, str) else None
+    if query["right"] == read:
+        return []
+    said = f"its judge reply {reply!r} reads {read}" if isinstance(reply, str) else "the judge gave no reply"
+    return [f"query {query['query']}: verdict right={query['right']}, {said}"]
+
+
+def _codis(detail: dict[str, Any], rule_judged: bool, parsing: str | None) -> list[str]:
     problems = []
     queries = sorted(detail["queries"], key=lambda q: q["query"])
     outputs = [q.get("output") for q in queries]
     if all(isinstance(o, str) for o in outputs) and detail["outputs_differ"] != codis_metrics.outputs_differ(*outputs):
         problems.append(f"outputs_differ is {detail['outputs_differ']}, its outputs give the opposite")
     for q in queries:
+        if parsing is not None:
+            problems += _llm_verdict(q, parsing)
         if not isinstance(q.get("output"), str):
             continue
         if "final_answer" in q and q["final_answer"] != codis_metrics.final_answer(q["output"]):
@@ -52,12 +69,28 @@ def _vqa(detail: dict[str, Any]) -> list[str]:
     return problems
 
 
-def _description(detail: dict[str, Any]) -> list[str]:
+def _cognition(detail: dict[str, Any], parsing: str) -> list[str]:
+    """Each CoR's LLM verdict against the reply of its judge call (Figure 8 or 9), read by position."""
+    problems = []
+    for call in detail.get("judge_replies") or []:
+        cors = [c for c in detail.get("cognition") or [] if c.get("figure") == call.get("figure")]
+        reply = call.get("reply")
+        read = cognition_judge.parse_verdicts(reply, len(cors), parsing) if isinstance(reply, str) else None
+        for position, cor in enumerate(cors):
+            expected = read[position] if read is not None else None
+            if cor["verdict"] != expected:
+                said = f"reply reads {expected}" if isinstance(reply, str) else "call got no reply"
+                said = f"its Figure {call['figure']} judge {said}"
+                problems.append(f"CoR {cor['category']} {cor.get('index')}: verdict {cor['verdict']}, {said}")
+    return problems
+
+
+def _description(detail: dict[str, Any], parsing: str | None) -> list[str]:
     recognition = detail["recognition"]
     matches = recognition.get("matches")
+    problems = _cognition(detail, parsing) if parsing is not None else []
     if not isinstance(matches, list):
-        return []
-    problems = []
+        return problems
     if recognition["annotated"] != len(matches):
         problems.append(f"recognition.annotated is {recognition['annotated']}, {len(matches)} entities are listed")
     if recognition["recognized"] != sum(bool(m.get("recognized")) for m in matches):
@@ -65,16 +98,20 @@ def _description(detail: dict[str, Any]) -> list[str]:
     return problems
 
 
-def item_problems(task: str, details: list[dict[str, Any]], judge_kind: str) -> dict[str, list[str]]:
-    """``{item_id: [problem, ...]}`` for every item whose derived fields disagree with its own data."""
+def item_problems(
+    task: str, details: list[dict[str, Any]], judge_kind: str, parsing: str = "tolerant"
+) -> dict[str, list[str]]:
+    """``{item_id: [problem, ...]}`` for every item whose derived fields disagree with its own data.
+    ``parsing``: the LLM judge's parsing mode (scores.json ``judge.parsing``)."""
+    llm = parsing if judge_kind == "openai" else None
     found = {}
     for detail in details:
         if task == "codis":
-            problems = _codis(detail, judge_kind == "rule")
+            problems = _codis(detail, judge_kind == "rule", llm)
         elif task == "vqa":
             problems = _vqa(detail)
         else:
-            problems = _description(detail)
+            problems = _description(detail, llm)
         if problems:
             found[detail["item_id"]] = problems
     return found

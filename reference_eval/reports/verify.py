@@ -5,8 +5,10 @@ at ``--revision``), or an ``.eval_results`` file (its details: ``--details``, el
 ``source.url`` names). No judge or model is called. From the details it recomputes each metric's
 overall and per-category value and 95% interval and compares them with scores.json; re-renders
 report.md and the results' notes from the checked scores.json and compares their numbers; and
-compares each ``.eval_results`` value. Items whose own fields disagree (``item_checks``) are listed
-as the explanation. Unlike ``read_run``, which stops at the first difference, this lists them all.
+compares each ``.eval_results`` value. Items whose own fields disagree (``item_checks``: an LLM
+verdict that its stored reply does not read as, a parsed answer or rule verdict that its output
+does not give) are listed as the explanation. Unlike ``read_run``, which stops at the first
+difference, this lists them all.
 """
 
 from __future__ import annotations
@@ -88,11 +90,14 @@ class TaskData:
 def check_scores(data: TaskData, result: Verification) -> None:
     """scores.json's values and intervals against the details; items that explain a difference."""
     scores, task = data.scores, data.scores["task"]
-    problems = item_problems(task, data.details, scores["judge"]["kind"])
+    problems = item_problems(task, data.details, scores["judge"]["kind"], scores["judge"].get("parsing", "tolerant"))
     for item, lines in problems.items():
         for problem in lines:
             result.differences.append(Difference(f"{data.where}: item {item}", problem, "", [item]))
-    category_of = {d["item_id"]: d.get("category") for d in data.details}
+    # An item's categories: its own (VQA, CODIS), or those of its CoRs (Description).
+    categories_of = {
+        d["item_id"]: {d.get("category")} | {c.get("category") for c in d.get("cognition") or []} for d in data.details
+    }
     categories = CODIS_CATEGORIES if task == "codis" else COGBENCH_CATEGORIES
     where = str(data.scores_path)
     result.compare(f"{where}: counts.items", scores["counts"].get("items"), len(data.details))
@@ -107,7 +112,7 @@ def check_scores(data: TaskData, result: Verification) -> None:
             key = "overall" if column == "overall" else f"per_category.{column}"
             if stated is None:
                 continue
-            items = sorted(i for i in problems if column == "overall" or category_of.get(i) == column)
+            items = sorted(i for i in problems if column == "overall" or column in categories_of.get(i, ()))
             result.compare(f"{where}: metrics.{name}.{key}", stated, float(value), items)
             stated_interval = _interval(metric, column)
             fresh = _interval({"interval": recomputed_intervals[name]}, column)
@@ -153,7 +158,8 @@ def check_results_file(path: Path, entries: list[dict[str, Any]], tasks: dict[st
         categories = CODIS_CATEGORIES if config == "codis" else COGBENCH_CATEGORIES
         table = intervals.metric_tables(config, data.details, categories)[metric]
         value = float(table.pooled()[-1])
-        problems = sorted(item_problems(config, data.details, data.scores["judge"]["kind"]))
+        judge = data.scores["judge"]
+        problems = sorted(item_problems(config, data.details, judge["kind"], judge.get("parsing", "tolerant")))
         result.compare(f"{path}: entry {number}: value", entry.get("value"), value, problems, tol=0.005 + 1e-9)
         compare_text(
             f"{path}: entry {number}: notes", str(entry.get("notes", "")), results_notes(data.scores, metric), result

@@ -30,6 +30,7 @@ barrier. Nothing here imports torch unless a run needs it.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import shlex
 import sys
@@ -416,6 +417,7 @@ def _prediction(settings: EvalSettings, template, generation: dict[str, Any], an
         model=settings.model,
         prompt_id=template.id,
         prompt_sha256=template.sha256,
+        rendered_prompt_sha256=hashlib.sha256(answer.query.prompt.encode("utf-8")).hexdigest(),
         generation=generation,
         seconds=round(answer.seconds, 4),
     )

@@ -37,7 +37,7 @@ from cogbench.reference_eval.run import provenance
 from cogbench.reference_eval.run.completeness import failure_line, is_complete, mark_scale
 from cogbench.reference_eval.scoring import analyses
 from cogbench.reference_eval.tasks.queries import ROTATIONS
-from cogbench.reference_eval.tasks.scorers import SCORERS, score_vqa_circular
+from cogbench.reference_eval.tasks.scorers import SCORERS, add_rendered_prompts, score_vqa_circular
 from cogbench.schemas.features import CODIS_CATEGORIES, COGBENCH_CATEGORIES, ID_COLUMN
 from cogbench.validation.integrity import load_verified
 
@@ -153,12 +153,12 @@ def _outputs_by_id(options: ScoreOptions, rows: list[dict[str, Any]]) -> tuple[d
     refuse_unflagged_circular(options, predictions)
     harness = harness_provenance(Path(options.predictions))
     queries = (1, 2) if options.task == "codis" else ROTATIONS if options.circular else None
+    keyed = {((p.item_id, p.query) if queries else p.item_id): p for p in predictions}
     if queries:
         expected = {(row[id_column], query) for row in rows for query in queries}
-        given = {(p.item_id, p.query): p.output for p in predictions}
     else:
         expected = {row[id_column] for row in rows}
-        given = {p.item_id: p.output for p in predictions}
+    given = {key: p.output for key, p in keyed.items()}
     missing = sorted(expected - set(given), key=str)
     extra = sorted(set(given) - expected, key=str)
     if (missing or extra) and not options.allow_partial:
@@ -177,6 +177,9 @@ def _outputs_by_id(options: ScoreOptions, rows: list[dict[str, Any]]) -> tuple[d
         "harness": harness,
         "missing_predictions": [_id_text(key) for key in missing],
         "unknown_predictions": [_id_text(key) for key in extra],
+        # Per query, the sha256 of the prompt text the model got; None where the file does not say
+        # (the authors' and VLMEvalKit's files keep no prompt).
+        "rendered_prompts": {key: keyed[key].rendered_prompt_sha256 or None for key in given if key in expected},
     }
     return {key: given[key] for key in given if key in expected}, info
 
@@ -279,6 +282,7 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
     try:
         claim_output(Path(options.out), "score", RUN_FILES, task=options.task)
         result = (score_vqa_circular if options.circular else SCORERS[options.task])(rows, outputs, options, judge)
+        add_rendered_prompts(options.task, result.details, source.get("rendered_prompts", {}))
         extra = analyses.run_analyses(
             options,
             rows,

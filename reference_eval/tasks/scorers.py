@@ -5,6 +5,11 @@ writes the run; the scorers only compute. Each follows its paper: the metrics
 themselves are in ``metrics/`` and the judges in ``judges/``. ``options`` is
 the run's ``scoring.ScoreOptions`` (the scorers read ``spacy_model``,
 ``embedder``, ``embed_batch_size`` and ``judge_parsing``).
+
+An LLM judge's raw reply goes into the details beside the verdict read from it (CODIS: each
+query's ``judge_reply``; Description: ``judge_replies``, one per judge call), with the sha256 of
+the judge prompt (its key in the verdict cache), so ``verify`` re-reads every verdict offline.
+The rule judge has no reply: ``judge_reply`` is null and ``rule_right`` is its verdict.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from typing import Any
 
 from cogbench.reference_eval.judges import codis as codis_judge
 from cogbench.reference_eval.judges import cognition as cognition_judge
-from cogbench.reference_eval.judges.llm import LLMJudge
+from cogbench.reference_eval.judges.llm import LLMJudge, prompt_sha256
 from cogbench.reference_eval.metrics import codis as codis_metrics
 from cogbench.reference_eval.metrics import cognition as cognition_metrics
 from cogbench.reference_eval.metrics import recognition, vqa
@@ -57,13 +62,14 @@ def score_description(all_rows, outputs, options, judge: LLMJudge | None) -> Tas
     details = [
         {
             "item_id": row["image_id"],
+            "description": text,  # the model's output (the annotated description for --oracle)
             "recognition": {
                 "annotated": len(image_matches),
                 "recognized": sum(m.recognized for m in image_matches),
                 "matches": [m.__dict__ for m in image_matches],
             },
         }
-        for row, image_matches in zip(rows, matches)
+        for row, text, image_matches in zip(rows, descriptions, matches)
     ]
     counts: dict[str, Any] = {
         "items": len(rows),
@@ -80,14 +86,15 @@ def score_description(all_rows, outputs, options, judge: LLMJudge | None) -> Tas
 
 
 def _judge_replies(judge: LLMJudge, prompts: list[str], parse, mode: str):
-    """Per prompt: the verdict in ``mode``, the verdict in the other mode, and the error (None if judged)."""
+    """Per prompt: the verdict in ``mode``, the verdict in the other mode, the error (None if judged)
+    and the raw reply (an unusable one too; None when none came)."""
     other = "official" if mode == "tolerant" else "tolerant"
     replies = judge.ask(prompts, accept=lambda prompt, reply: parse(prompt, reply, mode) is not None)
     results = []
     for prompt, reply in zip(prompts, replies):
         text = reply.text if reply.text is not None else reply.unusable_text
         chosen = parse(prompt, reply.text, mode) if reply.text is not None else None
-        results.append((chosen, parse(prompt, text, other) if text is not None else None, reply.error))
+        results.append((chosen, parse(prompt, text, other) if text is not None else None, reply.error, text))
     return other, results
 
 
@@ -108,8 +115,12 @@ def _judge_cognition(judge, rows, descriptions, all_rows, options, result: TaskR
     verdicts: list[tuple[cognition_metrics.CorItem, int | None]] = []
     alternative: list[tuple[cognition_metrics.CorItem, int | None]] = []
     per_image: dict[str, list[dict[str, Any]]] = {}
-    for call, (parsed, parsed_other, error) in zip(calls, replies):
+    raw: dict[str, list[dict[str, Any]]] = {}
+    for call, (parsed, parsed_other, error, text) in zip(calls, replies):
         error = error or (None if parsed is not None else "reply does not give N. [0|1] for every key point")
+        raw.setdefault(call.image_id, []).append(
+            {"figure": call.prompt_figure, "prompt_sha256": prompt_sha256(call.prompt), "reply": text}
+        )
         for position, item in enumerate(call.items):
             verdict = parsed[position] if parsed is not None else None
             verdicts.append((item, verdict))
@@ -137,6 +148,7 @@ def _judge_cognition(judge, rows, descriptions, all_rows, options, result: TaskR
     )
     for detail in result.details:
         detail["cognition"] = per_image.get(detail["item_id"], [])
+        detail["judge_replies"] = raw.get(detail["item_id"], [])
     differing = sum(a != b for (_, a), (_, b) in zip(verdicts, alternative))
     if differing:
         result.parsing_comparison = {
@@ -192,6 +204,7 @@ def score_codis(all_rows, outputs, options, judge: LLMJudge | None) -> TaskResul
     }
     verdicts: dict[tuple[str, int], bool | None] = dict(rule)
     errors: dict[tuple[str, int], str | None] = {}
+    raw: dict[tuple[str, int], tuple[str, str | None]] = {}  # LLM judge: (prompt sha256, reply)
     agreement = comparison = None
     if judge is not None:
         prompts = [
@@ -201,8 +214,9 @@ def score_codis(all_rows, outputs, options, judge: LLMJudge | None) -> TaskResul
             judge, prompts, lambda prompt, reply, mode: codis_judge.parse_verdict(reply, mode), options.judge_parsing
         )
         alternative = {}
-        for (row, q), (verdict, verdict_other, error) in zip(queries, replies):
+        for (row, q), prompt, (verdict, verdict_other, error, text) in zip(queries, prompts, replies):
             key = (row["id"], q)
+            raw[key] = (prompt_sha256(prompt), text)
             verdicts[key], alternative[key] = verdict, verdict_other
             errors[key] = error or (None if verdict is not None else "reply gives no verdict")
         both = [key for key in verdicts if verdicts[key] is not None]
@@ -231,6 +245,8 @@ def score_codis(all_rows, outputs, options, judge: LLMJudge | None) -> TaskResul
                     "right": verdicts[(row["id"], q)],
                     "rule_right": rule[(row["id"], q)],
                     "judge_error": errors.get((row["id"], q)),
+                    "judge_prompt_sha256": raw.get((row["id"], q), (None, None))[0],
+                    "judge_reply": raw.get((row["id"], q), (None, None))[1],
                 }
                 for q in (1, 2)
             ],
@@ -279,6 +295,21 @@ def score_vqa_circular(rows, outputs, options, judge: LLMJudge | None) -> TaskRe
         else:
             mark_coverage(metric, len(details), len(details), len(rows), "questions")
     return TaskResult(metrics, details, counts)
+
+
+def add_rendered_prompts(task: str, details: list[dict[str, Any]], hashes: dict[Any, str | None]) -> None:
+    """Each answer's ``rendered_prompt_sha256`` (the prompt text the model got; None where the
+    predictions file does not say), keyed as ``pipeline`` keys the outputs."""
+    for detail in details:
+        item = detail["item_id"]
+        if task == "codis":
+            for query in detail["queries"]:
+                query["rendered_prompt_sha256"] = hashes.get((item, query["query"]))
+        elif "rotations" in detail:
+            for rotation in detail["rotations"]:
+                rotation["rendered_prompt_sha256"] = hashes.get((item, rotation["rotation"]))
+        else:
+            detail["rendered_prompt_sha256"] = hashes.get(item)
 
 
 SCORERS = {"description": score_description, "vqa": score_vqa, "codis": score_codis}
