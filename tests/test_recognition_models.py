@@ -115,3 +115,22 @@ def test_an_embedder_whose_checkpoint_lacks_a_weight_is_refused(tmp_path):
     # sentence-transformers loads it with that weight random; the check reloads it and refuses it
     with pytest.raises(UsageError, match=r"loaded as BertModel, but 1 weight\(s\) missing from the checkpoint"):
         load_embedder(str(folder))
+
+
+def test_check_models_loads_both_models_now_and_keeps_the_names_given(tmp_path):
+    """`eval --task description` calls it before the first query; the record it returns is not to be altered."""
+    import dataclasses
+
+    import spacy
+
+    from cogbench.reference_eval.metrics.recognition import check_models
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("attribute_ruler").add(patterns=[[{"TEXT": "dog"}]], attrs={"POS": "NOUN"})
+    nlp.to_disk(tmp_path / "tagger")
+    models = check_models(str(tmp_path / "tagger"), minilm_path())
+    assert (models.spacy_model, models.embedder_name) == (str(tmp_path / "tagger"), minilm_path())
+    assert [t.pos_ for t in models.nlp("a dog")] == ["", "NOUN"]
+    assert models.embedder.encode(["dog"]).shape == (1, 384)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        models.nlp = None

@@ -107,3 +107,46 @@ def test_images_without_entities_or_nouns_need_no_embedder():
     nlp = tagged_pipeline(nouns=("dog",))
     assert recognition_matches(nlp, None, [[], []], ["Nothing here.", "Nor here."]) == [[], []]
     assert embed_distinct(None, []) == {}
+
+
+@pytest.mark.parametrize(
+    "given, fix",
+    [
+        # a package name: spaCy's download command installs it
+        ("no_such_spacy_model", "`python -m spacy download no_such_spacy_model`"),
+        # written like a path (a separator, or a leading "." or "~"), though nothing is there: a folder is meant
+        ("models/no-such-pipeline", "give --spacy-model a folder holding a spaCy pipeline"),
+        ("~no-such-pipeline", "give --spacy-model a folder holding a spaCy pipeline"),
+        (".no-such-pipeline", "give --spacy-model a folder holding a spaCy pipeline"),
+    ],
+)
+def test_a_missing_spacy_model_gets_the_fix_for_a_name_or_for_a_path(given, fix, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # relative names resolve in an empty folder
+    with pytest.raises(UsageError) as error:
+        load_noun_tagger(given)
+    assert fix in str(error.value)
+    assert (f"spacy download {given}" in str(error.value)) == given.startswith("no_such")  # never a path
+
+
+def test_a_package_name_that_is_also_a_folder_here_loads_as_the_folder(tmp_path, monkeypatch):
+    """No separator, yet a folder of that name exists: spaCy loads it, and a broken one is named as a folder."""
+    tagged_pipeline(nouns=("dog",)).to_disk(tmp_path / "tags")
+    (tmp_path / "empty").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert load_noun_tagger("tags").pipe_names == ["attribute_ruler"]
+    with pytest.raises(UsageError, match="give --spacy-model a folder holding a spaCy pipeline"):
+        load_noun_tagger("empty")
+
+
+def test_importing_the_recognition_metric_loads_neither_spacy_nor_sentence_transformers():
+    """They load when a score needs them, so `cogbench eval` runs in a venv without them (the vLLM step's)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "import cogbench.reference_eval.metrics.recognition\n"
+        "print(sorted(m for m in ('spacy', 'sentence_transformers') if m in sys.modules))\n"
+    )
+    shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert shown.strip() == "[]"
