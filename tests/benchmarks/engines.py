@@ -6,10 +6,10 @@ the first 32 CODIS items of the built release (64 queries), 32 new tokens at mos
 - ``hf:`` at batch 8 (transformers in the process);
 - ``vllm:`` in the process (vLLM's offline ``LLM``, all 64 queries in one chunk);
 - ``openai:`` against ``vllm serve`` of the same folder (the server's start-up is the start-up);
-- ``vllm run-batch`` on a JSONL of the ``openai:`` path's own request bodies (the conversations of
-  ``openai_chat.conversations``, with the ``model``/``temperature``/``max_tokens`` that
-  ``openai_api.ChatClient`` sends), written here: ``--write-requests`` is not in this branch.
-  Its start-up is the time to vLLM's "Reading batch" log line; the rest is generation.
+- ``vllm run-batch`` on the request file of ``cogbench eval --write-requests`` (the ``openai:``
+  path's own request bodies), its output read back with ``--read-responses``. Its start-up is the
+  time to vLLM's "Reading batch" log line; the rest is generation; writing and reading the files
+  are timed apart.
 
 Each engine runs once, as its own process tree; printed: start-up seconds, generation seconds
 (cogbench's ``time:`` line), wall seconds (the whole tree, start to exit), queries/s over
@@ -28,7 +28,6 @@ tests; this script itself runs in the test venv:
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import socket
@@ -45,10 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import psutil
 
 from cogbench.cards.release import build_release
-from cogbench.dataset_builders.load import load_config
-from cogbench.reference_eval.backends.openai_chat import conversations
 from cogbench.reference_eval.formats.predictions import read_predictions
-from cogbench.reference_eval.tasks.queries import build_queries, undecoded_images
 
 from shared_files import raw_data_dir
 
@@ -157,21 +153,22 @@ def openai_against_vllm_serve(work: Path, model: Path, dataset: str) -> dict:
     return {**result, "startup": ready, "wall": ready + result["wall"], "peak": max(result["peak"], server_peak)}
 
 
-def request_file(dataset_dir: str, path: Path) -> list[tuple]:
-    """The 64 queries as OpenAI Batch lines, each body what the ``openai:`` path sends; returns their keys."""
-    dataset = load_config(dataset_dir, "codis").select(range(32))
-    _, queries = build_queries("codis", dataset)
-    with path.open("w", encoding="utf-8") as handle:
-        for query, messages in zip(queries, conversations(queries, undecoded_images(dataset))):
-            body = {"model": NAME, "messages": messages, "temperature": 0.0, "max_tokens": 32}
-            line = {"custom_id": f"{query.item_id}/{query.query}", "method": "POST", "url": "/v1/chat/completions"}
-            handle.write(json.dumps({**line, "body": body}) + "\n")
-    return [q.key for q in queries]
+def request_files(dataset_dir: str, work: Path, *extra: str) -> float:
+    """`cogbench eval --write-requests` (or `--read-responses`) of the 64 queries; returns its seconds."""
+    command = [ENGINE_PYTHON, "-m", "cogbench", "eval", "--task", "codis", "--model", f"openai:{NAME}"]
+    command += ["--base-url", "http://127.0.0.1:9/v1", "--dataset", dataset_dir, "--out", str(work / "batch")]
+    command += ["--limit", "32", "--max-new-tokens", "32", "--no-score", *extra]
+    started = time.monotonic()
+    done = subprocess.run(command, capture_output=True, text=True, env={**vllm_env(work), "OPENAI_API_KEY": "EMPTY"})
+    if done.returncode != 0:
+        raise SystemExit(f"cogbench eval {' '.join(extra)}: exit {done.returncode}\n{done.stderr[-3000:]}")
+    return time.monotonic() - started
 
 
 def run_batch(work: Path, model: Path, dataset_dir: str) -> dict:
-    keys = request_file(dataset_dir, work / "requests.jsonl")
-    command = [ENGINE_PYTHON, "-m", "vllm.entrypoints.openai.run_batch", "-i", str(work / "requests.jsonl")]
+    written = request_files(dataset_dir, work, "--write-requests", str(work / "requests"))
+    (shard,) = sorted((work / "requests").glob("requests-*.jsonl"))
+    command = [ENGINE_PYTHON, "-m", "vllm.entrypoints.openai.run_batch", "-i", str(shard)]
     command += ["-o", str(work / "responses.jsonl"), "--model", str(model), "--served-model-name", NAME, *ENGINE]
     command += SERVER_ONLY
     started = time.monotonic()
@@ -188,11 +185,9 @@ def run_batch(work: Path, model: Path, dataset_dir: str) -> dict:
     peak = memory.stop()
     if process.returncode != 0 or ready is None:
         raise SystemExit(f"run-batch: exit {process.returncode}\n{''.join(log[-40:])}")
-    replies = {}
-    for line in (work / "responses.jsonl").read_text(encoding="utf-8").splitlines():
-        record = json.loads(line)
-        replies[record["custom_id"]] = record["response"]["body"]["choices"][0]["message"]["content"].strip()
-    answers = [((item, query), replies[f"{item}/{query}"]) for item, query in keys]
+    read = request_files(dataset_dir, work, "--read-responses", str(work / "responses.jsonl"))
+    print(f"run-batch: --write-requests {written:.1f} s, --read-responses {read:.1f} s (beside the table)")
+    answers = [(p.key, p.output) for p in read_predictions(work / "batch" / "predictions.jsonl")]
     return {"generation": wall - ready, "startup": ready, "wall": wall, "peak": peak, "answers": answers}
 
 
