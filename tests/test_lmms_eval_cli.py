@@ -123,6 +123,25 @@ def run_lmms_eval(include: Path, base_url: str, out: Path, cwd: Path) -> subproc
     return subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True, timeout=1800)
 
 
+def _rendered_hashes(details: str) -> set[str]:
+    """Every ``rendered_prompt_sha256`` in details.jsonl, at any depth (CODIS queries, VQA rotations)."""
+    found: set[str] = set()
+
+    def walk(value) -> None:
+        if isinstance(value, dict):
+            for key, inner in value.items():
+                if key == "rendered_prompt_sha256" and inner:
+                    found.add(inner)
+                walk(inner)
+        elif isinstance(value, list):
+            for inner in value:
+                walk(inner)
+
+    for line in details.splitlines():
+        walk(json.loads(line))
+    return found
+
+
 def test_lmms_eval_cli_runs_the_exported_tasks_and_cogbench_score_equals_its_results(
     built_release, tmp_path, openai_server, capsys
 ):
@@ -194,6 +213,9 @@ def test_lmms_eval_cli_runs_the_exported_tasks_and_cogbench_score_equals_its_res
             ours, theirs = scores["metrics"][metric]["overall"], results[name][key]
             table.append(f"{name:34} {key:24} lmms-eval {theirs:.6f}  cogbench {ours:.6f}")
             assert ours == pytest.approx(theirs, rel=1e-12, abs=1e-9), table[-1]
+        # Each answer's rendered-prompt hash is the sha256 of the `input` lmms-eval really wrote (issue 33).
+        inputs = {hashlib.sha256(json.loads(line)["input"].encode("utf-8")).hexdigest() for line in samples.open()}
+        assert _rendered_hashes((out / "details.jsonl").read_text()) == inputs, name
         harness = scores["provenance"]["harness"]
         assert harness["task"] == name and harness["task_config"]["dataset_path"] == "parquet"
         # lmms-eval 0.7.3 writes api_key=[REDACTED]; cogbench drops the entry whatever it holds.
