@@ -7,7 +7,9 @@ formats, generated here. Nothing in the test run may reach the network.
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -17,7 +19,11 @@ import pytest
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["HF_DATASETS_OFFLINE"] = "1"
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("HF_HOME", tempfile.mkdtemp(prefix="cogbench-hf-home-"))
+if "HF_HOME" not in os.environ:
+    # A fresh cache per run (datasets' Arrow files of the built images: ~0.7 GB), removed when the run
+    # ends: left behind, one per pytest process, they filled CI's disk. Subprocesses inherit it.
+    os.environ["HF_HOME"] = tempfile.mkdtemp(prefix="cogbench-hf-home-")
+    atexit.register(shutil.rmtree, os.environ["HF_HOME"], ignore_errors=True)
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from hub_server import LocalHub, local_hub_api
