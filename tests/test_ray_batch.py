@@ -17,18 +17,15 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
-from cogbench.reference_eval.formats.predictions import read_predictions
-
 import tiny_models
+from vllm_helpers import answers, cogbench_eval, engine_env, free_port, run_batch_command
 
 RAY_PYTHON = os.environ.get("COGBENCH_RAY_PYTHON")
 pytestmark = [
@@ -38,7 +35,6 @@ pytestmark = [
     ),
 ]
 ROOT = Path(__file__).resolve().parents[1]
-NAME = "tiny-qwen2.5-vl"
 
 
 def doc_script() -> str:
@@ -49,40 +45,9 @@ def doc_script() -> str:
     return found.group(1)
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def _eval(dataset: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
-    command = [
-        sys.executable,
-        "-m",
-        "cogbench",
-        "eval",
-        "--task",
-        "codis",
-        "--model",
-        f"openai:{NAME}",
-        "--base-url",
-        "http://127.0.0.1:9/v1",  # never contacted: requests are written, then read back
-        "--dataset",
-        str(dataset),
-        "--out",
-        str(out),
-        "--max-new-tokens",
-        "12",
-        "--limit",
-        "8",
-        *extra,
-    ]
-    env = dict(os.environ, OPENAI_API_KEY="EMPTY", TQDM_DISABLE="1")
-    return subprocess.run(command, capture_output=True, text=True, env=env, check=True)
-
-
-def _lines(out: Path) -> list[tuple]:
-    return [(p.key, p.output) for p in read_predictions(out / "predictions.jsonl")]
+def _eval(dataset: Path, out: Path, *extra: str):
+    # the base URL is never contacted: requests are written, then read back
+    return cogbench_eval("codis", "http://127.0.0.1:9/v1", dataset, out, "--limit", "8", *extra)
 
 
 @pytest.fixture
@@ -90,13 +55,8 @@ def ray_cluster(tmp_path):
     """`ray start --head --block` on 127.0.0.1 in its own session, with free ports; yields the engine env."""
     temp_dir = Path(tempfile.mkdtemp(prefix="ray-", dir="/tmp"))  # Ray's socket paths must stay short
     port = free_port()
-    env = dict(
-        os.environ,
-        VLLM_CACHE_ROOT=str(tmp_path / "vllm-cache"),
-        VLLM_CPU_KVCACHE_SPACE="1",
-        HF_HUB_OFFLINE="1",
-        VLLM_NO_USAGE_STATS="1",
-        DO_NOT_TRACK="1",
+    env = engine_env(
+        tmp_path,
         RAY_USAGE_STATS_ENABLED="0",
         RAY_AUTH_MODE="disabled",  # no token: a ~/.ray/auth_token left by another cluster would otherwise enable it
         RAY_ADDRESS=f"127.0.0.1:{port}",
@@ -169,39 +129,18 @@ def test_ray_batch_script_answers_the_request_files_as_vllm_run_batch_does(
     print(f"ray_batch.py: {time.monotonic() - started:.0f} s (engine start included)")
     read = _eval(built_release, tmp_path / "ray", "--read-responses", str(outputs))  # scored: CODIS's rule judge
     assert "16 generated now" in read.stdout and "judge rule" in read.stdout
-    lines = _lines(tmp_path / "ray")
+    lines = answers(tmp_path / "ray")
     assert len(lines) == 16 == len({key for key, _ in lines}) and all(output for _, output in lines)
 
     batch = tmp_path / "run-batch"
     batch.mkdir()
     for shard in sorted(requests.glob("requests-*.jsonl")):
         started = time.monotonic()
-        command = [
-            RAY_PYTHON,
-            "-m",
-            "vllm.entrypoints.openai.run_batch",
-            "-i",
-            str(shard),
-            "-o",
-            str(batch / shard.name),
-            "--model",
-            str(tiny_model),
-            "--served-model-name",
-            NAME,
-            "--enforce-eager",
-            "--dtype",
-            "float32",
-            "--max-model-len",
-            "4096",
-            "--limit-mm-per-prompt",
-            '{"image":1}',
-            "--seed",
-            "0",
-        ]
+        command = run_batch_command(RAY_PYTHON, shard, batch / shard.name, tiny_model)
         with (tmp_path / "run-batch.log").open("ab") as log:
             subprocess.run(command, stdout=log, stderr=log, env=ray_cluster, check=True, timeout=600)
         print(f"run-batch {shard.name}: {time.monotonic() - started:.0f} s (engine start included)")
     _eval(built_release, tmp_path / "run-batch-run", "--no-score", "--write-requests", str(tmp_path / "again"))
     read = _eval(built_release, tmp_path / "run-batch-run", "--no-score", "--read-responses", str(batch))
     assert "16 generated now" in read.stdout
-    assert _lines(tmp_path / "run-batch-run") == lines  # item for item: same prompt, image and greedy sampling
+    assert answers(tmp_path / "run-batch-run") == lines  # item for item: same prompt, image and greedy sampling

