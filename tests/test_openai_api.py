@@ -113,6 +113,22 @@ def test_a_dripping_server_is_cut_off_at_the_timeout_of_each_attempt(first, open
     assert server.dripped_until_cut == (2 if first == "dripping" else 1)
 
 
+def test_requests_go_through_the_proxy_the_environment_names(openai_server, monkeypatch):
+    """HTTP_PROXY is honoured, as by httpx and the OpenAI SDK: the proxy gets the absolute URL
+    (the endpoint's host is never looked up), with the key and the body as sent direct."""
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "http_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    proxy = openai_server(lambda request: Reply(text="via the proxy"))
+    monkeypatch.setenv("HTTP_PROXY", proxy.base_url.removesuffix("/v1"))
+    settings = settings_for(proxy, base_url="http://judge.invalid:8000/v1")
+    with ChatClient(settings) as client:
+        result = client.complete(text_message("x"))
+    assert result.text == "via the proxy"
+    [request] = proxy.chat_requests
+    assert request.path == "http://judge.invalid:8000/v1/chat/completions"
+    assert request.headers["authorization"] == f"Bearer {SECRET}" and request.prompt_text == "x"
+
+
 def test_malformed_body_and_unusable_reply_are_retried(openai_server):
     replies = iter([Reply(raw_body=b"{not json"), Reply(text="maybe"), Reply(text="right")])
     server = openai_server(lambda request: next(replies))

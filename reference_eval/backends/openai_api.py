@@ -22,7 +22,7 @@ record it as a failure and go on.
 
 Requests are plain HTTP through ``httpx`` (the HTTP library under the OpenAI SDK): one
 POST of ``chat_body`` to ``BASE_URL/chat/completions`` with a bearer key, the reply read as
-JSON. Not the SDK itself: importing ``openai`` (its hundreds of pydantic types) cost more
+JSON, sent straight to the transport (connection pool or proxy) the client picks for that URL. Not the SDK itself: importing ``openai`` (its hundreds of pydantic types) cost more
 than all the judging it did, ~0.5 s on idle cores, against a 0.9 s bound for the 706 CODIS
 judge queries (tests/benchmarks/judge_throughput.py, README "Fast by default"); the typed
 ``chat.completions.create`` also cost ~1.4 ms of CPU per request. ``httpx`` is imported
@@ -33,11 +33,12 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import random
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
@@ -45,7 +46,7 @@ from urllib.parse import urlparse
 
 from cogbench.errors import UsageError
 from cogbench.reference_eval.backends.concurrency import AdaptiveLimit
-from cogbench.reference_eval.backends.deadline import attempt_deadline, bound_each_attempt
+from cogbench.reference_eval.backends.deadline import attempt_deadline, bound_each_attempt, transport_for
 from cogbench.schemas.text import replace_lone_surrogates
 
 API_KEY_VARIABLE = "OPENAI_API_KEY"
@@ -179,12 +180,16 @@ class ChatClient:
         # One single-connection client per request in flight, lent out and given back (``_borrow``):
         # one shared pool of 64 connections spent most of a judge run's CPU in httpcore's pool lock,
         # which every request takes twice and which walks every connection each time.
-        self._idle: list[Any] = []
+        self._idle: list[tuple[Any, Any]] = []
         self._every: list[Any] = []
         self._lend = threading.Lock()
+        self._url = httpx.URL(self._base_url + "chat/completions")
+        # httpx's own request timeout, in the form its transports read; the deadline bounds the whole attempt.
+        seconds = settings.timeout_seconds
+        self._timeout = {"timeout": {"connect": seconds, "read": seconds, "write": seconds, "pool": seconds}}
 
-    def _borrow(self) -> Any:
-        """An idle HTTP client, or a new one; at most one per request in flight ever exists."""
+    def _borrow(self) -> tuple[Any, Any]:
+        """An idle (HTTP client, its transport for the URL), or a new one; at most one per request in flight."""
         import httpx
 
         with self._lend:
@@ -204,11 +209,22 @@ class ChatClient:
         )
         with self._lend:
             self._every.append(client)
-        return client
+        return client, transport_for(client, self._url)
 
-    def _give_back(self, client: Any) -> None:
+    def _give_back(self, connection: tuple[Any, Any]) -> None:
         with self._lend:
-            self._idle.append(client)
+            self._idle.append(connection)
+
+    def _post(self, transport: Any, headers: Any, body: bytes) -> tuple[Any, bytes]:
+        """One POST of ``body`` through ``transport``: the response (status, headers) and its whole content."""
+        import httpx
+
+        request = httpx.Request("POST", self._url, headers=headers, content=body, extensions=self._timeout)
+        response = transport.handle_request(request)
+        try:
+            return response, response.read()
+        finally:
+            response.close()
 
     def close(self) -> None:
         with self._lend:
@@ -230,21 +246,23 @@ class ChatClient:
         last_error = "no attempt made"
         unusable: str | None = None
         prompt_tokens = completion_tokens = 0
+        body = json.dumps(chat_body(settings, messages)).encode()
         for attempt in range(1, settings.max_attempts + 1):
             retry_after: float | None = None
             overloaded = False
             self.usage.count_request()
             self.limit.acquire()
             try:
-                http = self._borrow()
+                connection = self._borrow()
                 try:
+                    client, transport = connection
                     with attempt_deadline(settings.timeout_seconds):
-                        response = http.post("chat/completions", content=json.dumps(chat_body(settings, messages)))
+                        response, content = self._post(transport, client.headers, body)
                 finally:
-                    self._give_back(http)
+                    self._give_back(connection)
                 if response.status_code >= 400:
                     raise _StatusError(response)
-                reply = json.loads(response.content)
+                reply = json.loads(content)
                 used_prompt, used_completion = token_counts(reply)
                 prompt_tokens += used_prompt
                 completion_tokens += used_completion
@@ -301,19 +319,23 @@ class ChatClient:
         """
         window = 2 * max(1, self.settings.concurrency)
         items = iter(enumerate(conversations))
+        # Each finished request puts itself on ``finished``: O(1) per reply, where waiting on the
+        # whole window (``concurrent.futures.wait``) walked every pending future for each reply.
+        finished: queue.SimpleQueue[Future] = queue.SimpleQueue()
         with ThreadPoolExecutor(max_workers=max(1, self.settings.concurrency), thread_name_prefix="chat") as pool:
             pending: dict[Future, int] = {}
 
             def fill() -> None:
                 for index, messages in islice(items, window - len(pending)):
                     check = accept_each[index] if accept_each is not None else accept
-                    pending[pool.submit(self.complete, messages, check)] = index
+                    future = pool.submit(self.complete, messages, check)
+                    pending[future] = index
+                    future.add_done_callback(finished.put)
 
             fill()
             while pending:
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for future in done:
-                    yield pending.pop(future), future.result()
+                future = finished.get()
+                yield pending.pop(future), future.result()
                 fill()
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
