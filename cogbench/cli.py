@@ -42,7 +42,7 @@ EVAL_EXTRA_MODULES = (
     "transformers",
     "sentence_transformers",
     "spacy",
-    "httpx",
+    "httpcore",
     "accelerate",
     "openpyxl",
     "filelock",

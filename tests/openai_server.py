@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import re
+import ssl
 import threading
 import time
 from collections.abc import Callable
@@ -98,8 +99,10 @@ def completion_body(model: str, reply: Reply) -> bytes:
 class OpenAIServer:
     """Serves ``POST /v1/chat/completions`` on 127.0.0.1 at a free port, in a thread."""
 
-    def __init__(self, responder: Responder, record: bool = True):
+    def __init__(self, responder: Responder, record: bool = True, tls: tuple[str, str] | None = None):
+        """``tls``: (certificate file, key file) to serve ``https://`` instead of ``http://``."""
         self.responder = responder
+        self.scheme = "https" if tls else "http"
         self.record = record  # False: keep no request (benchmarks send thousands of images)
         self.requests: list[RecordedRequest] = []
         self.dripped_until_cut = 0  # dripping replies the client cut off
@@ -180,6 +183,10 @@ class OpenAIServer:
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler, bind_and_activate=False)
         self._httpd.request_queue_size = 1024
         self._httpd.server_bind()
+        if tls:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(*tls)
+            self._httpd.socket = context.wrap_socket(self._httpd.socket, server_side=True)
         self._httpd.server_activate()
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
@@ -187,7 +194,7 @@ class OpenAIServer:
     @property
     def base_url(self) -> str:
         host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"{self.scheme}://{host}:{port}/v1"
 
     @property
     def chat_requests(self) -> list[RecordedRequest]:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import base64
+import importlib.util
+import subprocess
 import threading
 import time
 
@@ -10,7 +13,7 @@ import pytest
 from cogbench.errors import UsageError
 from cogbench.reference_eval.backends.openai_api import ChatClient, ChatSettings, image_part, text_message
 
-from openai_server import Reply
+from openai_server import OpenAIServer, Reply
 
 SECRET = "sk-test-secret-value-0123456789"
 
@@ -127,6 +130,55 @@ def test_requests_go_through_the_proxy_the_environment_names(openai_server, monk
     [request] = proxy.chat_requests
     assert request.path == "http://judge.invalid:8000/v1/chat/completions"
     assert request.headers["authorization"] == f"Bearer {SECRET}" and request.prompt_text == "x"
+
+
+def test_proxy_credentials_go_in_a_proxy_header_and_no_proxy_is_honoured(openai_server, monkeypatch):
+    """user:password in the proxy URL becomes Proxy-Authorization (basic), never part of the request;
+    a host NO_PROXY names is reached directly."""
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "http_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    proxy = openai_server(lambda request: Reply(text="via the proxy"))
+    direct = openai_server(lambda request: Reply(text="direct"))
+    host_port = proxy.base_url.removeprefix("http://").removesuffix("/v1")
+    monkeypatch.setenv("HTTP_PROXY", f"http://me:p%40ss@{host_port}")
+    with ChatClient(settings_for(proxy, base_url="http://judge.invalid:8000/v1")) as client:
+        assert client.complete(text_message("x")).text == "via the proxy"
+    [request] = proxy.chat_requests
+    assert request.headers["proxy-authorization"] == "Basic " + base64.b64encode(b"me:p@ss").decode()
+    assert request.path == "http://judge.invalid:8000/v1/chat/completions"
+    monkeypatch.setenv("NO_PROXY", "example.org,127.0.0.1")
+    with ChatClient(settings_for(direct)) as client:
+        assert client.complete(text_message("x")).text == "direct"
+    assert len(proxy.chat_requests) == 1 and direct.chat_requests[0].path == "/v1/chat/completions"
+
+
+def test_a_socks_proxy_without_socksio_is_one_usage_line(openai_server, monkeypatch):
+    if importlib.util.find_spec("socksio") is not None:
+        pytest.skip("socksio is installed here")
+    for name in ("NO_PROXY", "no_proxy", "HTTP_PROXY", "http_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("ALL_PROXY", "socks5://127.0.0.1:9")
+    server = openai_server(lambda request: Reply(text="right"))
+    with pytest.raises(UsageError, match="SOCKS proxy: pip install socksio"):  # before any request
+        ChatClient(settings_for(server))
+
+
+def test_an_https_endpoint_is_verified_against_the_ca_bundle_the_environment_names(tmp_path, monkeypatch):
+    """TLS as httpx sets it up: SSL_CERT_FILE's bundle when set (else certifi's, which rejects a self-signed server)."""
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    self_signed = ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1"]
+    self_signed += ["-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)]
+    subprocess.run(self_signed, check=True, capture_output=True)
+    for name in ("SSL_CERT_FILE", "SSL_CERT_DIR", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    with OpenAIServer(lambda request: Reply(text="over TLS"), tls=(str(cert), str(key))) as server:
+        assert server.base_url.startswith("https://127.0.0.1:")
+        with ChatClient(settings_for(server, max_attempts=1)) as client:
+            assert client.complete(text_message("x")).error == "connection failed after 1 attempts"
+        monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+        with ChatClient(settings_for(server)) as client:
+            assert client.complete(text_message("x")).text == "over TLS"
+        assert len(server.chat_requests) == 1  # the unverified attempt never sent its request
 
 
 def test_malformed_body_and_unusable_reply_are_retried(openai_server):

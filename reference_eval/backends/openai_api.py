@@ -8,7 +8,7 @@ Used by the LLM judge of ``cogbench score`` and by the OpenAI model backend of
 - requests run concurrently, at most ``concurrency`` at a time, fewer while
   the server signals overload (``concurrency.AdaptiveLimit``);
 - each attempt ends ``timeout_seconds`` after it began, however slowly the
-  server sends (``deadline``: httpx's own timeout bounds each read only);
+  server sends (``deadline``: httpcore's own timeout bounds each read only);
 - 429, 5xx, timeouts and dropped connections are retried with exponential
   backoff plus jitter (the ``Retry-After`` header is honoured when longer);
   other errors (400, 401, 404...) fail at once, since repeating cannot help;
@@ -20,13 +20,15 @@ A request that still fails after its retries gives a ``ChatResult`` with
 ``error`` set instead of raising, so one bad item never sinks a run: callers
 record it as a failure and go on.
 
-Requests are plain HTTP through ``httpx`` (the HTTP library under the OpenAI SDK): one
-POST of ``chat_body`` to ``BASE_URL/chat/completions`` with a bearer key, the reply read as
-JSON, sent straight to the transport (connection pool or proxy) the client picks for that URL. Not the SDK itself: importing ``openai`` (its hundreds of pydantic types) cost more
-than all the judging it did, ~0.5 s on idle cores, against a 0.9 s bound for the 706 CODIS
-judge queries (tests/benchmarks/judge_throughput.py, README "Fast by default"); the typed
-``chat.completions.create`` also cost ~1.4 ms of CPU per request. ``httpx`` is imported
-inside functions, so commands that never call an API do not load it.
+Requests are plain HTTP/1.1 through ``httpcore`` (the engine under httpx, and so under the
+OpenAI SDK; ``connections`` sets it up with the environment's proxy and CA bundle as httpx
+would): one POST of ``chat_body`` to ``BASE_URL/chat/completions`` with a bearer key, the reply
+read as JSON. Not the SDK, nor httpx: importing ``openai`` (its hundreds of pydantic types) cost
+more than all the judging it did, ~0.5 s on idle cores, against a 0.9 s bound for the 706 CODIS
+judge queries (tests/benchmarks/judge_throughput.py, docs/scoring.md "Fast by default"); its typed
+``chat.completions.create`` cost ~1.4 ms of CPU per request, ``httpx.Client.post`` ~0.7 ms,
+httpcore ~0.36 ms. ``httpcore`` is imported inside functions, so commands that never call an API
+do not load it.
 """
 
 from __future__ import annotations
@@ -44,9 +46,11 @@ from itertools import islice
 from typing import Any
 from urllib.parse import urlparse
 
+from cogbench import __version__
 from cogbench.errors import UsageError
 from cogbench.reference_eval.backends.concurrency import AdaptiveLimit
-from cogbench.reference_eval.backends.deadline import attempt_deadline, bound_each_attempt, transport_for
+from cogbench.reference_eval.backends.connections import proxy_config, single_connection, tls_context
+from cogbench.reference_eval.backends.deadline import attempt_deadline
 from cogbench.schemas.text import replace_lone_surrogates
 
 API_KEY_VARIABLE = "OPENAI_API_KEY"
@@ -160,8 +164,6 @@ class ChatClient:
     """
 
     def __init__(self, settings: ChatSettings, sleep: Callable[[float], None] = time.sleep):
-        import httpx
-
         if settings.base_url is not None and urlparse(settings.base_url).scheme not in ("http", "https"):
             raise UsageError(
                 f"base URL {settings.base_url!r}: expected http://HOST:PORT/v1 or https://... (with the scheme)"
@@ -170,67 +172,61 @@ class ChatClient:
         self.usage = TokenUsage()
         self.limit = AdaptiveLimit(settings.concurrency)
         self._sleep = sleep
-        self._base_url = (settings.base_url or OPENAI_BASE_URL).rstrip("/") + "/"
+        self._url = (settings.base_url or OPENAI_BASE_URL).rstrip("/") + "/chat/completions"
         # Read now, so a missing key is a usage error before any work; kept only in request headers.
-        self._headers = {"Authorization": f"Bearer {api_key_from_environment()}", "Content-Type": "application/json"}
-        # No CA bundle for a plain-http endpoint (a local server): loading it costs ~0.1 s and is
-        # never used, since requests go only to base_url and redirects are not followed. An https
-        # endpoint loads it once (as httpx would: certifi, or SSL_CERT_FILE/SSL_CERT_DIR), shared.
-        self._tls = httpx.create_ssl_context(verify=urlparse(self._base_url).scheme == "https")
-        # One single-connection client per request in flight, lent out and given back (``_borrow``):
-        # one shared pool of 64 connections spent most of a judge run's CPU in httpcore's pool lock,
-        # which every request takes twice and which walks every connection each time.
-        self._idle: list[tuple[Any, Any]] = []
-        self._every: list[Any] = []
-        self._lend = threading.Lock()
-        self._url = httpx.URL(self._base_url + "chat/completions")
-        # httpx's own request timeout, in the form its transports read; the deadline bounds the whole attempt.
+        self._headers = [
+            (b"Authorization", f"Bearer {api_key_from_environment()}".encode()),
+            (b"Content-Type", b"application/json"),
+            (b"Accept", b"application/json"),
+            (b"User-Agent", f"cogbench/{__version__}".encode()),
+        ]
+        # Loaded once and shared (none for a plain-http endpoint, a local server: requests go only
+        # to this URL, and redirects are not followed).
+        self._tls = tls_context(self._url)
+        self._proxy = proxy_config(self._url)  # the environment's, read once
+        # httpcore's per-operation timeouts; ``attempt_deadline`` bounds the whole attempt.
         seconds = settings.timeout_seconds
         self._timeout = {"timeout": {"connect": seconds, "read": seconds, "write": seconds, "pool": seconds}}
+        # One single-connection pool per request in flight, lent out and given back (``_borrow``):
+        # one shared pool of 64 connections spent most of a judge run's CPU in its lock, which
+        # every request takes twice and which walks every connection each time.
+        self._idle: list[Any] = []
+        self._every: list[Any] = []
+        self._lend = threading.Lock()
 
-    def _borrow(self) -> tuple[Any, Any]:
-        """An idle (HTTP client, its transport for the URL), or a new one; at most one per request in flight."""
-        import httpx
-
+    def _borrow(self) -> Any:
+        """An idle connection, or a new one; at most one per request in flight ever exists."""
         with self._lend:
             if self._idle:
                 return self._idle.pop()
         # No retries below ours: ours count every attempt and apply one policy to transport
-        # errors and unusable replies alike. ``timeout_seconds`` bounds each whole attempt
-        # (backends/deadline.py), not only each read.
-        client = bound_each_attempt(
-            httpx.Client(
-                base_url=self._base_url,
-                verify=self._tls,
-                headers=self._headers,
-                timeout=self.settings.timeout_seconds,
-                limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
-            )
-        )
+        # errors and unusable replies alike.
+        connection = single_connection(self._tls, self._proxy)
         with self._lend:
-            self._every.append(client)
-        return client, transport_for(client, self._url)
+            self._every.append(connection)
+        return connection
 
-    def _give_back(self, connection: tuple[Any, Any]) -> None:
+    def _give_back(self, connection: Any) -> None:
         with self._lend:
             self._idle.append(connection)
 
-    def _post(self, transport: Any, headers: Any, body: bytes) -> tuple[Any, bytes]:
-        """One POST of ``body`` through ``transport``: the response (status, headers) and its whole content."""
-        import httpx
-
-        request = httpx.Request("POST", self._url, headers=headers, content=body, extensions=self._timeout)
-        response = transport.handle_request(request)
+    def _post(self, body: bytes) -> tuple[int, Any, bytes]:
+        """One POST of ``body``, ended by ``timeout_seconds`` after it began: (status, headers, content)."""
+        connection = self._borrow()
         try:
-            return response, response.read()
+            with attempt_deadline(self.settings.timeout_seconds):
+                response = connection.request(
+                    "POST", self._url, headers=self._headers, content=body, extensions=self._timeout
+                )
         finally:
-            response.close()
+            self._give_back(connection)
+        return response.status, response.headers, response.content
 
     def close(self) -> None:
         with self._lend:
             every, self._every, self._idle = self._every, [], []
-        for client in every:
-            client.close()
+        for connection in every:
+            connection.close()
 
     def __enter__(self) -> ChatClient:
         return self
@@ -240,7 +236,7 @@ class ChatClient:
 
     def complete(self, messages: Messages, accept: Callable[[str], bool] | None = None) -> ChatResult:
         """One conversation, retried per the module's rules; never raises for API failures."""
-        import httpx
+        import httpcore
 
         settings = self.settings
         last_error = "no attempt made"
@@ -253,15 +249,9 @@ class ChatClient:
             self.usage.count_request()
             self.limit.acquire()
             try:
-                connection = self._borrow()
-                try:
-                    client, transport = connection
-                    with attempt_deadline(settings.timeout_seconds):
-                        response, content = self._post(transport, client.headers, body)
-                finally:
-                    self._give_back(connection)
-                if response.status_code >= 400:
-                    raise _StatusError(response)
+                status, headers, content = self._post(body)
+                if status >= 400:
+                    raise _StatusError(status, headers)
                 reply = json.loads(content)
                 used_prompt, used_completion = token_counts(reply)
                 prompt_tokens += used_prompt
@@ -280,12 +270,16 @@ class ChatClient:
                 if not _retryable_status(error.status_code):
                     return ChatResult(None, last_error, attempt, prompt_tokens, completion_tokens)
                 overloaded = True
-                retry_after = _retry_after_seconds(error.response)
+                retry_after = _retry_after_seconds(error.headers)
                 if error.status_code == 429:
                     self.usage.count_rate_limited()
-            except httpx.TimeoutException:
+            except httpcore.TimeoutException:
                 last_error, overloaded = "timed out", True
-            except httpx.TransportError:  # refused, reset, dropped mid-reply
+            except (
+                httpcore.NetworkError,
+                httpcore.ProtocolError,
+                httpcore.ProxyError,
+            ):  # refused, reset, dropped mid-reply
                 last_error, overloaded = "connection failed", True
             except ValueError:  # a 200 whose body is not JSON (or not UTF-8)
                 last_error = "malformed response body"
@@ -350,21 +344,24 @@ class ChatClient:
 class _StatusError(Exception):
     """An HTTP error status (4xx, 5xx): its code and headers, never the request (which holds the key)."""
 
-    def __init__(self, response: Any):
-        super().__init__(response.status_code)
-        self.status_code, self.response = response.status_code, response
+    def __init__(self, status_code: int, headers: list[tuple[bytes, bytes]]):
+        super().__init__(status_code)
+        self.status_code, self.headers = status_code, headers
 
 
 def _retryable_status(status: int) -> bool:
     return status in {429, 408} or status >= 500
 
 
-def _retry_after_seconds(response: Any) -> float | None:
-    try:
-        value = response.headers.get("retry-after")
-        return float(value) if value is not None else None
-    except (AttributeError, TypeError, ValueError):
-        return None
+def _retry_after_seconds(headers: list[tuple[bytes, bytes]]) -> float | None:
+    """The ``Retry-After`` a response asked for, in seconds (the delay form; an HTTP date is ignored)."""
+    for name, value in headers:
+        if name.lower() == b"retry-after":
+            try:
+                return float(value)
+            except ValueError:
+                return None
+    return None
 
 
 def reply_text(reply: Any) -> str | None:

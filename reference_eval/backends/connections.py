@@ -1,0 +1,83 @@
+"""HTTP connections for the chat client: httpcore, the environment's proxy, TLS as httpx sets it up.
+
+One ``httpcore.ConnectionPool`` of one connection per request in flight (``openai_api.ChatClient``
+lends them out): a shared 64-connection pool spent most of a judge run's CPU in its lock. httpcore
+is the HTTP/1.1 engine under httpx (and so under the OpenAI SDK); used directly it costs ~0.36 ms
+of CPU per request against ~0.7 ms through ``httpx.Client`` and ~8 ms to import against ~54 ms
+(httpx's import pulls in its command line's rich, click and pygments) in a `cogbench score`, whose
+online judge has ~0.9 s to spend (tests/benchmarks/judge_throughput.py).
+
+What httpx would take from the environment is taken here the same way: the proxy from
+``urllib.request.getproxies`` (``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY``, any case; user and
+password in its URL), ``NO_PROXY`` read by the standard library's ``proxy_bypass_environment`` (as
+``requests`` and ``urllib`` read it), and the CA bundle from ``SSL_CERT_FILE`` or ``SSL_CERT_DIR``,
+else certifi's. A ``socks5://`` proxy needs the ``socksio`` package, as it does for httpx.
+"""
+
+from __future__ import annotations
+
+import os
+import ssl
+from typing import Any
+from urllib.parse import unquote, urlparse
+from urllib.request import getproxies, proxy_bypass_environment
+
+from cogbench.errors import UsageError
+from cogbench.reference_eval.backends.deadline import bounded_backend
+
+
+def tls_context(url: str) -> ssl.SSLContext | None:
+    """The verifying TLS context for an ``https`` URL (None for ``http``: loading a CA bundle costs ~0.1 s)."""
+    if urlparse(url).scheme != "https":
+        return None
+    if os.environ.get("SSL_CERT_FILE"):
+        return ssl.create_default_context(cafile=os.environ["SSL_CERT_FILE"])
+    if os.environ.get("SSL_CERT_DIR"):
+        return ssl.create_default_context(capath=os.environ["SSL_CERT_DIR"])
+    import certifi
+
+    return ssl.create_default_context(cafile=certifi.where())
+
+
+def proxy_for(url: str) -> str | None:
+    """The proxy URL the environment names for ``url``, or None (none named, or ``NO_PROXY`` covers its host)."""
+    proxies = getproxies()
+    parts = urlparse(url)
+    proxy = proxies.get(parts.scheme) or proxies.get("all")
+    if not proxy or proxy_bypass_environment(parts.netloc, proxies):
+        return None
+    return proxy if "://" in proxy else f"http://{proxy}"
+
+
+def proxy_config(url: str) -> Any:
+    """The ``httpcore.Proxy`` for requests to ``url`` (None: direct), checked now: a bad proxy is a usage error."""
+    import httpcore
+
+    proxy = proxy_for(url)
+    if proxy is None:
+        return None
+    parts = urlparse(proxy)
+    if parts.scheme not in ("http", "https", "socks5", "socks5h"):
+        raise UsageError(f"proxy {parts.scheme}://{parts.hostname}: expected an http, https or socks5 proxy URL")
+    if parts.scheme.startswith("socks"):
+        try:
+            import socksio  # noqa: F401  (httpcore imports it only at the first request)
+        except ImportError:
+            raise UsageError("the proxy the environment names is a SOCKS proxy: pip install socksio") from None
+    auth = (unquote(parts.username), unquote(parts.password or "")) if parts.username else None
+    bare = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()  # credentials go in `auth` only
+    return httpcore.Proxy(bare, auth=auth, ssl_context=tls_context(bare))
+
+
+def single_connection(tls: ssl.SSLContext | None, proxy: Any) -> Any:
+    """A pool of one keep-alive connection (through ``proxy``, from ``proxy_config``, if not None),
+    whose every socket operation ends by the attempt's deadline (``deadline.attempt_deadline``)."""
+    import httpcore
+
+    return httpcore.ConnectionPool(
+        ssl_context=tls,
+        proxy=proxy,
+        max_connections=1,
+        max_keepalive_connections=1,
+        network_backend=bounded_backend(),
+    )
