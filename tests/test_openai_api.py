@@ -152,6 +152,16 @@ def test_proxy_credentials_go_in_a_proxy_header_and_no_proxy_is_honoured(openai_
     assert len(proxy.chat_requests) == 1 and direct.chat_requests[0].path == "/v1/chat/completions"
 
 
+@pytest.mark.parametrize("proxy", ["http://me:secret@proxy:notaport", "http://[::1", "ftp://proxy:21"])
+def test_a_proxy_url_that_cannot_be_used_is_one_usage_line(proxy, monkeypatch):
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "http_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", proxy)
+    with pytest.raises(UsageError, match="proxy") as raised:  # before any request
+        ChatClient(ChatSettings(model="m", base_url="http://judge.invalid:8000/v1"))
+    assert "secret" not in str(raised.value)
+
+
 def test_a_socks_proxy_without_socksio_is_one_usage_line(openai_server, monkeypatch):
     if importlib.util.find_spec("socksio") is not None:
         pytest.skip("socksio is installed here")

@@ -56,7 +56,11 @@ def proxy_config(url: str) -> Any:
     proxy = proxy_for(url)
     if proxy is None:
         return None
-    parts = urlparse(proxy)
+    try:
+        parts = urlparse(proxy)
+        parts.port  # noqa: B018  (raises on a port that is not a number)
+    except ValueError:  # the URL may hold a password: not repeated here
+        raise UsageError("the proxy the environment names is not a URL (expected scheme://host:port)") from None
     if parts.scheme not in ("http", "https", "socks5", "socks5h"):
         raise UsageError(f"proxy {parts.scheme}://{parts.hostname}: expected an http, https or socks5 proxy URL")
     if parts.scheme.startswith("socks"):
