@@ -4,7 +4,8 @@ One JSON object per line, one line per query:
 
     {"task": "codis", "item_id": "000", "query": 1, "model": "hf:Qwen/Qwen2-VL-7B-Instruct",
      "prompt_id": "codis-cot-v1", "prompt_sha256": "...", "rendered_prompt_sha256": "...",
-     "generation": {...}, "output": "...", "seconds": 0.84}
+     "generation": {...}, "output": "...", "seconds": 0.84,
+     "reasoning": "", "finish_reason": "stop", "tokens": {"completion": 212, "reasoning": 180}}
 
 ``item_id`` is the row id of the config (``image_id`` for description,
 ``question_id`` for vqa, ``id`` for codis). ``query`` tells the two queries of a
@@ -46,6 +47,13 @@ class Prediction:
     rendered_prompt_sha256: str = ""
     generation: dict[str, Any] = field(default_factory=dict)
     seconds: float | None = None
+    # A thinking model's reasoning from a separate reply field (inline think blocks stay in
+    # ``output``), why generation stopped ("stop", "length"; "" when unknown) and token counts
+    # (``completion``, ``reasoning`` where reported). Scoring reads them through
+    # ``answers.reasoning.split_reply``; files without them score as before.
+    reasoning: str = ""
+    finish_reason: str = ""
+    tokens: dict[str, Any] = field(default_factory=dict)
 
     @property
     def key(self) -> tuple[str, int | None]:
@@ -102,11 +110,12 @@ def _parse(line: str, path: Path, line_number: int) -> Prediction:
     if isinstance(query, bool) or query not in allowed:
         shown = ", ".join("null" if q is None else str(q) for q in allowed)
         raise UsageError(f"{where}: field query: {query!r} is not one of {shown} for task {raw['task']}")
-    for name in ("model", "prompt_id", "prompt_sha256", "rendered_prompt_sha256"):
+    for name in ("model", "prompt_id", "prompt_sha256", "rendered_prompt_sha256", "reasoning", "finish_reason"):
         if not isinstance(raw.get(name, ""), str):
             raise UsageError(f"{where}: field {name}: not a string")
-    if not isinstance(raw.get("generation", {}), dict):
-        raise UsageError(f"{where}: field generation: not an object")
+    for name in ("generation", "tokens"):
+        if not isinstance(raw.get(name, {}), dict):
+            raise UsageError(f"{where}: field {name}: not an object")
     if raw["task"] not in TASKS:
         raise UsageError(f"{where}: field task: {raw['task']!r} is not one of {', '.join(TASKS)}")
     known = Prediction.__dataclass_fields__

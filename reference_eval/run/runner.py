@@ -420,4 +420,11 @@ def _prediction(settings: EvalSettings, template, generation: dict[str, Any], an
         rendered_prompt_sha256=hashlib.sha256(answer.query.prompt.encode("utf-8")).hexdigest(),
         generation=generation,
         seconds=round(answer.seconds, 4),
+        reasoning=answer.reasoning,
+        finish_reason=answer.finish_reason,
+        tokens={
+            name: count
+            for name, count in (("completion", answer.generated_tokens), ("reasoning", answer.reasoning_tokens))
+            if count is not None
+        },
     )

@@ -54,9 +54,15 @@ class Answer:
     """A model's reply to one query, with what it cost."""
 
     query: Query
-    output: str
+    output: str  # the reply text as the model wrote it (an inline think block included)
     seconds: float  # wall time of its batch divided by the batch's size
     generated_tokens: int | None  # None when the backend cannot tell
+    # A thinking model's reasoning from a separate field of the reply (`reasoning_content`,
+    # `reasoning`), why generation stopped ("stop", "length", or "" when the backend cannot tell)
+    # and the reasoning tokens where reported: `answers.reasoning.split_reply` reads all three.
+    reasoning: str = ""
+    finish_reason: str = ""
+    reasoning_tokens: int | None = None
 
 
 def build_queries(
