@@ -147,9 +147,29 @@ def add_score_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (same seed, same intervals)")
     _add_analysis_options(parser)
+    _add_reply_options(parser)
     _add_failure_options(parser)
     _add_request_file_options(parser, "the judge queries", "no cached verdict answers (--judge openai:MODEL)")
     parser.set_defaults(func=run_score, only_for=SCORE_ONLY_FOR)
+
+
+def _add_reply_options(parser: argparse.ArgumentParser) -> None:
+    """How a thinking model's replies are read and kept (answers/reasoning.py; docs/scoring.md)."""
+    parser.add_argument(
+        "--think-tags",
+        nargs=2,
+        action="append",
+        metavar=("OPEN", "CLOSE"),
+        help="an inline think-block tag pair; repeat for several; replaces the defaults "
+        "(<think></think>, ◁think▷◁/think▷, <thinking></thinking>, <reasoning></reasoning>)",
+    )
+    parser.add_argument(
+        "--reasoning-in-details",
+        choices=("full", "hash"),
+        default="full",
+        help="keep each reply's reasoning in details.jsonl in full, or only its sha256 and length "
+        "(then verify cannot re-derive the final answers from it)",
+    )
 
 
 # Options refused where they do not apply (see cogbench.cli.refuse_inapplicable).

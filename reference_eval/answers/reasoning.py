@@ -28,6 +28,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from cogbench.errors import UsageError
+
 # (open, close) pairs recognised inline; `--think-tags OPEN CLOSE` replaces them.
 THINK_TAGS: tuple[tuple[str, str], ...] = (
     ("<think>", "</think>"),
@@ -90,6 +92,17 @@ def split_reply(
     return Reply(answer if status == "answered" else "", _join(separate, inline), status, note)
 
 
+def final_answer(prediction: Any, tags: tuple[tuple[str, str], ...] = THINK_TAGS) -> Reply:
+    """The split of a predictions-file record (``formats.predictions.Prediction`` or alike)."""
+    return split_reply(
+        prediction.output,
+        prediction.reasoning or None,
+        prediction.finish_reason or None,
+        (prediction.generation or {}).get("thinking"),
+        tags,
+    )
+
+
 def _last_tag(text: str, candidates: list[str]) -> tuple[int, str] | None:
     """The last occurrence of any of ``candidates`` in ``text``: (position, tag), or None."""
     best: tuple[int, str] | None = None
@@ -108,4 +121,7 @@ def parse_tags(pairs: list[list[str]] | None) -> tuple[tuple[str, str], ...]:
     """``--think-tags OPEN CLOSE`` (repeatable) as tag pairs; the defaults when none are given."""
     if not pairs:
         return THINK_TAGS
+    for opening, closing in pairs:
+        if not opening.strip() or not closing.strip() or opening == closing:
+            raise UsageError(f"--think-tags {opening!r} {closing!r}: give two different, non-blank tags")
     return tuple((opening, closing) for opening, closing in pairs)

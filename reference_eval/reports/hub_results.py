@@ -130,11 +130,17 @@ def results_notes(scores: dict[str, Any], metric: str) -> str:
     entry, settings = scores["metrics"][metric], scores["intervals"]
     low, high = entry["interval"]["overall"]
     judge = scores["judge"]
+    answers = scores.get("answers") or {}
+    truncated = (
+        f"no answer (truncated) {answers['truncated']} of {answers['replies']} replies; "
+        if answers.get("truncated") or answers.get("with_reasoning")
+        else ""
+    )
     return (
         f"{100 * settings['level']:.0f}% CI [{low:.2f}, {high:.2f}] over {settings['clusters']} images "
         f"(Korn-Graubard, clustered by image); {scores['counts']['dataset_images']} images; "
         f"judge {judge['kind']}{':' + judge['model'] if judge.get('model') else ''}; parsing: {parsing_mode(scores)}; "
-        f"cogbench {(scores.get('provenance') or {}).get('cogbench_version', '?')}"
+        f"{truncated}cogbench {(scores.get('provenance') or {}).get('cogbench_version', '?')}"
     )
 
 

@@ -292,6 +292,11 @@ def leaderboard_rows(runs: list[ReportRun]) -> list[dict[str, Any]]:
             "items": scores["counts"]["items"],
             "sample": sample_label(scores),
             "not_comparable": run.not_comparable,
+            # Replies with no answer before the token limit, and answers cut by it (answers/reasoning.py);
+            # empty for runs scored before these were counted.
+            "truncated": (scores.get("answers") or {}).get("truncated", ""),
+            "cut": (scores.get("answers") or {}).get("cut", ""),
+            "replies": (scores.get("answers") or {}).get("replies", ""),
         }
         for name, metric in run.metrics.items():
             row[f"{name}.partial"] = bool(metric.get("partial"))

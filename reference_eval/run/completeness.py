@@ -109,10 +109,26 @@ def sample_label(scores: dict[str, Any]) -> str:
     return ""
 
 
+def truncation_labels(scores: dict[str, Any]) -> list[str]:
+    """``TRUNCATED (3/706 replies, 0.4%: no answer before the token limit)`` and ``CUT (...)`` when above zero."""
+    answers = scores.get("answers") or {}
+    replies = answers.get("replies")
+    labels = []
+    if answers.get("truncated"):
+        share = 100 * answers["truncated"] / replies
+        labels.append(
+            f"TRUNCATED ({answers['truncated']}/{replies} replies, {share:.1f}%: no answer before the token limit)"
+        )
+    if answers.get("cut"):
+        labels.append(f"CUT ({answers['cut']}/{replies} answers stopped at the token limit, scored as they stand)")
+    return labels
+
+
 def run_labels(scores: dict[str, Any]) -> list[str]:
     """Every coverage label of a run: PARTIAL of its partial metrics (once per distinct n/N), scores above 100,
-    then SAMPLE."""
+    replies truncated or cut at the token limit, then SAMPLE."""
     labels = list(dict.fromkeys(coverage_label(m) for m in scores["metrics"].values()))
     over = [name for name, m in scores["metrics"].items() if m.get("exceeds_scale")]
     labels += [f"{', '.join(over)} {SCALE_LABEL} (a judge verdict of 2 counts 2)"] if over else []
+    labels += truncation_labels(scores)
     return [label for label in labels if label] + ([sample_label(scores)] if sample_label(scores) else [])

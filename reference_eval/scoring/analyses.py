@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from cogbench.errors import CogbenchError, UsageError
+from cogbench.reference_eval.answers.reasoning import THINK_TAGS, final_answer
 from cogbench.reference_eval.formats.official import OfficialIds, read_any_predictions
 from cogbench.reference_eval.judges import codis_equality
 from cogbench.reference_eval.judges import offline as offline_judges
@@ -176,7 +177,8 @@ def run_offline_judge(
 
 def _no_context_outputs(options: Any, rows) -> dict[tuple[str, int], str]:
     predictions = read_any_predictions(options.no_context_predictions, "codis", OfficialIds.from_rows("codis", rows))
-    return {(p.item_id, p.query): p.output for p in predictions}
+    tags = getattr(options, "think_tags", None) or THINK_TAGS
+    return {(p.item_id, p.query): final_answer(p, tags).answer for p in predictions}
 
 
 def run_output_variability(

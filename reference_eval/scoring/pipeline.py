@@ -23,6 +23,8 @@ from cogbench import __version__
 from cogbench.dataset_builders.load import dataset_revision
 from cogbench.dataset_builders.output import check_option_file, claim_output
 from cogbench.errors import CogbenchError, IncompleteRunError, UsageError
+from cogbench.reference_eval.answers.reasoning import THINK_TAGS, Reply, final_answer, parse_tags
+from cogbench.reference_eval.answers.reply_details import answers_block, attach_replies
 from cogbench.reference_eval.backends import batch_files
 from cogbench.reference_eval.backends.openai_api import ChatSettings
 from cogbench.reference_eval.formats.harness import harness_provenance
@@ -87,6 +89,9 @@ class ScoreOptions:
     write_requests: str | None = None
     shards: int = 1
     read_responses: tuple[str, ...] = ()
+    # Thinking models (answers/reasoning.py): the inline think-block tags, and how details keep reasoning.
+    think_tags: tuple[tuple[str, str], ...] | None = None  # None: answers.reasoning.THINK_TAGS
+    reasoning_in_details: str = "full"  # full | hash (sha256 and length only)
 
 
 def default_score_dir(task: str, predictions: str | None) -> str:
@@ -99,6 +104,7 @@ def score_from_args(args: argparse.Namespace) -> int:
     names = ScoreOptions.__dataclass_fields__
     options = ScoreOptions(**{k: v for k, v in vars(args).items() if k in names})
     options.read_responses = tuple(options.read_responses or ())
+    options.think_tags = parse_tags(getattr(args, "think_tags", None))
     if options.shards != 1 and not options.write_requests:
         raise UsageError("--shards applies only with --write-requests")
     scores = run_scoring(options)
@@ -159,6 +165,8 @@ def _outputs_by_id(options: ScoreOptions, rows: list[dict[str, Any]]) -> tuple[d
     else:
         expected = {row[id_column] for row in rows}
     given = {key: p.output for key, p in keyed.items()}
+    tags = options.think_tags or THINK_TAGS
+    replies = {key: _reply(keyed[key], tags) for key in given if key in expected}
     missing = sorted(expected - set(given), key=str)
     extra = sorted(set(given) - expected, key=str)
     if (missing or extra) and not options.allow_partial:
@@ -180,8 +188,21 @@ def _outputs_by_id(options: ScoreOptions, rows: list[dict[str, Any]]) -> tuple[d
         # Per query, the sha256 of the prompt text the model got; None where the file does not say
         # (the authors' and VLMEvalKit's files keep no prompt).
         "rendered_prompts": {key: keyed[key].rendered_prompt_sha256 or None for key in given if key in expected},
+        "replies": replies,
     }
-    return {key: given[key] for key in given if key in expected}, info
+    # What is scored is each reply's final answer (answers/reasoning.py), never its reasoning.
+    return {key: reply.answer for key, (_, reply, _) in replies.items()}, info
+
+
+def _reply(prediction, tags) -> tuple[str, Reply, dict[str, Any]]:
+    """(output as written, its split, the split's inputs as recorded) of one prediction."""
+    inputs = {
+        "reasoning": prediction.reasoning,
+        "finish_reason": prediction.finish_reason,
+        "thinking": (prediction.generation or {}).get("thinking"),
+        "reasoning_tokens": (prediction.tokens or {}).get("reasoning"),
+    }
+    return prediction.output, final_answer(prediction, tags), inputs
 
 
 def refuse_unflagged_circular(options: ScoreOptions, predictions) -> None:
@@ -283,6 +304,7 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
         claim_output(Path(options.out), "score", RUN_FILES, task=options.task)
         result = (score_vqa_circular if options.circular else SCORERS[options.task])(rows, outputs, options, judge)
         add_rendered_prompts(options.task, result.details, source.get("rendered_prompts", {}))
+        attach_replies(options.task, result.details, source.get("replies", {}), options.reasoning_in_details)
         extra = analyses.run_analyses(
             options,
             rows,
@@ -336,6 +358,9 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
             "unknown_predictions": source.get("unknown_predictions", []),
         },
     }
+    answers = answers_block(options.task, result.details, options.think_tags or THINK_TAGS)
+    if answers is not None:
+        scores["answers"] = answers
     scores["complete"] = is_complete(scores)
     scores["provenance"] = {
         "cogbench_version": __version__,

@@ -1,0 +1,128 @@
+"""How each scored answer's reply is kept in details.jsonl, and the run's answer counts from them.
+
+Every answer of a details line (the line itself for description and VQA, each rotation of a
+circular VQA question, each query of a CODIS pair) gets ``answer_status`` (``answers.reasoning``)
+and, when the reply said more than its scored text, ``reply``: the inputs of the split, so that
+``verify`` applies the same rule again and anyone can read the reasoning:
+
+    "reply": {"content": "<think>...</think> B", "reasoning": "...", "finish_reason": "length",
+              "thinking": "on", "reasoning_tokens": 180}
+
+``content`` is the reply text as written, kept only when it differs from the scored text;
+``reasoning`` is a separate reasoning field's text. With ``keep="hash"`` (``score
+--reasoning-in-details hash``) both are replaced by their sha256 and length, and the split can no
+longer be re-derived (``verify`` says so). ``answers_block`` counts the statuses from the details
+alone: scores.json's ``answers`` is exactly what details.jsonl says.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from typing import Any
+
+from cogbench.reference_eval.answers.reasoning import THINK_TAGS, Reply, split_reply
+
+# The field of each task's answer dict that holds the scored text.
+SCORED_FIELD = {"description": "description", "vqa": "response", "codis": "output"}
+KEEP = ("full", "hash")
+
+
+def answer_dicts(task: str, details: list[dict[str, Any]]) -> Iterator[tuple[Any, dict[str, Any], dict[str, Any]]]:
+    """Each scored answer as (key, its dict, its details line); keys as the scoring pipeline keys outputs."""
+    for detail in details:
+        item = detail["item_id"]
+        if task == "codis":
+            for query in detail["queries"]:
+                yield (item, query["query"]), query, detail
+        elif "rotations" in detail:
+            for rotation in detail["rotations"]:
+                yield (item, rotation["rotation"]), rotation, detail
+        else:
+            yield item, detail, detail
+
+
+def reply_record(output: str, reply: Reply, inputs: dict[str, Any], keep: str = "full") -> dict[str, Any]:
+    """The ``reply`` record of one answer (empty when the reply is its scored text and nothing more).
+
+    ``inputs``: ``reasoning`` (separate field), ``finish_reason``, ``thinking``, ``reasoning_tokens``
+    as the prediction recorded them (absent or empty where unknown).
+    """
+    record: dict[str, Any] = {}
+    texts = {"content": output if output != reply.answer else "", "reasoning": inputs.get("reasoning") or ""}
+    for name, text in texts.items():
+        if not text:
+            continue
+        if keep == "hash":
+            record[f"{name}_sha256"] = hashlib.sha256(text.encode("utf-8")).hexdigest()
+            record[f"{name}_chars"] = len(text)
+        else:
+            record[name] = text
+    for name in ("finish_reason", "thinking", "reasoning_tokens"):
+        if inputs.get(name) not in (None, ""):
+            record[name] = inputs[name]
+    if reply.note:
+        record["note"] = reply.note
+    return record
+
+
+def attach_replies(
+    task: str, details: list[dict[str, Any]], replies: dict[Any, tuple[str, Reply, dict[str, Any]]], keep: str = "full"
+) -> None:
+    """Add ``answer_status`` and ``reply`` to every answer; ``replies``: key -> (output as written, Reply, inputs).
+
+    Answers without a recorded reply (``--oracle``: the annotated descriptions) get neither.
+    """
+    for key, answer, _ in answer_dicts(task, details):
+        if key not in replies:
+            continue
+        output, reply, inputs = replies[key]
+        answer["answer_status"] = reply.status
+        record = reply_record(output, reply, inputs, keep)
+        if record:
+            answer["reply"] = record
+
+
+def rederived(task: str, answer: dict[str, Any], tags: tuple[tuple[str, str], ...] = THINK_TAGS) -> Reply | None:
+    """The split applied again to a details answer's kept reply; None when its texts were kept as hashes."""
+    record = answer.get("reply") or {}
+    if "content_sha256" in record or "reasoning_sha256" in record:
+        return None
+    content = record.get("content", answer.get(SCORED_FIELD[task]))
+    return split_reply(content, record.get("reasoning"), record.get("finish_reason"), record.get("thinking"), tags)
+
+
+def answers_block(task: str, details: list[dict[str, Any]], tags: tuple[tuple[str, str], ...]) -> dict[str, Any] | None:
+    """scores.json's ``answers``: replies by status, truncation rate, per category; None for the oracle."""
+    statuses: dict[str, int] = {"answered": 0, "cut": 0, "truncated": 0, "empty": 0}
+    per_category: dict[str, dict[str, int]] = {}
+    with_reasoning = reasoning_tokens = 0
+    any_tokens = False
+    for _, answer, line in answer_dicts(task, details):
+        status = answer.get("answer_status")
+        if status is None:
+            continue
+        statuses[status] += 1
+        record = answer.get("reply") or {}
+        again = rederived(task, answer, tags)
+        if record.get("reasoning_sha256") or record.get("content_sha256") or (again is not None and again.reasoning):
+            with_reasoning += 1
+        if isinstance(record.get("reasoning_tokens"), int):
+            any_tokens, reasoning_tokens = True, reasoning_tokens + record["reasoning_tokens"]
+        if "category" in line:
+            counts = per_category.setdefault(line["category"], {"replies": 0, "truncated": 0, "cut": 0})
+            counts["replies"] += 1
+            counts["truncated"] += status == "truncated"
+            counts["cut"] += status == "cut"
+    replies = sum(statuses.values())
+    if not replies:
+        return None
+    return {
+        "replies": replies,
+        **statuses,
+        "truncated_rate": round(100 * statuses["truncated"] / replies, 4),
+        "with_reasoning": with_reasoning,
+        "reasoning_tokens": reasoning_tokens if any_tokens else None,
+        "per_category": dict(sorted(per_category.items())),
+        "think_tags": [list(pair) for pair in tags],
+    }
