@@ -202,3 +202,56 @@ def test_reasoning_kept_as_hash_on_request(built_release, vqa_rows, tmp_path):
     detail = json.loads((out / "details.jsonl").read_text().splitlines()[0])
     assert "<think>" not in json.dumps(detail)
     assert detail["reply"]["content_chars"] == len("<think>A</think>B")
+
+
+def test_third_party_files_with_think_blocks_score_as_their_final_answers(built_release, tmp_path):
+    """VLMEvalKit's file (its own writer) and lmms-eval's samples holding think blocks score as the bare answers;
+    the exported lmms-eval tasks' own process_results read the final answer too."""
+    import pandas as pd
+    from test_harnesses import lmms_samples, vlmevalkit_dump
+
+    from cogbench.reference_eval.harnesses import lmms_eval_tasks as tasks
+
+    assert (
+        main(["export", "--format", "vlmevalkit", "--dataset", str(built_release), "--out", str(tmp_path / "v")]) == 0
+    )
+    table = pd.read_csv(tmp_path / "v" / "CogBench_VQA.tsv", sep="\t", dtype={"index": int}).drop(columns=["image"])
+    wrong = {"A": "B", "B": "C", "C": "D", "D": "A"}
+    finals = [row["answer"] if i % 3 else wrong[row["answer"]] for i, row in table.iterrows()]
+    results = {}
+    for name, replies in (("plain", finals), ("thinking", [f"<think>{wrong[f]} or {f}?</think>{f}" for f in finals])):
+        table["prediction"] = replies
+        vlmevalkit_dump(table, tmp_path / f"{name}_CogBench_VQA.xlsx")
+        out = tmp_path / f"vlmevalkit-{name}"
+        args = ["score", "--task", "vqa", "--dataset", str(built_release), "--out", str(out)]
+        assert main([*args, "--predictions", str(tmp_path / f"{name}_CogBench_VQA.xlsx")]) == 0
+        results[name] = json.loads((out / "scores.json").read_text())["metrics"]
+    right = sum(1 for i in range(len(finals)) if i % 3)
+    for name in ("plain", "thinking"):
+        assert results[name]["accuracy_official"]["overall"] == pytest.approx(100 * right / len(finals))
+
+    codis = load_config(str(built_release), "codis")
+    docs = tasks.codis_process_docs(codis)
+    truths = [d[f"answer_{d['cogbench_query']}"] for d in docs]
+    outputs = [f"<think>It is not {t}.</think>\n{t}" if i % 5 else f"<think>{t}" for i, t in enumerate(truths)]
+    items = [tasks.codis_process_results(doc, [output])["acc_q"] for doc, output in zip(docs, outputs)]
+    expected = [i % 5 != 0 for i in range(len(docs))]  # a block never closed is no answer
+    assert [item["right"] for item in items] == expected
+    samples = tmp_path / "samples_cogbench_codis.jsonl"
+    samples.write_text(lmms_samples(docs, outputs))
+    out = tmp_path / "lmms"
+    args = [
+        "score",
+        "--task",
+        "codis",
+        "--dataset",
+        str(built_release),
+        "--predictions",
+        str(samples),
+        "--out",
+        str(out),
+    ]
+    assert main(args) == 0
+    scores = json.loads((out / "scores.json").read_text())
+    assert scores["metrics"]["acc_q"]["overall"] == pytest.approx(100 * sum(expected) / len(expected))
+    assert scores["answers"]["truncated"] == len(expected) - sum(expected)

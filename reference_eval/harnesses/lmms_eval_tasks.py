@@ -6,7 +6,8 @@ as ``cogbench eval``: the Recognition Score of descriptions (CogBench Section
 3.2.1; spaCy and embedder named in the exported ``utils.py``), VQA accuracy with both extractors (CogBench Section
 3.2.2), CODIS Acc_p / Acc_q with the offline rule judge (CODIS Section 4.1;
 for the paper's GPT-4 judge, score the ``--log_samples`` file with
-``cogbench score --judge openai:MODEL``).
+``cogbench score --judge openai:MODEL``). Each reply is scored by its final answer, its think
+blocks set apart by the rule ``cogbench score`` uses (``answers/reasoning.py``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from cogbench.reference_eval.answers.reasoning import split_reply
 from cogbench.reference_eval.formats.harness import QUERY_FIELD, TaskDoc
 from cogbench.reference_eval.judges.codis import rule_verdict
 from cogbench.reference_eval.metrics import recognition
@@ -47,7 +49,13 @@ def description_doc_to_target(doc: dict[str, Any]) -> str:
 
 
 def description_process_results(doc: dict[str, Any], results: list[str]) -> dict[str, dict]:
-    return {"recognition": {"image_id": doc["image_id"], "entities": list(doc["entities"]), "output": results[0]}}
+    output = final_text(results)
+    return {"recognition": {"image_id": doc["image_id"], "entities": list(doc["entities"]), "output": output}}
+
+
+def final_text(results: list[str]) -> str:
+    """The final answer of lmms-eval's reply (a reasoning model's think block set apart)."""
+    return split_reply(results[0]).answer
 
 
 @functools.cache
@@ -83,7 +91,7 @@ def vqa_doc_to_target(doc: dict[str, Any]) -> str:
 
 def vqa_process_results(doc: dict[str, Any], results: list[str]) -> dict[str, float]:
     """Per question, 100 or 0 under each extractor (robust: ``accuracy``, the authors' rule: ``accuracy_official``)."""
-    response, truth = results[0], vqa_doc_to_target(doc)
+    response, truth = final_text(results), vqa_doc_to_target(doc)
     choices = [doc[c] for c in CHOICE_COLUMNS]
     return {
         "accuracy": 100.0 * (extract_robust(response, choices) == truth),
@@ -124,7 +132,7 @@ def codis_process_results(doc: dict[str, Any], results: list[str]) -> dict[str, 
     verdict = {
         "id": doc["id"],
         "query": q,
-        "right": rule_verdict(results[0], doc[f"answer_{q}"], doc[f"answer_{3 - q}"]),
+        "right": rule_verdict(final_text(results), doc[f"answer_{q}"], doc[f"answer_{3 - q}"]),
     }
     return {"acc_p": verdict, "acc_q": verdict}
 
