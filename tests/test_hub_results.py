@@ -137,7 +137,7 @@ def test_dry_run_writes_results_model_index_and_details_that_verify(codis_run, t
     index = yaml.safe_load((out / "model-index.yaml").read_text())["model-index"][0]["results"][0]
     assert index["dataset"]["revision"] == "v2.0.0" and index["metrics"][0]["value"] == round(ACC_P, 2)
     assert main(["verify", str(out / ".eval_results" / "codis_acc_q.yaml"), "--details", str(out / "details")]) == 0
-    assert capsys.readouterr().out.startswith("verified: ")
+    assert capsys.readouterr().out.splitlines()[-1].startswith("verified: ")
 
 
 def test_refusals_are_one_line_each(codis_run, real_raw_dir, built_release, tmp_path, capsys):

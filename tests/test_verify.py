@@ -37,8 +37,11 @@ def published(codis_run, tmp_path_factory):  # noqa: F811
 def test_verify_says_equal_on_the_real_run_its_details_and_its_results(published, capsys):
     run, out = published
     assert main(["verify", str(run)]) == 0
-    first = capsys.readouterr().out
-    assert re.fullmatch(r"verified: \d+ numbers equal\n", first)
+    first = capsys.readouterr().out.splitlines()
+    # Two sections: what was re-derived, and what could only be read as stated (never counted as verified).
+    assert re.fullmatch(r"re-derived: \d+ numbers and fields equal .*", first[0])
+    assert first[1].startswith("stated, not re-derivable: ") and "give --dataset BUILD" in first[1]
+    assert re.fullmatch(r"verified: \d+ numbers and fields re-derived, \d+ stated field\(s\) listed above", first[2])
     assert main(["verify", str(out / "details")]) == 0
     assert main(["verify", str(out / ".eval_results" / "codis_acc_p.yaml"), "--details", str(out / "details")]) == 0
     assert capsys.readouterr().out.count("verified: ") == 2

@@ -46,7 +46,7 @@ def test_a_flipped_codis_verdict_is_named_with_its_reply(judged_runs, tmp_path, 
     printed = capsys.readouterr().out
     item = lines[1]["item_id"]
     assert f"item {item}: query 1: verdict right={not was}, its judge reply {reply!r} reads {was}\n" in printed
-    assert "metrics.acc_q.overall: says " in printed and f"(items: {item})" in printed
+    assert "metrics.acc_q.overall_partial: says " in printed and f"(items: {item})" in printed
 
 
 def test_a_flipped_cognition_verdict_is_named_with_its_cor(judged_runs, tmp_path, capsys):  # noqa: F811
@@ -63,7 +63,7 @@ def test_a_flipped_cognition_verdict_is_named_with_its_cor(judged_runs, tmp_path
         f"its Figure {cor['figure']} judge reply reads {was}\n"
     )
     assert expected in printed
-    assert "metrics.cognition.overall: says " in printed and f"(items: {lines[0]['item_id']})" in printed
+    assert "metrics.cognition.overall_partial: says " in printed and f"(items: {lines[0]['item_id']})" in printed
 
 
 def _edit(run: Path, task: str, data, kind: str) -> str:

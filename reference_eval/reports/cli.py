@@ -222,6 +222,12 @@ def add_hub_results_parsers(subparsers: argparse._SubParsersAction) -> None:
         help="details dataset (folder or Hub ORG/NAME) of an .eval_results file (default: the one its source.url names)",
     )
     verify.add_argument("--revision", help="Hub revision of a details dataset (default: main, or the file's source)")
+    verify.add_argument(
+        "--dataset",
+        metavar="BUILD",
+        help="the build the run scored: ids, image ids, categories, reference answers and counts re-derived from it "
+        "(without it they are listed as stated)",
+    )
     verify.set_defaults(func=run_verify)
 
 

@@ -45,8 +45,9 @@ def template_sha256(run: ScoredRun) -> str | None:
     return shas[0] if len(shas) == 1 else None
 
 
-def _fields(task: str, detail: dict[str, Any]) -> dict[str, Any]:
-    """Raw output, rendered prompt hash, parsed answer, verdicts, judge replies and errors of one item."""
+def row_fields(task: str, detail: dict[str, Any]) -> dict[str, Any]:
+    """Raw output, rendered prompt hash, parsed answer, verdicts, judge replies and errors of one item
+    (``verify`` re-derives each row's columns with it)."""
     if task == "codis":
         queries = detail["queries"]
         return {
@@ -96,7 +97,7 @@ def detail_rows(run: ScoredRun) -> list[dict[str, Any]]:
     for detail in run.details:
         units = units_from_details(task, [detail])
         contributions = {name: [[u.category, u.hits, u.total] for u in us] for name, us in units.items() if us}
-        fields = _fields(task, detail)
+        fields = row_fields(task, detail)
         rows.append(
             {
                 "item_id": detail["item_id"],
@@ -180,7 +181,7 @@ def write_details(runs: list[ScoredRun], folder: Path, dataset_id: str, revision
 
 
 def read_details_folder(folder: Path) -> dict[str, dict[str, Any]]:
-    """Per task: the details lines (from the Parquet rows' ``detail``), scores.json and report.md text."""
+    """Per task: the details lines (from the Parquet rows' ``detail``), the rows, scores.json and report.md."""
     import datasets
 
     datasets.disable_progress_bars()
@@ -190,6 +191,7 @@ def read_details_folder(folder: Path) -> dict[str, dict[str, Any]]:
         rows = datasets.load_dataset("parquet", data_files=str(parquet), split="train")
         found[task] = {
             "details": [json.loads(text) for text in rows["detail"]],
+            "rows": rows.to_list(),  # the readable columns, which verify checks against ``detail``
             "scores_path": folder / SCORES.format(task=task),
             "report_path": folder / REPORT.format(task=task),
         }

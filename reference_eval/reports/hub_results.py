@@ -108,6 +108,19 @@ def check_publishable(run: ScoredRun) -> None:
             f"{run.folder}: refused: PARTIAL run ({'; '.join(partial) or 'items without prediction'}); "
             "re-run the same `cogbench eval` command until every item is scored"
         )
+    counts = run.scores["counts"]
+    short = [
+        f"{name} {m.get('n_scored', m.get('judged'))}/{m.get('n_expected', m.get('denominator'))} {m.get('unit', 'units')}"
+        for name, m in run.scores["metrics"].items()
+        if m.get("n_scored", m.get("judged")) != m.get("n_expected", m.get("denominator"))
+    ]
+    if counts.get("items") != counts.get("dataset_items"):
+        short.append(f"{counts.get('items')} of {counts.get('dataset_items')} items scored")
+    if short or run.scores.get("complete") is not True:
+        raise NotPublishable(
+            f"{run.folder}: refused: its flags say complete, its counts do not "
+            f"({'; '.join(short) or 'complete is not true'}): the run folder was edited or is partial"
+        )
     sample = sample_label(run.scores)
     if sample:
         raise NotPublishable(

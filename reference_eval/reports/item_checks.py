@@ -3,7 +3,8 @@
 This is what lets ``cogbench verify`` name the item behind a differing number: a parsed answer
 that is not what the output parses to, a verdict the rule judge would not give, an LLM judge's
 verdict that is not what its stored raw reply reads as (read by the parser scoring used, in the
-run's parsing mode), a CODIS ``outputs_differ`` or a VQA ``correct`` that its answers contradict.
+run's parsing mode), a CODIS ``outputs_differ`` or a VQA ``correct`` that its answers contradict, a VQA
+robust letter that its response and kept option texts do not give, a Recognition flag its similarity contradicts.
 Nothing here calls a judge or a model. Runs written before replies were kept are not checked
 against them.
 """
@@ -15,6 +16,7 @@ from typing import Any
 from cogbench.reference_eval.judges import codis as codis_judge
 from cogbench.reference_eval.judges import cognition as cognition_judge
 from cogbench.reference_eval.metrics import codis as codis_metrics
+from cogbench.reference_eval.metrics import recognition as recognition_metrics
 from cogbench.reference_eval.metrics import vqa as vqa_metrics
 
 
@@ -59,6 +61,11 @@ def _vqa(detail: dict[str, Any]) -> list[str]:
         return []
     problems = []
     response = detail.get("response")
+    choices = detail.get("choices")
+    if isinstance(response, str) and isinstance(choices, list):  # the robust letter, from the option texts kept
+        robust = vqa_metrics.extract_robust(response, choices)
+        if detail.get("extracted") != robust:
+            problems.append(f"extracted {detail.get('extracted')!r} is not what the response and its choices give")
     if isinstance(response, str) and detail.get("extracted_official") != vqa_metrics.extract_official(response):
         problems.append(f"extracted_official {detail.get('extracted_official')!r} is not what the response parses to")
     for flag, extracted in (("correct", "extracted"), ("correct_official", "extracted_official")):
@@ -95,6 +102,19 @@ def _description(detail: dict[str, Any], parsing: str | None) -> list[str]:
         problems.append(f"recognition.annotated is {recognition['annotated']}, {len(matches)} entities are listed")
     if recognition["recognized"] != sum(bool(m.get("recognized")) for m in matches):
         problems.append(f"recognition.recognized is {recognition['recognized']}, its matches say otherwise")
+    for match in matches:
+        similarity = match.get("similarity")
+        # similarity is kept to 6 decimals: within that of the threshold the flag cannot be re-derived
+        threshold = recognition_metrics.THRESHOLD
+        if (
+            isinstance(similarity, (int, float))
+            and abs(similarity - threshold) > 1e-6
+            and match.get("recognized") != (similarity > threshold)
+        ):
+            problems.append(
+                f"entity {match.get('entity')!r}: recognized {match.get('recognized')}, its similarity "
+                f"{similarity} vs the threshold {recognition_metrics.THRESHOLD} says otherwise"
+            )
     return problems
 
 

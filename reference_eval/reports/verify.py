@@ -13,9 +13,7 @@ difference, this lists them all.
 
 from __future__ import annotations
 
-import math
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,68 +21,16 @@ import yaml
 
 from cogbench.errors import CogbenchError, UsageError
 from cogbench.reference_eval.metrics import intervals
-from cogbench.reference_eval.reports import details_dataset
+from cogbench.reference_eval.reports import details_dataset, verify_rederive, verify_sources
 from cogbench.reference_eval.reports.hub_results import RESULTS_DIR, results_notes
 from cogbench.reference_eval.reports.item_checks import item_problems
 from cogbench.reference_eval.reports.run_files import render_report
-from cogbench.reference_eval.reports.run_reader import _stated, read_details, read_json_file, score_folder
+from cogbench.reference_eval.reports.run_reader import read_details, read_json_file, score_folder
+from cogbench.reference_eval.reports.verify_result import Difference, TaskData, Verification
 from cogbench.schemas.features import CODIS_CATEGORIES, COGBENCH_CATEGORIES
 from cogbench.schemas.vocabulary import BENCHMARK_TASKS
 
-TOLERANCE = 0.01  # points: scores.json keeps 4 decimals, a report 1, a result 2 (half its last digit)
 NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
-
-
-@dataclass
-class Difference:
-    where: str
-    stated: str
-    recomputed: str
-    items: list[str] = field(default_factory=list)
-
-    def line(self) -> str:
-        because = (
-            f" (items: {', '.join(self.items[:10])}{' ...' if len(self.items) > 10 else ''})" if self.items else ""
-        )
-        if not self.recomputed:  # an item whose own fields disagree
-            return f"{self.where}: {self.stated}"
-        return f"{self.where}: says {self.stated}, the details give {self.recomputed}{because}"
-
-
-@dataclass
-class Verification:
-    equal: int = 0
-    differences: list[Difference] = field(default_factory=list)
-
-    def compare(self, where: str, stated: Any, recomputed: Any, items: list[str] | None = None, tol=TOLERANCE) -> None:
-        same = (
-            isinstance(stated, (int, float))
-            and isinstance(recomputed, (int, float))
-            and not math.isnan(recomputed)
-            and abs(stated - recomputed) <= tol
-        ) or (stated is None and recomputed is None)
-        if same:
-            self.equal += 1
-        else:
-            shown = (
-                _shown(stated) if isinstance(stated, (int, float)) and not isinstance(stated, bool) else repr(stated)
-            )
-            self.differences.append(Difference(where, shown, _shown(recomputed), items or []))
-
-
-def _shown(value: Any) -> str:
-    return "nothing" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.4f}"
-
-
-@dataclass
-class TaskData:
-    """One task's details with the files stating numbers about them."""
-
-    where: str
-    details: list[dict[str, Any]]
-    scores: dict[str, Any]
-    scores_path: Path
-    report: str | None
 
 
 def check_scores(data: TaskData, result: Verification) -> None:
@@ -100,7 +46,6 @@ def check_scores(data: TaskData, result: Verification) -> None:
     }
     categories = CODIS_CATEGORIES if task == "codis" else COGBENCH_CATEGORIES
     where = str(data.scores_path)
-    result.compare(f"{where}: counts.items", scores["counts"].get("items"), len(data.details))
     tables = intervals.metric_tables(task, data.details, categories)
     recomputed_intervals, _ = intervals.score_intervals(task, data.details, categories)
     for name, metric in scores["metrics"].items():
@@ -108,10 +53,11 @@ def check_scores(data: TaskData, result: Verification) -> None:
             continue
         table = tables[name]
         for column, value in zip(table.columns, table.pooled()):
-            stated = _stated(metric, column)
             key = "overall" if column == "overall" else f"per_category.{column}"
-            if stated is None:
-                continue
+            if column == "overall" and metric.get("partial"):  # a subset's value: overall_partial, overall null
+                result.compare(f"{where}: metrics.{name}.overall", metric.get("overall"), None)
+                key = "overall_partial"
+            stated = metric.get(key) if column == "overall" else (metric.get("per_category") or {}).get(column)
             items = sorted(i for i in problems if column == "overall" or column in categories_of.get(i, ()))
             result.compare(f"{where}: metrics.{name}.{key}", stated, float(value), items)
             stated_interval = _interval(metric, column)
@@ -119,6 +65,8 @@ def check_scores(data: TaskData, result: Verification) -> None:
             if stated_interval is not None or fresh is not None:
                 for bound, (a, b) in zip(("low", "high"), zip(stated_interval or [None] * 2, fresh or [None] * 2)):
                     result.compare(f"{where}: metrics.{name}.interval.{key} ({bound})", a, b, items, tol=1e-3)
+    for name in sorted(set(scores["metrics"]) - set(tables)):
+        result.state(f"metrics.{name} (no per-item record to recompute it from)")
 
 
 def _interval(metric: dict[str, Any], column: str) -> list[float] | None:
@@ -139,8 +87,20 @@ def compare_text(where: str, written: str, rendered: str, result: Verification) 
             result.differences.append(Difference(f"{where}: number {position}", a, b))
 
 
-def check_task(data: TaskData, result: Verification) -> None:
+def check_task(data: TaskData, result: Verification, dataset: str | None = None) -> None:
+    """Every number and field of one task's files: re-derived where it can be, else named as stated."""
     check_scores(data, result)
+    expected = verify_sources.check_build(data, result, dataset) if dataset else None
+    if dataset is None:
+        verify_sources.stated_without_build(result)
+    verify_rederive.check_counts(data, result, expected)
+    verify_rederive.check_interval_settings(data, result)
+    verify_rederive.check_provenance(data, result)
+    verify_rederive.check_analyses(data, result)
+    if data.rows is not None:
+        verify_rederive.check_columns(data, result)
+    else:
+        verify_sources.check_run_record(data, result)
     if data.report is not None:
         compare_text(f"{data.scores_path.parent / 'report.md'}", data.report, render_report(data.scores), result)
 
@@ -171,7 +131,11 @@ def run_folder_tasks(path: Path) -> dict[str, TaskData]:
     scores = read_json_file(folder / "scores.json", "scores.schema.json")
     details = read_details(folder / "details.jsonl", scores["task"])
     report = (folder / "report.md").read_text(encoding="utf-8") if (folder / "report.md").is_file() else None
-    return {scores["task"]: TaskData(str(folder / "details.jsonl"), details, scores, folder / "scores.json", report)}
+    # An eval run folder (its score/ beside run.json and predictions.jsonl), whose record is checked too.
+    made = folder.name == "score" and any((folder.parent / n).is_file() for n in ("run.json", "predictions.jsonl"))
+    data = TaskData(str(folder / "details.jsonl"), details, scores, folder / "scores.json", report)
+    data.run_dir = folder.parent if made else None
+    return {scores["task"]: data}
 
 
 def details_tasks(folder: Path) -> dict[str, TaskData]:
@@ -182,7 +146,8 @@ def details_tasks(folder: Path) -> dict[str, TaskData]:
     for task, files in found.items():
         scores = read_json_file(files["scores_path"], "scores.schema.json")
         report = files["report_path"].read_text(encoding="utf-8") if files["report_path"].is_file() else None
-        tasks[task] = TaskData(f"{folder}/data/{task}", files["details"], scores, files["scores_path"], report)
+        where = f"{folder}/data/{task}"
+        tasks[task] = TaskData(where, files["details"], scores, files["scores_path"], report, files["rows"])
     return tasks
 
 
@@ -209,7 +174,10 @@ def details_from(spec: str, revision: str | None, endpoint: str | None = None) -
 SOURCE_URL = re.compile(r"^(https?://[^/]+)/datasets/([^/]+/[^/]+?)(?:/tree/([^/]+))?/?$")
 
 
-def verify(target: str, details: str | None = None, revision: str | None = None) -> Verification:
+def verify(
+    target: str, details: str | None = None, revision: str | None = None, dataset: str | None = None
+) -> Verification:
+    """``dataset``: the build the run scored, to re-derive ids and reference answers from (``--dataset``)."""
     path, result = Path(target), Verification()
     if path.is_file() or (path.is_dir() and path.name == RESULTS_DIR):
         files = sorted(path.glob("*.yaml")) if path.is_dir() else [path]
@@ -228,7 +196,7 @@ def verify(target: str, details: str | None = None, revision: str | None = None)
             else:
                 tasks = details_from(details, revision)
             for data in tasks.values():
-                check_task(data, result)
+                check_task(data, result, dataset)
             check_results_file(file, entries, tasks, result)
         return result
     if path.is_dir() and (path / "data").is_dir() and not (path / "scores.json").exists():
@@ -242,16 +210,18 @@ def verify(target: str, details: str | None = None, revision: str | None = None)
             f"{target}: no such file or folder (give a run folder, a details dataset or an .eval_results file)"
         )
     for data in tasks.values():
-        check_task(data, result)
+        check_task(data, result, dataset)
     return result
 
 
 def run_verify(args: Any) -> int:
-    result = verify(args.target, args.details, args.revision)
+    result = verify(args.target, args.details, args.revision, getattr(args, "dataset", None))
     for difference in result.differences:
         print(difference.line())
+    print(f"re-derived: {result.equal} numbers and fields equal to what the details, the build or another file give")
+    print("stated, not re-derivable: " + "; ".join(result.stated))
     if result.differences:
-        print(f"NOT verified: {len(result.differences)} number(s) or item(s) differ, {result.equal} equal")
+        print(f"NOT verified: {len(result.differences)} number(s), field(s) or item(s) differ, {result.equal} equal")
         return 1
-    print(f"verified: {result.equal} numbers equal")
+    print(f"verified: {result.equal} numbers and fields re-derived, {len(result.stated)} stated field(s) listed above")
     return 0

@@ -174,6 +174,8 @@ def score_vqa(rows, outputs, options, judge: LLMJudge | None) -> TaskResult:
                 "image_id": row["image_id"],
                 "category": row["category"],
                 "answer": row["answer"],
+                # the option texts the robust extractor matched the response against (verify re-derives it)
+                "choices": [row[c] for c in CHOICE_COLUMNS],
                 "response": response,
                 "extracted": robust,
                 "extracted_official": official,
@@ -235,6 +237,7 @@ def score_codis(all_rows, outputs, options, judge: LLMJudge | None) -> TaskResul
             "item_id": row["id"],
             "image_id": row["image_id"],
             "category": row["category"],
+            "question": row["question"],  # what answer bias's selection rules read (verify re-derives it)
             "outputs_differ": codis_metrics.outputs_differ(outputs[(row["id"], 1)], outputs[(row["id"], 2)]),
             "queries": [
                 {
