@@ -255,3 +255,48 @@ def test_third_party_files_with_think_blocks_score_as_their_final_answers(built_
     scores = json.loads((out / "scores.json").read_text())
     assert scores["metrics"]["acc_q"]["overall"] == pytest.approx(100 * sum(expected) / len(expected))
     assert scores["answers"]["truncated"] == len(expected) - sum(expected)
+
+
+def _edit_details(path, edit):
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    edit(lines)
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        "status",  # a truncated reply relabelled answered
+        "content",  # the kept reasoning edited so that its final answer is another
+        "block",  # scores.json's count of truncated replies
+    ],
+)
+def test_verify_rederives_each_final_answer_from_its_kept_reply(built_release, tmp_path, capsys, edit):
+    pairs = json.loads(codis_example().read_text())[:6]
+    lines = []
+    for index, pair in enumerate(pairs):
+        for query in (1, 2):
+            truth = pair["output"][f"output_{query}"]
+            output = f"<think>{truth}" if index == 0 else f"<think>not {truth}?</think>{truth}"
+            record = {"task": "codis", "item_id": pair["id"], "query": query, "output": output}
+            lines.append(json.dumps(record) + "\n")
+    path = tmp_path / "predictions.jsonl"
+    path.write_text("".join(lines))
+    out = tmp_path / "run"
+    args = ["score", "--task", "codis", "--dataset", str(built_release), "--predictions", str(path), "--out", str(out)]
+    assert main([*args, "--allow-partial"]) == 0
+    assert main(["verify", str(out)]) == 0
+    capsys.readouterr()
+    details = out / "details.jsonl"
+    if edit == "status":
+        _edit_details(details, lambda d: d[0]["queries"][0].update(answer_status="answered"))
+    elif edit == "content":
+        _edit_details(details, lambda d: d[1]["queries"][0]["reply"].update(content="<think>x</think>something else"))
+    else:
+        scores = json.loads((out / "scores.json").read_text())
+        scores["answers"]["truncated"] -= 1
+        scores["answers"]["answered"] += 1
+        (out / "scores.json").write_text(json.dumps(scores))
+    assert main(["verify", str(out)]) != 0
+    printed = capsys.readouterr()
+    assert ("answers" if edit == "block" else "final answer and status") in printed.out + printed.err

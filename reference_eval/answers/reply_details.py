@@ -126,37 +126,3 @@ def answers_block(task: str, details: list[dict[str, Any]], tags: tuple[tuple[st
         "per_category": dict(sorted(per_category.items())),
         "think_tags": [list(pair) for pair in tags],
     }
-
-
-def check_replies(task: str, details: list[dict[str, Any]], scores: dict[str, Any]) -> tuple[list[str], list[str]]:
-    """``verify``'s check of the split: (problems, fields stated but not re-derivable).
-
-    Each answer's scored text and status must follow from its kept reply by the same rule, and
-    scores.json's ``answers`` must be what the details count.
-    """
-    stated = scores.get("answers") or None
-    tags = tuple(tuple(pair) for pair in (stated or {}).get("think_tags", THINK_TAGS))
-    problems, hashed = [], 0
-    for key, answer, _ in answer_dicts(task, details):
-        if "answer_status" not in answer:
-            continue
-        again = rederived(task, answer, tags)  # type: ignore[arg-type]
-        if again is None:
-            hashed += 1
-            continue
-        scored = answer.get(SCORED_FIELD[task])
-        if (again.answer, again.status) != (scored, answer["answer_status"]):
-            problems.append(
-                f"details.jsonl: item {key}: the kept reply gives status {again.status!r} and answer "
-                f"{_short(again.answer)}, the line says {answer['answer_status']!r} and {_short(scored)}"
-            )
-    counted = answers_block(task, details, tags)  # type: ignore[arg-type]
-    if counted != stated:
-        problems.append("scores.json: answers: not what details.jsonl counts (replies by status, truncation)")
-    notes = [f"the final answers of {hashed} replies kept as hashes (--reasoning-in-details hash)"] if hashed else []
-    return problems, notes
-
-
-def _short(text: Any, limit: int = 60) -> str:
-    shown = repr(text)
-    return shown if len(shown) <= limit else shown[: limit - 3] + "..."

@@ -97,6 +97,7 @@ def check_task(data: TaskData, result: Verification, dataset: str | None = None)
     verify_rederive.check_interval_settings(data, result)
     verify_rederive.check_provenance(data, result)
     verify_rederive.check_analyses(data, result)
+    verify_rederive.check_replies(data, result)
     if data.rows is not None:
         verify_rederive.check_columns(data, result)
     else:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from cogbench.reference_eval.answers import reply_details
+from cogbench.reference_eval.answers.reasoning import THINK_TAGS
 from cogbench.reference_eval.metrics import answer_bias, intervals
 from cogbench.reference_eval.metrics.aggregate import percent
 from cogbench.reference_eval.reports.details_dataset import row_fields
@@ -262,3 +264,25 @@ def _json(text: Any) -> Any:
         return json.loads(text) if isinstance(text, str) else text
     except json.JSONDecodeError:
         return text
+
+
+def check_replies(data: TaskData, result: Verification) -> None:
+    """Each answer's scored text and status re-derived from its kept reply by the rule scoring used
+    (``answers/reasoning.py``), and scores.json's ``answers`` counted again from the details."""
+    task = data.scores["task"]
+    stated = data.scores.get("answers")
+    tags = tuple(tuple(pair) for pair in (stated or {}).get("think_tags", THINK_TAGS))
+    hashed = 0
+    for key, answer, _ in reply_details.answer_dicts(task, data.details):
+        if "answer_status" not in answer:
+            continue
+        again = reply_details.rederived(task, answer, tags)  # type: ignore[arg-type]
+        if again is None:
+            hashed += 1
+            continue
+        scored = (answer.get(reply_details.SCORED_FIELD[task]), answer["answer_status"])
+        result.same(f"{data.where}: item {key}: final answer and status", scored, (again.answer, again.status))
+    counted = reply_details.answers_block(task, data.details, tags)  # type: ignore[arg-type]
+    result.same(f"{data.scores_path.name}: answers", stated, counted)
+    if hashed:
+        result.state(f"the final answers of {hashed} replies (their reasoning kept as sha256 only)")
