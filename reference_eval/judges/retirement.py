@@ -69,8 +69,8 @@ def parse_shutdowns(values: tuple[str, ...] | list[str]) -> dict[str, dt.date]:
 
 def listed_shutdown(entry: dict[str, Any] | None) -> dt.date | None:
     """The shutdown date an endpoint's model-list entry carries, if any (unreadable values are ignored)."""
-    for name in LISTED_DATE_FIELDS if entry else ():
-        value = entry.get(name)  # type: ignore[union-attr]
+    for name in LISTED_DATE_FIELDS:
+        value = (entry or {}).get(name)
         try:
             if isinstance(value, str):
                 return dt.date.fromisoformat(value[:10])
@@ -87,8 +87,8 @@ def shutdown_of(model: str, added: dict[str, dt.date], listing: ModelList | None
     if model in added:
         known = [(added[model], "--judge-shutdown")]  # the user's date replaces the table's
     listed = listed_shutdown(listing.entry(model)) if listing is not None else None
-    if listed is not None:
-        known.append((listed, f"the endpoint's model list, {listing.url}"))  # type: ignore[union-attr]
+    if listing is not None and listed is not None:
+        known.append((listed, f"the endpoint's model list, {listing.url}"))
     return min(known) if known else None
 
 
