@@ -50,6 +50,25 @@ def _add_failure_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_judge_check_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """The check before the first judge request (judges/retirement.py): `score`'s and `eval`'s."""
+    parser.add_argument(
+        "--judge-accept-retired",
+        action="store_true",
+        help="send judge requests even to a judge past its known shutdown date, or one the endpoint's "
+        "GET /models does not list (default: refuse it before any request; docs/judges.md)",
+    )
+    parser.add_argument(
+        "--judge-shutdown",
+        dest="judge_shutdowns",
+        action="append",
+        default=[],
+        metavar="MODEL=YYYY-MM-DD",
+        help="add (or replace) a judge's shutdown date in the table the check reads; repeatable "
+        "(default: the built-in table: gpt-4-turbo, gpt-4-turbo-preview 2026-10-23, gpt-4o 2027-01-14)",
+    )
+
+
 def _add_task_and_dataset(parser: argparse.ArgumentParser) -> None:
     """The arguments that pick what is evaluated; `score` and `eval` share them."""
     parser.add_argument(
@@ -115,6 +134,7 @@ def add_score_parser(subparsers: argparse._SubParsersAction) -> None:
         help="sqlite file of cached verdicts, outside any build or other command's folder (another score "
         "folder's judge_cache.sqlite may be shared) (default: OUT/judge_cache.sqlite)",
     )
+    _add_judge_check_options(parser)
     parser.add_argument("--spacy-model", default="en_core_web_sm", help="spaCy pipeline name or path (nouns)")
     parser.add_argument(
         "--embedder",
@@ -349,6 +369,7 @@ def add_eval_parser(subparsers: argparse._SubParsersAction) -> None:
     scoring.add_argument(
         "--judge-concurrency", type=positive_int, default=64, help="as in `cogbench score --judge-concurrency`"
     )
+    _add_judge_check_options(scoring)
     scoring.add_argument("--spacy-model", help="as in `cogbench score --spacy-model` (default: en_core_web_sm)")
     scoring.add_argument(
         "--embedder", help="as in `cogbench score --embedder` (default: sentence-transformers/all-mpnet-base-v2)"

@@ -99,9 +99,20 @@ def completion_body(model: str, reply: Reply) -> bytes:
 class OpenAIServer:
     """Serves ``POST /v1/chat/completions`` on 127.0.0.1 at a free port, in a thread."""
 
-    def __init__(self, responder: Responder, record: bool = True, tls: tuple[str, str] | None = None):
-        """``tls``: (certificate file, key file) to serve ``https://`` instead of ``http://``."""
+    def __init__(
+        self,
+        responder: Responder,
+        record: bool = True,
+        tls: tuple[str, str] | None = None,
+        models: list[str | dict[str, Any]] | None = None,
+    ):
+        """``tls``: (certificate file, key file) to serve ``https://`` instead of ``http://``.
+
+        ``models``: what ``GET /v1/models`` lists (ids, or whole entries with an ``id``); None: no such
+        route (404), as a minimal server has none.
+        """
         self.responder = responder
+        self.models = models
         self.scheme = "https" if tls else "http"
         self.record = record  # False: keep no request (benchmarks send thousands of images)
         self.requests: list[RecordedRequest] = []
@@ -117,6 +128,18 @@ class OpenAIServer:
 
             def log_message(self, *args: object) -> None:  # keep test output clean
                 pass
+
+            def do_GET(self) -> None:
+                request = RecordedRequest(self.path, {k.lower(): v for k, v in self.headers.items()}, {})
+                if server.record:
+                    with server._lock:
+                        server.requests.append(request)
+                if server.models is None or not self.path.rstrip("/").endswith("/models"):
+                    self._send(404, b'{"error": {"message": "not found"}}', {})
+                    return
+                entries = [{"id": m} if isinstance(m, str) else m for m in server.models]
+                data = [{"object": "model", "created": 0, "owned_by": "local", **entry} for entry in entries]
+                self._send(200, json.dumps({"object": "list", "data": data}).encode("utf-8"), {})
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
@@ -244,8 +267,8 @@ def openai_server_fixture():
     """Pytest fixture body: yields ``start(responder) -> OpenAIServer``; stops them all after."""
     started: list[OpenAIServer] = []
 
-    def start(responder: Responder) -> OpenAIServer:
-        server = OpenAIServer(responder).start()
+    def start(responder: Responder, models: list[str | dict[str, Any]] | None = None) -> OpenAIServer:
+        server = OpenAIServer(responder, models=models).start()
         started.append(server)
         return server
 

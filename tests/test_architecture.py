@@ -93,6 +93,7 @@ LAZY_IMPORTS_ALLOWED = {
     "cogbench.reference_eval.cli": "a command loads its code when it runs (eval needs torch, score does not)",
     "cogbench.reference_eval.harnesses.cli": "a command loads its code when it runs",
     "cogbench.reference_eval.reports.cli": "a command loads its code when it runs",
+    "cogbench.reference_eval.judging.cli": "a command loads its code when it runs",
     "cogbench.reference_eval.run.runner": "the hf backend imports torch; loaded only when a run uses it",
 }
 

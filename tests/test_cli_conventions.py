@@ -62,6 +62,7 @@ def usage_errors(tmp):
         "report": ["report", str(tmp / "missing"), "--out", str(tmp / "report")],
         "publish-results": ["publish-results", str(tmp / "missing"), "--model-repo", "o/m", "--details-repo", "o/d"],
         "verify": ["verify", str(tmp / "missing")],
+        "judges": ["judges", "certify", "--reference", str(tmp / "missing"), "--candidate", str(tmp / "missing-b")],
     }
 
 

@@ -273,6 +273,7 @@ def test_cognition_judge_readings_and_score_equal_the_oracle(
         path,
         tmp_path / "run",
         judge="openai:gpt-4-turbo",
+        judge_accept_retired=True,  # a local stand-in for the retired judge (judges/retirement.py)
         judge_base_url=ours_server.base_url,
         judge_parsing="official",
         judge_backoff=0.01,
@@ -369,6 +370,7 @@ def test_a_judge_never_readable_crashes_the_oracle_and_is_a_failure_here(
         path,
         tmp_path / "run",
         judge="openai:gpt-4-turbo",
+        judge_accept_retired=True,  # a local stand-in for the retired judge (judges/retirement.py)
         judge_parsing="official",
         judge_base_url=server.base_url,
         judge_backoff=0.01,
@@ -399,6 +401,7 @@ def test_verdicts_of_two_score_above_100_as_the_authors_sum_them(
         path,
         tmp_path / "run",
         judge="openai:gpt-4-turbo",
+        judge_accept_retired=True,  # a local stand-in for the retired judge (judges/retirement.py)
         judge_base_url=ours_server.base_url,
         judge_parsing="official",
         judge_backoff=0.01,

@@ -201,6 +201,7 @@ def score_codis(built_release, rows, shapes, server, tmp_path):
             dataset=str(built_release),
             predictions=str(path),
             judge="openai:gpt-4-turbo-preview",
+            judge_accept_retired=True,  # a local stand-in for the retired judge (judges/retirement.py)
             judge_base_url=server.base_url,
             judge_parsing="official",
             judge_backoff=0.01,
@@ -246,6 +247,7 @@ def test_codis_authors_example_file_equals_the_oracle(built_release, codis_data,
             dataset=str(built_release),
             predictions=str(codis_example()),
             judge="openai:gpt-4-turbo-preview",
+            judge_accept_retired=True,  # a local stand-in for the retired judge (judges/retirement.py)
             judge_base_url=server.base_url,
             judge_parsing="official",
             judge_backoff=0.01,

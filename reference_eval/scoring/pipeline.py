@@ -11,6 +11,7 @@ file formats in ``formats/``.
 from __future__ import annotations
 
 import argparse
+import datetime
 import os
 import re
 import shlex
@@ -25,11 +26,12 @@ from cogbench.dataset_builders.output import check_option_file, claim_output
 from cogbench.errors import CogbenchError, IncompleteRunError, UsageError
 from cogbench.reference_eval.answers.reasoning import THINK_TAGS, Reply, final_answer, parse_tags
 from cogbench.reference_eval.answers.reply_details import answers_block, attach_replies
-from cogbench.reference_eval.backends import batch_files
+from cogbench.reference_eval.backends import batch_files, model_list
 from cogbench.reference_eval.backends.openai_api import ChatSettings
 from cogbench.reference_eval.formats.harness import harness_provenance
 from cogbench.reference_eval.formats.official import OfficialIds, read_any_predictions
 from cogbench.reference_eval.harnesses.lmms_eval_tasks import task_docs
+from cogbench.reference_eval.judges import retirement
 from cogbench.reference_eval.judges.llm import JudgeSpec, LLMJudge
 from cogbench.reference_eval.metrics import intervals as metric_intervals
 from cogbench.reference_eval.metrics import recognition
@@ -63,6 +65,8 @@ class ScoreOptions:
     judge_timeout: float = 120.0
     judge_backoff: float = 1.0
     judge_cache: str | None = None
+    judge_accept_retired: bool = False  # skip judges/retirement's check (a shut-down or unlisted judge)
+    judge_shutdowns: tuple[str, ...] = ()  # MODEL=YYYY-MM-DD, added to retirement.KNOWN_SHUTDOWNS
     spacy_model: str = "en_core_web_sm"
     embedder: str = "sentence-transformers/all-mpnet-base-v2"
     embed_batch_size: int = 64
@@ -245,6 +249,16 @@ def _llm_judge(options: ScoreOptions, spec: JudgeSpec) -> LLMJudge | None:
     return LLMJudge(settings, _cache_path(options), options.judge_parsing, bool(options.write_requests), responses)
 
 
+def check_judge_alive(options: ScoreOptions, model: str) -> None:
+    """Before the first judge request: refuse a judge past its shutdown, or one the endpoint does not list."""
+    added = retirement.parse_shutdowns(options.judge_shutdowns)
+    if options.judge_accept_retired:
+        return
+    timeout = min(options.judge_timeout, 30.0)
+    listing = None if options.write_requests else model_list.list_models(options.judge_base_url, timeout)
+    retirement.check_judge(model, datetime.date.today(), listing, added)
+
+
 def _cache_path(options: ScoreOptions) -> str:
     return options.judge_cache or os.path.join(options.out, "judge_cache.sqlite")
 
@@ -282,7 +296,9 @@ def missing_judge_requests_command(options: ScoreOptions) -> str:
         ("--write-requests", f"{options.out}-missing-judge-requests"),
     ]
     flags = [("--oracle", options.oracle), ("--allow-partial", options.allow_partial), ("--circular", options.circular)]
+    flags.append(("--judge-accept-retired", options.judge_accept_retired))
     words = ["cogbench", "score"] + [w for option, value in pairs if value is not None for w in (option, str(value))]
+    words += [w for value in options.judge_shutdowns for w in ("--judge-shutdown", value)]
     return shlex.join(words + [flag for flag, on in flags if on])
 
 
@@ -295,6 +311,8 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
         raise UsageError("--circular applies to --task vqa")
     options.out = options.out or default_score_dir(options.task, options.predictions)
     claim_output(Path(options.out), "score", RUN_FILES, create=False, task=options.task)  # refused before any work
+    if spec.kind == "openai" and not options.read_responses:  # replies read from files send nothing
+        check_judge_alive(options, spec.model)
     rows = _dataset_rows(options)
     outputs, source = _outputs_by_id(options, rows)
     # Before any item is scored: a judge model whose weights did not load stops the run here (model_checks).

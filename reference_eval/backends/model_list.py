@@ -1,0 +1,73 @@
+"""``GET {base_url}/models``: which models an OpenAI-compatible endpoint serves.
+
+Asked once before a judge run sends its first request, so that a judge the endpoint no
+longer serves (a retired OpenAI model, a ``vllm serve`` started with another model) is
+refused in one line instead of failing thousands of requests (``judges/retirement``).
+The request goes the way chat requests go (``connections``: the environment's proxy and
+CA bundle, the key from ``OPENAI_API_KEY`` in the header only), bounded by one deadline.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from cogbench import __version__
+from cogbench.reference_eval.backends.connections import proxy_config, single_connection, tls_context
+from cogbench.reference_eval.backends.deadline import attempt_deadline
+from cogbench.reference_eval.backends.openai_api import OPENAI_BASE_URL, api_key_from_environment
+
+# Statuses by which a server says it has no model list at all (a minimal server): nothing to check against.
+NO_LIST_STATUSES = {404, 405, 501}
+
+
+@dataclass(frozen=True)
+class ModelList:
+    """The endpoint's answer: ``models`` (each entry as the server gave it, with its ``id``), or why there is none.
+
+    ``unsupported`` is True when the server has no ``/models`` route (404, 405, 501); ``error`` is one line
+    naming what failed otherwise (unreachable, 401, a body that is not a model list).
+    """
+
+    url: str
+    models: list[dict[str, Any]]
+    error: str | None = None
+    unsupported: bool = False
+
+    def entry(self, model: str) -> dict[str, Any] | None:
+        return next((m for m in self.models if m.get("id") == model), None)
+
+
+def list_models(base_url: str | None, timeout_seconds: float = 30.0) -> ModelList:
+    """One GET of ``BASE_URL/models``; never raises for a network or HTTP failure (``error`` says it)."""
+    import httpcore
+
+    url = (base_url or OPENAI_BASE_URL).rstrip("/") + "/models"
+    headers = [
+        (b"Authorization", f"Bearer {api_key_from_environment()}".encode()),
+        (b"Accept", b"application/json"),
+        (b"User-Agent", f"cogbench/{__version__}".encode()),
+    ]
+    seconds = timeout_seconds
+    timeouts = {"timeout": {"connect": seconds, "read": seconds, "write": seconds, "pool": seconds}}
+    connection = single_connection(tls_context(url), proxy_config(url))
+    try:
+        with attempt_deadline(seconds):
+            response = connection.request("GET", url, headers=headers, extensions=timeouts)
+    except httpcore.TimeoutException:
+        return ModelList(url, [], f"no answer within {seconds:g} s")
+    except (httpcore.NetworkError, httpcore.ProtocolError, httpcore.ProxyError):
+        return ModelList(url, [], "connection failed")
+    finally:
+        connection.close()
+    if response.status in NO_LIST_STATUSES:
+        return ModelList(url, [], f"HTTP {response.status}", unsupported=True)
+    if response.status >= 400:
+        return ModelList(url, [], f"HTTP {response.status}")
+    try:
+        data = json.loads(response.content)["data"]
+        models = [entry for entry in data if isinstance(entry, dict) and isinstance(entry.get("id"), str)]
+    except (ValueError, KeyError, TypeError):
+        return ModelList(url, [], "the answer is not a model list (JSON with a data array)")
+    return ModelList(url, models)

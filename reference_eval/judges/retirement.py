@@ -1,0 +1,116 @@
+"""Refuse a judge that is gone, in one line, before its first request.
+
+The papers' judges are retired: ``gpt-4-turbo`` (the CogBench Cognition judge) and
+``gpt-4-turbo-preview`` (the CODIS judge) were shut down on 2026-10-23, ``gpt-4o``
+follows on 2027-01-14. A run sent to them fails every request, one retry schedule at a
+time. ``check_judge`` reads the dated table below (plus dates the user adds, and any
+shutdown date the endpoint's own model list gives) against today's date, and the
+endpoint's model list (``backends/model_list``), and refuses with what to do instead.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+
+from cogbench.errors import UsageError
+from cogbench.reference_eval.backends.model_list import ModelList
+
+OPENAI_DEPRECATIONS = "OpenAI's deprecations page, https://platform.openai.com/docs/deprecations"
+
+
+@dataclass(frozen=True)
+class Shutdown:
+    """A model id, the day it stops answering, what it judged here, and where the date comes from."""
+
+    model: str
+    date: dt.date
+    role: str
+    source: str
+
+
+KNOWN_SHUTDOWNS = (
+    Shutdown(
+        "gpt-4-turbo",
+        dt.date(2026, 10, 23),
+        "the CogBench Cognition judge (authors' eval/cognition_gpt_eval.py)",
+        OPENAI_DEPRECATIONS,
+    ),
+    Shutdown(
+        "gpt-4-turbo-preview", dt.date(2026, 10, 23), "the CODIS judge (authors' data/eval.py)", OPENAI_DEPRECATIONS
+    ),
+    Shutdown("gpt-4o", dt.date(2027, 1, 14), "a common replacement judge", OPENAI_DEPRECATIONS),
+)
+
+INSTEAD = (
+    "judge with a pinned open-weight model instead (`vllm serve MODEL --revision REV`, then --judge openai:MODEL "
+    "--judge-base-url http://HOST:PORT/v1; docs/judges.md) and certify it against the official verdicts with "
+    "`cogbench judges certify`; --judge-accept-retired sends the requests anyway"
+)
+
+# Fields of a model-list entry read as its shutdown date: an ISO date, or Unix seconds.
+LISTED_DATE_FIELDS = ("shutdown_date", "shutdown_at")
+
+
+def parse_shutdowns(values: tuple[str, ...] | list[str]) -> dict[str, dt.date]:
+    """``--judge-shutdown MODEL=YYYY-MM-DD`` values as a table; one usage line for a value that is not one."""
+    table = {}
+    for value in values:
+        model, _, day = value.partition("=")
+        try:
+            table[model.strip()] = dt.date.fromisoformat(day.strip())
+        except ValueError:
+            model = ""
+        if not model.strip():
+            raise UsageError(f"--judge-shutdown {value!r}: expected MODEL=YYYY-MM-DD, e.g. gpt-4o=2027-01-14")
+    return table
+
+
+def listed_shutdown(entry: dict[str, Any] | None) -> dt.date | None:
+    """The shutdown date an endpoint's model-list entry carries, if any (unreadable values are ignored)."""
+    for name in LISTED_DATE_FIELDS:
+        value = (entry or {}).get(name)
+        try:
+            if isinstance(value, str):
+                return dt.date.fromisoformat(value[:10])
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                return dt.datetime.fromtimestamp(value, dt.timezone.utc).date()
+        except (ValueError, OverflowError, OSError):
+            continue
+    return None
+
+
+def shutdown_of(model: str, added: dict[str, dt.date], listing: ModelList | None) -> tuple[dt.date, str] | None:
+    """The earliest known shutdown date of ``model`` and where it comes from, or None."""
+    known = [(s.date, f"{s.role}; {s.source}") for s in KNOWN_SHUTDOWNS if s.model == model]
+    if model in added:
+        known = [(added[model], "--judge-shutdown")]  # the user's date replaces the table's
+    listed = listed_shutdown(listing.entry(model)) if listing is not None else None
+    if listing is not None and listed is not None:
+        known.append((listed, f"the endpoint's model list, {listing.url}"))
+    return min(known) if known else None
+
+
+def check_judge(
+    model: str,
+    today: dt.date,
+    listing: ModelList | None,
+    added: dict[str, dt.date] | None = None,
+) -> None:
+    """Raise ``UsageError`` (one line) for a judge that is past its shutdown or that the endpoint does not serve.
+
+    ``listing`` is None where no endpoint is asked (request files). An endpoint with no model list at all
+    (a minimal server: 404, 405, 501) is not checked there; the dates still are.
+    """
+    shutdown = shutdown_of(model, added or {}, listing)
+    if shutdown is not None and shutdown[0] <= today:
+        raise UsageError(f"judge {model} was shut down on {shutdown[0].isoformat()} ({shutdown[1]}); {INSTEAD}")
+    if listing is None or listing.unsupported:
+        return
+    if listing.error is not None:
+        raise UsageError(f"cannot check judge {model}: GET {listing.url}: {listing.error}; {INSTEAD}")
+    if listing.entry(model) is None:
+        served = sorted(m["id"] for m in listing.models)
+        shown = ", ".join(served[:8]) + (f", ... ({len(served) - 8} more)" if len(served) > 8 else "")
+        raise UsageError(f"{listing.url} does not serve judge {model} (it serves: {shown or 'none'}); {INSTEAD}")

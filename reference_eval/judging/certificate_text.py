@@ -1,0 +1,118 @@
+"""The certificate as Markdown for people, and as a short block for a dataset or model card.
+
+Every figure comes from ``certify``'s result; nothing is computed here. Each bar is named
+with its source, so a reader can tell the papers' figures from the conventions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from cogbench import __version__
+
+
+def _value(value: float | None, digits: int = 2) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def _interval(value: list[float] | None, digits: int = 2) -> str:
+    return f"[{value[0]:.{digits}f}, {value[1]:.{digits}f}]" if value else "n/a"
+
+
+def _confusion(row: dict[str, Any], labels: list[int]) -> str:
+    """``ref 0: 10/2; ref 1: 1/30`` (the candidate's verdicts in label order after each slash)."""
+    return "; ".join(
+        f"ref {label}: {'/'.join(str(n) for n in counts)}" for label, counts in zip(labels, row["confusion"])
+    )
+
+
+def criteria_table(task: dict[str, Any]) -> list[str]:
+    lines = ["| criterion | value | bar | result | note |", "|---|---|---|---|---|"]
+    for c in task["criteria"]:
+        value = _value(c["value"], 3 if c["name"] != "difference" else 2)
+        lines.append(f"| {c['what']} | {value} | {c['bar']} | {'pass' if c['passed'] else 'FAIL'} | {c['detail']} |")
+    return lines
+
+
+def render_certificate(result: dict[str, Any]) -> str:
+    """The whole certificate: the verdict, the bars and their sources, then per task every figure."""
+    lines = [
+        f"# Judge certificate: {result['status']}",
+        "",
+        f"Candidate judge: {result['candidate_judge']}",
+        f"Reference judge: {'; '.join(result['reference_judges'])}",
+        f"Method: {result['method']}.",
+        "",
+        "Bars (PASS needs every one, in every task):",
+        "",
+    ]
+    lines += [f"- {b['name']} = {b['value']}: {b['source']}." for b in result["bars"]]
+    for task in result["tasks"]:
+        lines += [
+            "",
+            f"## {task['task']}: {task['status']}",
+            "",
+            f"{len(task['models'])} model(s), {task['images']} images, verdict labels {task['labels']}.",
+            "",
+            *criteria_table(task),
+            "",
+            "### Agreement per category (every model's verdicts pooled)",
+            "",
+            "| category | units | raw agreement % | kappa | 95% CI | right % (reference) | right % (candidate) "
+            "| confusion (rows: reference; columns: candidate) |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for column, row in task["agreement"].items():
+            if row["items"]:
+                lines.append(
+                    f"| {column} | {row['items']} | {_value(row['raw_agreement'], 1)} | {_value(row['kappa'])} "
+                    f"| {_interval(row['interval'])} | {_value(row['prevalence_reference'], 1)} "
+                    f"| {_value(row['prevalence_candidate'], 1)} | {_confusion(row, task['labels'])} |"
+                )
+        lines += [
+            "",
+            f"### Scores per model (candidate - reference; paired interval over images at {100 * task['difference_level']:.2f}%, "
+            "95% for all models together)",
+            "",
+            "| model | units | kappa | raw agreement % | metric | column | reference | candidate | difference | 95% CI |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for m in task["models"]:
+            for name, rows in m["moves"].items():
+                for r in rows:
+                    lines.append(
+                        f"| {m['model']} | {m['units']} | {_value(m['kappa'])} | {_value(m['raw_agreement'], 1)} "
+                        f"| {name} | {r['column']} | {_value(r['reference'])} | {_value(r['candidate'])} "
+                        f"| {_value(r['difference'])} | {_interval(r['interval'])} |"
+                    )
+        if task["ranking"]:
+            lines += [
+                "",
+                "### Rankings",
+                "",
+                "| metric | models | Kendall's tau-b | 95% CI | p |",
+                "|---|---|---|---|---|",
+            ]
+            for name, tau in task["ranking"].items():
+                lines.append(
+                    f"| {name} | {tau['models']} | {_value(tau['tau'], 3)} | {_interval(tau['interval'])} "
+                    f"| {_value(tau['p_value'], 4)} |"
+                )
+    return "\n".join(lines) + "\n"
+
+
+def render_card_block(result: dict[str, Any]) -> str:
+    """A short Markdown section for a dataset or model card: the verdict, each criterion, the bars' sources."""
+    lines = [
+        "## Judge",
+        "",
+        f"Scores judged by **{result['candidate_judge']}**, in place of {'; '.join(result['reference_judges'])} "
+        f"(retired). Migration certificate (cogbench {__version__}, `cogbench judges certify`): **{result['status']}**.",
+        "",
+    ]
+    for task in result["tasks"]:
+        lines += [f"{task['task']}: {len(task['models'])} model(s), {task['images']} images.", ""]
+        lines += [*criteria_table(task), ""]
+    lines += ["Bars and their sources:", ""]
+    lines += [f"- {b['name']} = {b['value']}: {b['source']}." for b in result["bars"]]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,294 @@
+"""The migration certificate (issue 40 item 4): ``cogbench judges certify``.
+
+Its figures are pinned independently: kappa by ``sklearn.metrics.cohen_kappa_score``, tau by
+``scipy.stats.kendalltau``, scores by counting verdicts. Simulated judges with set error rates
+pass or fail where the simulation's expected values say; the kappa and score-move intervals
+hold their coverage at 216 and 251 images. End to end, real CODIS runs judged by an LLM judge
+(served by tests/openai_server.py) are the reference, and the rule judge and a second LLM judge
+the candidates, through the CLI, from run folders and from a Parquet archive.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from scipy.stats import kendalltau
+from sklearn.metrics import cohen_kappa_score
+from test_judge_agreement import codis_truth, expected_verdicts, model_predictions, strict_b
+
+from cogbench.cli import main
+from cogbench.reference_eval.judging import certify as cert
+from cogbench.reference_eval.judging.verdict_archive import COLUMNS, JudgedAnswers
+from cogbench.reference_eval.scoring.pipeline import ScoreOptions, run_scoring
+from cogbench.schemas.features import COGBENCH_CATEGORIES
+
+from openai_server import OpenAIServer, Reply
+
+CATEGORIES = list(COGBENCH_CATEGORIES)
+
+
+def simulate(rng, ability: float, images: int, per_image: int, flip_right: float, flip_wrong: float, model: str):
+    """(reference, candidate) of one model on description CoRs: the reference says right with probability
+    ``ability``; the candidate turns a right into wrong with ``flip_right``, a wrong into right with ``flip_wrong``."""
+    ref_units, cand_units = {}, {}
+    for g in range(images):
+        a = (rng.random(per_image) < ability).astype(int)
+        flips = np.where(a == 1, rng.random(per_image) < flip_right, rng.random(per_image) < flip_wrong)
+        b = np.where(flips, 1 - a, a)
+        for i in range(per_image):
+            category = CATEGORIES[i % len(CATEGORIES)]
+            key = (f"img{g}", category, str(i))
+            ref_units[key] = (f"img{g}", category, int(a[i]))
+            cand_units[key] = (f"img{g}", category, int(b[i]))
+    answers = f"answers-{model}"
+    return (
+        JudgedAnswers("description", model, answers, "official", "ref", ref_units),
+        JudgedAnswers("description", model, answers, "candidate", "cand", cand_units),
+    )
+
+
+def simulated_judges(seed, abilities, flip_right, flip_wrong, images=251, per_image=8, flips_by_model=None):
+    rng = np.random.default_rng(seed)
+    refs, cands = [], []
+    for m, ability in enumerate(abilities):
+        fr, fw = (flips_by_model or {}).get(m, (flip_right, flip_wrong))
+        ref, cand = simulate(rng, ability, images, per_image, fr, fw, f"m{m}")
+        refs.append(ref)
+        cands.append(cand)
+    return refs, cands
+
+
+def flat(judged):
+    return [u[2] for j in judged for _, u in sorted(j.units.items())]
+
+
+def test_kappa_and_tau_against_scikit_learn_and_scipy():
+    refs, cands = simulated_judges(1, (0.3, 0.5, 0.55, 0.8), 0.08, 0.05, images=40)
+    result = cert.certify(refs, cands, resamples=200)
+    task = result["tasks"][0]
+    a, b = flat(refs), flat(cands)
+    assert task["agreement"]["overall"]["kappa"] == pytest.approx(cohen_kappa_score(a, b), abs=1e-4)
+    for category in CATEGORIES:
+        keys = [(r, k) for r in range(len(refs)) for k in sorted(refs[r].units) if k[1] == category]
+        ca = [refs[r].units[k][2] for r, k in keys]
+        cb = [cands[r].units[k][2] for r, k in keys]
+        assert task["agreement"][category]["kappa"] == pytest.approx(cohen_kappa_score(ca, cb), abs=1e-4)
+        assert task["agreement"][category]["raw_agreement"] == pytest.approx(100 * np.mean(np.equal(ca, cb)), abs=0.01)
+        assert task["agreement"][category]["confusion"] == [
+            [sum(x == i and y == j for x, y in zip(ca, cb)) for j in (0, 1)] for i in (0, 1)
+        ]
+    scores_a = [100 * np.mean([u[2] for u in r.units.values()]) for r in refs]
+    scores_b = [100 * np.mean([u[2] for u in c.units.values()]) for c in cands]
+    for model, sa, sb in zip(task["models"], scores_a, scores_b):
+        overall = next(r for r in model["moves"]["cognition"] if r["column"] == "overall")
+        assert (overall["reference"], overall["candidate"]) == (
+            pytest.approx(sa, abs=1e-3),
+            pytest.approx(sb, abs=1e-3),
+        )
+    tau = task["ranking"]["cognition"]
+    assert tau["tau"] == pytest.approx(kendalltau(scores_a, scores_b).statistic, abs=1e-4)
+    assert task["agreement"]["overall"]["prevalence_reference"] == pytest.approx(100 * np.mean(a), abs=0.01)
+    assert task["agreement"]["overall"]["prevalence_candidate"] == pytest.approx(100 * np.mean(b), abs=0.01)
+
+
+def expected_kappa(abilities, flip_right, flip_wrong):
+    """The kappa of the expected confusion matrix: every model's units pooled (equal numbers per model)."""
+    p = float(np.mean(abilities))
+    n11 = p * (1 - flip_right)
+    n01, n00 = (1 - p) * flip_wrong, (1 - p) * (1 - flip_wrong)
+    observed = n11 + n00
+    q = n11 + n01
+    chance = p * q + (1 - p) * (1 - q)
+    return (observed - chance) / (1 - chance)
+
+
+ABILITIES = (0.3, 0.45, 0.6, 0.75, 0.9)
+
+
+def balanced(error: float) -> dict[int, tuple[float, float]]:
+    """Per model: ``error`` of the rights called wrong and as many wrongs called right (no move expected)."""
+    return {m: (error, error * p / (1 - p)) for m, p in enumerate(ABILITIES)}
+
+
+@pytest.mark.parametrize(
+    ("flips", "expected"),
+    [
+        # 1% of the rights called wrong, as many wrongs called right: kappa ~0.98, no score expected to move: PASS.
+        (balanced(0.01), {"kappa": True, "tau": True, "difference": True}),
+        # 15% errors either way: kappa ~0.70 < 0.80; the scores move by up to 12 points.
+        (dict.fromkeys(range(5), (0.15, 0.15)), {"kappa": False, "tau": True, "difference": False}),
+        # A lenient judge: 6% of the wrong answers called right. Kappa ~0.92 and the order kept, but
+        # every score rises by 6% of its wrong share (0.6 to 4.2 points).
+        (dict.fromkeys(range(5), (0.0, 0.06)), {"kappa": True, "tau": True, "difference": False}),
+    ],
+)
+def test_simulated_judges_pass_and_fail_where_the_simulation_says(flips, expected):
+    refs, cands = simulated_judges(7, ABILITIES, 0.0, 0.0, flips_by_model=flips)
+    result = cert.certify(refs, cands, resamples=300)
+    task = result["tasks"][0]
+    shares = [ABILITIES[m] * flips[m][0] + (1 - ABILITIES[m]) * flips[m][1] for m in flips]  # errors per model
+    n11 = np.mean([p * (1 - flips[m][0]) for m, p in enumerate(ABILITIES)])
+    n01 = np.mean([(1 - p) * flips[m][1] for m, p in enumerate(ABILITIES)])
+    p, q, observed = np.mean(ABILITIES), n11 + n01, 1 - np.mean(shares)
+    chance = p * q + (1 - p) * (1 - q)
+    assert task["agreement"]["overall"]["kappa"] == pytest.approx((observed - chance) / (1 - chance), abs=0.03)
+    passed = {c["name"]: c["passed"] for c in task["criteria"]}
+    assert passed == expected
+    assert result["status"] == ("PASS" if all(expected.values()) else "FAIL")
+
+
+def test_a_judge_that_reorders_two_models_fails_on_tau_alone_in_kappa():
+    """Three close models; the candidate is lenient (25% of wrongs called right) with the weakest only,
+    which then ranks first: tau = -1/3 while the pooled kappa stays ~0.9."""
+    refs, cands = simulated_judges(3, (0.50, 0.53, 0.56), 0.0, 0.0, flips_by_model={0: (0.0, 0.25)})
+    task = cert.certify(refs, cands, resamples=300)["tasks"][0]
+    passed = {c["name"]: c["passed"] for c in task["criteria"]}
+    assert passed == {"kappa": True, "tau": False, "difference": False}
+    assert task["ranking"]["cognition"]["tau"] == pytest.approx(-1 / 3, abs=1e-4)
+    with_fewer = cert.certify(refs[:2], cands[:2], resamples=100)["tasks"][0]
+    tau = next(c for c in with_fewer["criteria"] if c["name"] == "tau")
+    assert not tau["passed"] and tau["detail"] == "needs three or more models (2 given)"
+
+
+@pytest.mark.slow  # ~25 s each on shared cores
+@pytest.mark.parametrize("images", [216, 251])
+def test_intervals_hold_their_coverage(images):
+    """200 seeded runs of one model (3 units per image, an image-level share of right answers ~ Beta with
+    ICC 0.2, mean 0.6; the candidate flips 10% of verdicts either way). The truths, from the expected
+    confusion matrix: kappa as ``expected_kappa``, the score move 100 * 0.1 * (1 - 2 * 0.6) = -2 points."""
+    rng = np.random.default_rng(images)
+    true_kappa = expected_kappa([0.6], 0.1, 0.1)
+    true_move = 100 * 0.1 * (1 - 2 * 0.6)
+    kappa_hits = move_hits = 0
+    runs = 200
+    for run in range(runs):
+        p = rng.beta(0.6 * 4, 0.4 * 4, images)  # strength 1/ICC - 1 = 4
+        ref_units, cand_units = {}, {}
+        for g in range(images):
+            a = (rng.random(3) < p[g]).astype(int)
+            b = np.where(rng.random(3) < 0.1, 1 - a, a)
+            for i in range(3):
+                ref_units[(str(g), CATEGORIES[0], str(i))] = (str(g), CATEGORIES[0], int(a[i]))
+                cand_units[(str(g), CATEGORIES[0], str(i))] = (str(g), CATEGORIES[0], int(b[i]))
+        ref = JudgedAnswers("description", "m", "x", "official", "ref", ref_units)
+        cand = JudgedAnswers("description", "m", "x", "candidate", "cand", cand_units)
+        task = cert.certify_task("description", [(ref, cand)], cert.Bars(), resamples=400, seed=run)
+        low, high = task["agreement"]["overall"]["interval"]
+        kappa_hits += low <= true_kappa <= high
+        move = next(r for r in task["models"][0]["moves"]["cognition"] if r["column"] == "overall")
+        move_hits += move["interval"][0] <= true_move <= move["interval"][1]
+    assert abs(kappa_hits / runs - 0.95) <= 0.045, kappa_hits / runs
+    assert abs(move_hits / runs - 0.95) <= 0.045, move_hits / runs
+
+
+# --- end to end: real CODIS runs, an LLM reference judge, the rule judge and a quirky LLM judge as candidates ---
+
+
+@pytest.fixture(scope="module")
+def codis_runs(built_release, tmp_path_factory):
+    """Three models' real CODIS answers (0, 40, 90 pairs swapped: wrong), each scored by the reference
+    (an LLM judge saying right iff the output is the groundtruth), the rule judge, and judge-b (the same,
+    but every answer that begins with a vowel is wrong)."""
+    tmp_path = tmp_path_factory.mktemp("certify")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("OPENAI_API_KEY", "local")
+
+    def responder(request):
+        truth, output = codis_truth(request.prompt_text)
+        right = truth == output and not (request.body["model"] == "judge-b" and strict_b(output))
+        return Reply(text="right" if right else "wrong")
+
+    runs, expected = {}, {}
+    with OpenAIServer(responder, models=["reference-judge", "judge-b"]) as server:
+        for swapped in (0, 40, 90):
+            path, pairs = model_predictions(tmp_path, swapped)
+            expected[swapped] = expected_verdicts(pairs, swapped)
+            for judge in ("openai:reference-judge", "rule", "openai:judge-b"):
+                out = tmp_path / f"run-{swapped}-{judge.split(':')[-1]}"
+                options = ScoreOptions(task="codis", dataset=str(built_release), predictions=str(path), judge=judge)
+                options.out, options.judge_base_url, options.judge_backoff = str(out), server.base_url, 0.01
+                run_scoring(options)
+                runs[(swapped, judge.split(":")[-1])] = str(out)
+    mp.undo()
+    return tmp_path, runs, expected
+
+
+def _runs(runs, judge):
+    return [runs[(swapped, judge)] for swapped in (0, 40, 90)]
+
+
+def test_certify_end_to_end_through_the_cli(codis_runs, capsys):
+    tmp_path, runs, expected = codis_runs
+    out = {name: tmp_path / f"cert-{name}" for name in ("json", "md", "card")}
+    argv = ["judges", "certify", "--reference", *_runs(runs, "reference-judge"), "--candidate", *_runs(runs, "judge-b")]
+    argv += ["--json", str(out["json"]), "--markdown", str(out["md"]), "--card", str(out["card"])]
+    assert main(argv) == 1  # judge-b fails
+    printed = capsys.readouterr().out
+    result = json.loads(out["json"].read_text())
+    task = result["tasks"][0]
+    a = [v for swapped in (0, 40, 90) for v in expected[swapped][0]]
+    b = [v for swapped in (0, 40, 90) for v in expected[swapped][1]]
+    assert task["agreement"]["overall"]["kappa"] == pytest.approx(cohen_kappa_score(a, b), abs=1e-4)
+    assert task["agreement"]["overall"]["items"] == 3 * 706 and task["images"] == 216
+    assert task["agreement"]["overall"]["confusion"] == [
+        [a.count(0), 0],
+        [sum(x > y for x, y in zip(a, b)), b.count(1)],
+    ]
+    scores_a = [100 * sum(expected[s][0]) / 706 for s in (0, 40, 90)]
+    scores_b = [100 * sum(expected[s][1]) / 706 for s in (0, 40, 90)]
+    for model, sa, sb in zip(task["models"], scores_a, scores_b):
+        acc_q = next(r for r in model["moves"]["acc_q"] if r["column"] == "overall")
+        assert (acc_q["reference"], acc_q["candidate"]) == (pytest.approx(sa, abs=1e-3), pytest.approx(sb, abs=1e-3))
+    assert task["ranking"]["acc_q"]["tau"] == pytest.approx(kendalltau(scores_a, scores_b).statistic, abs=1e-4)
+    assert result["status"] == "FAIL" and {c["name"]: c["passed"] for c in task["criteria"]}["difference"] is False
+    assert result["candidate_judge"] == "openai:judge-b, tolerant parsing"
+    assert printed == out["md"].read_text() and printed.startswith("# Judge certificate: FAIL")
+    assert "CogBench Table 4" in printed and "96.5%" in printed and "CODIS Tables 7-8" in printed
+    card = out["card"].read_text()
+    assert card.startswith("## Judge") and "**FAIL**" in card and "McHugh (2012)" in card
+    # The rule judge reads these answers as the reference does: it passes every bar.
+    argv = ["judges", "certify", "--reference", *_runs(runs, "reference-judge"), "--candidate", *_runs(runs, "rule")]
+    assert main(argv) == 0
+    assert capsys.readouterr().out.startswith("# Judge certificate: PASS")
+
+
+def test_certify_reads_a_parquet_archive_of_the_reference(codis_runs, capsys):
+    tmp_path, runs, _ = codis_runs
+    archive = tmp_path / "reference.parquet"
+    assert main(["judges", "archive", *_runs(runs, "reference-judge"), "--out", str(archive)]) == 0
+    assert "wrote 2118 verdicts of 3 run(s)" in capsys.readouterr().out
+    table = pq.read_table(archive)
+    assert table.column_names == list(COLUMNS) and table.num_rows == 3 * 706
+    results = {}
+    for name, reference in (("runs", _runs(runs, "reference-judge")), ("archive", [str(archive)])):
+        path = tmp_path / f"from-{name}.json"
+        argv = ["judges", "certify", "--reference", *reference, "--candidate", *_runs(runs, "judge-b")]
+        assert main([*argv, "--json", str(path)]) == 1
+        results[name] = json.loads(path.read_text())["tasks"][0]
+    capsys.readouterr()
+    assert results["archive"]["agreement"] == results["runs"]["agreement"]
+    assert results["archive"]["criteria"] == results["runs"]["criteria"]
+
+
+def test_certify_refuses_what_it_cannot_pair_in_one_line(codis_runs, capsys):
+    tmp_path, runs, _ = codis_runs
+    bad = tmp_path / "bad.parquet"
+    rows = {c: ["1"] for c in COLUMNS} | {"task": ["codis"], "verdict": ["yes"]}
+    pq.write_table(pa.table(rows), bad)
+    cases = [
+        (["--reference", runs[(0, "reference-judge")], "--candidate", runs[(40, "rule")]], "no reference verdicts"),
+        (["--reference", str(bad), "--candidate", runs[(0, "rule")]], f"{bad}: record 1: field verdict: 'yes'"),
+        (
+            ["--reference", *_runs(runs, "reference-judge"), "--candidate", runs[(0, "rule")], runs[(0, "judge-b")]],
+            "one candidate judge at a time",
+        ),
+        (["--reference", runs[(0, "rule")], "--candidate", runs[(0, "rule")]], "judged by the candidate itself"),
+    ]
+    for argv, message in cases:
+        assert main(["judges", "certify", *argv]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and message in err and err.count("\n") == 1, err
