@@ -226,7 +226,7 @@ def add_hub_results_parsers(subparsers: argparse._SubParsersAction) -> None:
         "--dataset",
         metavar="BUILD",
         help="the build the run scored: ids, image ids, categories, reference answers and counts re-derived from it "
-        "(without it they are listed as stated)",
+        "(default: none; they are then listed as stated)",
     )
     verify.set_defaults(func=run_verify)
 
