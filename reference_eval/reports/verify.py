@@ -244,14 +244,3 @@ def verify(target: str, details: str | None = None, revision: str | None = None)
     for data in tasks.values():
         check_task(data, result)
     return result
-
-
-def run_verify(args: Any) -> int:
-    result = verify(args.target, args.details, args.revision)
-    for difference in result.differences:
-        print(difference.line())
-    if result.differences:
-        print(f"NOT verified: {len(result.differences)} number(s) or item(s) differ, {result.equal} equal")
-        return 1
-    print(f"verified: {result.equal} numbers equal")
-    return 0
