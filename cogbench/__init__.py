@@ -10,9 +10,15 @@ installed as subpackages of this package:
 - ``cogbench.reference_eval``: running models and scoring them
 
 ARCHITECTURE.md at the repository root says which way imports flow.
+
+The Python API (``cogbench.evaluate``, ``score``, ``compare``, ``verify``, ``Result`` and the
+training callback ``CogbenchCallback``) lives in ``cogbench.reference_eval.api`` and is named
+here lazily: nothing of it is imported until it is used.
 """
 
+from importlib import import_module
 from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING, Any
 
 # The distribution's name on PyPI ("cogbench" there is another project, whose
 # version must never be reported as ours).
@@ -22,3 +28,32 @@ try:
     __version__ = version(DISTRIBUTION)
 except PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0.0.0"
+
+# The Python API (``reference_eval/api``), loaded on first use so that ``import cogbench`` stays
+# light and the core install (``cogbench build``) never imports torch or datasets' scoring stack.
+_API = {
+    "evaluate": "cogbench.reference_eval.api.evaluation",
+    "score": "cogbench.reference_eval.api.evaluation",
+    "compare": "cogbench.reference_eval.api.evaluation",
+    "verify": "cogbench.reference_eval.api.evaluation",
+    "Result": "cogbench.reference_eval.api.evaluation",
+    "CogbenchCallback": "cogbench.reference_eval.api.training",
+}
+__all__ = ["DISTRIBUTION", "CogbenchCallback", "Result", "__version__", "compare", "evaluate", "score", "verify"]
+
+if TYPE_CHECKING:
+    from cogbench.reference_eval.api.evaluation import Result, compare, evaluate, score, verify
+    from cogbench.reference_eval.api.training import CogbenchCallback
+
+
+def __getattr__(name: str) -> Any:
+    """``cogbench.evaluate`` and the rest of the API, imported when first named."""
+    if name not in _API:
+        raise AttributeError(f"module 'cogbench' has no attribute {name!r}")
+    value = getattr(import_module(_API[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_API})

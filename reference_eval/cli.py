@@ -270,7 +270,7 @@ def _add_analysis_options(parser: argparse.ArgumentParser) -> None:
 
 
 def run_score(args: argparse.Namespace) -> int:
-    from cogbench.reference_eval.scoring.pipeline import score_from_args
+    from cogbench.reference_eval.api.commands import score_from_args
 
     return score_from_args(args)
 

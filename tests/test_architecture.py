@@ -49,7 +49,7 @@ PARTS = {
 }
 # A room's package (`run/`, `tasks/`, `scoring/`) holds only its docstring; `from <room> import module`
 # names it as well as the module, so importing it is allowed from anywhere and it may import nothing.
-ROOMS = {f"{EVAL}.run", f"{EVAL}.tasks", f"{EVAL}.scoring", f"{EVAL}.loading"}
+ROOMS = {f"{EVAL}.run", f"{EVAL}.tasks", f"{EVAL}.scoring", f"{EVAL}.loading", f"{EVAL}.api"}
 BELOW_EVAL = {"core", "schemas", "dataset_builders", "validation"}
 MAY_IMPORT = {
     "core": set(),
@@ -96,6 +96,11 @@ LAZY_IMPORTS_ALLOWED = {
     "cogbench.reference_eval.judging.cli": "a command loads its code when it runs",
     "cogbench.reference_eval.run.runner": "the hf backend imports torch; loaded only when a run uses it",
 }
+
+
+# The one import that goes up: the package's ``__init__`` names the Python API (``cogbench.evaluate``...)
+# for type checkers only (under ``TYPE_CHECKING``) and imports it lazily (module ``__getattr__``).
+API = f"{EVAL}.api"
 
 
 def part_of(module: str) -> str | None:
@@ -159,12 +164,25 @@ def violations(modules: dict[str, Path]) -> list[str]:
             if imported not in known:
                 continue  # `from cogbench.x import name` also yields `cogbench.x.name`
             target_part = part_of(imported)
+            if module == "cogbench" and (imported == API or imported.startswith(API + ".")):
+                continue  # the lazy re-export of the Python API (test_the_api_is_named_lazily)
             where = f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}:{line}"
             if target_part not in (source_part, "eval.room") and target_part not in MAY_IMPORT[source_part]:
                 problems.append(f"{where}: {source_part} imports {imported} ({target_part}), which is above it")
             if inside and module not in LAZY_IMPORTS_ALLOWED and target_part is not None:
                 problems.append(f"{where}: {imported} is imported inside a function")
     return problems
+
+
+def test_the_api_is_named_lazily():
+    """``import cogbench`` imports nothing of the API: only under TYPE_CHECKING, and by name in ``__getattr__``."""
+    tree = ast.parse((ROOT / "cogbench" / "__init__.py").read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            assert not (getattr(node, "module", "") or "").startswith("cogbench"), ast.unparse(node)
+        if isinstance(node, ast.If) and any(isinstance(n, ast.ImportFrom) for n in node.body):
+            assert ast.unparse(node.test) == "TYPE_CHECKING"
+            assert all(n.module.startswith(API + ".") for n in node.body)
 
 
 def test_every_module_belongs_to_a_part():

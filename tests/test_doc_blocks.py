@@ -24,6 +24,7 @@ import yaml
 from cogbench.dataset_builders.fetch import PUBLIC_SOURCES
 
 from raw_mirror import lay_out_mirror, serve
+from tiny_models import build_tiny_llava
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = str(Path(sys.executable).parent)
@@ -116,7 +117,10 @@ def user_folder(real_raw_dir, tmp_path_factory):
     with serve(root) as url:
         env = {k: v for k, v in os.environ.items() if not k.startswith("COGBENCH_")}
         env |= {"PATH": f"{BIN}{os.pathsep}{env.get('PATH', '')}", "COGBENCH_RAW_BASE_URL": url, "HF_HUB_OFFLINE": "1"}
-        yield tmp_path_factory.mktemp("user"), env
+        user = tmp_path_factory.mktemp("user")
+        # docs/python.md's model: the folder `python tests/tiny_models.py models/tiny-llava` writes.
+        build_tiny_llava(user / "models" / "tiny-llava")
+        yield user, env
 
 
 @pytest.mark.slow

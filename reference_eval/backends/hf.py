@@ -74,12 +74,7 @@ def load_model(settings: HFSettings) -> LoadedModel:
     device = pick_device(settings.device)
     dtype = pick_dtype(device)
     processor = AutoProcessor.from_pretrained(settings.model, trust_remote_code=settings.trust_remote_code)
-    tokenizer = processor.tokenizer
-    tokenizer.padding_side = "left"
-    if tokenizer.pad_token is None:
-        tokenizer.pad_token = tokenizer.eos_token
-    if not getattr(processor, "chat_template", None):
-        raise ValueError(f"{settings.model}: the processor has no chat template; cannot build prompts")
+    _ready_for_batches(processor, settings.model)
     # Checked: a checkpoint with missing weights is refused before any query (model_checks).
     model = load_checked(
         AutoModelForImageTextToText,
@@ -90,6 +85,27 @@ def load_model(settings: HFSettings) -> LoadedModel:
     )
     model.to(device).eval()
     return LoadedModel(processor, model, device, dtype)
+
+
+def _ready_for_batches(processor, name: str) -> None:
+    """Left padding (batched generation) and a pad token; a chat template is needed to build prompts."""
+    tokenizer = processor.tokenizer
+    tokenizer.padding_side = "left"
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    if not getattr(processor, "chat_template", None):
+        raise ValueError(f"{name}: the processor has no chat template; cannot build prompts")
+
+
+def use_loaded(model, processor) -> LoadedModel:
+    """An already-loaded model and its processor (the Python API, a training callback), used where they are.
+
+    The model is put in eval mode and the tokenizer pads on the left; the caller restores both
+    (``reference_eval/api``), since a training loop shares them.
+    """
+    _ready_for_batches(processor, type(model).__name__)
+    model.eval()
+    return LoadedModel(processor, model, model.device, model.dtype)
 
 
 def chat_prompt(processor, prompt: str, with_image: bool = True) -> str:
@@ -190,14 +206,18 @@ def generation_config(loaded: LoadedModel, settings: HFSettings):
     return config
 
 
-def recorded_settings(settings: HFSettings) -> dict[str, Any]:
-    """What goes into every prediction's ``generation`` field (batch size excluded: it must not matter)."""
+def recorded_settings(settings: HFSettings, loaded: tuple[Any, Any] | None = None) -> dict[str, Any]:
+    """What goes into every prediction's ``generation`` field (batch size excluded: it must not matter).
+
+    ``loaded``: an already-loaded (model, processor), whose own dtype is what runs.
+    """
+    dtype = loaded[0].dtype if loaded is not None else pick_dtype(pick_device(settings.device))
     return {
         "backend": "hf",
         "decoding": "greedy",
         "max_new_tokens": settings.max_new_tokens,
         "ignore_eos": settings.ignore_eos,
-        "dtype": str(pick_dtype(pick_device(settings.device))).removeprefix("torch."),
+        "dtype": str(dtype).removeprefix("torch."),
         "attention": "sdpa",
     }
 

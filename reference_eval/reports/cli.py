@@ -77,7 +77,8 @@ def run_compare(args: argparse.Namespace) -> int:
     from cogbench.dataset_builders.output import check_option_file
     from cogbench.dataset_builders.writes import write_file
     from cogbench.errors import UsageError
-    from cogbench.reference_eval.reports.compare import compare_runs, load_run, render_comparison
+    from cogbench.reference_eval.api.evaluation import compare
+    from cogbench.reference_eval.reports.compare import render_comparison
 
     for option, value in (("--json", args.json_out), ("--chart", args.chart)):
         if value and (Path(value).is_dir() or not Path(value).parent.is_dir()):
@@ -85,26 +86,21 @@ def run_compare(args: argparse.Namespace) -> int:
         if value:
             check_option_file(Path(value), option)  # never onto a build's manifest.json or into a run
     if args.judges:
-        from cogbench.reference_eval.reports.judge_agreement import agreement_chart, judge_agreement, render_agreement
+        from cogbench.reference_eval.reports.judge_agreement import agreement_chart, render_agreement
 
-        if len(args.runs) < 2:
-            raise UsageError("compare --judges: give two or more runs (two scorings of each model's predictions)")
-        result = judge_agreement([load_run(r) for r in args.runs], args.resamples, args.seed)
+        result = compare(*args.runs, judges=True, resamples=args.resamples, seed=args.seed)
         print(render_agreement(result), end="")
         if args.chart:
             print(f"wrote {agreement_chart(Path(args.chart), result)}")
     else:
         if args.chart:
             raise UsageError("--chart applies to compare --judges")
-        if len(args.runs) != 2:
-            raise UsageError(f"compare: give two runs, RUN_A and RUN_B ({len(args.runs)} given; --judges takes more)")
-        result = compare_runs(
-            load_run(args.runs[0]),
-            load_run(args.runs[1]),
-            args.resamples,
-            args.seed,
-            args.permutations,
-            args.allow_mismatch,
+        result = compare(
+            *args.runs,
+            resamples=args.resamples,
+            seed=args.seed,
+            permutations=args.permutations,
+            allow_mismatch=args.allow_mismatch,
         )
         print(render_comparison(result, args.alpha), end="")
     if args.json_out:
@@ -238,6 +234,6 @@ def run_publish_results(args: argparse.Namespace) -> int:
 
 
 def run_verify(args: argparse.Namespace) -> int:
-    from cogbench.reference_eval.reports.verify import run_verify as verify_command
+    from cogbench.reference_eval.api.commands import verify_from_args
 
-    return verify_command(args)
+    return verify_from_args(args)

@@ -213,16 +213,3 @@ def verify(
     for data in tasks.values():
         check_task(data, result, dataset)
     return result
-
-
-def run_verify(args: Any) -> int:
-    result = verify(args.target, args.details, args.revision, getattr(args, "dataset", None))
-    for difference in result.differences:
-        print(difference.line())
-    print(f"re-derived: {result.equal} numbers and fields equal to what the details, the build or another file give")
-    print("stated, not re-derivable: " + "; ".join(result.stated))
-    if result.differences:
-        print(f"NOT verified: {len(result.differences)} number(s), field(s) or item(s) differ, {result.equal} equal")
-        return 1
-    print(f"verified: {result.equal} numbers and fields re-derived, {len(result.stated)} stated field(s) listed above")
-    return 0

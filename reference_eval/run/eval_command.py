@@ -1,7 +1,8 @@
 """``cogbench eval``: the parsed options become ``EvalSettings``, the run, then its score.
 
-The command's parser is in ``reference_eval/cli.py``; the run itself in ``runner``; the score
-in ``scoring.pipeline`` (the same code as ``cogbench score``).
+The command's parser is in ``reference_eval/cli.py``; the run and its score go through the
+Python API's ``run_evaluation`` (``api/evaluation.py``: ``runner``, then ``scoring.pipeline``,
+the same code as ``cogbench score`` and ``cogbench.evaluate``).
 """
 
 from __future__ import annotations
@@ -11,15 +12,15 @@ import sys
 from pathlib import Path
 
 from cogbench.errors import UsageError
+from cogbench.reference_eval.api.evaluation import run_evaluation
 from cogbench.reference_eval.backends.vllm_offline import EngineOptions
 from cogbench.reference_eval.metrics.recognition import check_models
 from cogbench.reference_eval.reports.run_files import interval_summary
 from cogbench.reference_eval.reports.summary import render_summary
 from cogbench.reference_eval.run.completeness import failure_line
-from cogbench.reference_eval.run.ranks import distributed_rank
 from cogbench.reference_eval.run.request_files import write_eval_requests, written_lines
-from cogbench.reference_eval.run.runner import EvalSettings, default_run_dir, parse_model_spec, run_eval
-from cogbench.reference_eval.scoring.pipeline import ScoreOptions, check_judge_alive, run_scoring
+from cogbench.reference_eval.run.runner import EvalSettings, RunSummary, default_run_dir, parse_model_spec
+from cogbench.reference_eval.scoring.pipeline import ScoreOptions, check_judge_alive
 
 
 def eval_from_args(args: argparse.Namespace, engine_options: tuple[str, ...]) -> int:
@@ -74,9 +75,16 @@ def eval_from_args(args: argparse.Namespace, engine_options: tuple[str, ...]) ->
     if args.write_requests:
         print("\n".join(written_lines(write_eval_requests(settings), Path(args.write_requests))))
         return 0
-    summary = run_eval(settings)
-    if distributed_rank()[0] != 0:
+    scoring = None if args.no_score else score_options(args, out / "score")
+    evaluation = run_evaluation(settings, scoring, on_generated=_print_generated)
+    if evaluation.scores is None:  # --no-score, or a rank other than 0
         return 0
+    print(render_summary(evaluation.scores, evaluation.score_folder))
+    print(f"intervals: {interval_summary(evaluation.scores)}")
+    return 0
+
+
+def _print_generated(summary: RunSummary) -> None:
     print("\n".join(summary.lines()))
     if summary.failures:
         print(
@@ -86,17 +94,13 @@ def eval_from_args(args: argparse.Namespace, engine_options: tuple[str, ...]) ->
         )
         if summary.missing_command:
             print(f"write requests for exactly the missing ones with: {summary.missing_command}", file=sys.stderr)
-    if args.no_score:
-        return 0
-    return score_run_folder(args, summary.predictions_path, out / "score")
 
 
-def score_run_folder(args: argparse.Namespace, predictions_path, out) -> int:
-    """The one place where `eval` hands over to the scoring code (``scoring.run_scoring``)."""
+def score_options(args: argparse.Namespace, out: Path) -> ScoreOptions:
+    """The one place where `eval` hands over to the scoring code (``scoring.run_scoring``, through the API)."""
     options = ScoreOptions(
         task=args.task,
         dataset=args.dataset,
-        predictions=str(predictions_path),
         revision=args.revision,
         judge=args.judge,
         judge_base_url=args.judge_base_url,
@@ -116,7 +120,4 @@ def score_run_folder(args: argparse.Namespace, predictions_path, out) -> int:
         if getattr(args, name) is not None:
             setattr(options, name, getattr(args, name))
     options.loaded_models = getattr(args, "loaded_models", None)  # checked before the first query: not loaded again
-    scores = run_scoring(options)
-    print(render_summary(scores, Path(out)))
-    print(f"intervals: {interval_summary(scores)}")
-    return 0
+    return options

@@ -110,6 +110,9 @@ class EvalSettings:
     write_requests: str | None = None  # openai: write the missing queries as request files here, run nothing
     shards: int = 1  # how many request files
     read_responses: tuple[str, ...] = ()  # openai: answers from Batch API output files, not from an endpoint
+    # hf: an already-loaded (model, processor) pair (the Python API, a training callback): used as it is, no
+    # load from disk; ``model`` then only names it. Not compared: it is what runs, not what the run is.
+    loaded: tuple[Any, Any] | None = field(default=None, compare=False, repr=False)
 
     @property
     def new_tokens(self) -> int:
@@ -190,9 +193,10 @@ def _backend(settings: EvalSettings, backend: str, name: str, queries: list[Quer
             if not queries:
                 return iter(())
             on_cut = lambda size: note_batch_cut(Path(settings.out), size)  # noqa: E731
-            return hf_backend.answer_queries(hf_backend.load_model(hf), hf, queries, images, on_cut)
+            loaded = hf_backend.load_model(hf) if settings.loaded is None else hf_backend.use_loaded(*settings.loaded)
+            return hf_backend.answer_queries(loaded, hf, queries, images, on_cut)
 
-        return hf_backend.recorded_settings(hf), start_hf
+        return hf_backend.recorded_settings(hf, settings.loaded), start_hf
     if backend == "vllm":
         vllm = vllm_offline.VLLMSettings(
             model=name,
@@ -269,7 +273,11 @@ def run_eval(settings: EvalSettings) -> RunSummary:
     join_process_group(world)
 
     dataset, template, queries = dataset_and_queries(settings)
-    if backend in ("hf", "vllm") and not {q.key for q in rank_queries(queries, rank, world)} <= done_keys(run_dir):
+    if (
+        settings.loaded is None
+        and backend in ("hf", "vllm")
+        and not {q.key for q in rank_queries(queries, rank, world)} <= done_keys(run_dir)
+    ):
         check_hf_model(name, backend)  # only when there is something to generate: a finished run re-merges without it
     new_folders = [folder for folder in (run_dir, *run_dir.parents) if not folder.exists()]
     claim_output(run_dir, "eval", EVAL_FILES)

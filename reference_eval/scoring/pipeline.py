@@ -10,7 +10,6 @@ file formats in ``formats/``.
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import os
 import re
@@ -24,7 +23,7 @@ from cogbench import __version__
 from cogbench.dataset_builders.load import dataset_revision
 from cogbench.dataset_builders.output import check_option_file, claim_output
 from cogbench.errors import CogbenchError, IncompleteRunError, UsageError
-from cogbench.reference_eval.answers.reasoning import THINK_TAGS, Reply, final_answer, parse_tags
+from cogbench.reference_eval.answers.reasoning import THINK_TAGS, Reply, final_answer
 from cogbench.reference_eval.answers.reply_details import answers_block, attach_replies
 from cogbench.reference_eval.backends import batch_files, model_list
 from cogbench.reference_eval.backends.openai_api import ChatSettings
@@ -35,8 +34,7 @@ from cogbench.reference_eval.judges import retirement
 from cogbench.reference_eval.judges.llm import JudgeSpec, LLMJudge
 from cogbench.reference_eval.metrics import intervals as metric_intervals
 from cogbench.reference_eval.metrics import recognition
-from cogbench.reference_eval.reports.run_files import RUN_FILES, interval_summary, write_run
-from cogbench.reference_eval.reports.summary import render_summary
+from cogbench.reference_eval.reports.run_files import RUN_FILES, write_run
 from cogbench.reference_eval.run import provenance
 from cogbench.reference_eval.run.completeness import failure_line, is_complete, mark_scale
 from cogbench.reference_eval.scoring import analyses
@@ -102,27 +100,6 @@ def default_score_dir(task: str, predictions: str | None) -> str:
     """runs/score-TASK-NAME: a second task or predictions file never lands in the first one's folder."""
     name = Path(predictions).stem if predictions else "oracle"
     return str(Path("runs") / f"score-{task}-{re.sub(r'[^A-Za-z0-9_.-]+', '_', name)}")
-
-
-def score_from_args(args: argparse.Namespace) -> int:
-    names = ScoreOptions.__dataclass_fields__
-    options = ScoreOptions(**{k: v for k, v in vars(args).items() if k in names})
-    options.read_responses = tuple(options.read_responses or ())
-    options.think_tags = parse_tags(getattr(args, "think_tags", None))
-    if options.shards != 1 and not options.write_requests:
-        raise UsageError("--shards applies only with --write-requests")
-    scores = run_scoring(options)
-    if "request_files" in scores:
-        manifest = scores["request_files"]
-        print(
-            f"judge requests: {manifest['requests']} written to {options.write_requests} in "
-            f"{len(manifest['shards'])} shard(s) (the other prompts have a cached verdict in {manifest['cache']}); "
-            "run them, then the same command with --read-responses OUTPUT_FILES_OR_FOLDERS instead of --write-requests"
-        )
-        return 0
-    print(render_summary(scores, Path(options.out)))
-    print(interval_summary(scores))
-    return 0
 
 
 def _judge_spec(options: ScoreOptions) -> JudgeSpec:

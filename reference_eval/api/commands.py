@@ -1,0 +1,47 @@
+"""The handlers of ``cogbench score`` and ``cogbench verify``: parsed options, the API's function, printed lines.
+
+(``eval``'s handler is ``run/eval_command``; ``compare``'s is in ``reports/cli``; all call ``api.evaluation``.)
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from cogbench.reference_eval.answers.reasoning import parse_tags
+from cogbench.reference_eval.api.evaluation import score_run, verify
+from cogbench.reference_eval.reports.run_files import interval_summary
+from cogbench.reference_eval.reports.summary import render_summary
+from cogbench.reference_eval.scoring.pipeline import ScoreOptions, default_score_dir
+
+
+def score_from_args(args: argparse.Namespace) -> int:
+    names = ScoreOptions.__dataclass_fields__
+    options = ScoreOptions(**{k: v for k, v in vars(args).items() if k in names})
+    options.read_responses = tuple(options.read_responses or ())
+    options.think_tags = parse_tags(getattr(args, "think_tags", None))
+    scores = score_run(options)
+    if "request_files" in scores:
+        manifest = scores["request_files"]
+        print(
+            f"judge requests: {manifest['requests']} written to {options.write_requests} in "
+            f"{len(manifest['shards'])} shard(s) (the other prompts have a cached verdict in {manifest['cache']}); "
+            "run them, then the same command with --read-responses OUTPUT_FILES_OR_FOLDERS instead of --write-requests"
+        )
+        return 0
+    print(render_summary(scores, Path(options.out or default_score_dir(options.task, options.predictions))))
+    print(interval_summary(scores))
+    return 0
+
+
+def verify_from_args(args: argparse.Namespace) -> int:
+    result = verify(args.target, args.details, args.revision, getattr(args, "dataset", None))
+    for difference in result.differences:
+        print(difference.line())
+    print(f"re-derived: {result.equal} numbers and fields equal to what the details, the build or another file give")
+    print("stated, not re-derivable: " + "; ".join(result.stated))
+    if result.differences:
+        print(f"NOT verified: {len(result.differences)} number(s), field(s) or item(s) differ, {result.equal} equal")
+        return 1
+    print(f"verified: {result.equal} numbers and fields re-derived, {len(result.stated)} stated field(s) listed above")
+    return 0
