@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +22,7 @@ from cogbench import __version__
 from cogbench.dataset_builders.load import dataset_revision
 from cogbench.dataset_builders.output import check_option_file, claim_output
 from cogbench.errors import CogbenchError, IncompleteRunError, UsageError
+from cogbench.redaction import redacted_command
 from cogbench.reference_eval.backends import batch_files
 from cogbench.reference_eval.backends.openai_api import ChatSettings
 from cogbench.reference_eval.formats.harness import harness_provenance
@@ -262,7 +262,7 @@ def missing_judge_requests_command(options: ScoreOptions) -> str:
     ]
     flags = [("--oracle", options.oracle), ("--allow-partial", options.allow_partial), ("--circular", options.circular)]
     words = ["cogbench", "score"] + [w for option, value in pairs if value is not None for w in (option, str(value))]
-    return shlex.join(words + [flag for flag, on in flags if on])
+    return redacted_command(words + [flag for flag, on in flags if on])
 
 
 def run_scoring(options: ScoreOptions) -> dict[str, Any]:
