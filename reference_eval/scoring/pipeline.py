@@ -35,6 +35,7 @@ from cogbench.reference_eval.reports.run_files import RUN_FILES, interval_summar
 from cogbench.reference_eval.reports.summary import render_summary
 from cogbench.reference_eval.run import provenance
 from cogbench.reference_eval.run.completeness import failure_line, is_complete, mark_scale
+from cogbench.reference_eval.run.request_files import check_request_folder, request_folder_lock
 from cogbench.reference_eval.scoring import analyses
 from cogbench.reference_eval.tasks.queries import ROTATIONS
 from cogbench.reference_eval.tasks.scorers import SCORERS, add_rendered_prompts, score_vqa_circular
@@ -242,7 +243,8 @@ def _write_judge_requests(options: ScoreOptions, judge: LLMJudge, spec: JudgeSpe
     }
     requests = list(judge.requests.values())
     folder = Path(options.write_requests)
-    return {"request_files": batch_files.write_requests(folder, requests, len(requests), options.shards, about)}
+    with request_folder_lock(folder):
+        return {"request_files": batch_files.write_requests(folder, requests, len(requests), options.shards, about)}
 
 
 def missing_judge_requests_command(options: ScoreOptions) -> str:
@@ -273,6 +275,8 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
     if options.circular and options.task != "vqa":
         raise UsageError("--circular applies to --task vqa")
     options.out = options.out or default_score_dir(options.task, options.predictions)
+    if options.write_requests:
+        check_request_folder(Path(options.write_requests), Path(options.out))
     claim_output(Path(options.out), "score", RUN_FILES, create=False, task=options.task)  # refused before any work
     rows = _dataset_rows(options)
     outputs, source = _outputs_by_id(options, rows)
