@@ -2,8 +2,9 @@
 
 ``--write-requests`` removes or replaces only the shard names its manifest recorded; a second writer
 into one request folder is refused while the first writes; a writer killed by SIGKILL between shards
-leaves a folder its manifest describes, or no manifest; the request folder is never ``--out``. The
-writers are real processes and the real ``cogbench`` command.
+leaves a folder its manifest describes, or no manifest; the request folder is never ``--out``; a
+killed ``report``'s temporaries are cleaned by the next one. The writers are real processes and the
+real ``cogbench`` command.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import time
 from pathlib import Path
 
 from test_request_files import _argv
+from test_runs_report import vqa_run
 
 from cogbench.cli import main
 from cogbench.errors import UsageError
@@ -130,3 +132,17 @@ def test_the_request_folder_is_never_out_nor_inside_it(built_release, real_raw_d
     assert main([*score, "--judge", "openai:j", "--out", str(run), "--write-requests", str(run)]) == 2
     assert capsys.readouterr().err.strip().startswith(f"error: --write-requests {run}: the same folder as --out")
     assert not run.exists()
+
+
+def test_a_killed_reports_temporaries_are_cleaned_by_the_next_report(built_release, tmp_path, capsys):
+    scored = vqa_run(built_release, tmp_path, "scored", right_every=2)
+    out = tmp_path / "report"
+    assert main(["report", str(scored), "--out", str(out)]) == 0
+    # What a report killed while writing leaves: write_with's temporary, or an older version's .partial.
+    left = [out / ".report.md.0123456789abcdef.tmp", out / ".radar_vqa.png.fedcba9876543210.tmp"]
+    left.append(out / "report.html.partial")
+    for path in left:
+        path.write_text("half a file")
+    assert main(["report", str(scored), "--out", str(out)]) == 0
+    assert not [path.name for path in left if path.exists()]
+    assert (out / "report.md").read_text().startswith("# cogbench report")
