@@ -31,7 +31,8 @@ class RunLock:
         self.path = Path(run_dir) / (name or f"rank-{rank}.lock")
         self.holder_path = self.path.with_name(self.path.name + ".json")
         self.refusal = refusal or (
-            "another cogbench eval is writing to this run folder ({holder}); wait for it to finish, or use another --out"
+            "another cogbench eval is writing to this run folder ({holder}); "
+            "wait for it to finish, or use another --out"
         )
         self._lock = FileLock(str(self.path), timeout=0)
 
