@@ -10,6 +10,7 @@ requests for exactly the missing judge queries.
 from __future__ import annotations
 
 import shlex
+import socket
 from pathlib import Path
 
 from hypothesis import given
@@ -81,6 +82,29 @@ def test_a_key_in_the_judge_url_is_never_printed_and_the_printed_command_still_w
     assert main(command[1:]) == 0  # as printed: the masked URL keys the same cached verdicts
     missing = request_lines(Path(command[command.index("--write-requests") + 1]))
     assert [line["custom_id"] for line in missing] == [line["custom_id"] for line in lines[:3]]
+
+
+def test_error_messages_naming_a_url_mask_its_credentials(built_release, tmp_path, capsys, monkeypatch):
+    with socket.socket() as probe:  # a port nothing listens on: fetch-raw's download fails, naming the URL
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    mirror = f"http://me:PASSWORDinURL@127.0.0.1:{port}/raw"
+    assert main(["fetch-raw", "codis", "--dest", str(tmp_path / "raw"), "--base-url", mirror]) == 1
+    error = capsys.readouterr().err
+    assert f"cannot download http://***@127.0.0.1:{port}/raw/" in error
+    monkeypatch.setenv("OPENAI_API_KEY", "x")
+    argv = ["eval", "--task", "codis", "--model", "openai:m", "--dataset", str(built_release), "--limit", "1"]
+    argv += [
+        "--no-score",
+        "--out",
+        str(tmp_path / "r"),
+        "--base-url",
+        "ftp://me:PASSWORDinURL@host/v1?api-key=KEYinQUERY",
+    ]
+    assert main(argv) == 2
+    error += capsys.readouterr().err
+    assert "base URL 'ftp://***@host/v1?api-key=***'" in error
+    assert "PASSWORDinURL" not in error and "KEYinQUERY" not in error
 
 
 SECRET = st.text("abcdefXYZ0123456789", min_size=6, max_size=20)
