@@ -24,6 +24,7 @@ from typing import Any
 from cogbench.dataset_builders.raw import sha256_file
 from cogbench.dataset_builders.writes import write_with
 from cogbench.errors import CogbenchError, UsageError
+from cogbench.redaction import redact_text, redact_url
 
 DEFAULT_BASE_URL = "https://raw.githubusercontent.com"
 PUBLIC_SOURCES = ("codis", "cogbench-samples")
@@ -60,17 +61,17 @@ def _download(url: str, target: Path, expected_sha256: str, progress, root: Path
                 progress.update(len(block))
         if digest.hexdigest() != expected_sha256:
             raise CogbenchError(
-                f"{url}: sha256 {digest.hexdigest()} does not match the pinned {expected_sha256}; file not kept"
+                f"{redact_url(url)}: sha256 {digest.hexdigest()} does not match the pinned {expected_sha256}; file not kept"
             )
 
     try:
         write_with(target, download, root)
     except urllib.error.HTTPError as error:
-        raise CogbenchError(f"download of {url} failed: HTTP {error.code} {error.reason}") from None
+        raise CogbenchError(f"download of {redact_url(url)} failed: HTTP {error.code} {error.reason}") from None
     except (urllib.error.URLError, OSError) as error:
         reason = getattr(error, "reason", error)
         raise CogbenchError(
-            f"cannot download {url}: {reason}. Are you offline? Re-run the same command when the network is back; "
+            f"cannot download {redact_url(url)}: {redact_text(str(reason))}. Are you offline? Re-run the same command when the network is back; "
             "files already verified are kept."
         ) from None
 

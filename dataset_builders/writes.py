@@ -20,7 +20,9 @@ A refusal is a ``UsageError`` (one ``error:`` line, exit 2) naming the path.
 
 from __future__ import annotations
 
+import fnmatch
 import os
+import re
 import secrets
 import stat
 from collections.abc import Callable, Iterator
@@ -29,6 +31,11 @@ from pathlib import Path
 from typing import IO
 
 from cogbench.errors import UsageError
+
+try:  # POSIX; where missing (Windows) ``locked_folder`` locks nothing
+    import fcntl
+except ImportError:  # pragma: no cover
+    fcntl = None
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
@@ -160,3 +167,33 @@ def refuse_link(path: Path) -> None:
         raise _refusal(path, "a symbolic link")
     if path.exists() and not path.is_file():
         raise _refusal(path, "not a plain file")
+
+
+TEMPORARY = re.compile(r"\.(.+)\.[0-9a-f]{16}\.tmp")
+
+
+def remove_temporaries(folder: Path, patterns: tuple[str, ...], legacy: tuple[str, ...] = ()) -> None:
+    """Delete what killed writers left in ``folder``: ``write_with``'s temporaries of files matching
+    ``patterns`` (its own ``.NAME.<16 hex>.tmp`` names only), and the fixed-name ``legacy`` temporaries
+    of older versions. The caller holds the folder's lock, so no writer is using them."""
+    top = tuple(pattern for pattern in patterns if "/" not in pattern)
+    for path in Path(folder).iterdir():
+        match = TEMPORARY.fullmatch(path.name)
+        ours = match is not None and any(fnmatch.fnmatchcase(match.group(1), pattern) for pattern in top)
+        if (ours or path.name in legacy) and (path.is_symlink() or path.is_file()):
+            path.unlink()
+
+
+@contextmanager
+def locked_folder(folder: Path) -> Iterator[None]:
+    """An exclusive OS lock on ``folder`` itself (``flock``; no lock file), waited for; the kernel drops it
+    when the process dies. Where ``fcntl`` is missing (Windows) nothing is locked."""
+    if fcntl is None:  # pragma: no cover
+        yield
+        return
+    handle = os.open(folder, os.O_RDONLY | _DIRECTORY | _CLOEXEC)
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(handle)  # closing releases the lock

@@ -19,6 +19,7 @@ import json
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlparse
 
@@ -38,6 +39,7 @@ class LocalHub:
         self.repos: dict[str, HubRepo] = {}  # dataset repos
         self.models: dict[str, HubRepo] = {}  # model repos
         self.requests: list[tuple[str, str]] = []
+        self.authorizations: list[str | None] = []  # each request's Authorization header (None: none sent)
         self.refuse: tuple[str, str, int, str] | None = None  # (method, last path part, status, body) to refuse
         hub = self
 
@@ -64,6 +66,7 @@ class LocalHub:
                 url = urlparse(self.path)
                 path = unquote(url.path)
                 hub.requests.append((method, path))
+                hub.authorizations.append(self.headers.get("Authorization"))
                 body = self._body() if method in ("POST", "PUT") else b""
                 if path.startswith("/datasets/") and "/resolve/" in path:  # a file download (hf_hub_download)
                     status, payload, headers = hub.resolve(path)
@@ -206,6 +209,19 @@ def call_names(hub: LocalHub) -> list[str]:
         if not (name == "create_commit" and names[-1:] == ["create_commit"]):
             names.append(name)
     return names
+
+
+def configure_hub(hub: LocalHub, monkeypatch, cache: Path) -> None:
+    """Make ``hub`` the Hub configured here, as HF_ENDPOINT would (read by huggingface_hub at import),
+    with its own download cache ``cache`` (the session's would answer a repo another test downloaded)."""
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
+    monkeypatch.setattr(constants, "ENDPOINT", hub.endpoint)
+    monkeypatch.setattr(
+        constants, "HUGGINGFACE_CO_URL_TEMPLATE", hub.endpoint + "/{repo_id}/resolve/{revision}/{filename}"
+    )
 
 
 def local_hub_api(hub: LocalHub, monkeypatch):

@@ -15,7 +15,7 @@ import shutil
 import datasets
 import pytest
 import yaml
-from huggingface_hub import constants, parse_eval_result_entries
+from huggingface_hub import parse_eval_result_entries
 
 from cogbench.cards.release import build_release
 from cogbench.cli import main
@@ -23,7 +23,7 @@ from cogbench.reference_eval.reports.hub_results import check_publishable, publi
 from cogbench.reference_eval.reports.run_reader import read_run
 from cogbench.reference_eval.scoring.pipeline import ScoreOptions, run_scoring
 
-from hub_server import COMMIT_OID, HubRepo, LocalHub, local_hub_api
+from hub_server import COMMIT_OID, HubRepo, LocalHub, configure_hub, local_hub_api
 from shared_files import codis_example
 
 DATASET = "cogorg/cogbench"
@@ -76,15 +76,12 @@ def test_publish_results_opens_a_pr_with_pinned_results_and_pushes_loadable_deta
         hub.repos[DATASET] = HubRepo(tags={"v2.0.0": COMMIT_OID})
         hub.models["me/model"] = HubRepo()
         assert publish_results(args_for(run, tmp_path), api=local_hub_api(hub, monkeypatch), say=lines.append) == 0
-        # verify downloads the details the result's source.url names (snapshot_download from the server) ...
+        # verify downloads the details the result's source.url names on HF_ENDPOINT's Hub (here the local one) ...
+        configure_hub(hub, monkeypatch, tmp_path / "hub-cache")
         results = tmp_path / "codis_acc_p.yaml"
         results.write_bytes(hub.models["me/model"].prs[0][".eval_results/codis_acc_p.yaml"])
         assert main(["verify", str(results)]) == 0
-        # ... or a Hub details repo at a revision (HF_ENDPOINT's Hub: here the local one).
-        monkeypatch.setattr(constants, "ENDPOINT", hub.endpoint)
-        monkeypatch.setattr(
-            constants, "HUGGINGFACE_CO_URL_TEMPLATE", hub.endpoint + "/{repo_id}/resolve/{revision}/{filename}"
-        )
+        # ... or a Hub details repo at a revision.
         assert main(["verify", "me/details", "--revision", COMMIT_OID]) == 0
         assert any(path.endswith("/resolve/" + COMMIT_OID + "/data/codis/test.parquet") for _, path in hub.requests)
     model = hub.models["me/model"]

@@ -13,18 +13,24 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from cogbench.dataset_builders.output import claim_output
+from cogbench.dataset_builders.writes import remove_temporaries, write_file, write_with
 from cogbench.errors import CogbenchError, UsageError
 from cogbench.reference_eval.backends.openai_api import reply_text, token_counts
 
 URL = "/v1/chat/completions"
 MANIFEST = "manifest.json"
-REQUEST_FILES = (MANIFEST, "requests-*-of-*.jsonl")  # all that a request folder holds besides its marker
+WRITING = ".requests-writing.json"  # the shard names a writer may leave, until its manifest is written
+LOCK = "requests.lock"  # run/lock.py's lock of the folder, and its holder beside it
+SHARD_NAME = re.compile(r"requests-\d{5,}-of-\d{5,}\.jsonl")
+# All that a request folder holds besides its marker.
+REQUEST_FILES = (MANIFEST, "requests-*-of-*.jsonl", WRITING, LOCK, f"{LOCK}.json")
 FORMAT = "openai-batch-v1"
 
 
@@ -63,29 +69,67 @@ def request(name: str, body: dict[str, Any]) -> Request:
 def write_requests(folder: Path, requests: Iterable[Request], count: int, shards: int, about: dict) -> dict:
     """Write ``count`` requests as ``shards`` files of equal size (±1) and the manifest; returns the manifest.
 
-    ``about`` (dataset fingerprint, prompt versions, model, settings) goes into the manifest.
+    ``about`` (dataset fingerprint, prompt versions, model, settings) goes into the manifest. The caller
+    holds the folder's lock (``run/lock.py``). Only names this command recorded are ever removed or
+    replaced (the old manifest's shards, and those a killed writer was writing, from ``WRITING``); the
+    old manifest goes first and the new one comes last, so a kill at any point leaves a folder
+    described by its manifest or by none.
     """
     if shards < 1:
         raise UsageError(f"--shards {shards}: give a positive number")
     claim_output(folder, "requests", REQUEST_FILES)
-    for old in folder.glob("requests-*-of-*.jsonl"):  # a folder re-used for a new request set
-        old.unlink()
     shards = max(1, min(shards, count))
+    names = [shard_name(index, shards) for index in range(shards)]
+    ours = recorded_shards(folder)
+    taken = [name for name in names if (folder / name).exists() and name not in ours]
+    if taken:
+        raise UsageError(
+            f"{folder / taken[0]}: no manifest of this folder lists this file (a copy of yours?); refusing to "
+            "replace it: move it away or choose another --write-requests"
+        )
+    write_file(folder / WRITING, json.dumps({"files": sorted(ours | set(names))}) + "\n")
+    (folder / MANIFEST).unlink(missing_ok=True)  # from here until the new one, no manifest describes the folder
+    remove_temporaries(folder, REQUEST_FILES)
+    for name in sorted(ours - set(names)):
+        (folder / name).unlink(missing_ok=True)
     lines = iter(requests)
     written = []
-    for index in range(shards):
+    for index, name in enumerate(names):
         size = count // shards + (index < count % shards)
-        path = folder / f"requests-{index + 1:05d}-of-{shards:05d}.jsonl"
         digest = hashlib.sha256()
-        with path.open("w", encoding="utf-8") as handle:
+
+        def write_shard(handle, size=size, digest=digest) -> None:
             for _ in range(size):
-                line = next(lines).line()
-                digest.update(line.encode("utf-8"))
+                line = next(lines).line().encode("utf-8")
+                digest.update(line)
                 handle.write(line)
-        written.append({"file": path.name, "requests": size, "sha256": digest.hexdigest()})
+
+        write_with(folder / name, write_shard)
+        written.append({"file": name, "requests": size, "sha256": digest.hexdigest()})
     manifest = {"format": FORMAT, "url": URL, **about, "requests": count, "shards": written}
-    (folder / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    write_file(folder / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    (folder / WRITING).unlink()
     return manifest
+
+
+def shard_name(index: int, shards: int) -> str:
+    return f"requests-{index + 1:05d}-of-{shards:05d}.jsonl"
+
+
+def recorded_shards(folder: Path) -> set[str]:
+    """The shard names this command recorded in ``folder``: its manifest's, and a killed writer's
+    (``WRITING``). Only names of the shape it writes count: an edited list never reaches another file."""
+    names: set[str] = set()
+    for record, key in ((MANIFEST, "shards"), (WRITING, "files")):
+        try:
+            listed = json.loads((folder / record).read_text(encoding="utf-8")).get(key) or []
+        except (OSError, ValueError, AttributeError):
+            continue
+        for entry in listed if isinstance(listed, list) else []:
+            name = entry.get("file") if isinstance(entry, dict) else entry
+            if isinstance(name, str) and SHARD_NAME.fullmatch(name):
+                names.add(name)
+    return names
 
 
 def _response_files(paths: Iterable[str]) -> list[Path]:

@@ -48,6 +48,7 @@ from urllib.parse import urlparse
 
 from cogbench import __version__
 from cogbench.errors import UsageError
+from cogbench.redaction import redact_url
 from cogbench.reference_eval.backends.concurrency import AdaptiveLimit
 from cogbench.reference_eval.backends.connections import proxy_config, single_connection, tls_context
 from cogbench.reference_eval.backends.deadline import attempt_deadline
@@ -166,7 +167,7 @@ class ChatClient:
     def __init__(self, settings: ChatSettings, sleep: Callable[[float], None] = time.sleep):
         if settings.base_url is not None and urlparse(settings.base_url).scheme not in ("http", "https"):
             raise UsageError(
-                f"base URL {settings.base_url!r}: expected http://HOST:PORT/v1 or https://... (with the scheme)"
+                f"base URL {redact_url(settings.base_url)!r}: expected http://HOST:PORT/v1 or https://... (with the scheme)"
             )
         self.settings = settings
         self.usage = TokenUsage()

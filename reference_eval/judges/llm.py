@@ -24,6 +24,7 @@ from tqdm.auto import tqdm
 
 from cogbench.dataset_builders.writes import refuse_link
 from cogbench.errors import UsageError
+from cogbench.redaction import redact_url
 from cogbench.reference_eval.backends.batch_files import Request, Response, request
 from cogbench.reference_eval.backends.openai_api import ChatClient, ChatSettings, chat_body, text_message
 
@@ -152,7 +153,8 @@ class VerdictCache:
 def judge_key(settings: ChatSettings, parsing: str) -> str:
     """What decides a verdict besides the prompt, as one digest: the cache answers only for the same judge."""
     decided = {
-        "endpoint": (settings.base_url or "https://api.openai.com/v1").rstrip("/"),
+        # As printed (credentials masked): a printed command's masked URL keys the same verdicts.
+        "endpoint": redact_url(settings.base_url or "https://api.openai.com/v1").rstrip("/"),
         "model": settings.model,
         "temperature": settings.temperature,
         "max_tokens": settings.max_tokens,

@@ -25,6 +25,7 @@ import yaml
 from cogbench.dataset_builders.load import dataset_revision
 from cogbench.dataset_builders.output import claim_output
 from cogbench.errors import CogbenchError, UsageError
+from cogbench.redaction import redact_url
 from cogbench.reference_eval.reports import details_dataset
 from cogbench.reference_eval.reports.run_reader import ScoredRun, read_run
 from cogbench.reference_eval.run.completeness import coverage_label, sample_label
@@ -249,7 +250,7 @@ def publish_results(args: Any, api: Any = None, say=print) -> int:
 def _write_and_push(args: Any, api: Any, runs: list[ScoredRun], pins: list[Pinned], out: Path, say) -> int:
     from huggingface_hub import CommitOperationAdd
 
-    details_url = f"{api.endpoint}/datasets/{args.details_repo}"
+    details_url = f"{redact_url(api.endpoint)}/datasets/{args.details_repo}"
     details_dataset.write_details(runs, out / DETAILS_DIR, pins[0].repo_id, pins[0].revision)
     if not args.dry_run:
         try:

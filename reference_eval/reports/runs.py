@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from cogbench.dataset_builders.output import claim_output
-from cogbench.dataset_builders.writes import write_file
+from cogbench.dataset_builders.writes import locked_folder, remove_temporaries, write_file
 from cogbench.reference_eval.reports import judge_agreement
 from cogbench.reference_eval.reports.probe_sections import blind_tables, circular_table
 from cogbench.reference_eval.reports.published import (
@@ -60,6 +60,7 @@ REPORT_FILES = (
     "report.html.partial",
     "leaderboard.csv.partial",
 )
+LEGACY_TEMPORARIES = REPORT_FILES[-3:]
 
 
 def unrank(tables: list[Table], runs: list[ReportRun]) -> None:
@@ -340,6 +341,12 @@ def write_report(paths: Sequence[str], out: Path, allow_mismatch: bool = False) 
             verify_build(dataset)
     published = published_results()
     claim_output(out, "report", REPORT_FILES)
+    with locked_folder(out):  # one report at a time: a killed one's temporaries are cleaned, a running one's kept
+        remove_temporaries(out, REPORT_FILES, LEGACY_TEMPORARIES)
+        return _write_report_files(runs, published, out)
+
+
+def _write_report_files(runs: list[ReportRun], published: list[PublishedResult], out: Path) -> dict[str, Any]:
     tables = description_tables(runs, published) + vqa_table(runs, published) + codis_table(runs, published)
     tables += circular_table(runs) + blind_tables(runs)
     unrank(tables, runs)

@@ -24,6 +24,7 @@ from cogbench.reference_eval.metrics import intervals
 from cogbench.reference_eval.reports import details_dataset, verify_rederive, verify_sources
 from cogbench.reference_eval.reports.hub_results import RESULTS_DIR, results_notes
 from cogbench.reference_eval.reports.item_checks import item_problems
+from cogbench.reference_eval.reports.result_source import configured_endpoint, details_source
 from cogbench.reference_eval.reports.run_files import render_report
 from cogbench.reference_eval.reports.run_reader import read_details, read_json_file, score_folder
 from cogbench.reference_eval.reports.verify_result import Difference, TaskData, Verification
@@ -152,27 +153,22 @@ def details_tasks(folder: Path) -> dict[str, TaskData]:
     return tasks
 
 
-def hub_details(repo_id: str, revision: str | None, endpoint: str | None = None) -> Path:
+def hub_details(repo_id: str, revision: str | None) -> Path:
     """A details dataset from the Hub (the only network use of verify; no judge, no model).
-    ``endpoint``: the Hub the result's source.url names (default: HF_ENDPOINT's)."""
-    from huggingface_hub import constants, snapshot_download
+    Always the configured Hub (HF_ENDPOINT's), where the user's token belongs (result_source)."""
+    from huggingface_hub import snapshot_download
 
     try:
-        return Path(
-            snapshot_download(repo_id, repo_type="dataset", revision=revision, endpoint=endpoint or constants.ENDPOINT)
-        )
+        return Path(snapshot_download(repo_id, repo_type="dataset", revision=revision, endpoint=configured_endpoint()))
     except Exception as error:
         raise CogbenchError(
             f"cannot download the details {repo_id}@{revision or 'main'} ({type(error).__name__})"
         ) from None
 
 
-def details_from(spec: str, revision: str | None, endpoint: str | None = None) -> dict[str, TaskData]:
+def details_from(spec: str, revision: str | None) -> dict[str, TaskData]:
     path = Path(spec)
-    return details_tasks(path if path.is_dir() else hub_details(spec, revision, endpoint))
-
-
-SOURCE_URL = re.compile(r"^(https?://[^/]+)/datasets/([^/]+/[^/]+?)(?:/tree/([^/]+))?/?$")
+    return details_tasks(path if path.is_dir() else hub_details(spec, revision))
 
 
 def verify(
@@ -190,10 +186,8 @@ def verify(
             if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
                 raise CogbenchError(f"{file}: not a list of results (hub-docs eval_results.yaml)")
             if details is None:
-                match = SOURCE_URL.match(str((entries[0].get("source") or {}).get("url", "")))
-                if not match:
-                    raise UsageError(f"{file}: no source.url naming a details dataset; give --details")
-                tasks = details_from(match.group(2), match.group(3), match.group(1))
+                source = details_source(file, str((entries[0].get("source") or {}).get("url", "")))
+                tasks = details_from(*source)
             else:
                 tasks = details_from(details, revision)
             for data in tasks.values():

@@ -26,9 +26,14 @@ from cogbench.errors import UsageError
 class RunLock:
     """Context manager holding the lock of one rank of a run folder."""
 
-    def __init__(self, run_dir: Path, rank: int = 0):
-        self.path = Path(run_dir) / f"rank-{rank}.lock"
+    def __init__(self, run_dir: Path, rank: int = 0, name: str | None = None, refusal: str | None = None):
+        """``name``/``refusal``: another folder's lock file and the refusal's words (request folders)."""
+        self.path = Path(run_dir) / (name or f"rank-{rank}.lock")
         self.holder_path = self.path.with_name(self.path.name + ".json")
+        self.refusal = refusal or (
+            "another cogbench eval is writing to this run folder ({holder}); "
+            "wait for it to finish, or use another --out"
+        )
         self._lock = FileLock(str(self.path), timeout=0)
 
     def acquire(self) -> RunLock:
@@ -37,10 +42,7 @@ class RunLock:
         try:
             self._lock.acquire()
         except Timeout:
-            raise UsageError(
-                f"{self.path.parent}: another cogbench eval is writing to this run folder "
-                f"({_describe(self._holder())}); wait for it to finish, or use another --out"
-            ) from None
+            raise UsageError(f"{self.path.parent}: {self.refusal.format(holder=_describe(self._holder()))}") from None
         previous = self._holder()
         me = {"pid": os.getpid(), "host": socket.gethostname(), "started": time.time()}
         if previous and (previous.get("pid"), previous.get("host")) != (me["pid"], me["host"]):

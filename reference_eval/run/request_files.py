@@ -6,11 +6,16 @@ a run folder made with other settings is refused, so ``--read-responses`` later 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
+from cogbench.dataset_builders.output import claim_output
+from cogbench.errors import UsageError
 from cogbench.reference_eval.backends import openai_chat as openai_backend
+from cogbench.reference_eval.backends.batch_files import LOCK, REQUEST_FILES
 from cogbench.reference_eval.run.folder import check_run_record, done_keys
+from cogbench.reference_eval.run.lock import RunLock
 from cogbench.reference_eval.run.runner import (
     EvalSettings,
     chat_settings,
@@ -23,6 +28,7 @@ from cogbench.reference_eval.tasks.queries import undecoded_images
 
 def write_eval_requests(settings: EvalSettings) -> dict[str, Any]:
     """Write request files of the queries ``--out`` has no prediction for; returns the manifest."""
+    check_request_folder(Path(settings.write_requests), Path(settings.out))
     _, name = checked_settings(settings)
     dataset, template, queries = dataset_and_queries(settings)
     api = chat_settings(settings, name)
@@ -40,7 +46,34 @@ def write_eval_requests(settings: EvalSettings) -> dict[str, Any]:
         "queries_total": len(queries),
     }
     folder = Path(settings.write_requests)
-    return openai_backend.write_query_requests(folder, settings.shards, missing, undecoded_images(dataset), api, about)
+    with request_folder_lock(folder):
+        return openai_backend.write_query_requests(
+            folder, settings.shards, missing, undecoded_images(dataset), api, about
+        )
+
+
+def check_request_folder(folder: Path, out: Path) -> None:
+    """``--write-requests`` apart from ``--out``: one folder for both (or one inside the other) would mix
+    two commands' files, and ``--read-responses`` into ``--out`` would then be refused."""
+    requests, run = Path(os.path.realpath(folder)), Path(os.path.realpath(out))
+    where = "the same folder as" if requests == run else "inside" if run in requests.parents else "around"
+    if requests == run or run in requests.parents or requests in run.parents:
+        raise UsageError(
+            f"--write-requests {folder}: {where} --out {out}; give the request files a folder of their own, "
+            f"such as {out}-requests"
+        )
+
+
+def request_folder_lock(folder: Path) -> RunLock:
+    """The request folder claimed, and its lock (taken by ``with``) as a run folder's: a second writer is
+    refused at once, so no folder mixes two request sets under one manifest."""
+    claim_output(folder, "requests", REQUEST_FILES)
+    return RunLock(
+        folder,
+        name=LOCK,
+        refusal="another cogbench command is writing request files into this folder ({holder}); "
+        "wait for it to finish, or use another --write-requests",
+    )
 
 
 def written_lines(manifest: dict[str, Any], folder: Path) -> list[str]:

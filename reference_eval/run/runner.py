@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import shlex
 import sys
 import time
 from collections.abc import Iterator
@@ -44,6 +43,7 @@ from typing import Any
 from cogbench.dataset_builders.load import dataset_revision
 from cogbench.dataset_builders.output import OUTPUT_MARKER, claim_output
 from cogbench.errors import IncompleteRunError, UsageError
+from cogbench.redaction import redacted_command
 from cogbench.reference_eval.backends import openai_chat as openai_backend
 from cogbench.reference_eval.backends import vllm_offline
 from cogbench.reference_eval.backends.hub import check_hf_model
@@ -400,7 +400,7 @@ def missing_requests_command(settings: EvalSettings) -> str:
     for option, value in options:
         words += [option, str(value)] if value is not None else []
     words += [flag for flag, on in flags if on]
-    return shlex.join(words)
+    return redacted_command(words)
 
 
 def _forget_failed_start(run_dir: Path, rank: int, new_folders: list[Path]) -> None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import datetime
 import os
 import re
-import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +22,7 @@ from cogbench import __version__
 from cogbench.dataset_builders.load import dataset_revision
 from cogbench.dataset_builders.output import check_option_file, claim_output
 from cogbench.errors import CogbenchError, IncompleteRunError, UsageError
+from cogbench.redaction import redacted_command
 from cogbench.reference_eval.answers.reasoning import THINK_TAGS, Reply, final_answer
 from cogbench.reference_eval.answers.reply_details import answers_block, attach_replies
 from cogbench.reference_eval.backends import batch_files, model_list
@@ -37,6 +37,7 @@ from cogbench.reference_eval.metrics import recognition
 from cogbench.reference_eval.reports.run_files import RUN_FILES, write_run
 from cogbench.reference_eval.run import provenance
 from cogbench.reference_eval.run.completeness import failure_line, is_complete, mark_scale
+from cogbench.reference_eval.run.request_files import check_request_folder, request_folder_lock
 from cogbench.reference_eval.scoring import analyses
 from cogbench.reference_eval.tasks.queries import ROTATIONS
 from cogbench.reference_eval.tasks.scorers import SCORERS, add_rendered_prompts, score_vqa_circular
@@ -254,7 +255,8 @@ def _write_judge_requests(options: ScoreOptions, judge: LLMJudge, spec: JudgeSpe
     }
     requests = list(judge.requests.values())
     folder = Path(options.write_requests)
-    return {"request_files": batch_files.write_requests(folder, requests, len(requests), options.shards, about)}
+    with request_folder_lock(folder):
+        return {"request_files": batch_files.write_requests(folder, requests, len(requests), options.shards, about)}
 
 
 def missing_judge_requests_command(options: ScoreOptions) -> str:
@@ -276,7 +278,7 @@ def missing_judge_requests_command(options: ScoreOptions) -> str:
     flags.append(("--judge-accept-retired", options.judge_accept_retired))
     words = ["cogbench", "score"] + [w for option, value in pairs if value is not None for w in (option, str(value))]
     words += [w for value in options.judge_shutdowns for w in ("--judge-shutdown", value)]
-    return shlex.join(words + [flag for flag, on in flags if on])
+    return redacted_command(words + [flag for flag, on in flags if on])
 
 
 def run_scoring(options: ScoreOptions) -> dict[str, Any]:
@@ -287,6 +289,8 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
     if options.circular and options.task != "vqa":
         raise UsageError("--circular applies to --task vqa")
     options.out = options.out or default_score_dir(options.task, options.predictions)
+    if options.write_requests:
+        check_request_folder(Path(options.write_requests), Path(options.out))
     claim_output(Path(options.out), "score", RUN_FILES, create=False, task=options.task)  # refused before any work
     if spec.kind == "openai" and not options.read_responses:  # replies read from files send nothing
         check_judge_alive(options, spec.model)
