@@ -62,6 +62,7 @@ def eval_from_args(args: argparse.Namespace, engine_options: tuple[str, ...]) ->
         write_requests=args.write_requests,
         shards=args.shards,
         read_responses=tuple(args.read_responses or ()),
+        thinking=args.thinking,
     )
     if args.shards != 1 and not args.write_requests:
         raise UsageError("--shards applies only with --write-requests")
