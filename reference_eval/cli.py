@@ -16,7 +16,8 @@ from cogbench.option_types import (
     positive_seconds,
     share,
 )
-from cogbench.reference_eval.tasks.queries import DEFAULT_MAX_NEW_TOKENS
+from cogbench.reference_eval.answers.reasoning import THINKING_SETTINGS
+from cogbench.reference_eval.tasks.queries import DEFAULT_MAX_NEW_TOKENS, THINKING_MAX_NEW_TOKENS
 from cogbench.schemas.features import CONFIGS
 
 
@@ -319,7 +320,17 @@ def add_eval_parser(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         help="generated tokens per query at most (default: per task, "
         + ", ".join(f"{task} {tokens}" for task, tokens in DEFAULT_MAX_NEW_TOKENS.items())
-        + ")",
+        + f"; {THINKING_MAX_NEW_TOKENS} for every task with --thinking on)",
+    )
+    parser.add_argument(
+        "--thinking",
+        choices=THINKING_SETTINGS,
+        default="auto",
+        help="a thinking model's reasoning: on/off is passed to its chat template as enable_thinking "
+        "(hf:, vllm:; openai: as chat_template_kwargs, which vLLM and SGLang servers read), and on raises "
+        f"the default --max-new-tokens to {THINKING_MAX_NEW_TOKENS}, the output length the Qwen3 model cards "
+        "recommend for thinking mode; auto (default) sends nothing and keeps the model's own default. "
+        "Recorded in run.json and every prediction",
     )
     parser.add_argument("--device", help="torch device for hf models (default: this rank's GPU, else CPU)")
     parser.add_argument(
@@ -361,6 +372,7 @@ def add_eval_parser(subparsers: argparse._SubParsersAction) -> None:
         help="codis: ask each query without its context (CODIS Section 4.2); score with --no-context-predictions",
     )
     _add_engine_options(parser)
+    _add_reply_options(parser)
     _add_request_file_options(parser, "the run's queries", "the run folder --out has no prediction for")
     scoring = parser.add_argument_group("scoring (passed to `cogbench score`)")
     scoring.add_argument("--no-score", action="store_true", help="only generate and export")

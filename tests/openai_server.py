@@ -45,6 +45,12 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     drop_connection: bool = False  # close the connection without answering, as a dying server does
     drip_seconds: float = 0.0  # send the whole response (status line, headers, body) one byte per this many seconds
+    # A reasoning model's reply shapes (tests/test_thinking_openai.py replays each provider's documented
+    # one): the whole ``message`` object instead of {"role", "content": text}, the choice's finish
+    # reason, and ``usage.completion_tokens_details``.
+    message: dict[str, Any] | None = None
+    finish_reason: str = "stop"
+    completion_details: dict[str, Any] | None = None
 
 
 @dataclass
@@ -83,14 +89,15 @@ def completion_body(model: str, reply: Reply) -> bytes:
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": reply.text},
-                "finish_reason": "stop",
+                "message": reply.message if reply.message is not None else {"role": "assistant", "content": reply.text},
+                "finish_reason": reply.finish_reason,
             }
         ],
         "usage": {
             "prompt_tokens": reply.prompt_tokens,
             "completion_tokens": reply.completion_tokens,
             "total_tokens": reply.prompt_tokens + reply.completion_tokens,
+            **({"completion_tokens_details": reply.completion_details} if reply.completion_details else {}),
         },
     }
     return json.dumps(body).encode("utf-8")

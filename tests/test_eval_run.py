@@ -62,6 +62,7 @@ def test_eval_then_score_on_the_real_config(task, template, per_item, tiny_llava
         "ignore_eos": False,
         "dtype": "float32",
         "attention": "sdpa",
+        "thinking": "auto",
     }
 
     # The official export carries the same outputs back through the official reader.
@@ -235,6 +236,7 @@ def test_vllm_placement_is_noted_per_session_and_never_blocks_a_resume(tmp_path)
         "max_new_tokens": 12,
         "dtype": "bfloat16",
         "max_model_len": None,
+        "thinking": "auto",
     }
     other, _ = record(dtype="float16")
     with pytest.raises(CogbenchError, match="generation"):

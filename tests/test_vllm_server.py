@@ -223,6 +223,7 @@ def test_vllm_in_process_gives_the_answers_of_openai_against_vllm_serve(
         "max_new_tokens": 12,
         "dtype": "float32",
         "max_model_len": 4096,
+        "thinking": "auto",
     }
     assert record["vllm_engine"] == [
         {

@@ -40,8 +40,23 @@ def same_prompt_other_image(built_release):
     return concatenate_datasets([first, same_text]), first[0]["id"]
 
 
-def build_tiny_llava(out_dir: Path, seed: int = 0) -> Path:
-    """Write a random-weight LLaVA (CLIP vision tower + Qwen2 text model) and its processor."""
+def thinking_chat_template() -> str:
+    """The Qwen2.5-VL chat template with Qwen3's thinking switch in its generation prompt:
+    ``enable_thinking`` true opens a think block (``<think>\\n``, as Qwen3-VL Thinking's template does),
+    false writes an empty one (``<think>\\n\\n</think>\\n\\n``, Qwen3's), unset writes nothing."""
+    template = json.loads((QWEN_PROCESSOR_DIR / "chat_template.json").read_text())["chat_template"]
+    prompt = "{% if add_generation_prompt %}<|im_start|>assistant\n"
+    assert prompt in template
+    return template.replace(
+        prompt,
+        prompt + "{% if enable_thinking is defined and enable_thinking %}<think>\n"
+        "{% elif enable_thinking is defined %}<think>\n\n</think>\n\n{% endif %}",
+    )
+
+
+def build_tiny_llava(out_dir: Path, seed: int = 0, chat_template: str | None = None) -> Path:
+    """Write a random-weight LLaVA (CLIP vision tower + Qwen2 text model) and its processor
+    (``chat_template``: another template than Qwen2.5-VL's)."""
     import torch
     from transformers import (
         CLIPVisionConfig,
@@ -52,7 +67,7 @@ def build_tiny_llava(out_dir: Path, seed: int = 0) -> Path:
     )
     from transformers.models.clip.image_processing_pil_clip import CLIPImageProcessorPil
 
-    tokenizer, chat_template = qwen_tokenizer_and_chat_template()
+    tokenizer, qwen_template = qwen_tokenizer_and_chat_template()
     image_processor = CLIPImageProcessorPil(size={"shortest_edge": 56}, crop_size={"height": 56, "width": 56})
     processor = LlavaProcessor(
         image_processor=image_processor,
@@ -61,7 +76,7 @@ def build_tiny_llava(out_dir: Path, seed: int = 0) -> Path:
         vision_feature_select_strategy="default",
         image_token=IMAGE_TOKEN,
         num_additional_image_tokens=1,  # CLIP's CLS token
-        chat_template=chat_template,
+        chat_template=chat_template or qwen_template,
     )
     vision = CLIPVisionConfig(
         hidden_size=32,

@@ -22,7 +22,7 @@ from typing import Any
 from cogbench.dataset_builders.output import claim_output
 from cogbench.dataset_builders.writes import remove_temporaries, write_file, write_with
 from cogbench.errors import CogbenchError, UsageError
-from cogbench.reference_eval.backends.openai_api import reply_text, token_counts
+from cogbench.reference_eval.backends.openai_api import reply_parts, token_counts
 
 URL = "/v1/chat/completions"
 MANIFEST = "manifest.json"
@@ -54,6 +54,10 @@ class Response:
     error: str | None
     where: str  # FILE line N
     completion_tokens: int = 0
+    reasoning: str = ""  # a reasoning model's separate field, finish reason and reasoning tokens (reply_parts)
+    finish_reason: str = ""
+    reasoning_tokens: int | None = None
+    note: str = ""
 
 
 def body_hash(body: dict[str, Any]) -> str:
@@ -172,10 +176,20 @@ def _parse_line(line: str, where: str) -> Response:
     if response.get("status_code", 200) != 200:
         return Response(custom_id, None, f"HTTP {response.get('status_code')}", where)
     body = response.get("body")
-    text = reply_text(body)
-    if text is None:
+    parts = reply_parts(body)
+    if parts is None:
         return Response(custom_id, None, "reply has no message content", where)
-    return Response(custom_id, text, None, where, token_counts(body)[1])
+    return Response(
+        custom_id,
+        parts.text,
+        None,
+        where,
+        token_counts(body)[1],
+        reasoning=parts.reasoning,
+        finish_reason=parts.finish_reason,
+        reasoning_tokens=parts.reasoning_tokens,
+        note=parts.note,
+    )
 
 
 def read_responses(paths: Iterable[str]) -> dict[str, Response]:

@@ -10,6 +10,11 @@ How a batch is made, and why:
   query's answer does not depend on what else is in its batch;
 - image decoding and preprocessing run in ``DataLoader`` worker processes, one
   batch ahead of the GPU;
+- a reply that ends without EOS used the whole ``max_new_tokens``: its finish reason is ``length``
+  (a thinking model cut inside its reasoning), else ``stop``, as OpenAI-compatible servers say;
+- ``thinking`` on/off reaches the chat template as ``enable_thinking`` (Qwen3-style templates read
+  it; a template that does not is rendered the same, Jinja ignores unused variables); ``auto``
+  passes nothing, so the template's own default holds;
 - on CUDA: bfloat16 weights, SDPA attention, ``torch.inference_mode``.
   On CPU: float32 (slow, but that is how the tests run);
 - a batch that runs out of memory (``torch.OutOfMemoryError``) is split in
@@ -45,6 +50,7 @@ class HFSettings:
     device: str | None = None  # None: this rank's CUDA device if any, else CPU
     trust_remote_code: bool = False
     num_workers: int = 2  # image decoding/preprocessing processes
+    thinking: str = "auto"  # "on"/"off": the chat template's ``enable_thinking``; "auto": its default
 
 
 @dataclass
@@ -108,11 +114,18 @@ def use_loaded(model, processor) -> LoadedModel:
     return LoadedModel(processor, model, model.device, model.dtype)
 
 
-def chat_prompt(processor, prompt: str, with_image: bool = True) -> str:
+def template_options(thinking: str = "auto") -> dict[str, Any]:
+    """Extra chat-template variables: ``enable_thinking`` when the thinking setting is on or off."""
+    return {"enable_thinking": thinking == "on"} if thinking in ("on", "off") else {}
+
+
+def chat_prompt(processor, prompt: str, with_image: bool = True, thinking: str = "auto") -> str:
     """One user turn (the image, then the prompt) through the model's chat template; no image for a blind query."""
     content = [{"type": "image"}] if with_image else []
     messages = [{"role": "user", "content": [*content, {"type": "text", "text": prompt}]}]
-    return processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+    return processor.apply_chat_template(
+        messages, add_generation_prompt=True, tokenize=False, **template_options(thinking)
+    )
 
 
 def _image_tokens(processor, width: int, height: int) -> int:
@@ -126,14 +139,15 @@ def _image_tokens(processor, width: int, height: int) -> int:
         return 0
 
 
-def length_sorted_batches(queries: list[Query], images, processor, batch_size: int) -> list[list[Query]]:
+def length_sorted_batches(
+    queries: list[Query], images, processor, batch_size: int, thinking: str = "auto"
+) -> list[list[Query]]:
     """Batches of queries with similar prompt lengths, longest first (memory errors show early)."""
     tokenizer = processor.tokenizer
     lengths = {}
     for query in queries:
-        text_tokens = len(
-            tokenizer(chat_prompt(processor, query.prompt, query.with_image), add_special_tokens=False)["input_ids"]
-        )
+        prompt = chat_prompt(processor, query.prompt, query.with_image, thinking)
+        text_tokens = len(tokenizer(prompt, add_special_tokens=False)["input_ids"])
         lengths[query.key] = text_tokens
         if query.with_image:
             width, height = image_size(images[query.row]["image"])
@@ -145,22 +159,23 @@ def length_sorted_batches(queries: list[Query], images, processor, batch_size: i
 class PreparedBatches(torch.utils.data.Dataset):
     """Batch ``i`` as model inputs: images decoded and processed (runs in a worker)."""
 
-    def __init__(self, batches: list[list[Query]], images, processor):
+    def __init__(self, batches: list[list[Query]], images, processor, thinking: str = "auto"):
         self.batches = batches
         self.images = images
         self.processor = processor
+        self.thinking = thinking
 
     def __len__(self) -> int:
         return len(self.batches)
 
     def __getitem__(self, index: int):
-        return index, prepare_batch(self.batches[index], self.images, self.processor)
+        return index, prepare_batch(self.batches[index], self.images, self.processor, self.thinking)
 
 
-def prepare_batch(batch: list[Query], images, processor):
+def prepare_batch(batch: list[Query], images, processor, thinking: str = "auto"):
     """One batch as model inputs: images decoded, prompts templated, padded on the left."""
     pictures = [open_image(images[query.row]["image"]) for query in batch if query.with_image]
-    texts = [chat_prompt(processor, query.prompt, query.with_image) for query in batch]
+    texts = [chat_prompt(processor, query.prompt, query.with_image, thinking) for query in batch]
     return processor(text=texts, images=pictures or None, return_tensors="pt", padding=True)
 
 
@@ -219,6 +234,7 @@ def recorded_settings(settings: HFSettings, loaded: tuple[Any, Any] | None = Non
         "ignore_eos": settings.ignore_eos,
         "dtype": str(dtype).removeprefix("torch."),
         "attention": "sdpa",
+        "thinking": settings.thinking,
     }
 
 
@@ -227,20 +243,21 @@ def _eos_ids(config) -> set[int]:
     return set(eos) if isinstance(eos, (list, tuple)) else ({eos} if eos is not None else set())
 
 
-def _generated_counts(new_tokens: torch.Tensor, eos_ids: set[int]) -> list[int]:
-    """Tokens each row really generated: up to and including its first EOS."""
+def _generated_counts(new_tokens: torch.Tensor, eos_ids: set[int]) -> list[tuple[int, str]]:
+    """Tokens each row really generated (up to and including its first EOS) and why it stopped:
+    ``stop`` at an EOS, ``length`` when the row ran to the budget without one."""
     counts = []
     for row in new_tokens.tolist():
-        count = len(row)
+        count, finish = len(row), "length"
         for position, token in enumerate(row):
             if token in eos_ids:
-                count = position + 1
+                count, finish = position + 1, "stop"
                 break
-        counts.append(count)
+        counts.append((count, finish))
     return counts
 
 
-def _generate_texts(loaded: LoadedModel, config, inputs) -> tuple[list[str], list[int]]:
+def _generate_texts(loaded: LoadedModel, config, inputs) -> tuple[list[str], list[tuple[int, str]]]:
     # Floating-point inputs (pixel values) take the model's dtype; ids and masks keep theirs.
     inputs = inputs.to(loaded.device, dtype=loaded.dtype, non_blocking=True)
     output_ids = loaded.model.generate(**inputs, generation_config=config)
@@ -254,7 +271,9 @@ def _release_memory(device: torch.device) -> None:
         torch.cuda.empty_cache()
 
 
-def _answers_fitting(loaded, config, batch: list[Query], inputs, images, limit: BatchLimit) -> Iterator[list[Answer]]:
+def _answers_fitting(
+    loaded, config, batch: list[Query], inputs, images, limit: BatchLimit, thinking: str = "auto"
+) -> Iterator[list[Answer]]:
     """Answers for ``batch``, split in halves (inputs rebuilt here) while it runs out of memory."""
     if inputs is not None and len(batch) <= limit.size:
         started = time.perf_counter()
@@ -273,12 +292,16 @@ def _answers_fitting(loaded, config, batch: list[Query], inputs, images, limit: 
         else:
             limit.worked()
             seconds = (time.perf_counter() - started) / len(texts)
-            yield [Answer(query, text.strip(), seconds, count) for query, text, count in zip(batch, texts, counts)]
+            yield [
+                Answer(query, text.strip(), seconds, count, finish_reason=finish)
+                for query, text, (count, finish) in zip(batch, texts, counts)
+            ]
             return
     start = 0
     while start < len(batch):  # the size may shrink again inside a part
         part = batch[start : start + limit.size]
-        yield from _answers_fitting(loaded, config, part, prepare_batch(part, images, loaded.processor), images, limit)
+        inputs = prepare_batch(part, images, loaded.processor, thinking)
+        yield from _answers_fitting(loaded, config, part, inputs, images, limit, thinking)
         start += len(part)
 
 
@@ -295,9 +318,9 @@ def answer_queries(
     """
     if not queries:
         return
-    batches = length_sorted_batches(queries, images, loaded.processor, settings.batch_size)
+    batches = length_sorted_batches(queries, images, loaded.processor, settings.batch_size, settings.thinking)
     loader = torch.utils.data.DataLoader(
-        PreparedBatches(batches, images, loaded.processor),
+        PreparedBatches(batches, images, loaded.processor, settings.thinking),
         batch_size=None,  # items are whole batches already
         shuffle=False,
         num_workers=settings.num_workers,
@@ -309,4 +332,4 @@ def answer_queries(
     limit = BatchLimit(settings.batch_size, on_batch_cut)
     with torch.inference_mode():
         for index, inputs in loader:
-            yield from _answers_fitting(loaded, config, batches[index], inputs, images, limit)
+            yield from _answers_fitting(loaded, config, batches[index], inputs, images, limit, settings.thinking)

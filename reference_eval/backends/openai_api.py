@@ -13,6 +13,10 @@ Used by the LLM judge of ``cogbench score`` and by the OpenAI model backend of
   backoff plus jitter (the ``Retry-After`` header is honoured when longer);
   other errors (400, 401, 404...) fail at once, since repeating cannot help;
 - token usage is summed over the run;
+- a reply is its ``content`` plus, from a model that reasons, a separate ``reasoning_content``
+  (DeepSeek, vLLM's ``--reasoning-parser``) or ``reasoning`` (OpenRouter) field, why it stopped
+  (``finish_reason``) and its ``reasoning_tokens``; ``content: null`` beside a reasoning is a reply
+  (``reply_parts``);
 - a reply's lone surrogates become U+FFFD (``schemas.text.replace_lone_surrogates``),
   so every answer can be stored.
 
@@ -49,6 +53,7 @@ from urllib.parse import urlparse
 from cogbench import __version__
 from cogbench.errors import UsageError
 from cogbench.redaction import redact_url
+from cogbench.reference_eval.answers.reasoning import reasoning_text
 from cogbench.reference_eval.backends.concurrency import AdaptiveLimit
 from cogbench.reference_eval.backends.connections import proxy_config, single_connection, tls_context
 from cogbench.reference_eval.backends.deadline import attempt_deadline
@@ -71,6 +76,9 @@ class ChatSettings:
     backoff_seconds: float = 1.0  # first wait; doubles each retry
     max_backoff_seconds: float = 60.0
     timeout_seconds: float = 120.0  # each whole attempt: connect, send, headers and body
+    # "on"/"off": the body carries ``chat_template_kwargs: {"enable_thinking": ...}``, which vLLM and
+    # SGLang servers pass to the chat template; "auto" sends nothing, so the OpenAI API never sees it.
+    thinking: str = "auto"
 
 
 @dataclass
@@ -116,10 +124,25 @@ class ChatResult:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     unusable_text: str | None = None  # the last reply that ``accept`` refused, if that was the failure
+    reasoning: str = ""  # a reasoning model's separate reasoning field, if any
+    finish_reason: str = ""  # "stop", "length"...; "" when the server gave none
+    reasoning_tokens: int | None = None  # usage.completion_tokens_details.reasoning_tokens, where reported
+    note: str = ""  # what of the reply was ignored (a reasoning field of the wrong type)
 
     @property
     def ok(self) -> bool:
         return self.error is None
+
+
+@dataclass(frozen=True)
+class ReplyParts:
+    """What one chat completion holds: ``text`` is its content ("" when null beside a reasoning)."""
+
+    text: str
+    reasoning: str = ""
+    finish_reason: str = ""
+    reasoning_tokens: int | None = None
+    note: str = ""
 
 
 Messages = list[dict[str, Any]]
@@ -143,6 +166,8 @@ def chat_body(settings: ChatSettings, messages: Messages) -> dict[str, Any]:
     body: dict[str, Any] = {"model": settings.model, "messages": messages, "temperature": settings.temperature}
     if settings.max_tokens is not None:
         body["max_tokens"] = settings.max_tokens
+    if settings.thinking in ("on", "off"):
+        body["chat_template_kwargs"] = {"enable_thinking": settings.thinking == "on"}
     return body
 
 
@@ -258,14 +283,24 @@ class ChatClient:
                 prompt_tokens += used_prompt
                 completion_tokens += used_completion
                 self.usage.add(used_prompt, used_completion)
-                text = reply_text(reply)
-                if text is None:
+                parts = reply_parts(reply)
+                if parts is None:
                     last_error = "reply has no message content"
-                elif accept is not None and not accept(text):
-                    last_error = f"unusable reply: {_shorten(text)}"
-                    unusable = text
+                elif accept is not None and not accept(parts.text):
+                    last_error = f"unusable reply: {_shorten(parts.text)}"
+                    unusable = parts.text
                 else:
-                    return ChatResult(text, None, attempt, prompt_tokens, completion_tokens)
+                    return ChatResult(
+                        parts.text,
+                        None,
+                        attempt,
+                        prompt_tokens,
+                        completion_tokens,
+                        reasoning=parts.reasoning,
+                        finish_reason=parts.finish_reason,
+                        reasoning_tokens=parts.reasoning_tokens,
+                        note=parts.note,
+                    )
             except _StatusError as error:
                 last_error = f"HTTP {error.status_code}"
                 if not _retryable_status(error.status_code):
@@ -365,14 +400,53 @@ def _retry_after_seconds(headers: list[tuple[bytes, bytes]]) -> float | None:
     return None
 
 
-def reply_text(reply: Any) -> str | None:
-    """The first choice's message text of a chat completion (parsed JSON), if there is one."""
+# The separate reasoning fields, in the order they are looked for: DeepSeek's API and vLLM's
+# --reasoning-parser write ``reasoning_content``, OpenRouter (and newer vLLM) ``reasoning``.
+REASONING_FIELDS = ("reasoning_content", "reasoning")
+
+
+def reply_parts(reply: Any) -> ReplyParts | None:
+    """The first choice of a chat completion (parsed JSON) as content, reasoning, finish reason and
+    reasoning tokens; None when it has neither a content string nor a reasoning string.
+
+    The first reasoning field that is a string is taken; one of another type (a number, an object)
+    is ignored and named in ``note``, never raised. Lone surrogates become U+FFFD in both texts (a
+    lone surrogate cannot be written as UTF-8 to the predictions, the judge cache or details).
+    """
     try:
-        content = reply["choices"][0]["message"]["content"]
+        choice = reply["choices"][0]
+        message = choice["message"]
     except (KeyError, IndexError, TypeError):
         return None
-    # A lone surrogate ("\\ud800") cannot be written as UTF-8 to the predictions, the judge cache or details.
-    return replace_lone_surrogates(content) if isinstance(content, str) else None
+    if not isinstance(message, dict):
+        return None
+    content = message.get("content")
+    reasoning, notes = "", []
+    for name in REASONING_FIELDS:
+        text, note = reasoning_text(message.get(name))
+        if note:
+            notes.append(f"{name}: {note}")
+        elif text:
+            reasoning = text
+            break
+    if not isinstance(content, str) and not reasoning:
+        return None
+    finish = choice.get("finish_reason") if isinstance(choice, dict) else None
+    return ReplyParts(
+        replace_lone_surrogates(content) if isinstance(content, str) else "",
+        replace_lone_surrogates(reasoning),
+        finish if isinstance(finish, str) else "",
+        reasoning_token_count(reply),
+        "; ".join(notes),
+    )
+
+
+def reasoning_token_count(reply: Any) -> int | None:
+    """``usage.completion_tokens_details.reasoning_tokens`` (OpenAI's reasoning models), None when absent."""
+    usage = reply.get("usage") if isinstance(reply, dict) else None
+    details = usage.get("completion_tokens_details") if isinstance(usage, dict) else None
+    count = details.get("reasoning_tokens") if isinstance(details, dict) else None
+    return count if isinstance(count, int) and not isinstance(count, bool) and count >= 0 else None
 
 
 def token_counts(reply: Any) -> tuple[int, int]:

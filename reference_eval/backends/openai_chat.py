@@ -4,12 +4,15 @@ Images go inline as base64 data URLs, in their stored bytes (no re-encoding).
 Requests run concurrently with the retry and backoff rules of
 ``openai_api.ChatClient``, the same ones the judge uses; the key comes from
 ``OPENAI_API_KEY`` only. A query whose request still fails after its retries
-yields no answer, so a re-run asks it again.
+yields no answer, so a re-run asks it again. A reasoning model's answer keeps its separate
+reasoning field, finish reason and reasoning tokens (``openai_api.reply_parts``), online and from
+request-file output alike; a reasoning field of the wrong type is ignored with a warning line.
 """
 
 from __future__ import annotations
 
 import io
+import sys
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -17,7 +20,7 @@ from typing import Any
 
 from cogbench.reference_eval.backends.batch_files import Request, Response, read_responses, refuse_foreign, request
 from cogbench.reference_eval.backends.batch_files import write_requests as write_request_files
-from cogbench.reference_eval.backends.openai_api import ChatClient, ChatSettings, chat_body, image_part
+from cogbench.reference_eval.backends.openai_api import ChatClient, ChatResult, ChatSettings, chat_body, image_part
 from cogbench.reference_eval.tasks.queries import Answer, Query
 
 
@@ -28,7 +31,24 @@ def recorded_settings(settings: ChatSettings) -> dict[str, Any]:
         "decoding": "greedy",
         "temperature": settings.temperature,
         "max_new_tokens": settings.max_tokens,
+        "thinking": settings.thinking,
     }
+
+
+def _answer(query: Query, reply: ChatResult | Response, seconds: float) -> Answer:
+    """One reply as an Answer: its content as written (stripped), the reasoning field, why it stopped."""
+    if reply.note:
+        print(f"warning: {query.name}: {reply.note}", file=sys.stderr)
+    assert reply.text is not None  # a reply without an error has its text
+    return Answer(
+        query,
+        reply.text.strip(),
+        seconds,
+        reply.completion_tokens or None,
+        reasoning=reply.reasoning,
+        finish_reason=reply.finish_reason,
+        reasoning_tokens=reply.reasoning_tokens,
+    )
 
 
 def _image_bytes_and_type(value: dict) -> tuple[bytes, str]:
@@ -73,7 +93,7 @@ def answer_queries(client: ChatClient, queries: list[Query], images, failures: l
         # Requests overlap, so a query's own latency is not its cost; record the run's mean.
         completed += 1
         seconds = (time.perf_counter() - started) / completed
-        yield [Answer(query, result.text.strip(), seconds, result.completion_tokens or None)]
+        yield [_answer(query, result, seconds)]
 
 
 # --- request files (backends/batch_files.py): the same bodies, sent by another engine ---
@@ -119,7 +139,7 @@ def _answers(responses: dict[str, Response], wanted: list[tuple[str, Query]], fa
             why = response.error if response else "no response in the files read"
             failures.append(f"item {query.item_id} query {query.query}: {why}")
             continue
-        batch.append(Answer(query, response.text.strip(), 0.0, response.completion_tokens or None))
+        batch.append(_answer(query, response, 0.0))
         if len(batch) == 64:
             yield batch
             batch = []

@@ -8,6 +8,11 @@ settings are those ``vllm serve`` applies to an ``openai:`` request: the model's
 task's ``max_tokens``. So greedy answers here equal those of ``openai:`` against ``vllm serve``
 of the same folder, item for item (tests/test_vllm_server.py).
 
+The thinking setting on/off goes to the chat template as ``enable_thinking``
+(``chat_template_kwargs``, as ``vllm serve`` gets it in the request body); each answer keeps
+vLLM's finish reason (``length`` when the budget ran out, a thinking model cut in its reasoning).
+No reasoning parser runs in the process: a think block stays in the text, where scoring splits it.
+
 Queries go to ``LLM.chat`` in chunks of ``--batch-size`` (vLLM batches continuously inside a
 chunk); each chunk is written and fsynced before the next, so a killed run loses one chunk
 at most. A chunk that vLLM refuses (a prompt longer than ``--max-model-len``...) is asked
@@ -57,6 +62,7 @@ class VLLMSettings:
     max_new_tokens: int
     chunk_size: int = 16
     ignore_eos: bool = False  # benchmarks: exactly max_new_tokens per query
+    thinking: str = "auto"  # "on"/"off": the chat template's enable_thinking; "auto": its default
     engine: EngineOptions = field(default_factory=EngineOptions)
 
 
@@ -69,6 +75,7 @@ def recorded_settings(settings: VLLMSettings) -> dict[str, Any]:
         "max_new_tokens": settings.max_new_tokens,
         **({"ignore_eos": True} if settings.ignore_eos else {}),
         **{name: getattr(settings.engine, name) for name in ANSWER_OPTIONS},
+        "thinking": settings.thinking,
     }
 
 
@@ -109,27 +116,33 @@ def answer_queries(
 ) -> Iterator[list[Answer]]:
     """Yield each chunk's answers once vLLM has them; append one line per query that failed to ``failures``."""
     params = sampling_params(llm, settings)
+    options = template_options(settings.thinking)
     messages = conversations(queries, images)
     for start in range(0, len(queries), settings.chunk_size):
         chunk = queries[start : start + settings.chunk_size]
         chats = [next(messages) for _ in chunk]
         started = time.perf_counter()
         try:
-            outputs = _chat(llm, chats, params)
+            outputs = _chat(llm, chats, params, options)
         except CogbenchError:
             raise
         except Exception:  # one bad query fails the whole call: ask them one by one
-            yield list(_one_by_one(llm, chunk, chats, params, failures))
+            yield list(_one_by_one(llm, chunk, chats, params, options, failures))
             continue
         seconds = (time.perf_counter() - started) / len(chunk)
         yield [_answer(query, output, seconds) for query, output in zip(chunk, outputs)]
 
 
-def _chat(llm, chats: list, params) -> list:
+def template_options(thinking: str) -> dict[str, Any]:
+    """``LLM.chat``'s extra arguments: the template's ``enable_thinking`` when thinking is on or off."""
+    return {"chat_template_kwargs": {"enable_thinking": thinking == "on"}} if thinking in ("on", "off") else {}
+
+
+def _chat(llm, chats: list, params, options: dict[str, Any]) -> list:
     import torch
 
     try:
-        return llm.chat(chats, params, use_tqdm=False)
+        return llm.chat(chats, params, use_tqdm=False, **options)
     except torch.OutOfMemoryError as error:
         raise CogbenchError(
             f"vLLM ran out of memory ({_one_line(error)}); what was answered before is kept in the run folder: "
@@ -137,11 +150,11 @@ def _chat(llm, chats: list, params) -> list:
         ) from None
 
 
-def _one_by_one(llm, chunk: list[Query], chats: list, params, failures: list[str]) -> Iterator[Answer]:
+def _one_by_one(llm, chunk: list[Query], chats: list, params, options, failures: list[str]) -> Iterator[Answer]:
     for query, chat in zip(chunk, chats):
         started = time.perf_counter()
         try:
-            (output,) = _chat(llm, [chat], params)
+            (output,) = _chat(llm, [chat], params, options)
         except CogbenchError:
             raise
         except Exception as error:
@@ -152,7 +165,8 @@ def _one_by_one(llm, chunk: list[Query], chats: list, params, failures: list[str
 
 def _answer(query: Query, output, seconds: float) -> Answer:
     completion = output.outputs[0]
-    return Answer(query, completion.text.strip(), seconds, len(completion.token_ids) or None)
+    finish = completion.finish_reason if isinstance(completion.finish_reason, str) else ""
+    return Answer(query, completion.text.strip(), seconds, len(completion.token_ids) or None, finish_reason=finish)
 
 
 def _one_line(error: BaseException) -> str:

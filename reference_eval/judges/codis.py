@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from rapidfuzz import fuzz
 
-from cogbench.reference_eval.judges.verdicts import parse_right_wrong
+from cogbench.reference_eval.judges.verdicts import judge_answer, parse_right_wrong
 from cogbench.reference_eval.metrics.codis import final_answer, normalize_answer
 
 # CODIS paper, Appendix G, Table 12 (verbatim; [..HERE] placeholders filled in
@@ -49,8 +49,10 @@ def judge_prompt(question: str, groundtruth: str, output: str) -> str:
 
 
 def parse_verdict(reply: str, mode: str = "tolerant") -> bool | None:
-    """``right`` -> True, ``wrong`` -> False, unusable -> None (``verdicts.parse_right_wrong``)."""
-    return parse_right_wrong(reply, mode)
+    """``right`` -> True, ``wrong`` -> False, unusable -> None (``verdicts.parse_right_wrong`` on the
+    reply's final answer, ``verdicts.judge_answer``)."""
+    answer = judge_answer(reply)
+    return parse_right_wrong(answer, mode) if answer is not None else None
 
 
 def rule_verdict(output: str, own_answer: str, other_answer: str) -> bool:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import hashlib
 
+from cogbench.reference_eval.judges.verdicts import judge_answer
+
 SAME_ANSWER_PROMPT_ID = "codis-same-answer-v1"
 SAME_ANSWER_PROMPT = (
     "Two outputs of a model answer the same question about the same image. Each output may contain a "
@@ -36,6 +38,10 @@ def same_answer_prompt(question: str, output_1: str, output_2: str) -> str:
 
 
 def parse_changed(reply: str) -> bool | None:
-    """``different`` -> True (the output changed), ``same`` -> False, anything else -> None."""
-    word = reply.strip().strip("\"'.!` *").lower()
+    """``different`` -> True (the output changed), ``same`` -> False, anything else -> None; a judge's
+    think block is skipped (``verdicts.judge_answer``)."""
+    answer = judge_answer(reply)
+    if answer is None:
+        return None
+    word = answer.strip().strip("\"'.!` *").lower()
     return {"different": True, "same": False}.get(word)

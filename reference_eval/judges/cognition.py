@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cogbench.reference_eval.judges.verdicts import parse_numbered
+from cogbench.reference_eval.judges.verdicts import judge_answer, parse_numbered
 from cogbench.reference_eval.metrics.cognition import CorItem
 from cogbench.schemas.features import COGBENCH_CATEGORIES
 
@@ -77,8 +77,10 @@ def figure9_prompt(description: str, event_relationships: Sequence[str]) -> str:
 
 
 def parse_verdicts(reply: str, count: int, mode: str = "tolerant") -> list[int] | None:
-    """One verdict per key point 1..count, in the given mode; None when unusable (``verdicts.parse_numbered``)."""
-    return parse_numbered(reply, count, mode)
+    """One verdict per key point 1..count, in the given mode; None when unusable (``verdicts.parse_numbered``
+    on the reply's final answer, ``verdicts.judge_answer``)."""
+    answer = judge_answer(reply)
+    return parse_numbered(answer, count, mode) if answer is not None else None
 
 
 @dataclass(frozen=True)

@@ -37,11 +37,18 @@ CogBench Figures 8/9 (``N. [0|1]`` for each numbered key point):
   and 1 only gets the authors' reading, so tolerant never rejects a reply the
   authors score (``1. [1]  3. [0]`` for two points reads [1, 0] by position).
   Verdicts other than 0 and 1 are never accepted.
+
+A judge that reasons (a local Qwen3 with thinking on, an o-series model) is read from its final
+answer only (``judge_answer``: what follows its think block, ``answers.reasoning.split_reply``);
+its whole reply is kept. A reply that is a think block never closed gives no verdict in either
+mode. A reply without a think block is read exactly as before, so ``official`` stays the authors'.
 """
 
 from __future__ import annotations
 
 import re
+
+from cogbench.reference_eval.answers.reasoning import split_reply
 
 PARSING_MODES = ("tolerant", "official")
 
@@ -54,6 +61,13 @@ _LABEL = re.compile(
 )
 _WORD = re.compile(r"[a-z]+(?:['’][a-z]+)?")
 _NEGATIONS = {"not", "never", "no", "isn't", "isnt", "is't", "aren't", "wasn't", "nor", "hardly", "neither"}
+
+
+def judge_answer(reply: str) -> str | None:
+    """The part of a judge's reply that holds its verdict: the final answer after any think block;
+    None for a think block never closed (the judge ran out of tokens while reasoning)."""
+    split = split_reply(reply)
+    return None if split.truncated else split.answer
 
 
 def _is_official(mode: str) -> bool:

@@ -3,7 +3,8 @@
 Two runs are comparable when they cover the same items of the same dataset
 version and fingerprint (the sha256 of its Parquet shards) and were generated
 the same way: prompt version, circular, no-image, no-context, max new tokens,
-temperature; and their judged metrics were decided by the same judge (kind, model,
+temperature, thinking (``eval --thinking``; a run recorded before the setting is ``auto``, one with
+no run.json, scored from another harness's predictions, unknown and not compared); and their judged metrics were decided by the same judge (kind, model,
 reply parsing: ``run_kind.judge_difference``). ``--allow-mismatch`` compares what two mismatched runs share (the
 common items only) and every line of the output says so.
 
@@ -25,7 +26,7 @@ from typing import Any
 from cogbench.errors import UsageError
 from cogbench.reference_eval.reports.run_kind import judge_difference
 
-SETTINGS = ("prompt_id", "circular", "no_image", "no_context", "max_new_tokens", "temperature")
+SETTINGS = ("prompt_id", "circular", "no_image", "no_context", "max_new_tokens", "temperature", "thinking")
 
 
 @dataclass
@@ -55,6 +56,7 @@ def generation_settings(folder: Path, scores: dict[str, Any], prompt_id: str | N
         ),
         "max_new_tokens": generation.get("max_new_tokens", generation.get("max_tokens")),
         "temperature": generation.get("temperature"),
+        "thinking": generation.get("thinking", "auto") if generation else None,
     }
 
 

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from cogbench.errors import UsageError
+from cogbench.reference_eval.answers.reasoning import parse_tags
 from cogbench.reference_eval.api.evaluation import run_evaluation
 from cogbench.reference_eval.backends.vllm_offline import EngineOptions
 from cogbench.reference_eval.metrics.recognition import check_models
@@ -69,6 +70,7 @@ def eval_from_args(args: argparse.Namespace, engine_options: tuple[str, ...]) ->
         write_requests=args.write_requests,
         shards=args.shards,
         read_responses=tuple(args.read_responses or ()),
+        thinking=args.thinking,
     )
     if args.shards != 1 and not args.write_requests:
         raise UsageError("--shards applies only with --write-requests")
@@ -115,6 +117,8 @@ def score_options(args: argparse.Namespace, out: Path) -> ScoreOptions:
         allow_partial=args.limit is not None or args.allow_failures,
         circular=args.circular,
         no_image=args.no_image,
+        think_tags=parse_tags(getattr(args, "think_tags", None)),
+        reasoning_in_details=getattr(args, "reasoning_in_details", "full"),
     )
     for name in ("spacy_model", "embedder"):
         if getattr(args, name) is not None:

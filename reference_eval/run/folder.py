@@ -48,6 +48,8 @@ def check_run_record(run_dir: Path, record: dict[str, Any]) -> None:
             existing = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as error:
             raise CogbenchError(f"{path}: not valid JSON ({error.msg}); remove it or use another --out") from None
+        if isinstance(existing.get("generation"), dict):  # runs made before the thinking setting: auto
+            existing["generation"] = {"thinking": "auto", **existing["generation"]}
         for name in dict.fromkeys([*record, *existing]):
             if name in (OOM_NOTE, ENGINE_NOTE):
                 continue

@@ -44,6 +44,7 @@ from cogbench.dataset_builders.load import dataset_revision
 from cogbench.dataset_builders.output import OUTPUT_MARKER, claim_output
 from cogbench.errors import IncompleteRunError, UsageError
 from cogbench.redaction import redacted_command
+from cogbench.reference_eval.answers.reasoning import THINKING_SETTINGS
 from cogbench.reference_eval.backends import openai_chat as openai_backend
 from cogbench.reference_eval.backends import vllm_offline
 from cogbench.reference_eval.backends.hub import check_hf_model
@@ -72,6 +73,7 @@ from cogbench.reference_eval.run.ranks import (
 from cogbench.reference_eval.tasks.queries import (
     DEFAULT_MAX_NEW_TOKENS,
     DESCRIPTION_MODES,
+    THINKING_MAX_NEW_TOKENS,
     Answer,
     Query,
     build_queries,
@@ -113,10 +115,14 @@ class EvalSettings:
     # hf: an already-loaded (model, processor) pair (the Python API, a training callback): used as it is, no
     # load from disk; ``model`` then only names it. Not compared: it is what runs, not what the run is.
     loaded: tuple[Any, Any] | None = field(default=None, compare=False, repr=False)
+    thinking: str = "auto"  # on/off: the chat template's enable_thinking; auto: the model's default
 
     @property
     def new_tokens(self) -> int:
-        return self.max_new_tokens or DEFAULT_MAX_NEW_TOKENS[self.task]
+        """The token budget: as given, else THINKING_MAX_NEW_TOKENS with thinking on, else the task's."""
+        if self.max_new_tokens:
+            return self.max_new_tokens
+        return THINKING_MAX_NEW_TOKENS if self.thinking == "on" else DEFAULT_MAX_NEW_TOKENS[self.task]
 
 
 @dataclass
@@ -187,6 +193,7 @@ def _backend(settings: EvalSettings, backend: str, name: str, queries: list[Quer
             device=settings.device,
             trust_remote_code=settings.trust_remote_code,
             num_workers=settings.num_workers,
+            thinking=settings.thinking,
         )
 
         def start_hf(stack: ExitStack) -> Iterator[list[Answer]]:
@@ -203,6 +210,7 @@ def _backend(settings: EvalSettings, backend: str, name: str, queries: list[Quer
             max_new_tokens=settings.new_tokens,
             chunk_size=settings.batch_size,
             ignore_eos=settings.ignore_eos,
+            thinking=settings.thinking,
             engine=settings.engine,
         )
 
@@ -234,11 +242,14 @@ def chat_settings(settings: EvalSettings, name: str) -> ChatSettings:
         concurrency=settings.concurrency,
         max_attempts=settings.max_attempts,
         timeout_seconds=settings.timeout_seconds,
+        thinking=settings.thinking,
     )
 
 
 def checked_settings(settings: EvalSettings) -> tuple[str, str]:
     backend, name = parse_model_spec(settings.model)
+    if settings.thinking not in THINKING_SETTINGS:
+        raise UsageError(f"--thinking {settings.thinking!r}: choose one of {', '.join(THINKING_SETTINGS)}")
     if settings.mode not in DESCRIPTION_MODES:
         raise UsageError(f"--mode {settings.mode!r}: choose one of {', '.join(DESCRIPTION_MODES)}")
     if settings.circular and settings.task != "vqa":
@@ -388,6 +399,7 @@ def missing_requests_command(settings: EvalSettings) -> str:
         ("--mode", settings.mode if settings.task == "description" else None),
         ("--limit", settings.limit),
         ("--max-new-tokens", settings.max_new_tokens),
+        ("--thinking", settings.thinking if settings.thinking != "auto" else None),
         ("--out", str(settings.out)),
         ("--write-requests", f"{settings.out}-missing-requests"),
     ]

@@ -21,6 +21,11 @@ ROTATIONS = (0, 1, 2, 3)  # circular VQA (eval --circular); scored by ``metrics.
 # is a paragraph or more (CogBench Section 3.2.1), a VQA reply a letter with perhaps a sentence
 # around it, a CODIS reply a short chain of thought and its answer (CODIS Table 11's prompt).
 DEFAULT_MAX_NEW_TOKENS = {"description": 1024, "vqa": 32, "codis": 512}
+# With `eval --thinking on`, every task's default: the reasoning comes before the answer and is far
+# longer than it. 32768 is the output length the Qwen3 model cards recommend for thinking mode
+# ("Best Practices: Adequate Output Length ... 32,768 tokens for most queries"); a budget of 32 or
+# 512 would cut nearly every reply inside its reasoning (counted as truncated, no answer).
+THINKING_MAX_NEW_TOKENS = 32768
 
 
 def rotate(choices, answer: int, rotation: int) -> tuple[list, int]:
