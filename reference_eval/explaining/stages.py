@@ -80,7 +80,7 @@ def _verdict(task: str, detail: dict[str, Any], answer: dict[str, Any]) -> Any:
         return (answer.get("right"), answer.get("judge_reply"))
     if task == "vqa":
         keys = ("correct", "correct_official", "correct_all", "answer_changed")
-        return tuple(detail.get(k) for k in keys) + (answer.get("correct"),)
+        return (*(detail.get(k) for k in keys), answer.get("correct"))
     cognition = [c.get("verdict") for c in detail.get("cognition") or []]
     replies = [r.get("reply") for r in detail.get("judge_replies") or []]
     return (detail["recognition"]["recognized"], cognition, replies)
