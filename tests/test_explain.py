@@ -67,6 +67,7 @@ def write_lines(path: Path, lines: list[dict]) -> Path:
 
 
 def score(dataset: Path, task: str, lines: list[dict], out: Path, **options) -> Path:
+    out.parent.mkdir(parents=True, exist_ok=True)
     predictions = write_lines(out.parent / f"{out.name}.jsonl", lines)
     run_scoring(
         ScoreOptions(
@@ -274,7 +275,8 @@ def vqa_lines(rows, wrong=(), salt=(), think=()):
     for row in rows:
         shift = 1 if row["question_id"] in wrong else 0
         letter = "ABCD"[(row["answer"] + shift) % 4]
-        output = "<think>\n" + letter if row["question_id"] in think else letter
+        # a think block naming another letter: read as the answer only when the block is not split off
+        output = f"<think>{'ABCD'[(row['answer'] + 2) % 4]}</think>{letter}" if row["question_id"] in think else letter
         suffix = "-v2" if row["question_id"] in salt else ""
         lines.append(
             {
