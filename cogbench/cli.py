@@ -34,6 +34,7 @@ COMMAND_MODULES = (
     "cogbench.reference_eval.reports.cli",
     "cogbench.reference_eval.harnesses.cli",
     "cogbench.reference_eval.judging.cli",
+    "cogbench.reference_eval.explaining.cli",
 )
 
 # The modules of the `eval` extra (pyproject.toml), by import name: a command that needs one on the

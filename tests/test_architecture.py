@@ -45,6 +45,7 @@ PARTS = {
     "eval.provenance": (f"{EVAL}.run.provenance",),
     "eval.task_scoring": (f"{EVAL}.tasks.probes", f"{EVAL}.tasks.scorers"),
     "eval.orchestration": (EVAL,),  # cli, run.runner, scoring.*, reports.*
+    "eval.explaining": (f"{EVAL}.explaining",),  # above reports: it reads runs through reports.run_reader
     "command": ("cogbench.cli", "cogbench.__main__"),
 }
 # A room's package (`run/`, `tasks/`, `scoring/`) holds only its docstring; `from <room> import module`
@@ -78,7 +79,8 @@ MAY_IMPORT = {
         "eval.loading",
         "eval.answers",
     },
-    "eval.orchestration": BELOW_EVAL | {p for p in PARTS if p.startswith("eval.")},
+    "eval.orchestration": BELOW_EVAL | {p for p in PARTS if p.startswith("eval.") and p != "eval.explaining"},
+    "eval.explaining": BELOW_EVAL | {p for p in PARTS if p.startswith("eval.")},
     "command": set(PARTS),
     "eval.room": set(),
 }
@@ -94,6 +96,7 @@ LAZY_IMPORTS_ALLOWED = {
     "cogbench.reference_eval.harnesses.cli": "a command loads its code when it runs",
     "cogbench.reference_eval.reports.cli": "a command loads its code when it runs",
     "cogbench.reference_eval.judging.cli": "a command loads its code when it runs",
+    "cogbench.reference_eval.explaining.cli": "a command loads its code when it runs",
     "cogbench.reference_eval.run.runner": "the hf backend imports torch; loaded only when a run uses it",
 }
 

@@ -63,6 +63,7 @@ def usage_errors(tmp):
         "publish-results": ["publish-results", str(tmp / "missing"), "--model-repo", "o/m", "--details-repo", "o/d"],
         "verify": ["verify", str(tmp / "missing")],
         "judges": ["judges", "certify", "--reference", str(tmp / "missing"), "--candidate", str(tmp / "missing-b")],
+        "explain": ["explain", str(tmp / "missing-a"), str(tmp / "missing-b")],
     }
 
 

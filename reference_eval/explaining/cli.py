@@ -1,0 +1,59 @@
+"""``cogbench explain``: why two scorings differ, stage by stage, or a run beside a published row.
+
+Runs are read only through ``reports.run_reader.read_run`` (schema-checked, every number recomputed
+from details.jsonl); the code a command runs is imported when it runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "explain",
+        help="why does my number differ? B - A split into pipeline stages, item by item; or a run beside the paper",
+        description="Explain B - A for every metric, overall and per category, as shares of the pipeline stages "
+        "items > prompt > generation > output > parse > judge > metric, adding up to the difference exactly, with "
+        "the items behind each (docs/explain.md states the rule). With --published MODEL, one run beside the "
+        "papers' row for MODEL: per category the difference, whether the published value lies in the run's "
+        "interval, and the known protocol differences.",
+    )
+    parser.add_argument(
+        "runs",
+        nargs="+",
+        metavar="RUN",
+        help="RUN_A RUN_B: score folders (with scores.json and details.jsonl) or eval run folders, one task; "
+        "with --published one RUN",
+    )
+    parser.add_argument(
+        "--published",
+        metavar="MODEL",
+        help="set the run beside this model's row of the papers' tables (default: none, explain two runs)",
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON instead of Markdown (default: Markdown)")
+    parser.set_defaults(func=run_explain)
+
+
+def run_explain(args: argparse.Namespace) -> int:
+    import json
+
+    from cogbench.errors import UsageError
+    from cogbench.reference_eval.reports.run_reader import read_run
+
+    if args.published is not None:
+        from cogbench.reference_eval.explaining.published_gap import gap_markdown, published_gap
+
+        if len(args.runs) != 1:
+            raise UsageError(f"explain --published: give one run ({len(args.runs)} given)")
+        gap = published_gap(read_run(args.runs[0]), args.published)
+        print(json.dumps(gap, indent=2) if args.json else gap_markdown(gap))
+        return 0
+    from cogbench.reference_eval.explaining.explain import explain_runs
+    from cogbench.reference_eval.explaining.explain_text import as_json, as_markdown
+
+    if len(args.runs) != 2:
+        raise UsageError(f"explain: give two runs, RUN_A and RUN_B ({len(args.runs)} given), or --published MODEL")
+    explanation = explain_runs(read_run(args.runs[0]), read_run(args.runs[1]))
+    print(json.dumps(as_json(explanation), indent=2) if args.json else as_markdown(explanation))
+    return 0

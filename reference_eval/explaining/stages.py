@@ -1,0 +1,149 @@
+"""Where two scorings of one item part ways: the pipeline's stages, read from what each details line records.
+
+Pipeline order: items -> prompt -> generation -> output -> parse -> judge -> metric. For an item
+both scorings hold, each stage is compared on the fields that stage writes into details.jsonl:
+
+- items: the gold and annotation (CODIS each query's answer, the question and category; VQA the
+  answer, choices, category and image; description the annotated entity count and key points);
+- prompt: each answer's ``rendered_prompt_sha256``;
+- generation: the run's generation settings (the ``eval`` run's run.json ``generation``), counted
+  for an item only where its output differs too;
+- output: the reply as the model wrote it (``reply.content`` where kept, else the scored text) and
+  its separate reasoning, compared by sha256 so a run that kept hashes still compares;
+- parse: the scored text (the final answer apart from reasoning), its ``answer_status`` and the
+  parsed answer (CODIS ``final_answer``; VQA ``extracted``, ``extracted_official``);
+- judge: the verdicts (CODIS ``right``; VQA ``correct``, ``correct_official``; description the
+  recognised entities and CoR verdicts) and the judge's raw reply.
+
+A stage a scoring did not record (a null prompt hash: the authors' and VLMEvalKit's files keep no
+prompt; no run.json: a ``score`` run keeps no generation settings) is "not recorded" for that item,
+never guessed: it is left out of the item's comparison, so the item falls to the next recorded stage.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from cogbench.reference_eval.answers.reply_details import SCORED_FIELD, answer_dicts
+
+STAGES = ("items", "prompt", "generation", "output", "parse", "judge", "metric")
+NOT_RECORDED = "not recorded"
+
+
+@dataclass
+class ItemStages:
+    """One shared item: the stages where the two scorings differ, and those one of them did not record."""
+
+    differing: list[str] = field(default_factory=list)
+    unrecorded: list[str] = field(default_factory=list)
+
+    @property
+    def first(self) -> str | None:
+        return self.differing[0] if self.differing else None
+
+
+def _sha(text: Any) -> str | None:
+    return None if text is None else hashlib.sha256(str(text).encode("utf-8")).hexdigest()
+
+
+def _gold(task: str, detail: dict[str, Any], answer: dict[str, Any]) -> Any:
+    if task == "codis":
+        return (detail.get("category"), detail.get("question"), answer.get("answer"))
+    if task == "vqa":
+        return (detail.get("category"), detail.get("image_id"), detail.get("answer"), detail.get("choices"))
+    cors = [(c.get("category"), c.get("key_point")) for c in detail.get("cognition") or []]
+    return (detail["recognition"]["annotated"], cors)
+
+
+def _raw_output(task: str, answer: dict[str, Any]) -> tuple[str | None, str | None]:
+    """(sha256 of the reply as written, sha256 of its separate reasoning)."""
+    reply = answer.get("reply") or {}
+    content = reply.get("content_sha256") or _sha(reply.get("content", answer.get(SCORED_FIELD[task])))
+    reasoning = reply.get("reasoning_sha256") or _sha(reply.get("reasoning"))
+    return content, reasoning
+
+
+def _parsed(task: str, answer: dict[str, Any]) -> Any:
+    parsed = (answer.get(SCORED_FIELD[task]), answer.get("answer_status"))
+    if task == "codis":
+        return (*parsed, answer.get("final_answer"))
+    if task == "vqa":
+        return (*parsed, answer.get("extracted"), answer.get("extracted_official"))
+    return parsed
+
+
+def _verdict(task: str, detail: dict[str, Any], answer: dict[str, Any]) -> Any:
+    if task == "codis":
+        return (answer.get("right"), answer.get("judge_reply"))
+    if task == "vqa":
+        keys = ("correct", "correct_official", "correct_all", "answer_changed")
+        return (*(detail.get(k) for k in keys), answer.get("correct"))
+    cognition = [c.get("verdict") for c in detail.get("cognition") or []]
+    replies = [r.get("reply") for r in detail.get("judge_replies") or []]
+    return (detail["recognition"]["recognized"], cognition, replies)
+
+
+def answers_of(task: str, detail: dict[str, Any]) -> dict[Any, dict[str, Any]]:
+    return {key: answer for key, answer, _ in answer_dicts(task, [detail])}
+
+
+def generation_of(record: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The run's generation settings, or None where it keeps none (a ``score`` run without run.json)."""
+    generation = (record or {}).get("generation")
+    return generation if isinstance(generation, dict) and generation else None
+
+
+def compare_item(
+    task: str,
+    a: dict[str, Any],
+    b: dict[str, Any],
+    generation_a: dict[str, Any] | None,
+    generation_b: dict[str, Any] | None,
+) -> ItemStages:
+    """The stages where one item's two details lines differ, in pipeline order."""
+    found = ItemStages()
+    answers_a, answers_b = answers_of(task, a), answers_of(task, b)
+    if set(answers_a) != set(answers_b):  # another set of answers (rotations, queries): another item
+        found.differing.append("items")
+        return found
+    pairs = [(answers_a[key], answers_b[key]) for key in answers_a]
+    if any(_gold(task, a, x) != _gold(task, b, y) for x, y in pairs):
+        found.differing.append("items")
+    prompts = [(x.get("rendered_prompt_sha256"), y.get("rendered_prompt_sha256")) for x, y in pairs]
+    if any(None in pair for pair in prompts):
+        found.unrecorded.append("prompt")
+    elif any(p != q for p, q in prompts):
+        found.differing.append("prompt")
+    output_differs = any(_raw_output(task, x) != _raw_output(task, y) for x, y in pairs)
+    if generation_a is None or generation_b is None:
+        found.unrecorded.append("generation")
+    elif generation_a != generation_b and output_differs:
+        found.differing.append("generation")
+    if output_differs:
+        found.differing.append("output")
+    if any(_parsed(task, x) != _parsed(task, y) for x, y in pairs):
+        found.differing.append("parse")
+    if any(_verdict(task, a, x) != _verdict(task, b, y) for x, y in pairs):
+        found.differing.append("judge")
+    return found
+
+
+def shown_fields(task: str, detail: dict[str, Any] | None) -> dict[str, Any]:
+    """What an item looks like side by side: per answer its gold, output, parsed answer and verdict."""
+    if detail is None:
+        return {}
+    shown = {}
+    for key, answer in answers_of(task, detail).items():
+        name = f"query {key[1]}" if isinstance(key, tuple) else "answer"
+        raw = (answer.get("reply") or {}).get("content", answer.get(SCORED_FIELD[task]))
+        shown[name] = {
+            "gold": _gold(task, detail, answer),
+            "prompt_sha256": (answer.get("rendered_prompt_sha256") or "")[:12] or None,
+            "output": raw,
+            "parsed": _parsed(task, answer),
+            "verdict": _verdict(task, detail, answer),
+        }
+    return json.loads(json.dumps(shown, default=str))
