@@ -22,7 +22,7 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 from urllib.request import getproxies, proxy_bypass_environment
 
-from cogbench.errors import UsageError
+from cogbench.errors import UsageError, echoed
 from cogbench.reference_eval.backends.deadline import bounded_backend
 
 
@@ -37,6 +37,23 @@ def tls_context(url: str) -> ssl.SSLContext | None:
     import certifi
 
     return ssl.create_default_context(cafile=certifi.where())
+
+
+def check_ascii(url: str, what: str) -> None:
+    """httpcore sends a URL as ASCII bytes and raises TypeError on any other character, deep inside
+    the first request: refuse it now, naming the host's ASCII (``xn--``) form when there is one.
+    Only the host and the rest after it are named (a proxy URL's credentials never are)."""
+    parts = urlparse(url)
+    host = parts.hostname or ""
+    if not host.isascii():
+        try:
+            hint = f": give its ASCII form {host.encode('idna').decode('ascii')}"
+        except UnicodeError:  # no IDNA form (a label too long, a character IDNA 2003 refuses)
+            hint = ""
+        raise UsageError(f"{what} host {echoed(host)} has characters other than ASCII{hint}")
+    rest = parts._replace(scheme="", netloc="").geturl()
+    if not rest.isascii():
+        raise UsageError(f"{what} {echoed(rest)}: characters other than ASCII; percent-encode them (%C3%BC)")
 
 
 def proxy_for(url: str) -> str | None:
@@ -68,7 +85,9 @@ def proxy_config(url: str) -> Any:
             import socksio  # noqa: F401  (httpcore imports it only at the first request)
         except ImportError:
             raise UsageError("the proxy the environment names is a SOCKS proxy: pip install socksio") from None
-    auth = (unquote(parts.username), unquote(parts.password or "")) if parts.username else None
+    check_ascii(proxy, "the proxy the environment names:")
+    # As UTF-8 bytes (RFC 7617): httpcore refuses a str holding other than ASCII.
+    auth = (unquote(parts.username).encode(), unquote(parts.password or "").encode()) if parts.username else None
     bare = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()  # credentials go in `auth` only
     return httpcore.Proxy(bare, auth=auth, ssl_context=tls_context(bare))
 

@@ -47,14 +47,20 @@ from typing import Any
 from urllib.parse import urlparse
 
 from cogbench import __version__
-from cogbench.errors import UsageError
+from cogbench.errors import UsageError, echoed
 from cogbench.reference_eval.backends.concurrency import AdaptiveLimit
-from cogbench.reference_eval.backends.connections import proxy_config, single_connection, tls_context
+from cogbench.reference_eval.backends.connections import check_ascii, proxy_config, single_connection, tls_context
 from cogbench.reference_eval.backends.deadline import attempt_deadline
 from cogbench.schemas.text import replace_lone_surrogates
 
 API_KEY_VARIABLE = "OPENAI_API_KEY"
 OPENAI_BASE_URL = "https://api.openai.com/v1"
+# The most bytes one reply may take: an HTTP body, or one line of a response file (batch_files).
+# A chat completion of the largest --max-new-tokens (option_types.MAX_NEW_TOKENS) is far smaller;
+# a larger reply is a broken or hostile server, refused before it is read whole (a 1 GB reply
+# once took 4.5 GB of memory). The environment variable lowers or raises it.
+MAX_REPLY_BYTES_VARIABLE = "COGBENCH_MAX_REPLY_BYTES"
+DEFAULT_MAX_REPLY_BYTES = 64 * 2**20
 
 
 @dataclass(frozen=True)
@@ -145,6 +151,16 @@ def chat_body(settings: ChatSettings, messages: Messages) -> dict[str, Any]:
     return body
 
 
+def max_reply_bytes() -> int:
+    """The reply size cap: ``COGBENCH_MAX_REPLY_BYTES`` if set (a positive integer), else 64 MiB."""
+    given = os.environ.get(MAX_REPLY_BYTES_VARIABLE, "").strip()
+    if not given:
+        return DEFAULT_MAX_REPLY_BYTES
+    if not given.isdigit() or int(given) < 1:
+        raise UsageError(f"{MAX_REPLY_BYTES_VARIABLE}={echoed(given)}: give a positive number of bytes")
+    return int(given)
+
+
 def api_key_from_environment() -> str:
     key = os.environ.get(API_KEY_VARIABLE, "")
     if not key:
@@ -168,11 +184,14 @@ class ChatClient:
             raise UsageError(
                 f"base URL {settings.base_url!r}: expected http://HOST:PORT/v1 or https://... (with the scheme)"
             )
+        if settings.base_url is not None:
+            check_ascii(settings.base_url, "base URL")
         self.settings = settings
         self.usage = TokenUsage()
         self.limit = AdaptiveLimit(settings.concurrency)
         self._sleep = sleep
         self._url = (settings.base_url or OPENAI_BASE_URL).rstrip("/") + "/chat/completions"
+        self._cap = max_reply_bytes()  # read now: a bad COGBENCH_MAX_REPLY_BYTES is a usage error before any work
         # Read now, so a missing key is a usage error before any work; kept only in request headers.
         self._headers = [
             (b"Authorization", f"Bearer {api_key_from_environment()}".encode()),
@@ -211,16 +230,26 @@ class ChatClient:
             self._idle.append(connection)
 
     def _post(self, body: bytes) -> tuple[int, Any, bytes]:
-        """One POST of ``body``, ended by ``timeout_seconds`` after it began: (status, headers, content)."""
+        """One POST of ``body``, ended by ``timeout_seconds`` after it began: (status, headers, content).
+
+        The body is read up to ``self._cap`` bytes; a longer one raises ``_TooLarge`` (its
+        connection is then closed, the rest never read)."""
         connection = self._borrow()
         try:
-            with attempt_deadline(self.settings.timeout_seconds):
-                response = connection.request(
+            with (
+                attempt_deadline(self.settings.timeout_seconds),
+                connection.stream(
                     "POST", self._url, headers=self._headers, content=body, extensions=self._timeout
-                )
+                ) as response,
+            ):
+                content = bytearray()
+                for chunk in response.iter_stream():
+                    content += chunk
+                    if len(content) > self._cap:
+                        raise _TooLarge(self._cap)
         finally:
             self._give_back(connection)
-        return response.status, response.headers, response.content
+        return response.status, response.headers, bytes(content)
 
     def close(self) -> None:
         with self._lend:
@@ -265,6 +294,8 @@ class ChatClient:
                     unusable = text
                 else:
                     return ChatResult(text, None, attempt, prompt_tokens, completion_tokens)
+            except _TooLarge as error:  # a broken or hostile server: asking again cannot help
+                return ChatResult(None, str(error), attempt, prompt_tokens, completion_tokens)
             except _StatusError as error:
                 last_error = f"HTTP {error.status_code}"
                 if not _retryable_status(error.status_code):
@@ -339,6 +370,13 @@ class ChatClient:
         if retry_after is not None:
             wait = max(wait, min(retry_after, settings.max_backoff_seconds))
         return wait
+
+
+class _TooLarge(Exception):
+    """A reply body over the cap (``max_reply_bytes``); its message is the run's failure line."""
+
+    def __init__(self, cap: int):
+        super().__init__(f"reply larger than {cap:,} bytes (the cap; set {MAX_REPLY_BYTES_VARIABLE} to allow more)")
 
 
 class _StatusError(Exception):
