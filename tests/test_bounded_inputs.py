@@ -1,0 +1,210 @@
+"""No traceback, bounded everything (issue 38, item 4): hostile response files, .eval_results files,
+proxies, option values and replies, each through the real `cogbench` command: one `error:` line
+(or one failure line), a documented exit code, and memory bounded by the reply cap, not the input."""
+
+from __future__ import annotations
+
+import json
+import tracemalloc
+
+import pytest
+from conftest import needs_real_data
+from test_score import minilm_path
+from test_untrusted_inputs import error_line
+
+from cogbench.cli import main
+
+from openai_server import Reply
+from shared_files import require_shared, spacy_stand_in
+
+pytestmark = needs_real_data
+
+
+@pytest.fixture(autouse=True)
+def api_key(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-bounded-inputs")
+
+
+def eval_argv(dataset, out, *extra):
+    return [
+        "eval",
+        "--task",
+        "codis",
+        "--model",
+        "openai:served-model",
+        "--dataset",
+        str(dataset),
+        "--out",
+        str(out),
+        "--limit",
+        "2",
+        "--no-score",
+        *extra,
+    ]
+
+
+def judge_argv(raw_dir, dataset, out, *extra):
+    predictions = raw_dir / "codis" / "output_example.json"
+    argv = ["score", "--task", "codis", "--predictions", str(predictions), "--dataset", str(dataset)]
+    return [*argv, "--judge", "openai:judge", "--out", str(out), *extra]
+
+
+DEEP = b"[" * 200_000 + b"]" * 200_000 + b"\n"
+NOT_UTF8 = b'{"custom_id": "item\xff\xfe", "response": null}\n'
+
+
+@pytest.mark.parametrize(
+    "content, says", [(NOT_UTF8, "line 2: not UTF-8 text (byte 20)"), (DEEP, "line 2: JSON nested too deeply")]
+)
+def test_response_files_not_text_or_too_deep_are_one_line_for_the_model_and_the_judge(
+    content, says, built_release, real_raw_dir, tmp_path, capsys
+):
+    responses = tmp_path / "responses.jsonl"
+    responses.write_bytes(b"\n" + content)
+    for argv in (
+        eval_argv(built_release, tmp_path / "run", "--read-responses", str(responses)),
+        judge_argv(real_raw_dir, built_release, tmp_path / "scored", "--read-responses", str(responses)),
+    ):
+        line = error_line(main(argv), capsys.readouterr().err, 1)
+        assert line.startswith(f"error: {responses} {says}; expected a Batch API output line"), line
+    assert not (tmp_path / "run").exists()
+
+
+def test_an_error_repeats_a_5_mb_custom_id_only_in_part(built_release, tmp_path, capsys):
+    custom_id = "x" * 5_000_000 + "@0123456789abcdef"
+    body = {"choices": [{"message": {"content": "A"}}]}
+    responses = tmp_path / "foreign.jsonl"
+    responses.write_text(json.dumps({"custom_id": custom_id, "response": {"status_code": 200, "body": body}}) + "\n")
+    argv = eval_argv(built_release, tmp_path / "run", "--read-responses", str(responses))
+    line = error_line(main(argv), capsys.readouterr().err, 1)
+    assert "answers a request this run did not write" in line and "(5,000,017 characters)" in line
+    assert len(line) < 400 + len(str(responses))
+
+
+def test_a_response_line_over_the_cap_is_refused_without_reading_it_whole(built_release, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("COGBENCH_MAX_REPLY_BYTES", "1000000")
+    responses = tmp_path / "huge.jsonl"
+    text = "y" * 80_000_000
+    body = {"choices": [{"message": {"content": text}}]}
+    responses.write_text(json.dumps({"custom_id": "a@0123456789abcdef", "response": {"body": body}}) + "\n")
+    del text, body
+    tracemalloc.start()
+    try:
+        code = main(eval_argv(built_release, tmp_path / "run", "--read-responses", str(responses)))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    line = error_line(code, capsys.readouterr().err, 1)
+    assert line == (
+        f"error: {responses} line 1: longer than 1,000,000 bytes, the most one reply may take "
+        "(set COGBENCH_MAX_REPLY_BYTES to allow more); not read further"
+    )
+    assert peak < 30_000_000, peak  # the 80 MB line was never held
+
+
+def test_an_http_reply_over_the_cap_fails_its_query_at_once(
+    built_release, tmp_path, capsys, monkeypatch, openai_server
+):
+    monkeypatch.setenv("COGBENCH_MAX_REPLY_BYTES", "1000000")
+    server = openai_server(lambda request: Reply(text="z" * 3_000_000))
+    code = main(eval_argv(built_release, tmp_path / "run", "--base-url", server.base_url))
+    # (the test server's own threads print their reset connections to stderr: only cogbench's lines count)
+    [line] = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error: ")]
+    assert code == 3 and "4 of 4 model queries failed" in line
+    assert "reply larger than 1,000,000 bytes (the cap; set COGBENCH_MAX_REPLY_BYTES to allow more)" in line
+    assert len(server.chat_requests) == 4  # no retry: asking again cannot shrink a broken server's reply
+    monkeypatch.setenv("COGBENCH_MAX_REPLY_BYTES", "many")
+    line = error_line(
+        main(eval_argv(built_release, tmp_path / "r2", "--base-url", server.base_url)), capsys.readouterr().err, 2
+    )
+    assert line == "error: COGBENCH_MAX_REPLY_BYTES='many': give a positive number of bytes"
+
+
+@pytest.mark.parametrize("tokens", [str(10**39), "1048577", "0"])
+def test_max_new_tokens_is_bounded(tokens, built_release, tmp_path, capsys, openai_server):
+    server = openai_server(lambda request: Reply(text="A"))
+    argv = eval_argv(built_release, tmp_path / "run", "--base-url", server.base_url, "--max-new-tokens", tokens)
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and "Traceback" not in err
+    assert f"argument --max-new-tokens: {tokens} is not a positive integer up to 1,048,576" in err
+    assert not server.chat_requests
+
+
+@pytest.mark.parametrize(
+    "content, says",
+    [
+        ("[]\n", "not a list of results (hub-docs eval_results.yaml)"),
+        ("{}\n", "not a list of results (hub-docs eval_results.yaml)"),
+        ("- [1, 2]\n", "entry 0: not a mapping (hub-docs eval_results.yaml)"),
+        ("- dataset: [1, 2]\n", "entry 0: field dataset: not a mapping"),
+        ("- dataset: {task_id: codis_acc_p}\n  source: [u]\n", "entry 0: field source: not a mapping"),
+        ("- dataset: {task_id: codis_acc_p}\n  value: [1]\n", "entry 0: field value: [1] is not a number"),
+        ("[" * 100_000 + "]" * 100_000, "not readable YAML (nested too deeply)"),
+    ],
+)
+def test_eval_results_files_of_the_wrong_shape_are_one_line(content, says, tmp_path, capsys):
+    results = tmp_path / "codis_acc_p.yaml"
+    results.write_text(content)
+    line = error_line(main(["verify", str(results), "--details", str(tmp_path)]), capsys.readouterr().err, 1)
+    assert line == f"error: {results}: {says}"
+
+
+@pytest.mark.parametrize("variable", ["HTTP_PROXY", "http_proxy"])
+def test_a_proxy_or_base_url_host_with_non_ascii_characters_is_a_usage_line(
+    variable, built_release, tmp_path, capsys, monkeypatch
+):
+    for bypass in ("NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(bypass, raising=False)
+    monkeypatch.setenv(variable, "http://user:pässwörd@prøxy.example:3128")
+    argv = eval_argv(built_release, tmp_path / "run", "--base-url", "http://server.invalid:9/v1")
+    line = error_line(main(argv), capsys.readouterr().err, 2)
+    assert "prøxy.example" in line and "pässwörd" not in line and "user" not in line
+    monkeypatch.delenv(variable)
+    argv = eval_argv(built_release, tmp_path / "run", "--base-url", "http://sërver.example:8000/v1")
+    line = error_line(main(argv), capsys.readouterr().err, 2)
+    assert "sërver.example" in line and "ASCII" in line
+    assert not (tmp_path / "run").exists()
+
+
+def description_argv(dataset, predictions, out, *extra):
+    argv = ["score", "--task", "description", "--dataset", str(dataset), "--predictions", str(predictions)]
+    return [*argv, "--spacy-model", str(spacy_stand_in()), "--embedder", minilm_path(), "--out", str(out), *extra]
+
+
+@pytest.mark.slow
+def test_a_description_over_spacys_limit_is_tagged_and_judged(built_release, tmp_path, capsys):
+    """spaCy refuses a text over 1,000,000 characters (E088) unless told; long sentences keep ROUGE's pairs few."""
+    clause = "the woman is washing dishes in the kitchen while the boy takes a cookie and "
+    sentence = clause * 20 + "the girl laughs. "
+    long = sentence * (1_050_000 // len(sentence) + 1)
+    predictions = tmp_path / "long.jsonl"
+    others = ["490b03b120225834b6dcf4dace58f0cd", "7c6d5c0ab718407f677e6837b6a938d8"]
+    others += ["9331ecd8bebe04fe51c65a8385db52e0", "c47f1cd80074225a10353bf44043962d"]
+    lines = [{"task": "description", "item_id": "cookie_theft", "output": long}]
+    lines += [{"task": "description", "item_id": item, "output": "A photo."} for item in others]
+    predictions.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    out = tmp_path / "scored"
+    code = main(description_argv(built_release, predictions, out, "--judge", "rouge"))
+    err = capsys.readouterr().err
+    assert code == 0 and "Traceback" not in err, err
+    details = [json.loads(line) for line in (out / "details.jsonl").read_text().splitlines()]
+    [judged] = [line for line in details if line["item_id"] == "cookie_theft"]
+    assert len(judged["description"]) > 1_000_000 and judged["cognition_rouge"]
+    recognized = {match["entity"] for match in judged["recognition"]["matches"] if match["recognized"]}
+    assert {"woman", "boy", "girl", "cookie"} <= recognized
+
+
+@pytest.mark.parametrize("judge", ["nli", "bertscore"])
+def test_an_offline_model_folder_of_another_kind_is_one_usage_line(judge, built_release, tmp_path, capsys):
+    """A vision-language model's folder (its config has no num_hidden_layers, no sequence-classification class)."""
+    folder = require_shared("models", "qwen2.5-vl-7b-instruct-processor", what="the Qwen2.5-VL processor folder")
+    argv = description_argv(
+        built_release, "unused", tmp_path / "scored", "--judge", judge, "--offline-model", str(folder)
+    )
+    argv[argv.index("--predictions") : argv.index("--predictions") + 2] = ["--oracle"]
+    line = error_line(main(argv), capsys.readouterr().err, 2)
+    wanted = "an NLI (sequence classification)" if judge == "nli" else "a BERTScore (text encoder)"
+    assert line.startswith(f"error: --offline-model {folder}: cannot load it as {wanted} model (")
+    assert not (tmp_path / "scored" / "scores.json").exists()
