@@ -105,19 +105,20 @@ def test_a_response_line_over_the_cap_is_refused_without_reading_it_whole(built_
 def test_an_http_reply_over_the_cap_fails_its_query_at_once(
     built_release, tmp_path, capsys, monkeypatch, openai_server
 ):
-    monkeypatch.setenv("COGBENCH_MAX_REPLY_BYTES", "1000000")
     server = openai_server(lambda request: Reply(text="z" * 3_000_000))
+    monkeypatch.setenv("COGBENCH_MAX_REPLY_BYTES", "many")
+    line = error_line(
+        main(eval_argv(built_release, tmp_path / "r2", "--base-url", server.base_url)), capsys.readouterr().err, 2
+    )
+    assert line == "error: COGBENCH_MAX_REPLY_BYTES='many': give a positive number of bytes"
+    assert not server.chat_requests
+    monkeypatch.setenv("COGBENCH_MAX_REPLY_BYTES", "1000000")
     code = main(eval_argv(built_release, tmp_path / "run", "--base-url", server.base_url))
     # (the test server's own threads print their reset connections to stderr: only cogbench's lines count)
     [line] = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error: ")]
     assert code == 3 and "4 of 4 model queries failed" in line
     assert "reply larger than 1,000,000 bytes (the cap; set COGBENCH_MAX_REPLY_BYTES to allow more)" in line
     assert len(server.chat_requests) == 4  # no retry: asking again cannot shrink a broken server's reply
-    monkeypatch.setenv("COGBENCH_MAX_REPLY_BYTES", "many")
-    line = error_line(
-        main(eval_argv(built_release, tmp_path / "r2", "--base-url", server.base_url)), capsys.readouterr().err, 2
-    )
-    assert line == "error: COGBENCH_MAX_REPLY_BYTES='many': give a positive number of bytes"
 
 
 @pytest.mark.parametrize("tokens", [str(10**39), "1048577", "0"])
