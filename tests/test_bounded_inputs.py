@@ -209,3 +209,44 @@ def test_an_offline_model_folder_of_another_kind_is_one_usage_line(judge, built_
     wanted = "an NLI (sequence classification)" if judge == "nli" else "a BERTScore (text encoder)"
     assert line.startswith(f"error: --offline-model {folder}: cannot load it as {wanted} model (")
     assert not (tmp_path / "scored" / "scores.json").exists()
+
+
+def flipped_but_decodable(data: bytes, count: int = 64) -> bytes:
+    """``count`` bytes in the middle of the JPEG's coded data changed in their low bit, creating no
+    0xFF marker byte: the file still decodes in full, to slightly wrong pixels."""
+    changed, index = bytearray(data), len(data) // 2
+    flipped = 0
+    while flipped < count:
+        if changed[index] < 0xFE and changed[index - 1] != 0xFF:
+            changed[index] ^= 1
+            flipped += 1
+        index += 1
+    return bytes(changed)
+
+
+def test_a_jpeg_changed_but_decodable_is_named_by_validate_and_in_the_card(real_raw_dir, tmp_path, capsys):
+    import io
+
+    from PIL import Image
+
+    from validation_helpers import copy_samples, replace_file
+
+    raw = copy_samples(real_raw_dir, tmp_path / "raw")
+    image = sorted((raw / "cogbench-samples" / "images").iterdir())[0]
+    replace_file(image, flipped_but_decodable(image.read_bytes()))
+    with Image.open(io.BytesIO(image.read_bytes())) as decoded:
+        decoded.load()  # the premise: Pillow decodes every pixel of it without complaint
+    name = f"images/{image.name}"
+
+    assert main(["validate", str(raw)]) == 0  # a warning: a raw folder may hold other data on purpose
+    out = capsys.readouterr().out
+    assert f"warning image.not_released: cogbench-samples/{name}: sha256 differs from the authors' release" in out
+    assert main(["validate", str(raw), "--strict"]) == 1
+    capsys.readouterr()
+
+    assert main(["build", "--raw-dir", str(raw), "--out", str(tmp_path / "build")]) == 0
+    manifest = json.loads((tmp_path / "build" / "manifest.json").read_text())
+    assert manifest["raw_release"]["cogbench"]["differing"] == [name]
+    card = (tmp_path / "build" / "README.md").read_text()
+    assert "decoded in full (Pillow's `load()`" in card
+    assert "- cogbench: 6 of 7 files as released (" in card and f"**1 differ from the release**: `{name}`" in card
