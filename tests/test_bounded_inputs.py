@@ -5,14 +5,20 @@ proxies, option values and replies, each through the real `cogbench` command: on
 from __future__ import annotations
 
 import json
+import tempfile
 import tracemalloc
+from pathlib import Path
 
 import pytest
+import yaml
 from conftest import needs_real_data
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from test_score import minilm_path
 from test_untrusted_inputs import error_line
 
 from cogbench.cli import main
+from cogbench.errors import EXIT_CODES, CogbenchError
 
 from openai_server import Reply
 from shared_files import require_shared, spacy_stand_in
@@ -250,3 +256,50 @@ def test_a_jpeg_changed_but_decodable_is_named_by_validate_and_in_the_card(real_
     card = (tmp_path / "build" / "README.md").read_text()
     assert "decoded in full (Pillow's `load()`" in card
     assert "- cogbench: 6 of 7 files as released (" in card and f"**1 differ from the release**: `{name}`" in card
+
+
+# --- the class "traceback": arbitrary bytes and JSON shapes into the readers ----------------------
+
+any_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4),
+    max_leaves=12,
+)
+response_like = st.fixed_dictionaries(
+    {"custom_id": st.text(max_size=20) | any_json},
+    optional={
+        "response": any_json | st.fixed_dictionaries({"status_code": any_json, "body": any_json}),
+        "error": any_json,
+    },
+)
+as_line = st.one_of(any_json, response_like).map(lambda value: json.dumps(value).encode() + b"\n")
+FUZZ = settings(max_examples=500, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+
+
+def only_documented_errors(call) -> None:
+    try:
+        call()
+    except CogbenchError as error:
+        assert error.exit_code in EXIT_CODES and "\n" not in str(error) and len(str(error)) < 1000, str(error)
+
+
+@FUZZ
+@given(st.lists(st.binary(max_size=200) | as_line, max_size=4))
+def test_any_response_file_reads_or_is_one_documented_line(lines):
+    from cogbench.reference_eval.backends.batch_files import read_responses
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "out.jsonl"
+        path.write_bytes(b"".join(lines))
+        only_documented_errors(lambda: read_responses([str(path)]))
+
+
+@FUZZ
+@given(st.binary(max_size=300) | any_json.map(lambda value: yaml.safe_dump(value).encode()))
+def test_any_eval_results_file_reads_or_is_one_documented_line(content):
+    from cogbench.reference_eval.reports.verify import verify
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "codis_acc_p.yaml"
+        path.write_bytes(content)
+        only_documented_errors(lambda: verify(str(path)))  # no details named: read from each entry's source.url
