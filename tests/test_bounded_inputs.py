@@ -87,6 +87,21 @@ def test_an_error_repeats_a_5_mb_custom_id_only_in_part(built_release, tmp_path,
     assert len(line) < 400 + len(str(responses))
 
 
+def test_a_5_mb_value_in_a_predictions_file_is_shown_only_in_part(built_release, tmp_path, capsys):
+    huge = "q" * 5_000_000
+    predictions = tmp_path / "predictions.jsonl"
+    argv = ["score", "--task", "codis", "--predictions", str(predictions), "--dataset", str(built_release)]
+    cases = (
+        [{"task": "codis", "item_id": "000", "query": huge, "output": "A"}],
+        [{"task": huge, "item_id": "000", "output": "A"}],
+        [{"task": "codis", "item_id": huge, "query": 1, "output": "A"}] * 2,
+    )
+    for lines in cases:
+        predictions.write_text("".join(json.dumps(line) + "\n" for line in lines))
+        line = error_line(main([*argv, "--out", str(tmp_path / "scored")]), capsys.readouterr().err, 2)
+        assert "(5,000,000 characters)" in line and len(line) < 300 + len(str(predictions)), line[:500]
+
+
 def test_a_response_line_over_the_cap_is_refused_without_reading_it_whole(built_release, tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("COGBENCH_MAX_REPLY_BYTES", "1000000")
     responses = tmp_path / "huge.jsonl"

@@ -182,7 +182,7 @@ class ChatClient:
     def __init__(self, settings: ChatSettings, sleep: Callable[[float], None] = time.sleep):
         if settings.base_url is not None and urlparse(settings.base_url).scheme not in ("http", "https"):
             raise UsageError(
-                f"base URL {settings.base_url!r}: expected http://HOST:PORT/v1 or https://... (with the scheme)"
+                f"base URL {echoed(settings.base_url)}: expected http://HOST:PORT/v1 or https://... (with the scheme)"
             )
         if settings.base_url is not None:
             check_ascii(settings.base_url, "base URL")
