@@ -318,3 +318,20 @@ def test_any_eval_results_file_reads_or_is_one_documented_line(content):
         path = Path(folder) / "codis_acc_p.yaml"
         path.write_bytes(content)
         only_documented_errors(lambda: verify(str(path)))  # no details named: read from each entry's source.url
+
+
+def test_proxy_credentials_with_non_ascii_characters_are_sent_as_utf_8(
+    built_release, tmp_path, monkeypatch, openai_server
+):
+    """RFC 7617: the user and password of Proxy-Authorization in UTF-8 (httpcore refuses a str beyond ASCII)."""
+    import base64
+
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "http_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    proxy = openai_server(lambda request: Reply(text="A"))
+    host_port = proxy.base_url.removeprefix("http://").removesuffix("/v1")
+    monkeypatch.setenv("HTTP_PROXY", f"http://mé:pässwörd@{host_port}")
+    assert main(eval_argv(built_release, tmp_path / "run", "--base-url", "http://judge.invalid:8000/v1")) == 0
+    expected = "Basic " + base64.b64encode("mé:pässwörd".encode()).decode()
+    assert {request.headers["proxy-authorization"] for request in proxy.chat_requests} == {expected}
+    assert len(proxy.chat_requests) == 4
