@@ -20,12 +20,8 @@ from typing import Any
 
 from cogbench.dataset_builders.output import claim_output
 from cogbench.errors import CogbenchError, UsageError, echoed
-from cogbench.reference_eval.backends.openai_api import (
-    MAX_REPLY_BYTES_VARIABLE,
-    max_reply_bytes,
-    reply_text,
-    token_counts,
-)
+from cogbench.reference_eval.backends.connections import MAX_REPLY_BYTES_VARIABLE, max_reply_bytes
+from cogbench.reference_eval.backends.openai_api import reply_text, token_counts
 
 URL = "/v1/chat/completions"
 MANIFEST = "manifest.json"

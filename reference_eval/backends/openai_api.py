@@ -49,18 +49,20 @@ from urllib.parse import urlparse
 from cogbench import __version__
 from cogbench.errors import UsageError, echoed
 from cogbench.reference_eval.backends.concurrency import AdaptiveLimit
-from cogbench.reference_eval.backends.connections import check_ascii, proxy_config, single_connection, tls_context
+from cogbench.reference_eval.backends.connections import (
+    ReplyTooLarge,
+    check_ascii,
+    max_reply_bytes,
+    proxy_config,
+    read_capped,
+    single_connection,
+    tls_context,
+)
 from cogbench.reference_eval.backends.deadline import attempt_deadline
 from cogbench.schemas.text import replace_lone_surrogates
 
 API_KEY_VARIABLE = "OPENAI_API_KEY"
 OPENAI_BASE_URL = "https://api.openai.com/v1"
-# The most bytes one reply may take: an HTTP body, or one line of a response file (batch_files).
-# A chat completion of the largest --max-new-tokens (option_types.MAX_NEW_TOKENS) is far smaller;
-# a larger reply is a broken or hostile server, refused before it is read whole (a 1 GB reply
-# once took 4.5 GB of memory). The environment variable lowers or raises it.
-MAX_REPLY_BYTES_VARIABLE = "COGBENCH_MAX_REPLY_BYTES"
-DEFAULT_MAX_REPLY_BYTES = 64 * 2**20
 
 
 @dataclass(frozen=True)
@@ -151,16 +153,6 @@ def chat_body(settings: ChatSettings, messages: Messages) -> dict[str, Any]:
     return body
 
 
-def max_reply_bytes() -> int:
-    """The reply size cap: ``COGBENCH_MAX_REPLY_BYTES`` if set (a positive integer), else 64 MiB."""
-    given = os.environ.get(MAX_REPLY_BYTES_VARIABLE, "").strip()
-    if not given:
-        return DEFAULT_MAX_REPLY_BYTES
-    if not given.isdigit() or int(given) < 1:
-        raise UsageError(f"{MAX_REPLY_BYTES_VARIABLE}={echoed(given)}: give a positive number of bytes")
-    return int(given)
-
-
 def api_key_from_environment() -> str:
     key = os.environ.get(API_KEY_VARIABLE, "")
     if not key:
@@ -232,8 +224,7 @@ class ChatClient:
     def _post(self, body: bytes) -> tuple[int, Any, bytes]:
         """One POST of ``body``, ended by ``timeout_seconds`` after it began: (status, headers, content).
 
-        The body is read up to ``self._cap`` bytes; a longer one raises ``_TooLarge`` (its
-        connection is then closed, the rest never read)."""
+        At most ``self._cap`` bytes of the body are read (``connections.read_capped``)."""
         connection = self._borrow()
         try:
             with (
@@ -242,14 +233,10 @@ class ChatClient:
                     "POST", self._url, headers=self._headers, content=body, extensions=self._timeout
                 ) as response,
             ):
-                content = bytearray()
-                for chunk in response.iter_stream():
-                    content += chunk
-                    if len(content) > self._cap:
-                        raise _TooLarge(self._cap)
+                content = read_capped(response, self._cap)
         finally:
             self._give_back(connection)
-        return response.status, response.headers, bytes(content)
+        return response.status, response.headers, content
 
     def close(self) -> None:
         with self._lend:
@@ -294,7 +281,7 @@ class ChatClient:
                     unusable = text
                 else:
                     return ChatResult(text, None, attempt, prompt_tokens, completion_tokens)
-            except _TooLarge as error:  # a broken or hostile server: asking again cannot help
+            except ReplyTooLarge as error:  # a broken or hostile server: asking again cannot help
                 return ChatResult(None, str(error), attempt, prompt_tokens, completion_tokens)
             except _StatusError as error:
                 last_error = f"HTTP {error.status_code}"
@@ -370,13 +357,6 @@ class ChatClient:
         if retry_after is not None:
             wait = max(wait, min(retry_after, settings.max_backoff_seconds))
         return wait
-
-
-class _TooLarge(Exception):
-    """A reply body over the cap (``max_reply_bytes``); its message is the run's failure line."""
-
-    def __init__(self, cap: int):
-        super().__init__(f"reply larger than {cap:,} bytes (the cap; set {MAX_REPLY_BYTES_VARIABLE} to allow more)")
 
 
 class _StatusError(Exception):
