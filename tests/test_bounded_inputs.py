@@ -266,6 +266,9 @@ def test_a_jpeg_changed_but_decodable_is_named_by_validate_and_in_the_card(real_
     capsys.readouterr()
 
     assert main(["build", "--raw-dir", str(raw), "--out", str(tmp_path / "build")]) == 0
+    assert f"note: 1 cogbench raw file(s) differ from the authors' release ({name}); the card lists them" in (
+        capsys.readouterr().out
+    )
     manifest = json.loads((tmp_path / "build" / "manifest.json").read_text())
     assert manifest["raw_release"]["cogbench"]["differing"] == [name]
     card = (tmp_path / "build" / "README.md").read_text()
