@@ -199,6 +199,32 @@ def statistics(manifest: dict[str, Any]) -> str:
     return "\n\n".join(parts)
 
 
+def checks(manifest: dict[str, Any]) -> str:
+    """What the build's gate checked on the images and raw files, and how the raw files compare with the
+    authors' release (``fetch.against_release``): a changed JPEG that still decodes shows only there."""
+    lines = [
+        "- Every image was decoded in full (Pillow's `load()`: every pixel, beyond `verify()`'s structure check) "
+        "and is under 40 megapixels; a build with one that does not decode is refused.",
+        "- A JPEG whose bytes changed can still decode (the damage is only wrong pixels), so each raw file read "
+        "(annotations and images) was also compared by sha256 with the authors' release, as pinned in "
+        "cogbench's `raw_files.json` (what `cogbench fetch-raw` downloads):",
+    ]
+    release = manifest.get("raw_release")
+    if not release:
+        return "\n".join([*lines, "  not recorded by the builder of this version."])
+    for benchmark, found in sorted(release.items()):
+        differing, foreign = found["differing"], found["not_in_release"]
+        same = found["read"] - len(differing) - len(foreign)
+        line = f"  - {benchmark}: {same} of {found['read']} files as released ({found['release']})"
+        if differing:
+            shown = ", ".join(f"`{name}`" for name in differing[:10]) + (" ..." if len(differing) > 10 else "")
+            line += f"; **{len(differing)} differ from the release**: {shown}"
+        if foreign:
+            line += f"; {len(foreign)} not in the release"
+        lines.append(line + ".")
+    return "\n".join(lines)
+
+
 def examples(manifest: dict[str, Any]) -> str:
     parts = []
     for config, entry in sorted(manifest["configs"].items()):
@@ -249,6 +275,7 @@ def render_card(manifest: dict[str, Any]) -> str:
         category_table=category_table(),
         field_tables=field_tables(manifest),
         statistics=statistics(manifest),
+        checks=checks(manifest),
         examples=examples(manifest),
         gating_note=gating_note,
         licensing=licensing(manifest),

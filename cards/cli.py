@@ -101,6 +101,13 @@ def run_build(args: argparse.Namespace) -> int:
         print(f"  {config:<12} {entry['rows']:>6} rows  {len(entry['shards'])} shard(s)  {size / 1e6:8.1f} MB")
     for change in result.manifest["changelog"][0]["changes"]:
         print(f"  changelog: {change}")
+    for benchmark, found in sorted(result.manifest.get("raw_release", {}).items()):
+        if found["differing"]:  # decodable, so no check refused it: the card says it, and so does this line
+            print(
+                f"  note: {len(found['differing'])} {benchmark} raw file(s) differ from the authors' release "
+                f"({', '.join(found['differing'][:3])}{' ...' if len(found['differing']) > 3 else ''}); "
+                "the card lists them"
+            )
     print(f'load it with: datasets.load_dataset("{result.out}", "<config>", split="test")')
     print(f"next: cogbench validate {result.out}")
     version = result.manifest["dataset_version"]

@@ -59,3 +59,12 @@ class IncompleteRunError(CogbenchError):
     """
 
     exit_code = 3
+
+
+def echoed(value: object, limit: int = 80) -> str:
+    """``repr(value)`` cut to about ``limit`` characters, for a user's value repeated in an error or a
+    failure line: a 5 MB custom_id must not become a 5 MB message."""
+    shown = repr(value)
+    if len(shown) <= limit:
+        return shown
+    return f"{shown[: limit - 3]}... ({len(str(value)):,} characters)"

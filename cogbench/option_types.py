@@ -25,6 +25,18 @@ def positive_int(text: str) -> int:
     return value
 
 
+# The most tokens `--max-new-tokens` may ask (2**20): above any model's context today, and small
+# enough that every engine takes it (10**39 would overflow a server's 64-bit integer).
+MAX_NEW_TOKENS = 1_048_576
+
+
+def token_count(text: str) -> int:
+    """Generated tokens per query: a positive integer no larger than ``MAX_NEW_TOKENS``."""
+    value = int(text)
+    _checked(text[:40], value, lambda v: 1 <= v <= MAX_NEW_TOKENS, f"a positive integer up to {MAX_NEW_TOKENS:,}")
+    return value
+
+
 def non_negative_int(text: str) -> int:
     value = int(text)
     _checked(text, value, lambda v: v >= 0, "0 or a positive integer")

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from cogbench import __version__
+from cogbench.dataset_builders.fetch import against_release
 from cogbench.dataset_builders.raw import RawSources, relative_name, sha256_file
 from cogbench.dataset_builders.read import read_raw, sorted_records
 from cogbench.dataset_builders.writes import write_file, write_with
@@ -213,7 +214,9 @@ def example_row(row: dict[str, Any]) -> dict[str, Any]:
 def make_manifest(
     version: str, sources: RawSources, records: dict[str, list], written: dict[str, dict]
 ) -> dict[str, Any]:
-    raw_files = {relative_name(path, sources.root): sha256_file(path) for path in input_files(sources, records)}
+    hashes = {path: sha256_file(path) for path in input_files(sources, records)}
+    raw_files = {relative_name(path, sources.root): digest for path, digest in hashes.items()}
+    folders = {name: path for name, path in (("cogbench", sources.cogbench), ("codis", sources.codis)) if path}
     configs = {}
     for config in sorted(records):
         configs[config] = {
@@ -236,6 +239,7 @@ def make_manifest(
             if path is not None
         },
         "raw_files": raw_files,
+        "raw_release": against_release(folders, hashes),
         "configs": configs,
     }
 

@@ -49,6 +49,36 @@ def pinned_files() -> dict[str, Any]:
     return json.loads(text)
 
 
+# The pinned release (raw_files.json) of each benchmark's raw folder.
+RELEASE_OF = {"cogbench": "cogbench-samples", "codis": "codis"}
+
+
+def against_release(folders: dict[str, Path], hashes: dict[Path, str]) -> dict[str, dict[str, Any]]:
+    """Per benchmark: the raw files read (``hashes``: path -> sha256) against the authors' release.
+
+    Why: a JPEG whose bytes changed (a flipped block) may still decode, so decoding every pixel
+    cannot tell it from the original; its sha256 can. Gives the release (repository@commit), how
+    many files were read, which of them differ from the release and which it does not hold.
+    """
+    pins = pinned_files()
+    found = {}
+    for benchmark, folder in sorted(folders.items()):
+        pin = pins[RELEASE_OF[benchmark]]
+        read = {
+            path.relative_to(folder).as_posix(): digest
+            for path, digest in hashes.items()
+            if path.is_relative_to(folder)
+        }
+        released = {name: entry["sha256"] for name, entry in pin["files"].items()}
+        found[benchmark] = {
+            "release": f"{pin['repository']}@{pin['commit']}",
+            "read": len(read),
+            "differing": sorted(name for name, digest in read.items() if released.get(name, digest) != digest),
+            "not_in_release": sorted(name for name in read if name not in released),
+        }
+    return found
+
+
 def _download(url: str, target: Path, expected_sha256: str, progress, root: Path) -> None:
     """Into a temporary (dataset_builders/writes.py) renamed onto ``target`` only once its sha256 matches."""
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 
 from cogbench.option_types import (
+    MAX_NEW_TOKENS,
     finite,
     json_counts,
     non_negative_int,
@@ -15,6 +16,7 @@ from cogbench.option_types import (
     positive_int,
     positive_seconds,
     share,
+    token_count,
 )
 from cogbench.reference_eval.answers.reasoning import THINKING_SETTINGS
 from cogbench.reference_eval.tasks.queries import DEFAULT_MAX_NEW_TOKENS, THINKING_MAX_NEW_TOKENS
@@ -316,9 +318,9 @@ def add_eval_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--max-new-tokens",
-        type=positive_int,
+        type=token_count,
         default=None,
-        help="generated tokens per query at most (default: per task, "
+        help=f"generated tokens per query at most, up to {MAX_NEW_TOKENS:,} (default: per task, "
         + ", ".join(f"{task} {tokens}" for task, tokens in DEFAULT_MAX_NEW_TOKENS.items())
         + f"; {THINKING_MAX_NEW_TOKENS} for every task with --thinking on)",
     )

@@ -19,7 +19,7 @@ from cogbench.validation.checks import check_cors, check_identity, check_options
 from cogbench.validation.contents import Contents, contents_of, read_built, read_raw
 from cogbench.validation.counts import OWN_MANIFEST, check_counts, choose_expected
 from cogbench.validation.findings import ValidationReport, finding
-from cogbench.validation.images import MAX_PIXELS, check_images, check_orphans
+from cogbench.validation.images import MAX_PIXELS, check_images, check_orphans, check_released
 from cogbench.validation.integrity import check_release
 
 
@@ -54,10 +54,13 @@ def validate(
             f"`cogbench build`{_folder_hint(path.parent)}"
         )
     built = is_built_folder(path)
-    contents = read_built(path, max_pixels) if built else read_raw(find_sources(path))
+    sources = None if built else find_sources(path)
+    contents = read_built(path, max_pixels) if sources is None else read_raw(sources)
     report = check_contents(contents, expected, max_pixels)
-    if built:
+    if sources is None:
         report.findings += check_release(path, contents.records)
+    else:
+        report.findings += check_released(sources)
     report.strict = strict
     return report
 
@@ -73,7 +76,9 @@ def _folder_hint(folder: Path) -> str:
 
 def validate_sources(sources: RawSources, expected: str | os.PathLike | None = None) -> ValidationReport:
     """The same checks on raw folders already found."""
-    return check_contents(read_raw(sources), expected, MAX_PIXELS)
+    report = check_contents(read_raw(sources), expected, MAX_PIXELS)
+    report.findings += check_released(sources)
+    return report
 
 
 def validate_read(read: RawRead, expected: str | os.PathLike | None = None) -> ValidationReport:

@@ -59,6 +59,11 @@ CHECKS: dict[str, tuple[str, str, str]] = {
     "image.too_large": ("images", "error", "image exceeds the pixel limit (decompression bomb guard)"),
     "image.orphan": ("images", "warning", "image file referenced by no record"),
     "image.duplicate": ("images", "warning", "two image ids with byte-identical content"),
+    "image.not_released": (
+        "images",
+        "warning",
+        "a raw image whose sha256 differs from the authors' release (raw_files.json), though it may still decode",
+    ),
     "identity.duplicate_id": (
         "identity",
         "error",

@@ -1,5 +1,6 @@
 """Image checks: every referenced image decodes, none is a decompression bomb,
-no file is left unreferenced, byte-identical images are reported."""
+no file is left unreferenced, byte-identical images are reported, and (raw folders) each image is
+compared by sha256 with the authors' release: a JPEG with a few bytes changed may still decode."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from pathlib import Path
 
 from PIL import Image
 
-from cogbench.dataset_builders.raw import IMAGE_EXTENSIONS
+from cogbench.dataset_builders.fetch import RELEASE_OF, pinned_files
+from cogbench.dataset_builders.raw import IMAGE_EXTENSIONS, RawSources, relative_name, sha256_file
 from cogbench.dataset_builders.read import ImageRef
 from cogbench.validation.findings import Finding, finding
 
@@ -122,5 +124,30 @@ def check_orphans(folders: list[tuple[str, Path]], refs: list[ImageRef]) -> list
             if path.suffix.lower() in IMAGE_EXTENSIONS and path.name not in referenced:
                 found.append(
                     finding("image.orphan", f"{shown}/{path.name}", None, None, "no record refers to this image")
+                )
+    return found
+
+
+def check_released(sources: RawSources) -> list[Finding]:
+    """Images of a raw folder whose sha256 differs from the authors' release pinned in ``raw_files.json``
+    (a warning: a folder may hold other data on purpose; ``--strict`` fails it)."""
+    pins = pinned_files()
+    found = []
+    for benchmark, folder in (("cogbench", sources.cogbench), ("codis", sources.codis)):
+        if folder is None:
+            continue
+        pin = pins[RELEASE_OF[benchmark]]
+        for name, entry in sorted(pin["files"].items()):
+            path = folder / name
+            if path.suffix.lower() in IMAGE_EXTENSIONS and path.is_file() and sha256_file(path) != entry["sha256"]:
+                found.append(
+                    finding(
+                        "image.not_released",
+                        relative_name(path, sources.root),
+                        None,
+                        None,
+                        f"sha256 differs from the authors' release {pin['repository']}@{pin['commit'][:12]} "
+                        "(changed since it was downloaded? `cogbench fetch-raw` gets the released file)",
+                    )
                 )
     return found

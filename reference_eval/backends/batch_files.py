@@ -14,14 +14,15 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from cogbench.dataset_builders.output import claim_output
 from cogbench.dataset_builders.writes import remove_temporaries, write_file, write_with
-from cogbench.errors import CogbenchError, UsageError
+from cogbench.errors import CogbenchError, UsageError, echoed
+from cogbench.reference_eval.backends.connections import MAX_REPLY_BYTES_VARIABLE, max_reply_bytes
 from cogbench.reference_eval.backends.openai_api import reply_parts, token_counts
 
 URL = "/v1/chat/completions"
@@ -155,9 +156,15 @@ def _response_files(paths: Iterable[str]) -> list[Path]:
     return files
 
 
-def _parse_line(line: str, where: str) -> Response:
+def _parse_line(data: bytes, where: str) -> Response:
     try:
-        record = json.loads(line)
+        record = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise CogbenchError(
+            f"{where}: not UTF-8 text (byte {error.start + 1}); expected a Batch API output line"
+        ) from None
+    except RecursionError:
+        raise CogbenchError(f"{where}: JSON nested too deeply; expected a Batch API output line") from None
     except ValueError:
         raise CogbenchError(f"{where}: not valid JSON; expected a Batch API output line") from None
     if not isinstance(record, dict) or not isinstance(record.get("custom_id"), str):
@@ -165,16 +172,16 @@ def _parse_line(line: str, where: str) -> Response:
     custom_id = record["custom_id"]
     if "body" in record and "response" not in record:
         raise CogbenchError(
-            f"{where}: custom_id {custom_id!r} is a request line, not a response; give the output files"
+            f"{where}: custom_id {echoed(custom_id)} is a request line, not a response; give the output files"
         )
     error, response = record.get("error"), record.get("response")
     if error:
         message = error.get("message") or error.get("code") if isinstance(error, dict) else error
-        return Response(custom_id, None, f"engine error: {message}", where)
+        return Response(custom_id, None, f"engine error: {_one_line(message)}", where)
     if not isinstance(response, dict):
         return Response(custom_id, None, "no response", where)
     if response.get("status_code", 200) != 200:
-        return Response(custom_id, None, f"HTTP {response.get('status_code')}", where)
+        return Response(custom_id, None, f"HTTP {echoed(response.get('status_code'))}", where)
     body = response.get("body")
     parts = reply_parts(body)
     if parts is None:
@@ -192,6 +199,27 @@ def _parse_line(line: str, where: str) -> Response:
     )
 
 
+def _one_line(message: Any) -> str:
+    """An engine's error message as one bounded line (it is shown among the run's failures)."""
+    text = " ".join(str(message).split())
+    return text if len(text) <= 200 else f"{text[:197]}..."
+
+
+def _lines(path: Path, cap: int) -> Iterator[tuple[int, bytes]]:
+    """(number, bytes) of each non-blank line; a line over ``cap`` bytes is refused before it is read whole."""
+    with path.open("rb") as handle:
+        number = 0
+        while line := handle.readline(cap + 1):
+            number += 1
+            if len(line) > cap and not (len(line) == cap + 1 and line.endswith(b"\n")):
+                raise CogbenchError(
+                    f"{path} line {number}: longer than {cap:,} bytes, the most one reply may take "
+                    f"(set {MAX_REPLY_BYTES_VARIABLE} to allow more); not read further"
+                )
+            if line.strip():
+                yield number, line
+
+
 def read_responses(paths: Iterable[str]) -> dict[str, Response]:
     """Every response of the files (folders: their ``*.jsonl`` and ``*.json``), by custom_id, in any order.
 
@@ -199,20 +227,18 @@ def read_responses(paths: Iterable[str]) -> dict[str, Response]:
     two different answers are an error naming both.
     """
     found: dict[str, Response] = {}
+    cap = max_reply_bytes()
     for path in _response_files(paths):
-        with path.open(encoding="utf-8") as handle:
-            for number, line in enumerate(handle, 1):
-                if not line.strip():
-                    continue
-                response = _parse_line(line, f"{path} line {number}")
-                before = found.get(response.custom_id)
-                if before is None or (before.error and not response.error):
-                    found[response.custom_id] = response
-                elif before.text is not None and response.text is not None and before.text != response.text:
-                    raise CogbenchError(
-                        f"{response.where}: custom_id {response.custom_id!r} answered twice, differently "
-                        f"(also at {before.where}); keep one of the two files"
-                    )
+        for number, line in _lines(path, cap):
+            response = _parse_line(line, f"{path} line {number}")
+            before = found.get(response.custom_id)
+            if before is None or (before.error and not response.error):
+                found[response.custom_id] = response
+            elif before.text is not None and response.text is not None and before.text != response.text:
+                raise CogbenchError(
+                    f"{response.where}: custom_id {echoed(response.custom_id)} answered twice, differently "
+                    f"(also at {before.where}); keep one of the two files"
+                )
     return found
 
 
@@ -231,4 +257,4 @@ def refuse_foreign(responses: dict[str, Response], expected: Iterable[str]) -> N
         else "answers a request this run did not write"
     )
     more = f" ({len(foreign) - 1} more such response(s))" if len(foreign) > 1 else ""
-    raise CogbenchError(f"{first.where}: custom_id {first.custom_id!r} {why}; refusing it{more}")
+    raise CogbenchError(f"{first.where}: custom_id {echoed(first.custom_id)} {why}; refusing it{more}")

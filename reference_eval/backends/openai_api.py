@@ -51,11 +51,19 @@ from typing import Any
 from urllib.parse import urlparse
 
 from cogbench import __version__
-from cogbench.errors import UsageError
+from cogbench.errors import UsageError, echoed
 from cogbench.redaction import redact_url
 from cogbench.reference_eval.answers.reasoning import reasoning_text
 from cogbench.reference_eval.backends.concurrency import AdaptiveLimit
-from cogbench.reference_eval.backends.connections import proxy_config, single_connection, tls_context
+from cogbench.reference_eval.backends.connections import (
+    ReplyTooLarge,
+    check_ascii,
+    max_reply_bytes,
+    proxy_config,
+    read_capped,
+    single_connection,
+    tls_context,
+)
 from cogbench.reference_eval.backends.deadline import attempt_deadline
 from cogbench.schemas.text import replace_lone_surrogates
 
@@ -192,13 +200,17 @@ class ChatClient:
     def __init__(self, settings: ChatSettings, sleep: Callable[[float], None] = time.sleep):
         if settings.base_url is not None and urlparse(settings.base_url).scheme not in ("http", "https"):
             raise UsageError(
-                f"base URL {redact_url(settings.base_url)!r}: expected http://HOST:PORT/v1 or https://... (with the scheme)"
+                f"base URL {echoed(redact_url(settings.base_url))}: expected http://HOST:PORT/v1 or https://... "
+                "(with the scheme)"
             )
+        if settings.base_url is not None:
+            check_ascii(settings.base_url, "base URL")
         self.settings = settings
         self.usage = TokenUsage()
         self.limit = AdaptiveLimit(settings.concurrency)
         self._sleep = sleep
         self._url = (settings.base_url or OPENAI_BASE_URL).rstrip("/") + "/chat/completions"
+        self._cap = max_reply_bytes()  # read now: a bad COGBENCH_MAX_REPLY_BYTES is a usage error before any work
         # Read now, so a missing key is a usage error before any work; kept only in request headers.
         self._headers = [
             (b"Authorization", f"Bearer {api_key_from_environment()}".encode()),
@@ -237,16 +249,21 @@ class ChatClient:
             self._idle.append(connection)
 
     def _post(self, body: bytes) -> tuple[int, Any, bytes]:
-        """One POST of ``body``, ended by ``timeout_seconds`` after it began: (status, headers, content)."""
+        """One POST of ``body``, ended by ``timeout_seconds`` after it began: (status, headers, content).
+
+        At most ``self._cap`` bytes of the body are read (``connections.read_capped``)."""
         connection = self._borrow()
         try:
-            with attempt_deadline(self.settings.timeout_seconds):
-                response = connection.request(
+            with (
+                attempt_deadline(self.settings.timeout_seconds),
+                connection.stream(
                     "POST", self._url, headers=self._headers, content=body, extensions=self._timeout
-                )
+                ) as response,
+            ):
+                content = read_capped(response, self._cap)
         finally:
             self._give_back(connection)
-        return response.status, response.headers, response.content
+        return response.status, response.headers, content
 
     def close(self) -> None:
         with self._lend:
@@ -301,6 +318,8 @@ class ChatClient:
                         reasoning_tokens=parts.reasoning_tokens,
                         note=parts.note,
                     )
+            except ReplyTooLarge as error:  # a broken or hostile server: asking again cannot help
+                return ChatResult(None, str(error), attempt, prompt_tokens, completion_tokens)
             except _StatusError as error:
                 last_error = f"HTTP {error.status_code}"
                 if not _retryable_status(error.status_code):

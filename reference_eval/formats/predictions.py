@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from cogbench.dataset_builders.writes import make_folder, open_existing_or_new
-from cogbench.errors import CogbenchError, UsageError, locate
+from cogbench.errors import CogbenchError, UsageError, echoed, locate
 
 TASKS = ("description", "vqa", "codis")
 
@@ -109,7 +109,7 @@ def _parse(line: str, path: Path, line_number: int) -> Prediction:
     allowed = {"codis": (1, 2), "vqa": (None, 0, 1, 2, 3)}.get(raw["task"], (None,))
     if isinstance(query, bool) or query not in allowed:
         shown = ", ".join("null" if q is None else str(q) for q in allowed)
-        raise UsageError(f"{where}: field query: {query!r} is not one of {shown} for task {raw['task']}")
+        raise UsageError(f"{where}: field query: {echoed(query)} is not one of {shown} for task {raw['task']}")
     for name in ("model", "prompt_id", "prompt_sha256", "rendered_prompt_sha256", "reasoning", "finish_reason"):
         if not isinstance(raw.get(name, ""), str):
             raise UsageError(f"{where}: field {name}: not a string")
@@ -117,7 +117,7 @@ def _parse(line: str, path: Path, line_number: int) -> Prediction:
         if not isinstance(raw.get(name, {}), dict):
             raise UsageError(f"{where}: field {name}: not an object")
     if raw["task"] not in TASKS:
-        raise UsageError(f"{where}: field task: {raw['task']!r} is not one of {', '.join(TASKS)}")
+        raise UsageError(f"{where}: field task: {echoed(raw['task'])} is not one of {', '.join(TASKS)}")
     known = Prediction.__dataclass_fields__
     return Prediction(**{k: v for k, v in raw.items() if k in known})
 
@@ -154,7 +154,7 @@ def read_predictions(path: str | os.PathLike, skip_torn_tail: bool = False) -> l
             if prediction.key in seen:
                 raise UsageError(
                     f"{locate(str(path), f'line {line_number}')}: duplicate prediction for item "
-                    f"{prediction.item_id!r}{'' if prediction.query is None else f' query {prediction.query}'} "
+                    f"{echoed(prediction.item_id)}{'' if prediction.query is None else f' query {prediction.query}'} "
                     f"(first on line {seen[prediction.key]})"
                 )
             seen[prediction.key] = line_number

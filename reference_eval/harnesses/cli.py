@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from cogbench.option_types import token_count
 from cogbench.reference_eval.harnesses.lmms_eval import DEFAULT_EMBEDDER, DEFAULT_SPACY_MODEL, TASKS
 from cogbench.reference_eval.harnesses.vlmevalkit import DATASET_NAME
 from cogbench.reference_eval.tasks.queries import DEFAULT_MAX_NEW_TOKENS
@@ -56,7 +57,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--max-new-tokens",
-        type=int,
+        type=token_count,
         help="generated tokens per query at most, for every task (lmms-eval; default: `cogbench eval`'s per task, "
         + ", ".join(f"{task} {tokens}" for task, tokens in DEFAULT_MAX_NEW_TOKENS.items())
         + ")",
@@ -80,7 +81,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_export(args: argparse.Namespace) -> int:
     from cogbench.dataset_builders.output import claim_output
-    from cogbench.errors import UsageError
     from cogbench.reference_eval.harnesses.lmms_eval import (
         dataset_location,
         export_lmms_eval,
@@ -95,8 +95,6 @@ def run_export(args: argparse.Namespace) -> int:
     vqa = load_verified(args.dataset, "vqa", args.revision)  # fails early, as a usage error, on a bad --dataset
     claim_output(out, "export", EXPORT_FILES, create=False)  # refused before any work
     if args.format == "lmms-eval":  # a missing model fails here, before the folder or any file is written
-        if args.max_new_tokens is not None and args.max_new_tokens < 1:
-            raise UsageError(f"--max-new-tokens {args.max_new_tokens}: give a positive number of tokens")
         args.spacy_model, args.embedder = model_reference(args.spacy_model), model_reference(args.embedder)
         check_models(args.spacy_model, args.embedder)
     claim_output(out, "export", EXPORT_FILES)

@@ -86,6 +86,10 @@ def split_sentences(texts: Sequence[str]) -> list[list[str]]:
 
     nlp = spacy.blank("en")
     nlp.add_pipe("sentencizer")
+    # spaCy refuses a text over nlp.max_length (1,000,000 characters, error E088) to spare the memory
+    # of its parser and NER; a blank pipeline with the rule-based sentencizer needs neither (a 2 MB
+    # description is a few hundred MB at most), so a long description is split like any other.
+    nlp.max_length = max([nlp.max_length, *(len(text) + 1 for text in texts)])
     return [[s.text.strip() for s in doc.sents if s.text.strip()] for doc in nlp.pipe(texts)]
 
 
@@ -219,8 +223,8 @@ def load_bertscore_model(settings: OfflineJudgeSettings) -> JudgeModel:
         layers = settings.bertscore_layers or model2layers.get(name) or config.num_hidden_layers
         model = load_checked(AutoModel, source, num_hidden_layers=layers)
         tokenizer = get_tokenizer(source, use_fast=False)
-    except OSError as error:
-        raise UsageError(_unloadable(name, error)) from None
+    except NOT_THIS_MODEL as error:
+        raise UsageError(_unloadable(name, error, "a BERTScore (text encoder) model")) from None
     record = {**model_record(name, type(model).__name__), "num_layers": layers}
     if getattr(model.config, "is_encoder_decoder", False):
         model = model.get_encoder()
@@ -230,9 +234,20 @@ def load_bertscore_model(settings: OfflineJudgeSettings) -> JudgeModel:
     return JudgeModel("bertscore", model, tokenizer, record)
 
 
-def _unloadable(model: str, error: OSError) -> str:
-    first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-    return f"--offline-model {model}: cannot load it ({first_line}); give a local model folder or a Hub id you can download"
+# What transformers raises for a folder that is not the model asked for: no or unreadable files
+# (OSError), a config of another kind, no tokenizer (ValueError), a config lacking a field
+# (AttributeError: a vision-language config has no num_hidden_layers), an unknown model type (KeyError).
+NOT_THIS_MODEL = (OSError, ValueError, AttributeError, KeyError, TypeError)
+
+
+def _unloadable(model: str, error: Exception, wanted: str) -> str:
+    text = str(error).strip()
+    first_line = text.splitlines()[0] if text else type(error).__name__
+    first_line = first_line if len(first_line) <= 200 else f"{first_line[:197]}..."
+    return (
+        f"--offline-model {model}: cannot load it as {wanted} ({first_line}); "
+        "give a local model folder or a Hub id you can download"
+    )
 
 
 def entailment_label(id2label: dict[int, str]) -> int:
@@ -251,8 +266,8 @@ def load_nli_model(settings: OfflineJudgeSettings) -> JudgeModel:
     try:
         tokenizer = AutoTokenizer.from_pretrained(model_name)
         model = load_checked(AutoModelForSequenceClassification, model_name).eval()
-    except OSError as error:
-        raise UsageError(_unloadable(model_name, error)) from None
+    except NOT_THIS_MODEL as error:
+        raise UsageError(_unloadable(model_name, error, "an NLI (sequence classification) model")) from None
     entailment_label(model.config.id2label)  # an NLI model without that label is refused before scoring
     if settings.device:
         model.to(settings.device)

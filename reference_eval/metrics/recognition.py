@@ -129,18 +129,33 @@ def normalize_noun(text: str) -> str:
     return " ".join(text.lower().strip(" \t\n.,;:!?\"'()[]").split())
 
 
+# spaCy refuses a text over nlp.max_length (1,000,000 characters, E088): a longer description is
+# tagged in pieces of at most this many, cut at a space (the tagger looks a few tokens around each).
+PIECE_CHARACTERS = 100_000
+
+
+def pieces(text: str, size: int = PIECE_CHARACTERS) -> list[str]:
+    """``text`` cut into consecutive pieces of at most ``size`` characters, at a space where there is one."""
+    cut_up = []
+    while len(text) > size:
+        cut = text.rfind(" ", 1, size)
+        cut = size if cut < 1 else cut
+        cut_up.append(text[:cut])
+        text = text[cut:]
+    return [*cut_up, text]
+
+
 def extract_nouns(nlp: Language, descriptions: Sequence[str], batch_size: int = 32) -> list[list[str]]:
     """Per description: its NOUN and PROPN tokens, lower-cased, de-duplicated, in order of appearance."""
-    nouns_per_text = []
-    for doc in nlp.pipe(descriptions, batch_size=batch_size):
-        seen: dict[str, None] = {}
+    seen: list[dict[str, None]] = [{} for _ in descriptions]
+    parts = ((piece, index) for index, text in enumerate(descriptions) for piece in pieces(text))
+    for doc, index in nlp.pipe(parts, batch_size=batch_size, as_tuples=True):
         for token in doc:
             if token.pos_ in NOUN_TAGS:
                 noun = normalize_noun(token.text)
                 if noun:
-                    seen.setdefault(noun, None)
-        nouns_per_text.append(list(seen))
-    return nouns_per_text
+                    seen[index].setdefault(noun, None)
+    return [list(nouns) for nouns in seen]
 
 
 def embed_distinct(embedder: SentenceTransformer, strings: Iterable[str], batch_size: int = 64) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from cogbench.errors import CogbenchError, UsageError
+from cogbench.errors import CogbenchError, UsageError, echoed
 from cogbench.reference_eval.metrics import intervals
 from cogbench.reference_eval.reports import details_dataset, verify_rederive, verify_sources
 from cogbench.reference_eval.reports.hub_results import RESULTS_DIR, results_notes
@@ -112,7 +112,7 @@ def check_results_file(path: Path, entries: list[dict[str, Any]], tasks: dict[st
     for number, entry in enumerate(entries):
         task_id = (entry.get("dataset") or {}).get("task_id")
         if task_id not in BENCHMARK_TASKS:
-            raise UsageError(f"{path}: entry {number}: task_id {task_id!r} is not a cogbench task")
+            raise UsageError(f"{path}: entry {number}: task_id {echoed(task_id)} is not a cogbench task")
         config, metric = BENCHMARK_TASKS[task_id]
         if config not in tasks:
             raise UsageError(f"{path}: entry {number}: the details hold no {config} run")
@@ -171,6 +171,30 @@ def details_from(spec: str, revision: str | None) -> dict[str, TaskData]:
     return details_tasks(path if path.is_dir() else hub_details(spec, revision))
 
 
+def read_results_file(file: Path) -> list[dict[str, Any]]:
+    """An ``.eval_results`` file's entries, each checked to have the shape the checks read (hub-docs
+    eval_results.yaml: a list of mappings, ``dataset`` and ``source`` mappings, ``value`` a number):
+    anything else is one line naming the file and entry, never a traceback."""
+    try:
+        entries = yaml.safe_load(file.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as error:
+        raise CogbenchError(f"{file}: not readable YAML ({type(error).__name__})") from None
+    except RecursionError:  # PyYAML composes nested collections recursively: 100,000 '[' is too deep
+        raise CogbenchError(f"{file}: not readable YAML (nested too deeply)") from None
+    if not isinstance(entries, list) or not entries:
+        raise CogbenchError(f"{file}: not a list of results (hub-docs eval_results.yaml)")
+    for number, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            raise CogbenchError(f"{file}: entry {number}: not a mapping (hub-docs eval_results.yaml)")
+        for name in ("dataset", "source"):
+            if not isinstance(entry.get(name) or {}, dict):
+                raise CogbenchError(f"{file}: entry {number}: field {name}: not a mapping")
+        value = entry.get("value")
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            raise CogbenchError(f"{file}: entry {number}: field value: {echoed(value)} is not a number")
+    return entries
+
+
 def verify(
     target: str, details: str | None = None, revision: str | None = None, dataset: str | None = None
 ) -> Verification:
@@ -179,12 +203,7 @@ def verify(
     if path.is_file() or (path.is_dir() and path.name == RESULTS_DIR):
         files = sorted(path.glob("*.yaml")) if path.is_dir() else [path]
         for file in files:
-            try:
-                entries = yaml.safe_load(file.read_text(encoding="utf-8"))
-            except (yaml.YAMLError, UnicodeDecodeError) as error:
-                raise CogbenchError(f"{file}: not readable YAML ({type(error).__name__})") from None
-            if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
-                raise CogbenchError(f"{file}: not a list of results (hub-docs eval_results.yaml)")
+            entries = read_results_file(file)
             if details is None:
                 source = details_source(file, str((entries[0].get("source") or {}).get("url", "")))
                 tasks = details_from(*source)
