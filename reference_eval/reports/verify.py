@@ -21,6 +21,7 @@ import yaml
 
 from cogbench.errors import CogbenchError, UsageError
 from cogbench.reference_eval.metrics import intervals
+from cogbench.reference_eval.publishing import eee_check
 from cogbench.reference_eval.reports import details_dataset, verify_rederive, verify_sources
 from cogbench.reference_eval.reports.hub_results import RESULTS_DIR, results_notes
 from cogbench.reference_eval.reports.item_checks import item_problems
@@ -172,7 +173,10 @@ def details_from(spec: str, revision: str | None, endpoint: str | None = None) -
     return details_tasks(path if path.is_dir() else hub_details(spec, revision, endpoint))
 
 
-SOURCE_URL = re.compile(r"^(https?://[^/]+)/datasets/([^/]+/[^/]+?)(?:/tree/([^/]+))?/?$")
+# The details dataset, or (publish-results --results-source eee) the EEE record in it at a commit.
+SOURCE_URL = re.compile(
+    r"^(https?://[^/]+)/datasets/([^/]+/[^/]+?)(?:/tree/([^/]+)|/blob/([^/]+)/(eee/data/\S+\.json))?/?$"
+)
 
 
 def verify(
@@ -180,6 +184,9 @@ def verify(
 ) -> Verification:
     """``dataset``: the build the run scored, to re-derive ids and reference answers from (``--dataset``)."""
     path, result = Path(target), Verification()
+    if eee_check.is_record(path):
+        eee_check.check_record(path, result)
+        return result
     if path.is_file() or (path.is_dir() and path.name == RESULTS_DIR):
         files = sorted(path.glob("*.yaml")) if path.is_dir() else [path]
         for file in files:
@@ -193,7 +200,12 @@ def verify(
                 match = SOURCE_URL.match(str((entries[0].get("source") or {}).get("url", "")))
                 if not match:
                     raise UsageError(f"{file}: no source.url naming a details dataset; give --details")
-                tasks = details_from(match.group(2), match.group(3), match.group(1))
+                tasks = details_from(match.group(2), match.group(3) or match.group(4), match.group(1))
+                if match.group(5) and ".." in match.group(5).split("/"):
+                    raise UsageError(f"{file}: source.url names a path outside the details dataset")
+                if match.group(5):  # the source is the run's EEE record: checked from its own rows too
+                    snapshot = hub_details(match.group(2), match.group(4), match.group(1))
+                    eee_check.check_record(snapshot / match.group(5), result)
             else:
                 tasks = details_from(details, revision)
             for data in tasks.values():
