@@ -3,7 +3,9 @@
 The real ``huggingface_hub.HfApi(endpoint=server.endpoint)`` talks to it, so the
 publish tests see the library's own requests, return types and errors: repo
 info (404 with ``X-Error-Code: RepoNotFound`` for a repo that does not exist),
-the file tree, file downloads (``resolve``, so ``snapshot_download`` works), refs, create, settings, card YAML check, preupload (every file "regular", so
+the file tree, file downloads (``resolve``, so ``snapshot_download`` works), refs, the pull-request
+listing (``GET /api/models/ORG/NAME/discussions``: ``HfApi.get_repo_discussions``) and each open
+pull request's tree and files at ``refs/pr/N`` (main's files with the PR's on top, as the Hub has them), create, settings, card YAML check, preupload (every file "regular", so
 the commit carries its bytes inline), commit and tag. Dataset repos are in ``repos``, model
 repos in ``models``; a commit with ``create_pr=1`` (``create_pr=True`` of ``create_commit`` /
 ``upload_folder``) leaves the files alone and opens a pull request in ``HubRepo.prs``, as the
@@ -31,7 +33,17 @@ class HubRepo:
     files: dict[str, bytes] = field(default_factory=dict)
     tags: dict[str, str] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
-    prs: list[dict[str, bytes]] = field(default_factory=list)  # each open pull request's added files
+    prs: list[dict[str, bytes]] = field(default_factory=list)  # each pull request's added files (PR #1 first)
+    closed: set[int] = field(default_factory=set)  # numbers of the pull requests that are closed
+
+    def at(self, revision: str) -> dict[str, bytes] | None:
+        """The files at ``main`` or ``refs/pr/N`` (None: no such revision)."""
+        if revision in ("main", COMMIT_OID):
+            return self.files
+        number = revision.removeprefix("refs/pr/")
+        if number.isdigit() and 1 <= int(number) <= len(self.prs):
+            return {**self.files, **self.prs[int(number) - 1]}
+        return None
 
 
 class LocalHub:
@@ -68,7 +80,7 @@ class LocalHub:
                 hub.requests.append((method, path))
                 hub.authorizations.append(self.headers.get("Authorization"))
                 body = self._body() if method in ("POST", "PUT") else b""
-                if path.startswith("/datasets/") and "/resolve/" in path:  # a file download (hf_hub_download)
+                if "/resolve/" in path and not path.startswith("/api/"):  # a file download (hf_hub_download)
                     status, payload, headers = hub.resolve(path)
                 else:
                     status, payload, headers = hub.answer(method, path, body, parse_qs(url.query))
@@ -103,15 +115,24 @@ class LocalHub:
         self._httpd.server_close()
 
     def resolve(self, path: str):
-        """``/datasets/ORG/NAME/resolve/REVISION/FILE``: the file's bytes, with the headers the client reads."""
-        repo_id, rest = path.split("/", 4)[2:4], path.split("/resolve/", 1)[1]
-        repo = self.repos.get("/".join(repo_id))
-        name = rest.split("/", 1)[1] if "/" in rest else ""
-        if repo is None or name not in repo.files:
+        """``[/datasets]/ORG/NAME/resolve/REVISION/FILE``: the file's bytes, with the headers the client reads
+        (a pull request's revision ``refs/pr/N`` has a commit of its own)."""
+        dataset = path.startswith("/datasets/")
+        repo_id, rest = path.split("/resolve/", 1)[0].strip("/").split("/")[-2:], path.split("/resolve/", 1)[1]
+        repo = (self.repos if dataset else self.models).get("/".join(repo_id))
+        pr = rest.startswith("refs/pr/")
+        revision, name = (
+            ("/".join(rest.split("/", 3)[:3]), rest.split("/", 3)[3:])
+            if pr
+            else (rest.split("/", 1)[0], rest.split("/", 1)[1:])
+        )
+        files = repo.at(revision) if repo is not None else None
+        if files is None or not name or name[0] not in files:
             return 404, {"error": "Entry not found"}, {"X-Error-Code": "EntryNotFound"}
-        data = repo.files[name]
+        data = files[name[0]]
         etag = hashlib.sha256(data).hexdigest()
-        return 200, data, {"X-Repo-Commit": COMMIT_OID, "ETag": f'"{etag}"'}
+        commit = hashlib.sha1(revision.encode()).hexdigest() if pr else COMMIT_OID
+        return 200, data, {"X-Repo-Commit": commit, "ETag": f'"{etag}"'}
 
     def answer(self, method: str, path: str, body: bytes, query: dict[str, list[str]] | None = None):
         parts = path.strip("/").split("/")
@@ -135,14 +156,33 @@ class LocalHub:
         if (method == "GET" and not rest) or rest[:1] == ["revision"]:
             return 200, {"id": repo_id, "sha": COMMIT_OID, "private": False, "siblings": []}, {}
         if method == "GET" and rest[:1] == ["tree"]:
+            files = repo.at("/".join(rest[1:4]) if rest[1:3] == ["refs", "pr"] else "main")
+            if files is None:
+                return 404, {"error": "Revision not found"}, {"X-Error-Code": "RevisionNotFound"}
             return (
                 200,
                 [
                     {"type": "file", "path": name, "size": len(data), "oid": "0" * 40}
-                    for name, data in sorted(repo.files.items())
+                    for name, data in sorted(files.items())
                 ],
                 {},
             )
+        if method == "GET" and rest == ["discussions"]:  # HfApi.get_repo_discussions: one page, filters applied
+            wanted = (query or {}).get("status", ["all"])[0]
+            listed = [
+                {
+                    "num": number,
+                    "title": f"pull request {number}",
+                    "author": {"name": "someone"},
+                    "createdAt": "2026-01-01T00:00:00.000Z",
+                    "status": "closed" if number in repo.closed else "open",
+                    "repo": {"name": repo_id, "type": parts[1][:-1]},
+                    "isPullRequest": True,
+                }
+                for number in range(1, len(repo.prs) + 1)
+            ]
+            listed = [d for d in listed if wanted == "all" or d["status"] == wanted]
+            return 200, {"discussions": listed, "count": len(listed), "start": 0, "numClosedDiscussions": 0}, {}
         if method == "GET" and rest == ["refs"]:
             refs = [{"name": tag, "ref": f"refs/tags/{tag}", "targetCommit": oid} for tag, oid in repo.tags.items()]
             return (

@@ -22,10 +22,12 @@ from typing import Any
 
 import yaml
 
+from cogbench import __version__
 from cogbench.dataset_builders.load import dataset_revision
 from cogbench.dataset_builders.output import claim_output
 from cogbench.errors import CogbenchError, UsageError
 from cogbench.redaction import redact_url
+from cogbench.reference_eval.publishing import eee_records, pr_audit
 from cogbench.reference_eval.reports import details_dataset
 from cogbench.reference_eval.reports.run_reader import ScoredRun, read_run
 from cogbench.reference_eval.run.completeness import coverage_label, sample_label
@@ -41,6 +43,8 @@ OWNS = (
     f"{DETAILS_DIR}/README.md",
     f"{DETAILS_DIR}/data/*/test.parquet",
     f"{DETAILS_DIR}/runs/*/*",
+    f"{DETAILS_DIR}/{eee_records.EEE_DIR}/data/*/*/*/*.json",
+    f"{DETAILS_DIR}/{eee_records.EEE_DIR}/data/*/*/*/*_samples.jsonl",
 )
 COMMIT_SHA = re.compile(r"^[0-9a-f]{40}$")
 
@@ -251,7 +255,19 @@ def _write_and_push(args: Any, api: Any, runs: list[ScoredRun], pins: list[Pinne
     from huggingface_hub import CommitOperationAdd
 
     details_url = f"{redact_url(api.endpoint)}/datasets/{args.details_repo}"
+    checks = _check_before_pr(args, api, runs, pins, say)
+    skipped = [c.file for c in checks if c.status == "already present"]
+    if checks and len(skipped) == len(checks) and not args.dry_run:
+        say(f"nothing to add: {args.model_repo} already holds every result; nothing pushed, no pull request opened")
+        return 0
     details_dataset.write_details(runs, out / DETAILS_DIR, pins[0].repo_id, pins[0].revision)
+    records = [
+        eee_records.build_record(run, args.model_repo, pin.repo_id, pin.revision, __version__)
+        for run, pin in zip(runs, pins)
+    ]
+    for record in records:
+        for name in eee_records.write_record(record, out / DETAILS_DIR / eee_records.EEE_DIR):
+            say(f"Every Eval Ever record: {DETAILS_DIR}/{eee_records.EEE_DIR}/{name}")
     if not args.dry_run:
         try:
             api.create_repo(args.details_repo, repo_type="dataset", exist_ok=True)
@@ -266,7 +282,9 @@ def _write_and_push(args: Any, api: Any, runs: list[ScoredRun], pins: list[Pinne
         details_url += f"/tree/{commit.oid}"
         say(f"pushed the details to {details_url}")
     entries = {
-        name: entry for run, pin in zip(runs, pins) for name, entry in result_entries(run, pin, details_url).items()
+        name: entry
+        for run, pin, record in zip(runs, pins, records)
+        for name, entry in result_entries(run, pin, _source(args, details_url, record)).items()
     }
     for name, entry in entries.items():
         (out / name).parent.mkdir(parents=True, exist_ok=True)
@@ -282,13 +300,17 @@ def _write_and_push(args: Any, api: Any, runs: list[ScoredRun], pins: list[Pinne
             f"dry run: wrote {len(entries)} result file(s), {MODEL_INDEX_FILE} and {DETAILS_DIR}/ to {out}; nothing was pushed"
         )
         return 0
-    operations = [CommitOperationAdd(path_in_repo=name, path_or_fileobj=str(out / name)) for name in entries]
+    operations = [
+        CommitOperationAdd(path_in_repo=name, path_or_fileobj=str(out / name))
+        for name in entries
+        if name not in skipped
+    ]
     try:
         commit = api.create_commit(
             repo_id=args.model_repo,
             repo_type="model",
             operations=operations,
-            commit_message=f"Add cogbench results ({', '.join(e.task_id for e in entries.values())})",
+            commit_message=f"Add cogbench results ({', '.join(e.task_id for n, e in entries.items() if n not in skipped)})",
             commit_description=f"Per-item details: {details_url}. Check with `cogbench verify`.",
             create_pr=not args.no_pr,
         )
@@ -298,3 +320,32 @@ def _write_and_push(args: Any, api: Any, runs: list[ScoredRun], pins: list[Pinne
     if args.out:
         say(f"the model-index block for the model card is in {out / MODEL_INDEX_FILE}")
     return 0
+
+
+def _source(args: Any, details_url: str, record: eee_records.EeeRecord) -> str:
+    """A result's ``source``: the details dataset, or with ``--results-source eee`` its EEE record in it."""
+    if getattr(args, "results_source", "details") != "eee":
+        return details_url
+    blob = details_url.replace("/tree/", "/blob/") if "/tree/" in details_url else f"{details_url}/blob/main"
+    return f"{blob}/{eee_records.EEE_DIR}/{record.path}"
+
+
+def _check_before_pr(args: Any, api: Any, runs: list[ScoredRun], pins: list[Pinned], say) -> list[pr_audit.Check]:
+    """What the model repo holds for each result (``pr_audit``): printed; a conflict stops a push."""
+    planned = {name: entry for run, pin in zip(runs, pins) for name, entry in result_entries(run, pin, None).items()}
+    try:
+        checks = pr_audit.audit(api, args.model_repo, planned)
+    except CogbenchError as error:
+        if not args.dry_run:
+            raise
+        say(f"before the pull request: not checked ({error})")
+        return []
+    for line in pr_audit.render(args.model_repo, checks):
+        say(line)
+    conflicts = [c.task_id for c in checks if c.status == "conflict"]
+    if conflicts and not args.dry_run and not getattr(args, "allow_conflict", False):
+        raise NotPublishable(
+            f"{args.model_repo}: refused: {', '.join(conflicts)} already hold another value (above); "
+            "nothing was pushed; look at them, then publish with --allow-conflict to open the pull request anyway"
+        )
+    return checks

@@ -15,7 +15,10 @@ from urllib.parse import urlsplit
 from cogbench.errors import UsageError
 from cogbench.redaction import redact_url
 
-SOURCE_URL = re.compile(r"^(https?://[^/]+)/datasets/([^/]+/[^/]+?)(?:/tree/([^/]+))?/?$")
+# The details dataset, or (publish-results --results-source eee) the EEE record in it at a commit.
+SOURCE_URL = re.compile(
+    r"^(https?://[^/]+)/datasets/([^/]+/[^/]+?)(?:/tree/([^/]+)|/blob/([^/]+)/(eee/data/\S+\.json))?/?$"
+)
 DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
@@ -34,8 +37,9 @@ def _origin(url: str) -> tuple[str, str | None, int | None] | None:
         return None
 
 
-def details_source(file: Path, url: str) -> tuple[str, str | None]:
-    """(repo id, revision) of the details dataset ``url`` names, when it is on the configured Hub."""
+def details_source(file: Path, url: str) -> tuple[str, str | None, str | None]:
+    """(repo id, revision, EEE record path or None) of the details dataset ``url`` names, when it is on
+    the configured Hub; a record path stays inside the dataset."""
     match = SOURCE_URL.match(url)
     if not match:
         raise UsageError(f"{file}: no source.url naming a details dataset; give --details")
@@ -48,4 +52,7 @@ def details_source(file: Path, url: str) -> tuple[str, str | None]:
             "refusing to download from it (your Hub token would go there): give --details, or set HF_ENDPOINT "
             "to that Hub if you trust it"
         )
-    return match.group(2), match.group(3)
+    record = match.group(5)
+    if record and ".." in record.split("/"):
+        raise UsageError(f"{file}: source.url names a path outside the details dataset")
+    return match.group(2), match.group(3) or match.group(4), record

@@ -21,6 +21,7 @@ import yaml
 
 from cogbench.errors import CogbenchError, UsageError, echoed
 from cogbench.reference_eval.metrics import intervals
+from cogbench.reference_eval.publishing import eee_check
 from cogbench.reference_eval.reports import details_dataset, verify_rederive, verify_sources
 from cogbench.reference_eval.reports.hub_results import RESULTS_DIR, results_notes
 from cogbench.reference_eval.reports.item_checks import item_problems
@@ -200,13 +201,18 @@ def verify(
 ) -> Verification:
     """``dataset``: the build the run scored, to re-derive ids and reference answers from (``--dataset``)."""
     path, result = Path(target), Verification()
+    if eee_check.is_record(path):
+        eee_check.check_record(path, result)
+        return result
     if path.is_file() or (path.is_dir() and path.name == RESULTS_DIR):
         files = sorted(path.glob("*.yaml")) if path.is_dir() else [path]
         for file in files:
             entries = read_results_file(file)
             if details is None:
-                source = details_source(file, str((entries[0].get("source") or {}).get("url", "")))
-                tasks = details_from(*source)
+                repo, at, record = details_source(file, str((entries[0].get("source") or {}).get("url", "")))
+                tasks = details_from(repo, at)
+                if record:  # the source is the run's EEE record: checked from its own rows too
+                    eee_check.check_record(hub_details(repo, at) / record, result)
             else:
                 tasks = details_from(details, revision)
             for data in tasks.values():
