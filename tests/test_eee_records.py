@@ -20,7 +20,7 @@ from test_hub_results import ACC_P, ACC_Q, DATASET, args_for, codis_run  # noqa:
 from cogbench.cli import main
 from cogbench.reference_eval.reports.hub_results import publish_results
 
-from hub_server import COMMIT_OID, HubRepo, LocalHub, local_hub_api
+from hub_server import COMMIT_OID, HubRepo, LocalHub, configure_hub, local_hub_api
 
 EEE_PYTHON = os.environ.get("COGBENCH_EEE_PYTHON")
 
@@ -112,6 +112,7 @@ def test_a_result_whose_source_is_the_record_verifies_from_the_hub(codis_run, tm
         record = url.split(f"/blob/{COMMIT_OID}/", 1)[1]
         assert record in hub.repos["me/details"].files  # the record went with the details
         (tmp_path / "codis_acc_p.yaml").write_bytes(text)
+        configure_hub(hub, monkeypatch, tmp_path / "hub-cache")  # the Hub configured here (HF_ENDPOINT's)
         assert main(["verify", str(tmp_path / "codis_acc_p.yaml")]) == 0
 
 

@@ -13,6 +13,7 @@ import shlex
 import socket
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from test_hub_results import DATASET, args_for, codis_run  # noqa: F401 (the module-scoped run fixture)
@@ -122,3 +123,28 @@ def test_no_credential_survives_redaction(user, password, key, name):
 def test_a_url_without_credentials_is_shown_unchanged(path, port):
     url = f"http://127.0.0.1:{port}/{path}?model=x"
     assert redact_url(url) == url  # judge cache keys hash it: existing caches keep answering
+
+
+@pytest.mark.parametrize(
+    ("url", "refusal"),
+    [
+        ("http://elsewhere.example/datasets/me/details/blob/abc/eee/data/codis/me/m/r.json", "not on the Hub"),
+        ("{hub}/datasets/me/details/blob/abc/eee/data/../../../etc/r.json", "outside the details dataset"),
+    ],
+)
+def test_an_eee_record_source_is_held_to_the_same_rules(url, refusal, monkeypatch, tmp_path):
+    """A source.url naming an EEE record (publish-results --results-source eee) goes to the configured Hub
+    only, and its path stays inside the details dataset."""
+    from huggingface_hub import constants
+
+    from cogbench.errors import UsageError
+    from cogbench.reference_eval.reports.result_source import details_source
+
+    monkeypatch.setattr(constants, "ENDPOINT", "https://hub.example")
+    with pytest.raises(UsageError, match=refusal):
+        details_source(tmp_path / "r.yaml", url.format(hub="https://hub.example"))
+    assert details_source(tmp_path / "r.yaml", "https://hub.example/datasets/me/details/blob/abc/eee/data/x.json") == (
+        "me/details",
+        "abc",
+        "eee/data/x.json",
+    )
