@@ -19,12 +19,13 @@ from cogbench.reference_eval.run.completeness import failure_line
 from cogbench.reference_eval.run.ranks import distributed_rank
 from cogbench.reference_eval.run.request_files import write_eval_requests, written_lines
 from cogbench.reference_eval.run.runner import EvalSettings, default_run_dir, parse_model_spec, run_eval
-from cogbench.reference_eval.scoring.pipeline import ScoreOptions, run_scoring
+from cogbench.reference_eval.scoring.pipeline import ScoreOptions, check_judge_options, run_scoring
 
 
 def eval_from_args(args: argparse.Namespace, engine_options: tuple[str, ...]) -> int:
     """``cogbench eval``: the parsed options as ``EvalSettings``, the run, then its score."""
     parse_model_spec(args.model)  # a bad spec is a usage error before anything else
+    check_judge_options(args.task, args.judge, args.judge_parsing, None, args.judge_base_url)
     if args.task == "description" and not args.no_score:
         # The scorer's models, loaded before the first query: not found missing after every description.
         args.loaded_models = check_models(
@@ -96,7 +97,7 @@ def score_run_folder(args: argparse.Namespace, predictions_path, out) -> int:
         judge_base_url=args.judge_base_url,
         out=str(out),
         judge_concurrency=args.judge_concurrency,
-        judge_parsing=args.judge_parsing,
+        judge_parsing=args.judge_parsing or "tolerant",
         allow_failures=args.allow_failures,
         # With --limit only the first rows were run: score those, report the rest as missing
         # (so too, with --allow-failures, the queries that failed).

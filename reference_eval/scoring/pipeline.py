@@ -95,19 +95,34 @@ def default_score_dir(task: str, predictions: str | None) -> str:
     return str(Path("runs") / f"score-{task}-{re.sub(r'[^A-Za-z0-9_.-]+', '_', name)}")
 
 
+def check_judge_options(task: str, judge: str | None, parsing: str | None, cache: str | None, url: str | None) -> None:
+    """An LLM judge's options without an LLM judge are refused, not silently ignored (docs/conventions.md)."""
+    if (judge or "").startswith("openai:"):
+        return
+    named = judge or ("rule" if task == "codis" else "none")
+    for option, value in (("--judge-parsing", parsing), ("--judge-cache", cache), ("--judge-base-url", url)):
+        if value is not None:
+            raise UsageError(f"{option} applies only with an LLM judge (--judge openai:MODEL), not to --judge {named}")
+
+
 def score_from_args(args: argparse.Namespace) -> int:
+    check_judge_options(args.task, args.judge, args.judge_parsing, args.judge_cache, args.judge_base_url)
     names = ScoreOptions.__dataclass_fields__
     options = ScoreOptions(**{k: v for k, v in vars(args).items() if k in names})
+    options.judge_parsing = args.judge_parsing or "tolerant"
     options.read_responses = tuple(options.read_responses or ())
     if options.shards != 1 and not options.write_requests:
         raise UsageError("--shards applies only with --write-requests")
     scores = run_scoring(options)
     if "request_files" in scores:
         manifest = scores["request_files"]
+        cached = manifest["prompts_total"] - manifest["requests"]
         print(
             f"judge requests: {manifest['requests']} written to {options.write_requests} in "
-            f"{len(manifest['shards'])} shard(s) (the other prompts have a cached verdict in {manifest['cache']}); "
-            "run them, then the same command with --read-responses OUTPUT_FILES_OR_FOLDERS instead of --write-requests"
+            f"{len(manifest['shards'])} shard(s)"
+            + (f" (the other {cached} prompt(s) have a cached verdict in {manifest['cache']})" if cached else "")
+            + "; run them, then the same command with --read-responses OUTPUT_FILES_OR_FOLDERS instead of "
+            "--write-requests"
         )
         return 0
     print(render_summary(scores, Path(options.out)))
@@ -239,6 +254,7 @@ def _write_judge_requests(options: ScoreOptions, judge: LLMJudge, spec: JudgeSpe
         "judge": {"model": spec.model, "cache_key": judge.stats.cache_key, "parsing": options.judge_parsing},
         "prompt_templates": provenance.judge_templates(options.task, spec.kind),
         "cache": _cache_path(options),
+        "prompts_total": len(judge.asked),  # the judge's distinct prompts, the cached ones with them
     }
     requests = list(judge.requests.values())
     folder = Path(options.write_requests)
