@@ -45,8 +45,8 @@ def _add_failure_options(parser: argparse.ArgumentParser) -> None:
         "--judge-parsing",
         choices=("tolerant", "official"),
         help="how an LLM judge's replies become verdicts: tolerant (case, labels, markdown; never ambiguous) or "
-        "official (the authors' rule); scores.json gives the other mode's numbers when they differ (default: "
-        "tolerant; refused without --judge openai:MODEL)",
+        "official (the authors' rule); scores.json gives the other mode's numbers when they differ; refused "
+        "without --judge openai:MODEL (default: tolerant)",
     )
 
 
