@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-# The exit codes of every `cogbench` command (README "Exit codes"; shown in every --help).
+# The exit codes of every `cogbench` command (docs/conventions.md, "Command-line conventions"; shown in every --help).
 EXIT_OK = 0
 EXIT_FAILURES = 1  # findings (validate errors) or a failed job
 EXIT_USAGE = 2  # the command was called wrongly; argparse's own errors exit 2 too

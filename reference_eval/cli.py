@@ -47,9 +47,9 @@ def _add_failure_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--judge-parsing",
         choices=("tolerant", "official"),
-        default="tolerant",
-        help="how judge replies become verdicts: tolerant (case, labels, markdown; never ambiguous) or official "
-        "(the authors' rule); scores.json gives the other mode's numbers when they differ",
+        help="how an LLM judge's replies become verdicts: tolerant (case, labels, markdown; never ambiguous) or "
+        "official (the authors' rule); scores.json gives the other mode's numbers when they differ; refused "
+        "without --judge openai:MODEL (default: tolerant)",
     )
 
 
@@ -230,7 +230,7 @@ EVAL_ONLY_FOR = {
 
 
 def _add_analysis_options(parser: argparse.ArgumentParser) -> None:
-    """The papers' further measurements (reference_eval/scoring/analyses.py; README "Further measurements")."""
+    """The papers' further measurements (reference_eval/scoring/analyses.py; docs/measurements.md)."""
     group = parser.add_argument_group("further measurements")
     group.add_argument(
         "--metrics",
@@ -284,7 +284,7 @@ def run_score(args: argparse.Namespace) -> int:
 def add_eval_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "eval",
-        help="run a model on a config (hf:MODEL or openai:MODEL), write predictions, then score them",
+        help="run a model on a config (hf:MODEL, vllm:MODEL or openai:MODEL), write predictions, then score them",
         description=(
             "Run a vision-language model on one config of a built dataset or Hub repo, write "
             "RUN_DIR/predictions.jsonl (resumable: re-run the same command after a crash) and the "
@@ -308,7 +308,7 @@ def add_eval_parser(subparsers: argparse._SubParsersAction) -> None:
         help="description prompt: Spontaneous Description or Directed Reasoning, CogBench Section 3.2.1 "
         "(default: spontaneous)",
     )
-    parser.add_argument("--out", help="run folder (default: runs/eval-TASK-MODEL); re-use it to resume")
+    parser.add_argument("--out", help="run folder (default: runs/eval-TASK-BACKEND-MODEL); re-use it to resume")
     parser.add_argument("--limit", type=positive_int, help="only the first N rows of the config (default: all)")
     parser.add_argument(
         "--batch-size",
@@ -409,7 +409,7 @@ def _add_engine_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_request_file_options(parser: argparse.ArgumentParser, what: str, which: str) -> None:
-    """Request files any engine runs (OpenAI Batch API JSONL; README "Request files"): eval's and score's."""
+    """Request files any engine runs (OpenAI Batch API JSONL; docs/running.md, "Request files"): eval's and score's."""
     group = parser.add_argument_group("request files (OpenAI Batch API JSONL, for batch APIs, vllm run-batch, Ray)")
     files = group.add_mutually_exclusive_group()
     files.add_argument(

@@ -67,7 +67,7 @@ REPLACEMENT_CHARACTER = "\ufffd"
 def replace_lone_surrogates(text: str) -> str:
     """Text from the network made storable: each lone surrogate (U+D800-U+DFFF, what some servers
     send for broken UTF-8 as a ``"\\ud800"`` escape) becomes U+FFFD, as a UTF-8 decoder does with
-    bytes it cannot read. Everything else is kept as sent (README "Odd bytes in replies")."""
+    bytes it cannot read. Everything else is kept as sent (docs/scoring.md, "Odd bytes in replies")."""
     return _LONE_SURROGATE.sub(REPLACEMENT_CHARACTER, text)
 
 

@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 
@@ -295,21 +296,31 @@ def numbered_verdicts(verdict, separator: str = " "):
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python tests/openai_server.py --port 8001 --reply right``: a stand-in OpenAI-compatible judge
-    (README "A judge offline"), answering every request with one text until Ctrl-C. Standard library only."""
+    """``python tests/openai_server.py --reply right --url-file judge.url``: a stand-in OpenAI-compatible judge
+    (docs/running.md, "Trying it offline"), answering every request with one text until Ctrl-C, on a free port
+    unless --port names one (a port already taken is one error line: never a server that is not ours).
+    Standard library only."""
     import argparse
 
     parser = argparse.ArgumentParser(description=main.__doc__)
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
     parser.add_argument("--reply", default="right", help="the text of every completion")
+    parser.add_argument("--url-file", help="write the base URL there once serving (for a script to read)")
     args = parser.parse_args(argv)
     server = OpenAIServer(lambda request: Reply(text=args.reply), record=False)
     if args.port:  # rebind to the asked port
         server._httpd.server_close()
-        server._httpd = ThreadingHTTPServer(("127.0.0.1", args.port), server._httpd.RequestHandlerClass)
+        try:
+            server._httpd = ThreadingHTTPServer(("127.0.0.1", args.port), server._httpd.RequestHandlerClass)
+        except OSError as error:
+            raise SystemExit(
+                f"error: port {args.port} on 127.0.0.1: {error.strerror}; leave --port out for a free one"
+            ) from None
         server._httpd.daemon_threads = True
         server._thread = threading.Thread(target=server._httpd.serve_forever, daemon=True)
     with server:
+        if args.url_file:
+            Path(args.url_file).write_text(server.base_url + "\n", encoding="utf-8")
         print(f"serving {server.base_url}", flush=True)
         try:
             threading.Event().wait()

@@ -216,6 +216,21 @@ def test_radar_names_the_runs_drawn_on_top_of_each_other(tmp_path):
     charts._pyplot().close(apart)
 
 
+def test_radar_says_which_runs_are_one_dot_at_the_centre(tmp_path):
+    """All-zero runs draw no polygon, only a dot at the centre (one dot for several): the footnote names them."""
+    zeros = [charts.Series("run z1", [0.0] * 8), charts.Series("run z2", [0.0] * 8)]
+    colours = charts.model_colours(["run z1", "run z2", "run c"])
+    for series, named in (
+        (zeros[:1], "run z1"),
+        (zeros, "run z1, run z2"),
+        ([zeros[0], charts.Series("run c", [10.0] * 8)], "run z1"),
+    ):
+        fig = charts.draw_radar("VQA accuracy (%)", RADAR_AXES, series, colours)
+        note = fig.legends[0].get_title().get_text().replace("\n", " ")
+        assert f"At 0 on every axis, drawn as one dot at the centre: {named}." in note, note
+        charts._pyplot().close(fig)
+
+
 @pytest.mark.parametrize("n_models", SIZES)
 def test_bars_are_readable_and_draw_each_score(n_models, tmp_path):
     table = scores(n_models, len(VQA_GROUPS), seed=100 + n_models)

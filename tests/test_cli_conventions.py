@@ -117,6 +117,22 @@ def test_bad_option_values_exit_2(command, capsys):
             ["score", "--task", "vqa", "--predictions", "p.jsonl", "--spacy-model", "x"],
             "--spacy-model applies only to --task description",
         ),
+        (
+            ["score", "--task", "codis", "--predictions", "p.jsonl", "--judge-cache", "c.sqlite"],
+            "--judge-cache applies only with an LLM judge (--judge openai:MODEL), not to --judge rule",
+        ),
+        (
+            ["score", "--task", "description", "--oracle", "--judge", "rouge", "--judge-parsing", "official"],
+            "--judge-parsing applies only with an LLM judge (--judge openai:MODEL), not to --judge rouge",
+        ),
+        (
+            ["score", "--task", "vqa", "--predictions", "p.jsonl", "--judge-base-url", "http://x/v1"],
+            "--judge-base-url applies only with an LLM judge (--judge openai:MODEL), not to --judge none",
+        ),
+        (
+            ["eval", "--task", "codis", "--model", "hf:m", "--judge-parsing", "tolerant"],
+            "--judge-parsing applies only with an LLM judge (--judge openai:MODEL), not to --judge rule",
+        ),
     ],
 )
 def test_options_that_do_not_apply_are_refused(argv, message, tmp_path, capsys):

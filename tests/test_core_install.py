@@ -62,6 +62,8 @@ def scored_run(built_release, tmp_path_factory):
         "score --task vqa --dataset {build} --predictions p.jsonl --out r3",
         "report {run} --out rep",
         "compare {run} {run}",
+        "verify {run}",
+        "publish-results {run} --model-repo o/m --details-repo o/d --out pr",
         "export --format lmms-eval --dataset {build} --out ex",
     ],
 )
@@ -76,7 +78,7 @@ def test_a_command_of_the_eval_extra_says_so_in_one_line(argv, built_release, sc
     ]
     assert "Traceback" not in shown.stderr and shown.stdout == ""
     assert eval_extra_command() == f"{sys.executable} -m pip install -e '{REPO_ROOT}[eval]'"
-    assert not any((tmp_path / name).exists() for name in ("r1", "r2", "r3", "rep", "ex"))
+    assert not any((tmp_path / name).exists() for name in ("r1", "r2", "r3", "rep", "ex", "pr"))
 
 
 def test_the_core_install_still_builds_and_exports_for_vlmevalkit(built_release, tmp_path):

@@ -11,11 +11,14 @@ Hints that name another tool's command with placeholders (the harness `run:`/`sc
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import subprocess
 import sys
+import threading
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -78,6 +81,13 @@ HINTS = [
         "cogbench publish dist/b --repo-id me/cb --version 2.0.1 --dry-run",
         2,
         r"`(cogbench build --raw-dir raw --out dist/b --version 2.0.1 --repo-id me/cb)`",
+        0,
+    ),
+    (
+        "score --dataset on the raw folder -> build from it (not into it)",
+        "cogbench score --task vqa --dataset raw --predictions p.jsonl",
+        1,
+        r"`(cogbench build --raw-dir raw --out dist/cogbench)`",
         0,
     ),
     (
@@ -196,7 +206,7 @@ HINT_SITES = {
     "dataset_builders/load.py": 1,
     "dataset_builders/raw.py": 2,
     "validation/api.py": 1,
-    "validation/integrity.py": 4,
+    "validation/integrity.py": 5,
     "reference_eval/formats/harness.py": 1,
     "reference_eval/harnesses/lmms_eval.py": 1,
     "reference_eval/harnesses/cli.py": 3,
@@ -227,6 +237,27 @@ def test_every_printed_cogbench_command_is_in_the_table():
     assert sites == HINT_SITES
 
 
+@contextlib.contextmanager
+def _foreign_judge_on(port: int):
+    """Another OpenAI-compatible server (not the block's) on ``port`` while the block runs, when it is free."""
+    from openai_server import OpenAIServer, Reply
+
+    stand_in = OpenAIServer(lambda request: Reply(text="wrong"), record=False)
+    stand_in._httpd.server_close()  # its handler, on the port asked
+    try:
+        httpd = ThreadingHTTPServer(("127.0.0.1", port), stand_in._httpd.RequestHandlerClass)
+    except OSError:  # taken by someone else: the block must not talk to it either way
+        yield
+        return
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
 def test_readme_offline_cpu_block_runs_as_written(built_release, real_raw_dir, tmp_path):
     """Issue 32 item 7: the tiny-model and local-judge block of docs/running.md, run by bash as written (the
     test extra's modules hidden from its Python: it needs the eval extra alone)."""
@@ -241,8 +272,11 @@ def test_readme_offline_cpu_block_runs_as_written(built_release, real_raw_dir, t
     env = {k: v for k, v in os.environ.items() if not k.startswith("COGBENCH_")}
     env |= {"PATH": f"{BIN}{os.pathsep}{env.get('PATH', '')}", "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(hide)}
     env |= {"COGBENCH_RAW_DIR": str(real_raw_dir)}
-    shown = _run("set -e\n" + block, tmp_path, env)
+    env |= {"COGBENCH_SHARED": os.environ["COGBENCH_SHARED"]} if os.environ.get("COGBENCH_SHARED") else {}
+    assert not re.search(r"--port|127\.0\.0\.1:\d", block)  # a port chosen at run time: never one already taken
+    with _foreign_judge_on(8001):  # what once listened where the block looked: it answers "wrong"
+        shown = _run("set -e\n" + block, tmp_path, env)
     assert shown.returncode == 0, (shown.stdout + shown.stderr)[-3000:]
-    assert (tmp_path / "runs" / "eval-vqa-models_tiny-llava" / "predictions.jsonl").is_file()
+    assert (tmp_path / "runs" / "eval-vqa-hf-models_tiny-llava" / "predictions.jsonl").is_file()
     scores = json.loads((tmp_path / "runs" / "codis-local-judge" / "scores.json").read_text())
     assert scores["judge"]["kind"] == "openai" and scores["metrics"]["acc_q"]["overall"] == 100.0

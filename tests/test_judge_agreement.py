@@ -46,6 +46,15 @@ def test_kappa_by_hand_on_a_two_by_two_table():
     assert (result["overall"]["a_higher"], result["overall"]["b_higher"]) == (2, 1)  # A right / B wrong twice
 
 
+def test_flip_share_is_rounded_once_where_printed():
+    # 94 items, 54 of them flipped: 100 * 54 / 94 = 57.4468...; printed to one decimal that is 57.4
+    # (rounded to 57.45 first and then to one decimal, it read 57.5).
+    verdicts = [(1, 0)] * 54 + [(1, 1)] * 40
+    result = agreement.kappa_with_intervals(agreement.confusion_table(pairs_from("x", "c", verdicts), ["c"]), 20)
+    assert result["overall"]["flip_share"] == pytest.approx(5400 / 94)
+    assert f"{result['overall']['flip_share']:.1f}" == "57.4"
+
+
 def test_kappa_with_three_verdict_labels_matches_scikit_learn():
     # Official parsing may give 2 (the authors' script sums it): kappa over three labels.
     verdicts = [(0, 0), (1, 1), (2, 2), (2, 1), (1, 0), (0, 0), (1, 1), (2, 2), (0, 1)]
@@ -231,6 +240,50 @@ def test_compare_judges_refuses_what_it_cannot_pair(judged_runs, tmp_path, capsy
         assert err.startswith("error: ") and message in err and err.count("\n") == 1
     assert main(["compare", str(runs[(0, "judge-a")])]) == 2
     assert "give two runs" in capsys.readouterr().err
+
+
+def test_one_judge_model_at_two_endpoints_is_two_judges(built_release, tmp_path, openai_server, capsys, monkeypatch):
+    """The verdict cache keys a judge by model and endpoint; so does ``compare --judges``: two servers that both
+    call their model "judge" are judges A and B, named apart by their endpoints, not refused as judged alike."""
+    monkeypatch.setenv("OPENAI_API_KEY", "local")
+    path, pairs = model_predictions(tmp_path, 40)
+    expected_a, expected_b = expected_verdicts(pairs, 40)
+
+    def lenient(request):
+        truth, output = codis_truth(request.prompt_text)
+        return Reply(text="right" if truth == output else "wrong")
+
+    def strict(request):
+        truth, output = codis_truth(request.prompt_text)
+        return Reply(text="right" if truth == output and not strict_b(output) else "wrong")
+
+    folders = []
+    for name, responder in (("a", lenient), ("b", strict)):
+        server = openai_server(responder)
+        folders.append(tmp_path / f"run-{name}")
+        run_scoring(
+            ScoreOptions(
+                task="codis",
+                dataset=str(built_release),
+                predictions=str(path),
+                judge="openai:judge",
+                judge_base_url=server.base_url,
+                judge_backoff=0.01,
+                judge_concurrency=16,
+                judge_cache=str(tmp_path / "cache.sqlite"),  # one cache: it keeps the two endpoints apart
+                out=str(folders[-1]),
+            )
+        )
+    out_json = tmp_path / "agreement.json"
+    assert main(["compare", "--judges", *map(str, folders), "--json", str(out_json)]) == 0, capsys.readouterr().err
+    result = json.loads(out_json.read_text())
+    assert result["judge_a"] != result["judge_b"]
+    assert all(
+        result[k].startswith("openai:judge, tolerant parsing, endpoint 127.0.0.1 #") for k in ("judge_a", "judge_b")
+    )
+    overall = result["pairs"][0]["kappa"]["overall"]
+    flips = sum(x != y for x, y in zip(expected_a, expected_b))
+    assert flips and (overall["items"], overall["flips"], overall["b_higher"]) == (706, flips, 0)
 
 
 def test_compare_judges_llm_against_offline_rouge_on_descriptions(

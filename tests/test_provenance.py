@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 
@@ -46,6 +47,8 @@ def test_description_provenance(built_release, tmp_path, openai_server, monkeypa
         "kind": "openai",
         "model": "gpt-judge",
         "endpoint_host": "127.0.0.1",
+        # the endpoint told apart from another on this host without its URL: sha256 of scheme://host:port/path
+        "endpoint_id": hashlib.sha256(server.base_url.rstrip("/").encode()).hexdigest()[:12],
         "temperature": 0.0,
         "parsing": "tolerant",
     }

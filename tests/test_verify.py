@@ -169,3 +169,16 @@ def test_vqa_edits_are_named_with_their_item(vqa_run, tmp_path, field):
     (run / "details.jsonl").write_text("\n".join(lines) + "\n")
     found = verify(str(run))
     assert any(detail["item_id"] in difference.items for difference in found.differences)
+
+
+def test_a_scores_json_edit_is_not_blamed_on_the_untouched_report(vqa_run, tmp_path):
+    """report.md is rendered from scores.json: when only scores.json was edited, verify names scores.json and
+    says report.md was not compared number by number, rather than listing report.md's (right) numbers as wrong."""
+    run = shutil.copytree(vqa_run, tmp_path / "run")
+    scores = json.loads((run / "scores.json").read_text())
+    scores["metrics"]["accuracy"]["overall"] += 1.0
+    (run / "scores.json").write_text(json.dumps(scores))
+    lines = [difference.line() for difference in verify(str(run)).differences]
+    assert any("scores.json: metrics.accuracy.overall" in line for line in lines), lines
+    report = [line for line in lines if "report.md" in line]
+    assert len(report) == 1 and "not compared number by number" in report[0], report

@@ -19,13 +19,14 @@ import yaml
 from cogbench.dataset_builders.build import CARD_FILE, DEFAULT_VERSION, MANIFEST_FILE, config_counts
 from cogbench.dataset_builders.load import load_config
 from cogbench.dataset_builders.output import MARKER_FILE, folder_files, read_marker
-from cogbench.dataset_builders.raw import build_command, sha256_file
+from cogbench.dataset_builders.raw import build_command, find_sources, sha256_file
 from cogbench.errors import CogbenchError
 from cogbench.schemas.features import CONFIGS, SPLIT
 from cogbench.schemas.sources import expected_licence
 from cogbench.validation.findings import Finding, finding
 from cogbench.validation.metadata import METADATA, check_metadata
 
+DEFAULT_BUILD = "dist/cogbench"  # `cogbench build`'s default --out (cards/cli.py DEFAULT_OUT), named in hints
 SHARD_PATH = re.compile(rf"^data/([a-z_]+)/{SPLIT}-\d{{5}}-of-\d{{5}}\.parquet$")
 
 
@@ -340,16 +341,30 @@ def older_dataset_version(folder: Path, manifest: dict[str, Any]) -> str | None:
     return None
 
 
+def is_raw_folder(folder: Path) -> bool:
+    """Whether ``folder`` holds raw annotations (``--dataset raw`` by mistake): then the hint builds from it."""
+    try:
+        find_sources(folder)
+    except (CogbenchError, OSError):  # not a raw folder, whatever find_sources says about it
+        return False
+    return True
+
+
 def verify_build(folder: str | Path) -> None:
     """Refuse a local build whose files no longer match what `cogbench build` wrote.
 
     The same checks as ``validate``'s tamper evidence, minus reading the rows: the
     marker's sha256 of manifest and card, every shard's size and sha256 against the
     manifest, and the card's YAML against the configs on disk. Hashing is the cost
-    (README "What cogbench writes": about 0.06 s of CPU for CODIS's 87 MB).
+    (docs/conventions.md, "What cogbench writes": about 0.06 s of CPU for CODIS's 87 MB).
     """
     folder = Path(folder)
     marker = read_marker(folder)
+    if marker is None and is_raw_folder(folder):
+        raise BuildNotVerified(
+            f"{folder} holds raw annotations, not a build; build from them with "
+            f"`cogbench build --raw-dir {folder} --out {DEFAULT_BUILD}` and give that folder instead"
+        )
     if marker is None:
         raise BuildNotVerified(
             f"{folder / MARKER_FILE}: missing or unreadable: this folder was not written by "

@@ -12,21 +12,26 @@ from cogbench.reference_eval.answers.reasoning import parse_tags
 from cogbench.reference_eval.api.evaluation import score_run, verify
 from cogbench.reference_eval.reports.run_files import interval_summary
 from cogbench.reference_eval.reports.summary import render_summary
-from cogbench.reference_eval.scoring.pipeline import ScoreOptions, default_score_dir
+from cogbench.reference_eval.scoring.pipeline import ScoreOptions, check_judge_options, default_score_dir
 
 
 def score_from_args(args: argparse.Namespace) -> int:
+    check_judge_options(args.task, args.judge, args.judge_parsing, args.judge_cache, args.judge_base_url)
     names = ScoreOptions.__dataclass_fields__
     options = ScoreOptions(**{k: v for k, v in vars(args).items() if k in names})
+    options.judge_parsing = args.judge_parsing or "tolerant"
     options.read_responses = tuple(options.read_responses or ())
     options.think_tags = parse_tags(getattr(args, "think_tags", None))
     scores = score_run(options)
     if "request_files" in scores:
         manifest = scores["request_files"]
+        cached = manifest["prompts_total"] - manifest["requests"]
         print(
             f"judge requests: {manifest['requests']} written to {options.write_requests} in "
-            f"{len(manifest['shards'])} shard(s) (the other prompts have a cached verdict in {manifest['cache']}); "
-            "run them, then the same command with --read-responses OUTPUT_FILES_OR_FOLDERS instead of --write-requests"
+            f"{len(manifest['shards'])} shard(s)"
+            + (f" (the other {cached} prompt(s) have a cached verdict in {manifest['cache']})" if cached else "")
+            + "; run them, then the same command with --read-responses OUTPUT_FILES_OR_FOLDERS instead of "
+            "--write-requests"
         )
         return 0
     print(render_summary(scores, Path(options.out or default_score_dir(options.task, options.predictions))))

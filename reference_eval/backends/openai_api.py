@@ -197,7 +197,7 @@ class ChatClient:
     are retried like a 5xx and reported as an error when attempts run out.
     """
 
-    def __init__(self, settings: ChatSettings, sleep: Callable[[float], None] = time.sleep):
+    def __init__(self, settings: ChatSettings, sleep: Callable[[float], None] = time.sleep, sends: bool = True):
         if settings.base_url is not None and urlparse(settings.base_url).scheme not in ("http", "https"):
             raise UsageError(
                 f"base URL {echoed(redact_url(settings.base_url))}: expected http://HOST:PORT/v1 or https://... "
@@ -211,9 +211,10 @@ class ChatClient:
         self._sleep = sleep
         self._url = (settings.base_url or OPENAI_BASE_URL).rstrip("/") + "/chat/completions"
         self._cap = max_reply_bytes()  # read now: a bad COGBENCH_MAX_REPLY_BYTES is a usage error before any work
-        # Read now, so a missing key is a usage error before any work; kept only in request headers.
+        # Read now, so a missing key is a usage error before any work; kept only in request headers. A client
+        # that never sends (a judge writing or reading request files) asks for no key.
         self._headers = [
-            (b"Authorization", f"Bearer {api_key_from_environment()}".encode()),
+            *([(b"Authorization", f"Bearer {api_key_from_environment()}".encode())] if sends else []),
             (b"Content-Type", b"application/json"),
             (b"Accept", b"application/json"),
             (b"User-Agent", f"cogbench/{__version__}".encode()),

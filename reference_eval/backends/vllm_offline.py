@@ -1,6 +1,6 @@
 """The ``vllm:`` model backend: vLLM's offline ``LLM`` in this process, no server to start.
 
-vllm must be installed in the environment that runs ``cogbench`` (README "vLLM in the
+vllm must be installed in the environment that runs ``cogbench`` (docs/running.md, "vLLM in the
 process"). The conversations are the ``openai:`` backend's own (``openai_chat.conversations``:
 the image as a base64 data URL, then the prompt), given to ``LLM.chat``, and the sampling
 settings are those ``vllm serve`` applies to an ``openai:`` request: the model's defaults
@@ -91,7 +91,7 @@ def load_engine(settings: VLLMSettings):
     except ImportError:
         raise UsageError(
             "--model vllm: needs vllm installed in the environment that runs cogbench "
-            "(pip install vllm; README 'vLLM in the process')"
+            "(pip install vllm; docs/running.md, 'vLLM in the process')"
         ) from None
     try:
         return LLM(model=settings.model, **settings.engine.llm_arguments())

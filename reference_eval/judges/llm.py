@@ -190,7 +190,7 @@ class LLMJudge:
         collect: bool = False,
         responses: dict[str, Response] | None = None,
     ):
-        self.client = ChatClient(settings)
+        self.client = ChatClient(settings, sends=not collect and responses is None)  # files only: no key needed
         self._cache_path = cache_path
         self._cache: VerdictCache | None = None
         self.key = f"{settings.model}#{judge_key(settings, parsing)}"

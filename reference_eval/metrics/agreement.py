@@ -105,7 +105,8 @@ def kappa_with_intervals(
             "interval": bounds[k] if present[k] >= min_images else None,
             "items": items,
             "flips": items - agree,
-            "flip_share": round(100.0 * (items - agree) / items, 2) if items else None,
+            # unrounded: rounded once, where it is printed (54/94 is 57.4, not 57.45 rounded again to 57.5)
+            "flip_share": 100.0 * (items - agree) / items if items else None,
             "a_higher": int(np.tril(matrix, -1).sum()),  # rows are A: A's verdict above B's (A right, B wrong)
             "b_higher": int(np.triu(matrix, 1).sum()),
             "images": int(present[k]),

@@ -126,6 +126,16 @@ def coincidence_note(series: Sequence[Series]) -> str:
     return "Drawn on top of each other (same values): " + "; ".join(" = ".join(g) for g in groups) + "."
 
 
+def centre_note(series: Sequence[Series]) -> str:
+    """A sentence naming the radar's series at 0 on every axis (their polygon is one dot at the centre), or ""."""
+    dots = [
+        label
+        for s, label in zip(series, _legend_labels(series))
+        if any(v is not None for v in s.values) and all(v is None or abs(v) < SAME_VALUE for v in s.values)
+    ]
+    return f"At 0 on every axis, drawn as one dot at the centre: {', '.join(dots)}." if dots else ""
+
+
 def interval_note(note: str, series: Sequence[Series]) -> str:
     """The caller's footnote, plus a sentence when a value has no interval (its bar has no whisker)."""
     bare = any(v is not None and not ci for s in series for v, ci in zip(s.values, _intervals(s)))
@@ -194,7 +204,8 @@ def draw_radar(title: str, categories: Sequence[str], series: Sequence[Series], 
     ax.set_rlabel_position(180 / len(categories))  # between the first two spokes, off every label
     ax.set_title(_wrap(title, fig.get_figwidth(), 12), fontsize=12, pad=34)
     gaps = "A gap in a line: a category not scored." if any(v is None for s in series for v in s.values) else ""
-    _legend_below(fig, *ax.get_legend_handles_labels(), " ".join(x for x in (coincidence_note(series), gaps) if x))
+    notes = (coincidence_note(series), centre_note(series), gaps)
+    _legend_below(fig, *ax.get_legend_handles_labels(), " ".join(x for x in notes if x))
     return fig
 
 

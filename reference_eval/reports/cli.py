@@ -133,24 +133,54 @@ def add_report_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run_report)
 
 
+# Folders cogbench writes that hold no run (`report runs/*` meets the request files it suggests under runs/).
+NOT_RUNS = {
+    "requests": "request files (--write-requests)",
+    "report": "a `cogbench report` folder",
+    "export": "a `cogbench export` folder",
+    "publish-results": "a `cogbench publish-results` folder",
+}
+
+
 def _skip_unscored(folder) -> bool:
-    """An `eval --no-score` run folder (`report runs/*` meets them): skipped with a note saying how to score it."""
+    """A folder `report runs/*` meets that holds no scored run (an `eval --no-score` or unfinished run, request
+    files): skipped with a note saying what it is and, for a run, how to score it."""
     import json
     import shlex
     import sys
 
     from cogbench.dataset_builders.output import kind_of
+    from cogbench.reference_eval.run.folder import PARTIAL_NOTE
 
-    if kind_of(folder) != "eval" or (folder / "score" / "scores.json").is_file():
+    kind = kind_of(folder)
+    if kind in NOT_RUNS:
+        print(f"skipped {folder}: {NOT_RUNS[kind]}, not a run", file=sys.stderr)
+        return True
+    if kind == "score" and not (folder / "scores.json").is_file():
+        print(
+            f"skipped {folder}: a `cogbench score` folder with no scores.json yet (its judge requests wait for "
+            "--read-responses, or the score stopped early): nothing scored to report",
+            file=sys.stderr,
+        )
+        return True
+    if kind != "eval" or (folder / "score" / "scores.json").is_file():
         return False
     try:
         run = json.loads((folder / "run.json").read_text(encoding="utf-8"))
         options = ["--task", run["task"], "--dataset", run["dataset"]]
     except (OSError, ValueError, KeyError, TypeError):
         return False  # not a run folder this note can help with: read_run says what is wrong
+    if not (folder / "predictions.jsonl").is_file():
+        print(
+            f"skipped {folder}: an unfinished `eval` run (no predictions.jsonl yet); finish it by running the same "
+            "`cogbench eval` command again (it resumes), then score it",
+            file=sys.stderr,
+        )
+        return True
     options += ["--circular"] if run.get("circular") else []
     options += ["--no-image"] if run.get("no_image") else []
     options += ["--predictions", str(folder / "predictions.jsonl"), "--out", str(folder / "score")]
+    options += ["--allow-partial"] if run.get(PARTIAL_NOTE) else []
     print(
         f"skipped {folder}: an `eval --no-score` run, not scored yet; score it with "
         f"`cogbench score {shlex.join(options)}`",
@@ -167,7 +197,7 @@ def run_report(args: argparse.Namespace) -> int:
 
     runs = [path for path in args.runs if not _skip_unscored(Path(path))]
     if not runs:
-        raise UsageError(f"no scored run among {', '.join(args.runs)}; score them first (commands above)")
+        raise UsageError(f"no scored run among {', '.join(args.runs)}; nothing to report (see the notes above)")
     written = write_report(runs, Path(args.out), args.allow_mismatch)
     print(f"{written['runs']} run(s): {', '.join(written['tables'])}")
     for path in written["files"] + written["charts"]:

@@ -111,7 +111,12 @@ def check_publishable(run: ScoredRun) -> None:
     if partial or run.scores["counts"].get("missing_predictions"):
         raise NotPublishable(
             f"{run.folder}: refused: PARTIAL run ({'; '.join(partial) or 'items without prediction'}); "
-            "re-run the same `cogbench eval` command until every item is scored"
+            + (
+                "re-run the same `cogbench eval` command until every item is scored"
+                if run.run_record is not None
+                else "score predictions of every item, re-running the same `cogbench score` command to retry "
+                "failed judge queries"
+            )
         )
     counts = run.scores["counts"]
     short = [

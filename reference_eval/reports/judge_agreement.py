@@ -29,12 +29,15 @@ JUDGED_METRICS = {"description": ("cognition",), "codis": ("acc_p", "acc_q")}
 OFFLINE_KINDS = intervals.OFFLINE_KINDS
 
 
-def judge_label(run: ScoredRun) -> str:
-    """The judge that made a run's verdicts, with its model and parsing mode (``openai:gpt-4o, official parsing``)."""
+def judge_label(run: ScoredRun, endpoint: bool = False) -> str:
+    """The judge that made a run's verdicts, with its model and parsing mode (``openai:gpt-4o, official parsing``);
+    with ``endpoint``, where it answered too (two judges of one model name at two endpoints)."""
     judge = run.scores["judge"]
     kind = judge["kind"]
     if kind == "openai":
-        return f"openai:{judge.get('model')}, {judge.get('parsing', 'tolerant')} parsing"
+        where = _endpoint(run)
+        at = f", endpoint {where.get('endpoint_host')} #{where.get('endpoint_id', '?')}" if endpoint else ""
+        return f"openai:{judge.get('model')}, {judge.get('parsing', 'tolerant')} parsing{at}"
     if kind in OFFLINE_KINDS:
         offline = (run.scores.get("analyses") or {}).get("offline_judge") or {}
         threshold = offline.get("threshold")
@@ -42,6 +45,17 @@ def judge_label(run: ScoredRun) -> str:
             str(x) for x in (kind, offline.get("model"), None if threshold is None else f"threshold {threshold}") if x
         )
     return kind
+
+
+def judge_identity(run: ScoredRun) -> tuple[str, str | None]:
+    """A judge is its label and, for an LLM judge, its endpoint: the verdict cache keeps those apart too."""
+    where = _endpoint(run)
+    return judge_label(run), where.get("endpoint_id") or where.get("endpoint_host")
+
+
+def _endpoint(run: ScoredRun) -> dict[str, Any]:
+    """The judge's provenance: its endpoint host and id (an LLM judge only)."""
+    return (run.scores.get("provenance") or {}).get("judge") or {}
 
 
 def _answers_id(run: ScoredRun) -> str:
@@ -89,8 +103,7 @@ def pair_runs(runs: Sequence[ScoredRun]) -> list[tuple[ScoredRun, ScoredRun]]:
     groups: dict[str, list[ScoredRun]] = {}
     for run in runs:
         groups.setdefault(_answers_id(run), []).append(run)
-    first = runs[0]
-    judge_a = judge_label(first)
+    judge_a = judge_identity(runs[0])
     pairs = []
     for group in groups.values():
         if len(group) != 2:
@@ -99,12 +112,12 @@ def pair_runs(runs: Sequence[ScoredRun]) -> list[tuple[ScoredRun, ScoredRun]]:
                 f"--judges: {len(group)} run(s) judged the same answers ({folders}); give exactly two scorings "
                 "(two judges) of each model's predictions"
             )
-        a, b = sorted(group, key=lambda r: judge_label(r) != judge_a)
-        if judge_label(a) == judge_label(b):
-            raise UsageError(f"--judges: {a.folder} and {b.folder} were judged alike ({judge_label(a)})")
+        a, b = sorted(group, key=lambda r: judge_identity(r) != judge_a)
+        if judge_identity(a) == judge_identity(b):
+            raise UsageError(f"--judges: {a.folder} and {b.folder} were judged alike ({judge_label(a, True)})")
         pairs.append((a, b))
-    labels = {(judge_label(a), judge_label(b)) for a, b in pairs}
-    if len(labels) > 1:
+    labels = {(judge_label(a, True), judge_label(b, True)) for a, b in pairs}
+    if len({(judge_identity(a), judge_identity(b)) for a, b in pairs}) > 1:
         raise UsageError(
             "--judges: the pairs were judged by different judges ("
             + "; ".join(f"{x} vs {y}" for x, y in sorted(labels))
@@ -116,7 +129,12 @@ def pair_runs(runs: Sequence[ScoredRun]) -> list[tuple[ScoredRun, ScoredRun]]:
     return pairs
 
 
-def pair_agreement(a: ScoredRun, b: ScoredRun, resamples: int, seed: int) -> dict[str, Any]:
+def needs_endpoint(pairs: Sequence[tuple[ScoredRun, ScoredRun]]) -> bool:
+    """Whether the judges' labels must name their endpoints to tell A from B (one model name, two endpoints)."""
+    return any(judge_label(a) == judge_label(b) for a, b in pairs)
+
+
+def pair_agreement(a: ScoredRun, b: ScoredRun, resamples: int, seed: int, endpoint: bool = False) -> dict[str, Any]:
     """Kappa per category, flips, and each judged score under A and B with the paired t interval of B - A."""
     mismatch = check_or_refuse(a, b, allow_mismatch=False, judged_alike=False)
     task = a.scores["task"]
@@ -155,8 +173,8 @@ def pair_agreement(a: ScoredRun, b: ScoredRun, resamples: int, seed: int) -> dic
             )
         moves[name] = rows
     return {
-        "a": {"folder": str(a.folder), "model": a.scores["model"], "judge": judge_label(a)},
-        "b": {"folder": str(b.folder), "model": b.scores["model"], "judge": judge_label(b)},
+        "a": {"folder": str(a.folder), "model": a.scores["model"], "judge": judge_label(a, endpoint)},
+        "b": {"folder": str(b.folder), "model": b.scores["model"], "judge": judge_label(b, endpoint)},
         "labels": table.labels,
         "images": len(table.clusters),
         "unjudged": unjudged,
@@ -168,15 +186,16 @@ def pair_agreement(a: ScoredRun, b: ScoredRun, resamples: int, seed: int) -> dic
 def judge_agreement(runs: Sequence[ScoredRun], resamples: int = 2000, seed: int = 0) -> dict[str, Any]:
     """Every pair's agreement, and Kendall's tau of the models' rankings per judged metric (3+ models)."""
     pairs = pair_runs(runs)
+    endpoint = needs_endpoint(pairs)
     task = pairs[0][0].scores["task"]
     categories = CODIS_CATEGORIES if task == "codis" else COGBENCH_CATEGORIES
     result: dict[str, Any] = {
         "task": task,
-        "judge_a": judge_label(pairs[0][0]),
-        "judge_b": judge_label(pairs[0][1]),
+        "judge_a": judge_label(pairs[0][0], endpoint),
+        "judge_b": judge_label(pairs[0][1], endpoint),
         "method": f"Cohen's kappa, {intervals.METHOD} ({resamples} resamples, seed {seed}); score moves B - A: "
         f"{small_sample.PAIRED_METHOD}",
-        "pairs": [pair_agreement(a, b, resamples, seed) for a, b in pairs],
+        "pairs": [pair_agreement(a, b, resamples, seed, endpoint) for a, b in pairs],
         "ranking": {},
     }
     if len(pairs) >= 3:
@@ -364,7 +383,7 @@ def report_section(runs: Sequence[ScoredRun], out: Path) -> tuple[list[Table], l
         answers = (run.scores.get("provenance") or {}).get("answers_sha256")
         if answers and run.scores["task"] in JUDGED_METRICS:
             groups.setdefault(answers, []).append(run)
-    paired = [g for g in groups.values() if len({judge_label(r) for r in g}) > 1]
+    paired = [g for g in groups.values() if len({judge_identity(r) for r in g}) > 1]
     tables: list[Table] = []
     figures: list[tuple[Path, str]] = []
     notes: list[str] = []

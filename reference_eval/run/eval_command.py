@@ -21,12 +21,13 @@ from cogbench.reference_eval.reports.summary import render_summary
 from cogbench.reference_eval.run.completeness import failure_line
 from cogbench.reference_eval.run.request_files import write_eval_requests, written_lines
 from cogbench.reference_eval.run.runner import EvalSettings, RunSummary, default_run_dir, parse_model_spec
-from cogbench.reference_eval.scoring.pipeline import ScoreOptions, check_judge_alive
+from cogbench.reference_eval.scoring.pipeline import ScoreOptions, check_judge_alive, check_judge_options
 
 
 def eval_from_args(args: argparse.Namespace, engine_options: tuple[str, ...]) -> int:
     """``cogbench eval``: the parsed options as ``EvalSettings``, the run, then its score."""
     parse_model_spec(args.model)  # a bad spec is a usage error before anything else
+    check_judge_options(args.task, args.judge, args.judge_parsing, None, args.judge_base_url)
     if not args.no_score and not args.write_requests and (args.judge or "").startswith("openai:"):
         # A retired or unlisted judge is refused before the model runs, not after (judges/retirement.py).
         judge_options = ScoreOptions(args.task, args.dataset, judge_base_url=args.judge_base_url)
@@ -108,7 +109,7 @@ def score_options(args: argparse.Namespace, out: Path) -> ScoreOptions:
         judge_base_url=args.judge_base_url,
         out=str(out),
         judge_concurrency=args.judge_concurrency,
-        judge_parsing=args.judge_parsing,
+        judge_parsing=args.judge_parsing or "tolerant",
         judge_accept_retired=args.judge_accept_retired,
         judge_shutdowns=tuple(args.judge_shutdowns),
         allow_failures=args.allow_failures,

@@ -22,6 +22,9 @@ from cogbench.reference_eval.tasks.queries import Query
 
 OOM_NOTE = "batch_size_after_oom"  # in run.json: the batch size kept after out-of-memory splits
 ENGINE_NOTE = "vllm_engine"  # in run.json: the vllm: placement options of each session that generated
+# in run.json: whether the last merged predictions.jsonl covers part of the dataset (--limit, or failures allowed),
+# so that the score command `report` prints for an unscored run carries --allow-partial when it must
+PARTIAL_NOTE = "predictions_partial"
 
 # Every file `cogbench eval` writes in its run folder, its score/ folder included (claim_output).
 EVAL_FILES = (
@@ -51,7 +54,7 @@ def check_run_record(run_dir: Path, record: dict[str, Any]) -> None:
         if isinstance(existing.get("generation"), dict):  # runs made before the thinking setting: auto
             existing["generation"] = {"thinking": "auto", **existing["generation"]}
         for name in dict.fromkeys([*record, *existing]):
-            if name in (OOM_NOTE, ENGINE_NOTE):
+            if name in (OOM_NOTE, ENGINE_NOTE, PARTIAL_NOTE):
                 continue
             value = record.get(name)
             if existing.get(name) != value:
@@ -91,6 +94,15 @@ def note_engine(run_dir: Path, options: dict[str, Any]) -> None:
     sessions = record.get(ENGINE_NOTE) or []
     if not sessions or sessions[-1] != options:
         record[ENGINE_NOTE] = [*sessions, options]
+        write_run_json(path, record)
+
+
+def note_partial(run_dir: Path, partial: bool) -> None:
+    """Record in ``run.json`` whether the merged predictions cover part of the dataset (not compared on resume)."""
+    path = run_dir / "run.json"
+    record = json.loads(path.read_text(encoding="utf-8"))
+    if record.get(PARTIAL_NOTE) != partial:
+        record[PARTIAL_NOTE] = partial
         write_run_json(path, record)
 
 

@@ -3,7 +3,8 @@
 A number in scores.json depends on all of these (the Recognition Score on the
 spaCy pipeline, the embedder and the threshold; a judged score on the judge
 model and how its replies were parsed), so each run records them. The API key
-never appears: the judge endpoint is recorded by host only.
+never appears: the judge endpoint is recorded by host, and told apart from another
+endpoint on that host by a digest of its URL without credentials or query.
 """
 
 from __future__ import annotations
@@ -104,8 +105,24 @@ def judge_provenance(kind: str, model: str | None, base_url: str | None, parsing
         }
     if kind != "openai":
         return {"kind": kind}
-    host = urlparse(base_url).hostname if base_url else "api.openai.com"
-    return {"kind": "openai", "model": model, "endpoint_host": host, "temperature": 0.0, "parsing": parsing}
+    url = urlparse((base_url or "https://api.openai.com/v1").rstrip("/"))
+    return {
+        "kind": "openai",
+        "model": model,
+        "endpoint_host": url.hostname,
+        "endpoint_id": endpoint_id(base_url),
+        "temperature": 0.0,
+        "parsing": parsing,
+    }
+
+
+def endpoint_id(base_url: str | None) -> str:
+    """Which endpoint judged, as the verdict cache tells them apart (scheme, host, port, path), as a digest:
+    one model name at two endpoints is two judges, yet the URL itself stays out of scores.json."""
+    url = urlparse((base_url or "https://api.openai.com/v1").rstrip("/"))
+    port = url.port or {"http": 80, "https": 443}.get(url.scheme)
+    where = f"{url.scheme}://{(url.hostname or '').lower()}:{port}{url.path}"
+    return hashlib.sha256(where.encode("utf-8")).hexdigest()[:12]
 
 
 def spacy_provenance(nlp, requested: str) -> dict[str, Any]:

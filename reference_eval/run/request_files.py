@@ -84,7 +84,7 @@ def written_lines(manifest: dict[str, Any], folder: Path) -> list[str]:
         + (f" (the others are answered in {manifest['run_folder']})" if done else "")
         + f", in {len(shards)} shard(s) of {_sizes(shards)} requests",
         f"folder: {folder} (manifest.json lists each shard's sha256)",
-        "next: run each shard (a batch API, vllm run-batch, Ray Data; README 'Request files'), then the same "
+        "next: run each shard (a batch API, vllm run-batch, Ray Data; docs/running.md, 'Request files'), then the same "
         "command with --read-responses OUTPUT_FILES_OR_FOLDERS instead of --write-requests",
     ]
 

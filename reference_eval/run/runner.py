@@ -59,6 +59,7 @@ from cogbench.reference_eval.run.folder import (
     merge_shards,
     note_batch_cut,
     note_engine,
+    note_partial,
     recorded_oom_batch_size,
 )
 from cogbench.reference_eval.run.lock import RunLock
@@ -165,9 +166,12 @@ def parse_model_spec(spec: str) -> tuple[str, str]:
 
 
 def default_run_dir(task: str, model: str, mode: str, no_context: bool = False) -> Path:
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", model.split(":", 1)[1]).strip("_")[-80:]
+    """``runs/eval-TASK[-MODE]-BACKEND-MODEL``: the backend too, so ``hf:``, ``vllm:`` and ``openai:`` runs of one
+    model never resume (and refuse) each other's folder."""
+    backend, _, name = model.partition(":")
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_")[-80:]
     suffix = f"-{mode}" if task == "description" else ("-no-context" if no_context else "")
-    return Path("runs") / f"eval-{task}{suffix}-{slug}"
+    return Path("runs") / f"eval-{task}{suffix}-{backend}-{slug}"
 
 
 def _backend(settings: EvalSettings, backend: str, name: str, queries: list[Query], images, failures: list[str]):
@@ -319,13 +323,17 @@ def run_eval(settings: EvalSettings) -> RunSummary:
             if settings.read_responses
             else "Run the same command again to retry only those"
         )
+        asked = len(rank_queries(queries, rank, world))
+        some = asked > len(failures)
         raise IncompleteRunError(
-            f"{failure_line('model queries', len(failures), len(rank_queries(queries, rank, world)), failures)}, "
-            f"first: {failures[0]}; the others are saved in {run_dir}. {retry}, "
-            "or pass --allow-failures to score what there is (labelled partial)"
+            f"{failure_line('model queries', len(failures), asked, failures)}, first: {failures[0]}; "
+            + (f"the other {asked - len(failures)} are saved in {run_dir}. " if some else "none was answered. ")
+            + retry
+            + (", or pass --allow-failures to score what there is (labelled partial)" if some else "")
         )
     if rank == 0:
         summary.predictions_path = merge_shards(run_dir, queries, allow_missing=settings.allow_failures)
+        note_partial(run_dir, settings.limit is not None or bool(failures))
     if rank == 0 and not settings.circular:  # the official formats hold one answer per question
         rows = dataset.select_columns([c for c in dataset.column_names if c != "image"])
         summary.official_path = write_official(settings.task, run_dir, rows, read_predictions(summary.predictions_path))

@@ -103,6 +103,16 @@ def default_score_dir(task: str, predictions: str | None) -> str:
     return str(Path("runs") / f"score-{task}-{re.sub(r'[^A-Za-z0-9_.-]+', '_', name)}")
 
 
+def check_judge_options(task: str, judge: str | None, parsing: str | None, cache: str | None, url: str | None) -> None:
+    """An LLM judge's options without an LLM judge are refused, not silently ignored (docs/conventions.md)."""
+    if (judge or "").startswith("openai:"):
+        return
+    named = judge or ("rule" if task == "codis" else "none")
+    for option, value in (("--judge-parsing", parsing), ("--judge-cache", cache), ("--judge-base-url", url)):
+        if value is not None:
+            raise UsageError(f"{option} applies only with an LLM judge (--judge openai:MODEL), not to --judge {named}")
+
+
 def _judge_spec(options: ScoreOptions) -> JudgeSpec:
     analyses.check_options(options)
     if options.judge in analyses.offline_judges.OFFLINE_JUDGES:
@@ -252,6 +262,7 @@ def _write_judge_requests(options: ScoreOptions, judge: LLMJudge, spec: JudgeSpe
         "judge": {"model": spec.model, "cache_key": judge.stats.cache_key, "parsing": options.judge_parsing},
         "prompt_templates": provenance.judge_templates(options.task, spec.kind),
         "cache": _cache_path(options),
+        "prompts_total": len(judge.asked),  # the judge's distinct prompts, the cached ones with them
     }
     requests = list(judge.requests.values())
     folder = Path(options.write_requests)
