@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy import stats
 from sklearn.metrics import cohen_kappa_score
 from test_score import minilm_path
 
@@ -96,6 +97,46 @@ def test_kendall_tau_by_counting_pairs():
     assert result["scores_a"] == [10.0, 20.0, 30.0, 40.0] and result["models"] == 4
     # Every image gives each model the same score, so every resample keeps the ranking: the interval is one point.
     assert result["interval"] == [pytest.approx(4 / 6, abs=1e-4)] * 2
+
+
+def one_score_table(score: float, images: int = 2) -> intervals.ClusterTable:
+    """Every image gives the model ``score`` percent, so every resample keeps its score."""
+    names = [f"i{n}" for n in range(images)]
+    return intervals.ClusterTable(names, ["overall"], np.full((images, 1), score), np.full((images, 1), 100.0))
+
+
+def test_kendall_tau_is_tau_b_when_models_tie():
+    """A: 10, 10, 20, 30; B: 15, 25, 25, 35. Of the six pairs, four are concordant, none discordant, one tied
+    under A alone (models 1, 2) and one under B alone (2, 3): tau-b = 4 / sqrt((6 - 1)(6 - 1)) = 0.8, where
+    tau-a would be 4/6 and tau-c 2 * 4 / (4^2 (3 - 1) / 3) = 0.75."""
+    scores_a, scores_b = (10, 10, 20, 30), (15, 25, 25, 35)
+    assert stats.kendalltau(scores_a, scores_b, variant="b").statistic == pytest.approx(0.8)
+    assert stats.kendalltau(scores_a, scores_b, variant="c").statistic == pytest.approx(0.75)
+    result = agreement.kendall_tau_with_interval(
+        [one_score_table(s) for s in scores_a], [one_score_table(s) for s in scores_b], resamples=50, min_images=2
+    )
+    assert result["tau"] == 0.8
+    assert result["interval"] == [pytest.approx(0.8, abs=1e-9)] * 2  # each resample's tau is tau-b too
+
+
+def test_intervals_start_at_exactly_the_minimum_image_count():
+    """``min_images`` images give an interval, one fewer none, for kappa (per column) and for tau."""
+    pairs = pairs_from("X", "c", [(1, 1), (0, 0)]) + pairs_from("Y", "d", [(1, 0), (0, 0), (1, 1), (0, 1)])
+    table = agreement.confusion_table(pairs, ["c", "d"])
+    at_two = agreement.kappa_with_intervals(table, resamples=200, seed=3, min_images=2)
+    assert at_two["overall"]["images"] == 2 and at_two["overall"]["interval"] is not None
+    assert at_two["c"]["images"] == 1 and at_two["c"]["interval"] is None  # category c is on one image only
+    at_one = agreement.kappa_with_intervals(table, resamples=200, seed=3, min_images=1)
+    assert at_one["c"]["interval"] is not None and at_one["d"]["interval"] is not None
+    at_three = agreement.kappa_with_intervals(table, resamples=200, seed=3, min_images=3)
+    assert at_three["overall"]["interval"] is None
+    tables_a = [one_score_table(s, images=3) for s in (10, 20, 30)]
+    tables_b = [one_score_table(s, images=3) for s in (30, 20, 10)]
+    assert (
+        agreement.kendall_tau_with_interval(tables_a, tables_b, resamples=20, min_images=3)["interval"]
+        == [pytest.approx(-1.0)] * 2
+    )
+    assert agreement.kendall_tau_with_interval(tables_a, tables_b, resamples=20, min_images=4)["interval"] is None
 
 
 # --- end to end: two scripted judges on three models' real CODIS predictions ------------------------------
@@ -217,6 +258,52 @@ def test_compare_judges_on_three_models(judged_runs, tmp_path, capsys):
     assert row.endswith(f"| {kappa_40['kappa']:.2f} [{low:.2f}, {high:.2f}] |")
     assert "| n/a |" in next(line for line in text.splitlines() if line.startswith("| model-90 |"))
     assert (report / "judge_agreement_codis.png").stat().st_size > 10_000
+
+
+def test_an_item_one_judge_left_unjudged_is_no_verdict_in_the_agreement(
+    built_release, tmp_path, openai_server, monkeypatch
+):
+    """Judge B never gives a usable reply for one answer text: those queries are left out of kappa and counted
+    as unjudged; kappa over the rest equals scikit-learn's on the verdicts the script expects."""
+    monkeypatch.setenv("OPENAI_API_KEY", "local")
+    path, pairs = model_predictions(tmp_path, 40)
+    left_out = pairs[0]["output"]["output_1"].strip()
+
+    def responder(request):
+        truth, output = codis_truth(request.prompt_text)
+        if request.body["model"] == "judge-b" and output == left_out:
+            return Reply(text="I cannot tell.")
+        right = truth == output and not (request.body["model"] == "judge-b" and strict_b(output))
+        return Reply(text="right" if right else "wrong")
+
+    server = openai_server(responder)
+    for judge in ("judge-a", "judge-b"):
+        options = ScoreOptions(
+            task="codis",
+            dataset=str(built_release),
+            predictions=str(path),
+            judge=f"openai:{judge}",
+            judge_base_url=server.base_url,
+            judge_backoff=0.01,
+            judge_concurrency=16,
+            judge_cache=str(tmp_path / f"cache-{judge}.sqlite"),
+            out=str(tmp_path / judge),
+            allow_failures=True,  # judge B's unusable replies leave its score partial
+        )
+        run_scoring(options)
+    out_json = tmp_path / "agreement.json"
+    assert (
+        main(["compare", "--judges", str(tmp_path / "judge-a"), str(tmp_path / "judge-b"), "--json", str(out_json)])
+        == 0
+    )
+    (pair,) = json.loads(out_json.read_text())["pairs"]
+    a, b = expected_verdicts(pairs, 40)
+    outputs = [pair_["output"][f"output_{q}"].strip() for pair_ in pairs for q in (1, 2)]
+    kept = [i for i, output in enumerate(outputs) if output != left_out]
+    assert 0 < len(kept) < 706
+    overall = pair["kappa"]["overall"]
+    assert (pair["unjudged"], overall["items"]) == (706 - len(kept), len(kept))
+    assert overall["kappa"] == pytest.approx(cohen_kappa_score([a[i] for i in kept], [b[i] for i in kept]), abs=1e-4)
 
 
 def test_compare_judges_refuses_what_it_cannot_pair(judged_runs, tmp_path, capsys):
