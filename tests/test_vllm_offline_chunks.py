@@ -1,0 +1,97 @@
+"""The ``vllm:`` backend's own logic (chunks, pairing, stripping, the one-by-one retry), without vLLM.
+
+``answer_queries`` hands each chunk to ``LLM.chat`` and pairs the outputs with the queries. What vLLM itself
+does (the answers, their equality with ``vllm serve``) is tested with the real engine in
+tests/test_vllm_server.py (marker ``vllm``, CI's .ci/run-vllm); here a stand-in engine with ``LLM.chat``'s
+documented shape (one ``RequestOutput`` per conversation, in order, ``.outputs[0].text`` and
+``.token_ids``) answers each conversation with its own prompt, so a reply given to the wrong query shows.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from cogbench.reference_eval.backends.vllm_offline import VLLMSettings, answer_queries
+from cogbench.reference_eval.tasks.queries import Query
+
+
+class StandInEngine:
+    """``LLM.chat`` as vLLM returns it: replies padded with whitespace, one token id per word."""
+
+    def __init__(self, refuse: str | None = None):
+        self.calls: list[list[str]] = []
+        self.params: list = []
+        self.refuse = refuse  # a prompt that makes any call holding it raise, as a too-long prompt does
+
+    def get_default_sampling_params(self):
+        return SimpleNamespace(temperature=0.7, max_tokens=16, ignore_eos=False, top_p=0.9)
+
+    def chat(self, chats, params, use_tqdm=True):
+        assert use_tqdm is False
+        prompts = [chat[0]["content"][-1]["text"] for chat in chats]
+        self.calls.append(prompts)
+        self.params.append(params)
+        if self.refuse in prompts:
+            raise ValueError(f"prompt {self.refuse!r} is longer than the maximum model length")
+        return [
+            SimpleNamespace(
+                outputs=[SimpleNamespace(text=f"\n  answer to {p}  \n", token_ids=list(range(len(p.split()))))]
+            )
+            for p in prompts
+        ]
+
+
+def blind_queries(count: int) -> list[Query]:
+    return [Query(f"item-{n}", None, n, f"prompt number {n}", with_image=False) for n in range(count)]
+
+
+def test_each_chunk_pairs_every_output_with_its_own_query_stripped():
+    engine, queries, failures = StandInEngine(), blind_queries(7), []
+    settings = VLLMSettings(model="m", max_new_tokens=32, chunk_size=3)
+    chunks = list(answer_queries(engine, settings, queries, images=None, failures=failures))
+    assert [len(chunk) for chunk in chunks] == [3, 3, 1]
+    assert engine.calls == [[f"prompt number {n}" for n in range(s, min(s + 3, 7))] for s in (0, 3, 6)]
+    answers = [answer for chunk in chunks for answer in chunk]
+    assert [a.query for a in answers] == queries
+    assert [a.output for a in answers] == [f"answer to prompt number {n}" for n in range(7)]
+    assert {a.generated_tokens for a in answers} == {3}
+    assert failures == []
+    # vllm serve's defaults for an openai: request: the model's own, greedy, with the task's token budget
+    params = engine.params[0]
+    assert (params.temperature, params.max_tokens, params.ignore_eos, params.top_p) == (0.0, 32, False, 0.9)
+
+
+def test_a_refused_chunk_is_asked_query_by_query_and_only_the_failing_one_is_left(tmp_path):
+    engine, queries, failures = StandInEngine(refuse="prompt number 4"), blind_queries(6), []
+    settings = VLLMSettings(model="m", max_new_tokens=8, chunk_size=4, ignore_eos=True)
+    chunks = list(answer_queries(engine, settings, queries, images=None, failures=failures))
+    answers = [answer for chunk in chunks for answer in chunk]
+    assert [a.query.item_id for a in answers] == ["item-0", "item-1", "item-2", "item-3", "item-5"]
+    assert [a.output for a in answers] == [f"answer to prompt number {n}" for n in (0, 1, 2, 3, 5)]
+    assert engine.calls[2:] == [["prompt number 4"], ["prompt number 5"]]  # the second chunk, one at a time
+    assert failures == [
+        "item item-4 query None: ValueError: prompt 'prompt number 4' is longer than the maximum model length"
+    ]
+    assert engine.params[0].ignore_eos is True
+
+
+def test_an_output_with_no_token_ids_records_no_token_count():
+    class NoTokens(StandInEngine):
+        def chat(self, chats, params, use_tqdm=True):
+            outputs = super().chat(chats, params, use_tqdm)
+            for output in outputs:
+                output.outputs[0].token_ids = []
+            return outputs
+
+    (chunk,) = answer_queries(NoTokens(), VLLMSettings("m", 4), blind_queries(1), None, [])
+    assert chunk[0].generated_tokens is None and chunk[0].output == "answer to prompt number 0"
+
+
+@pytest.mark.parametrize("chunk_size", [1, 2, 5])
+def test_every_query_is_answered_once_whatever_the_chunk_size(chunk_size):
+    engine, queries = StandInEngine(), blind_queries(5)
+    answers = [a for c in answer_queries(engine, VLLMSettings("m", 4, chunk_size), queries, None, []) for a in c]
+    assert [a.query for a in answers] == queries
+    assert sum(len(call) for call in engine.calls) == 5 and max(len(call) for call in engine.calls) == chunk_size
