@@ -6,13 +6,24 @@ The lines are written here as the Batch API documents them (``response.status_co
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from pathlib import Path
 
 import pytest
 
-from cogbench.errors import CogbenchError
-from cogbench.reference_eval.backends.batch_files import read_responses
+from cogbench.dataset_builders.output import OUTPUT_MARKER
+from cogbench.errors import CogbenchError, UsageError
+from cogbench.reference_eval.backends.batch_files import (
+    URL,
+    Request,
+    body_hash,
+    read_responses,
+    refuse_foreign,
+    request,
+    write_requests,
+)
 
 
 def answered(custom_id: str, text: str, status: int = 200, tokens: int = 3) -> dict:
@@ -73,3 +84,136 @@ def test_the_same_answer_twice_is_kept_once_and_two_answers_are_refused(tmp_path
         CogbenchError, match=r"line 2: custom_id 'a@1' answered twice, differently \(also at .* line 1\)"
     ):
         read_responses([str(different)])
+
+
+# --- request files written (write_requests) and the hash that names a body ------------------------------------
+
+
+def test_the_body_hash_is_of_canonical_json_in_utf8_whatever_the_key_order():
+    # printf '{"a":1,"b":"\xc3\xa9"}' | sha256sum | cut -c1-16
+    assert body_hash({"b": "é", "a": 1}) == body_hash({"a": 1, "b": "é"}) == "09ad9fd2fb648cb2"
+    line = json.loads(request("item-7", {"a": 1, "b": "é"}).line())
+    assert line == {"custom_id": "item-7@09ad9fd2fb648cb2", "method": "POST", "url": URL, "body": {"a": 1, "b": "é"}}
+
+
+def requests_of(count: int) -> list[Request]:
+    return [request(f"item-{n}", {"n": n}) for n in range(count)]
+
+
+def test_requests_are_split_into_shards_of_equal_size_with_each_file_hashed(tmp_path):
+    out = tmp_path / "requests"
+    manifest = write_requests(out, requests_of(5), 5, 2, {"model": "m"})
+    files = sorted(p.name for p in out.iterdir())
+    assert files == [OUTPUT_MARKER, "manifest.json", "requests-00001-of-00002.jsonl", "requests-00002-of-00002.jsonl"]
+    first, second = (out / files[2]).read_bytes(), (out / files[3]).read_bytes()
+    assert [json.loads(x)["custom_id"].split("@")[0] for x in (first + second).splitlines()] == [
+        f"item-{n}" for n in range(5)
+    ]
+    assert manifest == {
+        "format": "openai-batch-v1",
+        "url": "/v1/chat/completions",
+        "model": "m",
+        "requests": 5,
+        "shards": [
+            {"file": files[2], "requests": 3, "sha256": hashlib.sha256(first).hexdigest()},
+            {"file": files[3], "requests": 2, "sha256": hashlib.sha256(second).hexdigest()},
+        ],
+    }
+    assert json.loads((out / "manifest.json").read_text()) == manifest
+    # The same folder again, fewer requests than shards asked: one shard each, the old shards gone.
+    again = write_requests(out, requests_of(2), 2, 4, {"model": "m"})
+    assert [s["file"] for s in again["shards"]] == ["requests-00001-of-00002.jsonl", "requests-00002-of-00002.jsonl"]
+    assert [s["requests"] for s in again["shards"]] == [1, 1]
+    assert sorted(p.name for p in out.glob("requests-*")) == [s["file"] for s in again["shards"]]
+
+
+@pytest.mark.parametrize("shards", [0, -1])
+def test_no_shards_is_a_usage_error(tmp_path, shards):
+    with pytest.raises(UsageError, match=rf"^--shards {shards}: give a positive number$"):
+        write_requests(tmp_path / "r", requests_of(1), 1, shards, {})
+
+
+# --- output files found and their lines read ---------------------------------------------------------------
+
+
+def test_a_folder_gives_its_jsonl_and_json_files_in_name_order_without_the_manifest(tmp_path):
+    folder = tmp_path / "out"
+    folder.mkdir()
+    write_lines(folder / "b.json", [answered("b@1", "two")])  # Ray Data writes JSON lines as *.json
+    write_lines(folder / "a.jsonl", [answered("a@1", "one")])
+    (folder / "manifest.json").write_text("{}")
+    (folder / "notes.txt").write_text("not read")
+    (folder / "sub.jsonl").mkdir()
+    responses = read_responses([str(folder)])
+    assert [(r.custom_id, r.where) for r in responses.values()] == [
+        ("a@1", f"{folder / 'a.jsonl'} line 1"),
+        ("b@1", f"{folder / 'b.json'} line 1"),
+    ]
+
+
+def test_missing_files_and_empty_folders_are_usage_errors(tmp_path):
+    with pytest.raises(UsageError, match=r"no such file or folder$"):
+        read_responses([str(tmp_path / "absent.jsonl")])
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "manifest.json").write_text("{}")
+    with pytest.raises(UsageError, match=r"empty: no \.jsonl or \.json file in this folder$"):
+        read_responses([str(tmp_path / "empty")])
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ("{not json", "line 2: not valid JSON; expected a Batch API output line"),
+        ('["a@1"]', "line 2: no custom_id; expected a Batch API output line"),
+        ('{"custom_id": 7}', "line 2: no custom_id; expected a Batch API output line"),
+        (
+            '{"custom_id": "a@1", "body": {}}',
+            "line 2: custom_id 'a@1' is a request line, not a response; give the output files",
+        ),
+    ],
+)
+def test_a_line_that_is_no_output_line_is_refused_by_file_and_line(tmp_path, line, message):
+    path = tmp_path / "out.jsonl"
+    path.write_text("\n" + line + "\n")  # a blank first line is skipped, still counted
+    with pytest.raises(CogbenchError, match=re.escape(f"{path} {message}")):
+        read_responses([str(path)])
+
+
+@pytest.mark.parametrize(
+    "record, error",
+    [
+        ({"error": {"code": "rate_limit"}}, "engine error: rate_limit"),
+        ({"error": {"message": "died", "code": "x"}}, "engine error: died"),
+        ({"error": "plain text"}, "engine error: plain text"),
+        ({"response": None}, "no response"),
+        ({"response": "text"}, "no response"),
+        ({"response": {"status_code": 200, "body": {"choices": []}}}, "reply has no message content"),
+    ],
+)
+def test_each_kind_of_failed_line_keeps_its_reason(tmp_path, record, error):
+    path = write_lines(tmp_path / "out.jsonl", [{"custom_id": "a@1", **record}])
+    response = read_responses([str(path)])["a@1"]
+    assert (response.text, response.error, response.completion_tokens) == (None, error, 0)
+
+
+# --- responses this run did not ask for (refuse_foreign) -------------------------------------------------
+
+
+def test_a_response_this_run_did_not_ask_is_refused_by_name(tmp_path):
+    expected = ["item-1@aaaa", "item-2@bbbb"]
+    path = write_lines(tmp_path / "out.jsonl", [answered("item-1@aaaa", "x"), answered("item-2@cccc", "y")])
+    refuse_foreign(read_responses([str(path)]), ["item-1@aaaa", "item-2@cccc", "item-3@ffff"])  # all asked
+    with pytest.raises(CogbenchError) as other_settings:
+        refuse_foreign(read_responses([str(path)]), expected)
+    assert str(other_settings.value) == (
+        f"{path} line 2: custom_id 'item-2@cccc' was written for other settings or another dataset "
+        "(this run asks item-2 with another request body); refusing it"
+    )
+    foreign = write_lines(tmp_path / "foreign.jsonl", [answered("item-9@dddd", "x"), answered("item-8@eeee", "y")])
+    with pytest.raises(CogbenchError) as unknown:
+        refuse_foreign(read_responses([str(foreign)]), expected)
+    assert str(unknown.value) == (
+        f"{foreign} line 1: custom_id 'item-9@dddd' answers a request this run did not write; "
+        "refusing it (1 more such response(s))"
+    )
+    refuse_foreign({}, expected)  # nothing read, nothing refused
