@@ -9,11 +9,21 @@ documented shape (one ``RequestOutput`` per conversation, in order, ``.outputs[0
 
 from __future__ import annotations
 
+import importlib.util
 from types import SimpleNamespace
 
 import pytest
+import torch
 
-from cogbench.reference_eval.backends.vllm_offline import VLLMSettings, answer_queries
+from cogbench.errors import CogbenchError, UsageError
+from cogbench.reference_eval.backends.vllm_offline import (
+    EngineOptions,
+    VLLMSettings,
+    answer_queries,
+    load_engine,
+    placement,
+    recorded_settings,
+)
 from cogbench.reference_eval.tasks.queries import Query
 
 
@@ -95,3 +105,77 @@ def test_every_query_is_answered_once_whatever_the_chunk_size(chunk_size):
     answers = [a for c in answer_queries(engine, VLLMSettings("m", 4, chunk_size), queries, None, []) for a in c]
     assert [a.query for a in answers] == queries
     assert sum(len(call) for call in engine.calls) == 5 and max(len(call) for call in engine.calls) == chunk_size
+
+
+def test_engine_arguments_recorded_settings_and_placement():
+    """What vllm.LLM gets (max_model_len only when given), what every prediction records, and where it ran."""
+    default = EngineOptions()
+    assert default.llm_arguments() == {
+        "tensor_parallel_size": 1,
+        "data_parallel_size": 1,
+        "limit_mm_per_prompt": {"image": 1},
+        "dtype": "auto",
+        "gpu_memory_utilization": 0.9,
+        "enforce_eager": False,
+        "trust_remote_code": False,
+        "seed": 0,
+    }
+    assert EngineOptions(max_model_len=4096).llm_arguments()["max_model_len"] == 4096
+    settings = VLLMSettings("m", 20, ignore_eos=True, engine=EngineOptions(max_model_len=2048, tensor_parallel_size=2))
+    assert recorded_settings(settings) == {
+        "backend": "vllm",
+        "decoding": "greedy",
+        "temperature": 0.0,
+        "max_new_tokens": 20,
+        "ignore_eos": True,
+        "dtype": "auto",
+        "max_model_len": 2048,
+    }
+    assert "ignore_eos" not in recorded_settings(VLLMSettings("m", 20))
+    assert placement(settings) == {
+        "tensor_parallel_size": 2,
+        "data_parallel_size": 1,
+        "limit_mm_per_prompt": {"image": 1},
+        "gpu_memory_utilization": 0.9,
+        "enforce_eager": False,
+        "trust_remote_code": False,
+        "seed": 0,
+    }
+    assert (settings.chunk_size, VLLMSettings("m", 1).engine) == (16, default)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("vllm") is not None, reason="vllm is installed here")
+def test_without_vllm_the_backend_is_one_usage_line():
+    with pytest.raises(UsageError) as error:
+        load_engine(VLLMSettings("some/model", 8))
+    assert str(error.value) == (
+        "--model vllm: needs vllm installed in the environment that runs cogbench "
+        "(pip install vllm; README 'vLLM in the process')"
+    )
+
+
+def test_out_of_memory_stops_the_run_in_one_line_instead_of_retrying_query_by_query():
+    class OutOfMemory(StandInEngine):
+        def chat(self, chats, params, use_tqdm=True):
+            super().chat(chats, params, use_tqdm)
+            raise torch.OutOfMemoryError("CUDA out of memory.\n  Tried to allocate 2.00 GiB")
+
+    engine = OutOfMemory()
+    with pytest.raises(CogbenchError) as error:
+        list(answer_queries(engine, VLLMSettings("m", 4, chunk_size=3), blind_queries(3), None, []))
+    assert str(error.value).startswith(
+        "vLLM ran out of memory (OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB); "
+        "what was answered before is kept in the run folder: lower --gpu-memory-utilization"
+    )
+    assert len(engine.calls) == 1  # no query-by-query retry after running out of memory
+
+
+def test_a_failure_line_is_cut_to_300_characters_and_names_an_error_without_text():
+    class Refuses(StandInEngine):
+        def chat(self, chats, params, use_tqdm=True):
+            super().chat(chats, params, use_tqdm)
+            raise (ValueError("x" * 400) if len(chats) == 1 and "0" in self.calls[-1][0] else RuntimeError())
+
+    failures: list[str] = []
+    assert list(answer_queries(Refuses(), VLLMSettings("m", 4), blind_queries(2), None, failures)) == [[]]
+    assert failures == [f"item item-0 query None: ValueError: {'x' * 300}", "item item-1 query None: RuntimeError"]
