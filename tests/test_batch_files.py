@@ -6,6 +6,7 @@ The lines are written here as the Batch API documents them (``response.status_co
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -18,6 +19,7 @@ from cogbench.errors import CogbenchError, UsageError
 from cogbench.reference_eval.backends.batch_files import (
     URL,
     Request,
+    Response,
     body_hash,
     read_responses,
     refuse_foreign,
@@ -69,6 +71,13 @@ def test_a_response_whose_http_status_is_not_200_is_an_error_even_with_a_body(tm
     }
 
 
+def test_a_response_whose_status_is_null_is_an_error(tmp_path):
+    record = answered("a@1", "The dog.")
+    record["response"]["status_code"] = None
+    path = write_lines(tmp_path / "out.jsonl", [record])
+    assert read_responses([str(path)])["a@1"].error == "HTTP None"
+
+
 def test_a_response_without_a_status_is_read_as_200(tmp_path):
     record = answered("a@1", "The dog.")
     del record["response"]["status_code"]
@@ -77,13 +86,15 @@ def test_a_response_without_a_status_is_read_as_200(tmp_path):
 
 
 def test_the_same_answer_twice_is_kept_once_and_two_answers_are_refused(tmp_path):
-    same = write_lines(tmp_path / "same.jsonl", [answered("a@1", "x"), answered("a@1", "x")])
+    # two equal texts read from two lines are two str objects: compared by value
+    same = write_lines(tmp_path / "same.jsonl", [answered("a@1", "The cat sits."), answered("a@1", "The cat sits.")])
     assert read_responses([str(same)])["a@1"].where == f"{same} line 1"
-    different = write_lines(tmp_path / "different.jsonl", [answered("a@1", "x"), answered("a@1", "y")])
-    with pytest.raises(
-        CogbenchError, match=r"line 2: custom_id 'a@1' answered twice, differently \(also at .* line 1\)"
-    ):
-        read_responses([str(different)])
+    for texts in (["x", "y"], ["y", "x"]):
+        different = write_lines(tmp_path / "different.jsonl", [answered("a@1", text) for text in texts])
+        with pytest.raises(
+            CogbenchError, match=r"line 2: custom_id 'a@1' answered twice, differently \(also at .* line 1\)"
+        ):
+            read_responses([str(different)])
 
 
 # --- request files written (write_requests) and the hash that names a body ------------------------------------
@@ -94,6 +105,13 @@ def test_the_body_hash_is_of_canonical_json_in_utf8_whatever_the_key_order():
     assert body_hash({"b": "é", "a": 1}) == body_hash({"a": 1, "b": "é"}) == "09ad9fd2fb648cb2"
     line = json.loads(request("item-7", {"a": 1, "b": "é"}).line())
     assert line == {"custom_id": "item-7@09ad9fd2fb648cb2", "method": "POST", "url": URL, "body": {"a": 1, "b": "é"}}
+
+
+def test_requests_and_responses_are_frozen():
+    """A response read is evidence of what the engine said; nothing downstream may edit it."""
+    for record in (request("a", {}), Response("a@1", "x", None, "f line 1")):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            record.custom_id = "b@2"
 
 
 def requests_of(count: int) -> list[Request]:
@@ -119,12 +137,32 @@ def test_requests_are_split_into_shards_of_equal_size_with_each_file_hashed(tmp_
             {"file": files[3], "requests": 2, "sha256": hashlib.sha256(second).hexdigest()},
         ],
     }
-    assert json.loads((out / "manifest.json").read_text()) == manifest
+    text = (out / "manifest.json").read_text()
+    assert json.loads(text) == manifest and text.endswith("}\n")
+    # indented by 2, keys sorted
+    assert [line.split('"')[1] for line in text.splitlines() if line.startswith('  "')] == [
+        "format",
+        "model",
+        "requests",
+        "shards",
+        "url",
+    ]
     # The same folder again, fewer requests than shards asked: one shard each, the old shards gone.
-    again = write_requests(out, requests_of(2), 2, 4, {"model": "m"})
-    assert [s["file"] for s in again["shards"]] == ["requests-00001-of-00002.jsonl", "requests-00002-of-00002.jsonl"]
-    assert [s["requests"] for s in again["shards"]] == [1, 1]
+    again = write_requests(out, requests_of(3), 3, 4, {"model": "m"})
+    assert [s["file"] for s in again["shards"]] == [f"requests-0000{n}-of-00003.jsonl" for n in (1, 2, 3)]
+    assert [s["requests"] for s in again["shards"]] == [1, 1, 1]
     assert sorted(p.name for p in out.glob("requests-*")) == [s["file"] for s in again["shards"]]
+
+
+@pytest.mark.parametrize(
+    "count, shards, sizes",
+    [(7, 2, [4, 3]), (7, 3, [3, 2, 2]), (8, 3, [3, 3, 2]), (3, 1, [3]), (1, 5, [1]), (0, 2, [0])],
+)
+def test_shard_sizes_differ_by_one_at_most_and_the_first_are_larger(tmp_path, count, shards, sizes):
+    manifest = write_requests(tmp_path / "r", requests_of(count), count, shards, {})
+    assert [s["requests"] for s in manifest["shards"]] == sizes
+    lines = [line for s in manifest["shards"] for line in (tmp_path / "r" / s["file"]).read_text().splitlines()]
+    assert [json.loads(line)["body"]["n"] for line in lines] == list(range(count))
 
 
 @pytest.mark.parametrize("shards", [0, -1])
@@ -141,6 +179,7 @@ def test_a_folder_gives_its_jsonl_and_json_files_in_name_order_without_the_manif
     folder.mkdir()
     write_lines(folder / "b.json", [answered("b@1", "two")])  # Ray Data writes JSON lines as *.json
     write_lines(folder / "a.jsonl", [answered("a@1", "one")])
+    write_lines(folder / "part-0.json", [answered("c@1", "three")])  # a name sorting after manifest.json
     (folder / "manifest.json").write_text("{}")
     (folder / "notes.txt").write_text("not read")
     (folder / "sub.jsonl").mkdir()
@@ -148,6 +187,7 @@ def test_a_folder_gives_its_jsonl_and_json_files_in_name_order_without_the_manif
     assert [(r.custom_id, r.where) for r in responses.values()] == [
         ("a@1", f"{folder / 'a.jsonl'} line 1"),
         ("b@1", f"{folder / 'b.json'} line 1"),
+        ("c@1", f"{folder / 'part-0.json'} line 1"),
     ]
 
 
@@ -209,11 +249,13 @@ def test_a_response_this_run_did_not_ask_is_refused_by_name(tmp_path):
         f"{path} line 2: custom_id 'item-2@cccc' was written for other settings or another dataset "
         "(this run asks item-2 with another request body); refusing it"
     )
-    foreign = write_lines(tmp_path / "foreign.jsonl", [answered("item-9@dddd", "x"), answered("item-8@eeee", "y")])
+    foreign = write_lines(
+        tmp_path / "foreign.jsonl", [answered(f"item-{n}@dddd", "x") for n in (9, 8, 7)] + [answered(expected[0], "z")]
+    )
     with pytest.raises(CogbenchError) as unknown:
         refuse_foreign(read_responses([str(foreign)]), expected)
     assert str(unknown.value) == (
         f"{foreign} line 1: custom_id 'item-9@dddd' answers a request this run did not write; "
-        "refusing it (1 more such response(s))"
+        "refusing it (2 more such response(s))"
     )
     refuse_foreign({}, expected)  # nothing read, nothing refused
