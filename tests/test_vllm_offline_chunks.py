@@ -10,6 +10,7 @@ documented shape (one ``RequestOutput`` per conversation, in order, ``.outputs[0
 from __future__ import annotations
 
 import importlib.util
+import time
 from types import SimpleNamespace
 
 import pytest
@@ -179,3 +180,18 @@ def test_a_failure_line_is_cut_to_300_characters_and_names_an_error_without_text
     failures: list[str] = []
     assert list(answer_queries(Refuses(), VLLMSettings("m", 4), blind_queries(2), None, failures)) == [[]]
     assert failures == [f"item item-0 query None: ValueError: {'x' * 300}", "item item-1 query None: RuntimeError"]
+
+
+def test_each_answer_costs_its_share_of_its_chunk_or_its_own_call():
+    """A chunk's wall time is shared by its queries; a query asked alone costs its own call."""
+
+    class Slow(StandInEngine):
+        def chat(self, chats, params, use_tqdm=True):
+            time.sleep(0.2)
+            return super().chat(chats, params, use_tqdm)
+
+    (chunk,) = answer_queries(Slow(), VLLMSettings("m", 4, chunk_size=4), blind_queries(4), None, [])
+    assert all(0.05 <= answer.seconds < 0.2 for answer in chunk)
+    engine = Slow(refuse="prompt number 1")
+    (alone,) = answer_queries(engine, VLLMSettings("m", 4, chunk_size=2), blind_queries(2), None, [])
+    assert [a.query.item_id for a in alone] == ["item-0"] and 0.2 <= alone[0].seconds < 0.4
