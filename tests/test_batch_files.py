@@ -259,3 +259,12 @@ def test_a_response_this_run_did_not_ask_is_refused_by_name(tmp_path):
         "refusing it (2 more such response(s))"
     )
     refuse_foreign({}, expected)  # nothing read, nothing refused
+
+
+@pytest.mark.parametrize("count", [1, 2, 3, 4])
+def test_the_refusal_counts_the_other_foreign_responses(tmp_path, count):
+    path = write_lines(tmp_path / "out.jsonl", [answered(f"item-{n}@dddd", "x") for n in range(count)])
+    with pytest.raises(CogbenchError) as error:
+        refuse_foreign(read_responses([str(path)]), ["item-0@aaaa"])
+    more = {1: "", 2: " (1 more such response(s))", 3: " (2 more such response(s))", 4: " (3 more such response(s))"}
+    assert str(error.value).endswith(f"refusing it{more[count]}")
