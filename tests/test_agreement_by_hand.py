@@ -9,6 +9,8 @@ run of agreement.py uses this file (mutation.toml); tests/test_judge_agreement.p
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -126,3 +128,48 @@ def test_intervals_start_at_exactly_the_minimum_image_count():
         == [pytest.approx(-1.0)] * 2
     )
     assert agreement.kendall_tau_with_interval(tables_a, tables_b, resamples=20, min_images=4)["interval"] is None
+
+
+def test_one_disagreeing_item_has_kappa_zero_and_kappa_is_rounded_to_four_places():
+    # One item, A 1 and B 0: p_o = 0, p_e = 1 * 0 + 0 * 1 = 0, kappa = 0 (scikit-learn agrees).
+    single = agreement.kappa_with_intervals(agreement.confusion_table([Pair("x", "c", 1, 0)], ["c"]), resamples=10)
+    assert single["overall"]["kappa"] == 0.0 == cohen_kappa_score([1], [0])
+    # XY of test_interval_resamples_whole_images_by_enumeration: kappa 1/3 exactly, shown as 0.3333.
+    pairs = pairs_from("X", "c", [(1, 1), (0, 0)]) + pairs_from("Y", "c", [(1, 0), (0, 0), (1, 1), (0, 1)])
+    result = agreement.kappa_with_intervals(agreement.confusion_table(pairs, ["c"]), resamples=10)
+    assert result["overall"]["kappa"] == 0.3333 and result["overall"]["flip_share"] == 33.33  # 2 of 6
+
+
+def test_a_judge_constant_throughout_is_named_and_an_empty_column_names_none():
+    # B says 1 throughout, A varies: B alone is constant (kappa 0: p_o = p_e = 3/5).
+    table = agreement.confusion_table(pairs_from("x", "c", [(1, 1), (1, 1), (1, 1), (0, 1), (0, 1)]), ["c", "d"])
+    result = agreement.kappa_with_intervals(table, resamples=10)
+    assert (result["c"]["constant"], result["c"]["kappa"]) == (["B"], 0.0)
+    assert result["d"]["constant"] == [] and result["d"]["items"] == 0
+    swapped = agreement.confusion_table(pairs_from("x", "c", [(1, 1), (1, 1), (1, 0)]), ["c"])
+    assert agreement.kappa_with_intervals(swapped, resamples=10)["c"]["constant"] == ["A"]
+    varied = agreement.confusion_table(pairs_from("x", "c", [(1, 1), (0, 0), (1, 0)]), ["c"])
+    assert agreement.kappa_with_intervals(varied, resamples=10)["c"]["constant"] == []
+
+
+def test_no_verdict_pairs_give_the_labels_0_and_1_and_no_kappa():
+    """Every item unjudged by one judge: an empty table over the two verdicts, nothing to compute."""
+    table = agreement.confusion_table([], ["c"])
+    assert table.labels == [0, 1] and table.counts.shape == (0, 2, 2, 2)
+
+
+def test_verdict_pairs_are_frozen():
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        Pair("x", "c", 1, 0).a = 0
+
+
+def test_tau_ranks_the_overall_column_not_a_category():
+    """Each model's overall score is its last column; its category column (first) orders them the other way."""
+
+    def table(category: float, overall: float) -> intervals.ClusterTable:
+        hits = np.array([[category, overall], [category, overall]])
+        return intervals.ClusterTable(["i1", "i2"], ["c", "overall"], hits, np.full((2, 2), 100.0))
+
+    tables = [table(30, 10), table(20, 20), table(10, 30)]
+    result = agreement.kendall_tau_with_interval(tables, tables, resamples=10, min_images=0)
+    assert result["scores_a"] == [10.0, 20.0, 30.0] and result["tau"] == 1.0
