@@ -9,6 +9,7 @@ documented shape (one ``RequestOutput`` per conversation, in order, ``.outputs[0
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import time
 from types import SimpleNamespace
@@ -195,3 +196,30 @@ def test_each_answer_costs_its_share_of_its_chunk_or_its_own_call():
     engine = Slow(refuse="prompt number 1")
     (alone,) = answer_queries(engine, VLLMSettings("m", 4, chunk_size=2), blind_queries(2), None, [])
     assert [a.query.item_id for a in alone] == ["item-0"] and 0.2 <= alone[0].seconds < 0.4
+
+
+def test_after_a_refused_chunk_the_next_chunks_are_still_asked():
+    engine, failures = StandInEngine(refuse="prompt number 1"), []
+    chunks = list(answer_queries(engine, VLLMSettings("m", 4, chunk_size=2), blind_queries(5), None, failures))
+    assert [[a.query.item_id for a in chunk] for chunk in chunks] == [["item-0"], ["item-2", "item-3"], ["item-4"]]
+    assert len(failures) == 1
+
+
+def test_the_first_completion_of_an_output_is_the_answer():
+    """vLLM gives n completions per request (n = 1 in vllm serve's defaults); the answer is the first."""
+
+    class TwoCompletions(StandInEngine):
+        def chat(self, chats, params, use_tqdm=True):
+            outputs = super().chat(chats, params, use_tqdm)
+            for output in outputs:
+                output.outputs.append(SimpleNamespace(text="second", token_ids=[1]))
+            return outputs
+
+    (chunk,) = answer_queries(TwoCompletions(), VLLMSettings("m", 4), blind_queries(1), None, [])
+    assert (chunk[0].output, chunk[0].generated_tokens) == ("answer to prompt number 0", 3)
+
+
+def test_settings_are_frozen():
+    for settings in (EngineOptions(), VLLMSettings("m", 4)):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            settings.seed = 1
