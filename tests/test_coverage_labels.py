@@ -15,6 +15,7 @@ import pytest
 from cogbench.cli import main
 from cogbench.errors import IncompleteRunError, UsageError
 from cogbench.reference_eval.reports.report_runs import load_report_runs
+from cogbench.reference_eval.run.completeness import SCALE_LABEL, mark_scale, scale_text
 
 from openai_server import Reply
 from shared_files import codis_example
@@ -271,3 +272,24 @@ def test_only_a_metric_labelled_exceeds_scale_may_pass_100(two_vqa_runs):
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate({**scores, "metrics": {"accuracy": edited}}, scores_schema())
         jsonschema.validate({**scores, "metrics": {"accuracy": {**edited, "exceeds_scale": True}}}, scores_schema())
+
+
+@pytest.mark.parametrize(
+    "metric, exceeds",
+    [
+        ({"overall": 100.0, "per_category": {"x": 100.0}}, False),  # 100 is on the scale
+        ({"overall": 100.01, "per_category": {"x": 90.0}}, True),
+        ({"overall": 90.0, "per_category": {"x": 90.0, "y": 100.5}}, True),
+        ({"overall": None, "overall_partial": 101.0, "per_category": {"x": None}}, True),
+        ({"overall": 90.0, "per_category": {"x": 90.0}, "interval": {"overall": [80.0, 100.5]}}, True),
+        ({"overall": 90.0, "per_category": {"x": 90.0}, "interval": {"per_category": {"x": [99.0, 102.0]}}}, True),
+        ({"overall": 90.0, "per_category": {"x": 90.0}, "interval": {"overall": [80.0, 100.0]}}, False),
+    ],
+)
+def test_a_value_or_bound_above_100_marks_the_metric_and_labels_the_number(metric, exceeds):
+    """Official parsing counts a verdict of 2 as 2 (the authors' sum), so a Cognition score can pass 100."""
+    marked = mark_scale(dict(metric))
+    assert marked.get("exceeds_scale") is (True if exceeds else None)
+    assert SCALE_LABEL == "exceeds the 0-100 scale"
+    assert scale_text(100.0) == "" and scale_text(None) == ""
+    assert scale_text(100.25) == " (exceeds the 0-100 scale)"

@@ -1,10 +1,7 @@
-"""Judge agreement (issue 33 item 5): kappa, flips and Kendall's tau worked by hand, then end to end on CODIS.
+"""Judge agreement (issue 33 item 5) end to end on CODIS; kappa and tau by hand are in test_agreement_by_hand.py.
 
-Hand-worked values, never our own code path: Cohen's kappa from its definition on small
-tables (and scikit-learn's ``cohen_kappa_score`` as a second, independent reading), the
-bootstrap interval by enumerating the three ways of drawing two images, Kendall's tau by
-counting concordant pairs. End to end, two scripted LLM judges served locally score three
-models' real CODIS predictions; every expected verdict is known from the script.
+Two scripted LLM judges served locally score three models' real CODIS predictions; every expected
+verdict is known from the script.
 """
 
 from __future__ import annotations
@@ -13,99 +10,16 @@ import json
 import re
 from pathlib import Path
 
-import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 from test_score import minilm_path
 
 from cogbench.cli import main
-from cogbench.reference_eval.metrics import agreement, intervals
 from cogbench.reference_eval.run.provenance import answers_sha256
 from cogbench.reference_eval.scoring.pipeline import ScoreOptions, run_scoring
 
 from openai_server import Reply, numbered_verdicts
 from shared_files import codis_example, spacy_stand_in
-
-Pair = agreement.VerdictPair
-
-
-def pairs_from(cluster: str, category: str, verdicts: list[tuple[int, int]]) -> list[Pair]:
-    return [Pair(cluster, category, a, b) for a, b in verdicts]
-
-
-def test_kappa_by_hand_on_a_two_by_two_table():
-    # 10 items: both 1 four times, both 0 three times, A1/B0 twice, A0/B1 once.
-    # p_o = 7/10; A says 1 six times, B five times: p_e = .6 * .5 + .4 * .5 = .5; kappa = (.7 - .5) / .5 = 0.4.
-    verdicts = [(1, 1)] * 4 + [(0, 0)] * 3 + [(1, 0)] * 2 + [(0, 1)]
-    table = agreement.confusion_table(pairs_from("x", "c", verdicts), ["c"])
-    result = agreement.kappa_with_intervals(table, resamples=50)
-    assert result["overall"]["kappa"] == 0.4
-    assert result["c"]["kappa"] == 0.4
-    assert cohen_kappa_score([a for a, _ in verdicts], [b for _, b in verdicts]) == pytest.approx(0.4)
-    assert (result["overall"]["items"], result["overall"]["flips"], result["overall"]["flip_share"]) == (10, 3, 30.0)
-    assert (result["overall"]["a_higher"], result["overall"]["b_higher"]) == (2, 1)  # A right / B wrong twice
-
-
-def test_flip_share_is_rounded_once_where_printed():
-    # 94 items, 54 of them flipped: 100 * 54 / 94 = 57.4468...; printed to one decimal that is 57.4
-    # (rounded to 57.45 first and then to one decimal, it read 57.5).
-    verdicts = [(1, 0)] * 54 + [(1, 1)] * 40
-    result = agreement.kappa_with_intervals(agreement.confusion_table(pairs_from("x", "c", verdicts), ["c"]), 20)
-    assert result["overall"]["flip_share"] == pytest.approx(5400 / 94)
-    assert f"{result['overall']['flip_share']:.1f}" == "57.4"
-
-
-def test_kappa_with_three_verdict_labels_matches_scikit_learn():
-    # Official parsing may give 2 (the authors' script sums it): kappa over three labels.
-    verdicts = [(0, 0), (1, 1), (2, 2), (2, 1), (1, 0), (0, 0), (1, 1), (2, 2), (0, 1)]
-    table = agreement.confusion_table(pairs_from("x", "c", verdicts), ["c"])
-    expected = cohen_kappa_score([a for a, _ in verdicts], [b for _, b in verdicts])
-    # By hand: p_o = 6/9; rows (A) 3,3,3 and columns (B) 3,4,2: p_e = (9 + 12 + 6) / 81 = 1/3; kappa = (2/3 - 1/3)/(2/3).
-    assert expected == pytest.approx(0.5)
-    assert agreement.kappa_with_intervals(table, resamples=20)["overall"]["kappa"] == 0.5
-
-
-def test_kappa_is_undefined_when_both_judges_never_vary():
-    table = agreement.confusion_table(pairs_from("x", "c", [(1, 1)] * 5), ["c", "d"])
-    result = agreement.kappa_with_intervals(table, resamples=20)
-    assert result["overall"]["kappa"] is None and result["overall"]["interval"] is None
-    assert result["d"]["items"] == 0 and result["d"]["kappa"] is None and result["d"]["flip_share"] is None
-
-
-def test_interval_resamples_whole_images_by_enumeration():
-    """Two images; a bootstrap draw of two images is XX (1/4), XY (1/2) or YY (1/4).
-
-    X: (1,1), (0,0) -> kappa 1.  YY: n11 = n00 = n10 = n01 = 2 -> p_o = .5 = p_e -> kappa 0.
-    XY: n11 = n00 = 2, n10 = n01 = 1 -> p_o = 2/3, p_e = .5 -> kappa 1/3 (also the point estimate).
-    With a quarter of the draws at each end, the 2.5% and 97.5% percentiles are 0 and 1.
-    """
-    pairs = pairs_from("X", "c", [(1, 1), (0, 0)]) + pairs_from("Y", "c", [(1, 0), (0, 0), (1, 1), (0, 1)])
-    table = agreement.confusion_table(pairs, ["c"])
-    result = agreement.kappa_with_intervals(table, resamples=2000, seed=3, min_images=0)
-    assert result["overall"]["kappa"] == pytest.approx(1 / 3, abs=1e-4)
-    assert result["overall"]["interval"] == [0.0, 1.0]
-    assert result["overall"]["images"] == 2 and result["overall"]["flips"] == 2
-    # cogbench itself gives no interval below MIN_IMAGES images, where its coverage was measured under 95%
-    assert agreement.kappa_with_intervals(table, resamples=200)["overall"]["interval"] is None
-
-
-def test_kendall_tau_by_counting_pairs():
-    """Scores under A: 10, 20, 30, 40; under B: 15, 35, 25, 45. Of the six pairs of models only (2, 3)
-    is ordered differently: tau = (5 - 1) / 6."""
-
-    def table(score: float) -> intervals.ClusterTable:
-        return intervals.ClusterTable(
-            ["i1", "i2"], ["overall"], np.array([[score], [score]]), np.array([[100.0], [100.0]])
-        )
-
-    result = agreement.kendall_tau_with_interval(
-        [table(s) for s in (10, 20, 30, 40)], [table(s) for s in (15, 35, 25, 45)], resamples=100, min_images=0
-    )
-    assert result["tau"] == pytest.approx(4 / 6, abs=1e-4)
-    assert result["scores_a"] == [10.0, 20.0, 30.0, 40.0] and result["models"] == 4
-    # Every image gives each model the same score, so every resample keeps the ranking: the interval is one point.
-    assert result["interval"] == [pytest.approx(4 / 6, abs=1e-4)] * 2
-
 
 # --- end to end: two scripted judges on three models' real CODIS predictions ------------------------------
 
@@ -226,6 +140,52 @@ def test_compare_judges_on_three_models(judged_runs, tmp_path, capsys):
     assert row.endswith(f"| {kappa_40['kappa']:.2f} [{low:.2f}, {high:.2f}] |")
     assert "| n/a |" in next(line for line in text.splitlines() if line.startswith("| model-90 |"))
     assert (report / "judge_agreement_codis.png").stat().st_size > 10_000
+
+
+def test_an_item_one_judge_left_unjudged_is_no_verdict_in_the_agreement(
+    built_release, tmp_path, openai_server, monkeypatch
+):
+    """Judge B never gives a usable reply for one answer text: those queries are left out of kappa and counted
+    as unjudged; kappa over the rest equals scikit-learn's on the verdicts the script expects."""
+    monkeypatch.setenv("OPENAI_API_KEY", "local")
+    path, pairs = model_predictions(tmp_path, 40)
+    left_out = pairs[0]["output"]["output_1"].strip()
+
+    def responder(request):
+        truth, output = codis_truth(request.prompt_text)
+        if request.body["model"] == "judge-b" and output == left_out:
+            return Reply(text="I cannot tell.")
+        right = truth == output and not (request.body["model"] == "judge-b" and strict_b(output))
+        return Reply(text="right" if right else "wrong")
+
+    server = openai_server(responder)
+    for judge in ("judge-a", "judge-b"):
+        options = ScoreOptions(
+            task="codis",
+            dataset=str(built_release),
+            predictions=str(path),
+            judge=f"openai:{judge}",
+            judge_base_url=server.base_url,
+            judge_backoff=0.01,
+            judge_concurrency=16,
+            judge_cache=str(tmp_path / f"cache-{judge}.sqlite"),
+            out=str(tmp_path / judge),
+            allow_failures=True,  # judge B's unusable replies leave its score partial
+        )
+        run_scoring(options)
+    out_json = tmp_path / "agreement.json"
+    assert (
+        main(["compare", "--judges", str(tmp_path / "judge-a"), str(tmp_path / "judge-b"), "--json", str(out_json)])
+        == 0
+    )
+    (pair,) = json.loads(out_json.read_text())["pairs"]
+    a, b = expected_verdicts(pairs, 40)
+    outputs = [pair_["output"][f"output_{q}"].strip() for pair_ in pairs for q in (1, 2)]
+    kept = [i for i, output in enumerate(outputs) if output != left_out]
+    assert 0 < len(kept) < 706
+    overall = pair["kappa"]["overall"]
+    assert (pair["unjudged"], overall["items"]) == (706 - len(kept), len(kept))
+    assert overall["kappa"] == pytest.approx(cohen_kappa_score([a[i] for i in kept], [b[i] for i in kept]), abs=1e-4)
 
 
 def test_compare_judges_refuses_what_it_cannot_pair(judged_runs, tmp_path, capsys):

@@ -15,6 +15,10 @@ from test_judge_failures import perturbed, truth_verdict
 
 from cogbench.cli import main
 from cogbench.dataset_builders.output import OUTPUT_MARKER
+from cogbench.reference_eval.backends.batch_files import Response
+from cogbench.reference_eval.backends.openai_api import ChatSettings
+from cogbench.reference_eval.judges.llm import LLMJudge, judge_request
+from cogbench.reference_eval.judges.verdicts import parse_right_wrong
 
 from openai_server import Reply, answer_as_engine, request_lines
 
@@ -80,3 +84,28 @@ def test_responses_for_another_judge_are_refused_by_name(built_release, real_raw
         f"dataset (this run asks {line['custom_id'].rpartition('@')[0]} with another request body); refusing it"
     )
     assert not (tmp_path / "run" / "scores.json").exists()
+
+
+def test_an_unusable_reply_in_the_files_is_a_failure_never_a_verdict_or_a_cache_entry(tmp_path):
+    """A reply read from files that does not parse (here: neither right nor wrong) is this prompt's failure,
+    its text kept for reading the other way; a usable reply beside it is answered and cached."""
+    settings = ChatSettings(model="judge", base_url="http://127.0.0.1:9/v1")
+    prompts = ["Is 'a cat' right for 'a cat'?", "Is 'a dog' right for 'a cow'?"]
+    ids = [judge_request(settings, prompt).custom_id for prompt in prompts]
+    responses = {
+        ids[0]: Response(ids[0], "Right.", None, "out.jsonl line 1"),
+        ids[1]: Response(ids[1], "It depends.", None, "out.jsonl line 2"),
+    }
+    judge = LLMJudge(settings, tmp_path / "cache.sqlite", responses=responses)
+    try:
+        usable, unusable = judge.ask(prompts, lambda prompt, reply: parse_right_wrong(reply) is not None)
+        assert (usable.text, usable.error) == ("Right.", None)
+        assert (unusable.text, unusable.error, unusable.unusable_text) == (
+            None,
+            "unusable reply (out.jsonl line 2)",
+            "It depends.",
+        )
+        assert judge.cache.get(judge.key, prompts[0]) == "Right." and judge.cache.get(judge.key, prompts[1]) is None
+        assert (judge.stats.failures, judge.stats.failure_messages) == (1, ["unusable reply (out.jsonl line 2)"])
+    finally:
+        judge.close()

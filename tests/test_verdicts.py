@@ -6,6 +6,8 @@ import pytest
 
 from cogbench.reference_eval.judges.verdicts import parse_numbered, parse_right_wrong
 
+from oracle_scripts import authors_output_parse, cognition_gpt_eval
+
 R, W, U = True, False, None  # right, wrong, unusable
 
 RIGHT_WRONG = [
@@ -105,6 +107,12 @@ def test_numbered_replies(reply, tolerant, official):
 
 # Issue 22 item 6: what the authors' ``output_parse`` (cognition_gpt_eval.py), as its evaluator uses it,
 # reads from each reply; measured by running the script. None: no verdict, the reply is retried.
+@pytest.fixture(scope="module")
+def output_parse():
+    """The authors' cognition_gpt_eval.py (its output_parse), from ../shared/oracles."""
+    return cognition_gpt_eval()
+
+
 AUTHORS_READINGS = [
     ("1. [1]  2. [0]", 2, [1, 0]),
     ("1. [1]  2. [0]  3. [1]", 2, [1, 0]),
@@ -121,12 +129,29 @@ AUTHORS_READINGS = [
     ("1. [1]  2. [2]", 2, [1, 2]),
     ("Key point 1: [1]\nKey point 2: [0]", 2, None),
     ("1. (1)  2. (0)", 2, None),
+    # A verdict of several digits is read whole (\\d+ in the item pattern), not its first digit.
+    ("1. [10]", 1, [10]),
+    ("1. [10]  2. [0]", 2, [10, 0]),
+    ("1. [12]  2. [1]", 2, [12, 1]),
+    ("[1] 2. [10]", 1, [1]),
 ]
 
 
 @pytest.mark.parametrize("reply, count, authors", AUTHORS_READINGS)
 def test_official_reads_as_the_authors_output_parse(reply, count, authors):
     assert parse_numbered(reply, count, "official") == authors
+
+
+@pytest.mark.parametrize("reply, count, authors", AUTHORS_READINGS)
+def test_the_table_is_what_the_authors_script_reads(reply, count, authors, output_parse):
+    assert authors_output_parse(reply, count, output_parse) == authors
+
+
+@pytest.mark.parametrize("reply", ["[10]", "10", "[10] and [1]"])
+def test_a_lone_verdict_of_two_digits_is_no_verdict_as_in_the_authors_script(reply, output_parse):
+    """``^\\d$`` and ``\\[\\d\\]`` take one digit only: "[10]" and "10" give the authors no key point 1."""
+    assert authors_output_parse(reply, 1, output_parse) is None
+    assert parse_numbered(reply, 1, "official") is None
 
 
 @pytest.mark.parametrize("reply, count, authors", AUTHORS_READINGS)
