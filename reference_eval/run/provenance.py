@@ -63,8 +63,9 @@ def _template(template_id: str, text: str, role: str) -> dict[str, str]:
 
 
 def judge_templates(task: str, kind: str) -> list[dict[str, str]]:
-    """The judge prompts a run used (their text is in judges/codis.py and judges/cognition.py)."""
-    if kind != "openai":
+    """The judge prompts a run used (their text is in judges/codis.py and judges/cognition.py); a panel
+    has at least one LLM member (two or more members, each once, and ``rule`` the only other kind)."""
+    if kind not in ("openai", "panel"):
         return []
     if task == "codis":
         return [_template("codis-judge-table12", codis_judge.JUDGE_PROMPT, "judge")]
@@ -106,6 +107,18 @@ def judge_provenance(kind: str, model: str | None, base_url: str | None, parsing
         return {"kind": kind}
     host = urlparse(base_url).hostname if base_url else "api.openai.com"
     return {"kind": "openai", "model": model, "endpoint_host": host, "temperature": 0.0, "parsing": parsing}
+
+
+def panel_provenance(members: Iterable[Any], parsing: str, rule: str) -> dict[str, Any]:
+    """A judge panel: each member as ``judge_provenance`` records one judge (host only, never the URL)."""
+    members = list(members)
+    return {
+        "kind": "panel",
+        "model": " + ".join(m.name for m in members),
+        "members": [{"name": m.name, **judge_provenance(m.kind, m.model, m.base_url, parsing)} for m in members],
+        "parsing": parsing,
+        "rule": rule,
+    }
 
 
 def spacy_provenance(nlp, requested: str) -> dict[str, Any]:
