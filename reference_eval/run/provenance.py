@@ -65,7 +65,7 @@ def _template(template_id: str, text: str, role: str) -> dict[str, str]:
 def judge_templates(task: str, kind: str) -> list[dict[str, str]]:
     """The judge prompts a run used (their text is in judges/codis.py and judges/cognition.py); a panel
     has at least one LLM member (two or more members, each once, and ``rule`` the only other kind)."""
-    if kind not in ("openai", "panel"):
+    if kind not in ("openai", "vllm", "panel"):
         return []
     if task == "codis":
         return [_template("codis-judge-table12", codis_judge.JUDGE_PROMPT, "judge")]
@@ -103,6 +103,8 @@ def judge_provenance(kind: str, model: str | None, base_url: str | None, parsing
             "min_similarity": codis_judge.RULE_MIN_SIMILARITY,
             "scorer": "rapidfuzz.token_set_ratio",
         }
+    if kind == "vllm":  # the weights' identity is added from the loaded judge (judges/vllm_judge.identity)
+        return {"kind": "vllm", "model": model, "temperature": 0.0, "parsing": parsing}
     if kind != "openai":
         return {"kind": kind}
     host = urlparse(base_url).hostname if base_url else "api.openai.com"

@@ -31,7 +31,7 @@ from cogbench.reference_eval.formats.harness import harness_provenance
 from cogbench.reference_eval.formats.official import OfficialIds, read_any_predictions
 from cogbench.reference_eval.harnesses.lmms_eval_tasks import task_docs
 from cogbench.reference_eval.judges import panel as judge_panel
-from cogbench.reference_eval.judges import retirement
+from cogbench.reference_eval.judges import retirement, vllm_judge
 from cogbench.reference_eval.judges.llm import JudgeSpec, LLMJudge
 from cogbench.reference_eval.metrics import intervals as metric_intervals
 from cogbench.reference_eval.metrics import recognition
@@ -114,8 +114,11 @@ def _judge_spec(options: ScoreOptions) -> JudgeSpec:
     spec = JudgeSpec.parse(options.judge or ("rule" if options.task == "codis" else "none"))
     if spec.kind == "rule" and options.task != "codis":
         raise UsageError("--judge rule is the offline CODIS judge; use none or openai:MODEL for this task")
-    if spec.kind == "openai" and options.task == "vqa":
+    if spec.kind in ("openai", "vllm") and options.task == "vqa":
         raise UsageError("VQA accuracy needs no judge; leave --judge out")
+    if spec.kind == "vllm":
+        vllm_judge.split_spec(spec.model or "")
+        vllm_judge.require_vllm()
     if options.oracle and options.task != "description":
         raise UsageError("--oracle scores the annotated descriptions; it applies to --task description")
     return spec
@@ -214,6 +217,8 @@ def _show(keys: list[Any], limit: int = 10) -> str:
 
 
 def _llm_judge(options: ScoreOptions, spec: JudgeSpec, base_url: str | None = None) -> LLMJudge | None:
+    if spec.kind == "vllm":
+        return vllm_judge.VLLMJudge(spec.model, _cache_path(options), options.judge_parsing)  # type: ignore[return-value]
     if spec.kind != "openai":
         return None
     settings = ChatSettings(
@@ -381,7 +386,8 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
         "prompt_templates": source.get("prompt_templates", []) + provenance.judge_templates(options.task, spec.kind),
         "judge": provenance.panel_provenance(judge.members, options.judge_parsing, judge_panel.PANEL_RULE)
         if isinstance(judge, judge_panel.Panel)
-        else provenance.judge_provenance(spec.kind, spec.model, options.judge_base_url, options.judge_parsing),
+        else provenance.judge_provenance(spec.kind, spec.model, options.judge_base_url, options.judge_parsing)
+        | (judge.identity if isinstance(judge, vllm_judge.VLLMJudge) else {}),
         "models": provenance.with_libraries(
             {**result.models, **({offline_model.kind: offline_model.record} if offline_model else {})}
         ),
