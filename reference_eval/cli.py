@@ -37,6 +37,16 @@ class _DefaultsFormatter(argparse.ArgumentDefaultsHelpFormatter):
         return super()._get_help_string(action)
 
 
+class _JudgeValues(argparse.Action):
+    """``--judge`` once: the judge; twice or more: a panel (``panel``, judges/panel.py), ``judge`` then "panel"."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        given = [*getattr(namespace, "judges", []), str(values)]
+        namespace.judges = given
+        namespace.judge = given[0] if len(given) == 1 else "panel"
+        namespace.panel = tuple(given) if len(given) > 1 else ()
+
+
 def _add_failure_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--allow-failures",
@@ -107,10 +117,17 @@ def add_score_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--judge",
         default=None,
-        help="rule (offline CODIS judge), none (skip judge-based metrics), openai:MODEL, or an offline "
-        "Cognition judge rouge|bertscore|nli (description) (default: rule for codis, none otherwise)",
+        action=_JudgeValues,
+        help="rule (offline CODIS judge), none (skip judge-based metrics), openai:MODEL, vllm:PATH_OR_ID[@REVISION] "
+        "(in this process, constrained to the official labels; needs vllm), or an offline "
+        "Cognition judge rouge|bertscore|nli (description); repeat it for a panel judged by majority, "
+        "each member rule or openai:MODEL[@BASE_URL] (docs/judges.md) (default: rule for codis, none otherwise)",
     )
-    parser.add_argument("--judge-base-url", help="base URL of an OpenAI-compatible API (default: OpenAI's)")
+    parser.set_defaults(panel=())
+    parser.add_argument(
+        "--judge-base-url",
+        help="base URL of an OpenAI-compatible API; a panel member's own @BASE_URL overrides it (default: OpenAI's)",
+    )
     parser.add_argument(
         "--judge-concurrency",
         type=positive_int,

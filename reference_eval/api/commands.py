@@ -16,7 +16,9 @@ from cogbench.reference_eval.scoring.pipeline import ScoreOptions, check_judge_o
 
 
 def score_from_args(args: argparse.Namespace) -> int:
-    check_judge_options(args.task, args.judge, args.judge_parsing, args.judge_cache, args.judge_base_url)
+    check_judge_options(
+        args.task, args.judge, args.judge_parsing, args.judge_cache, args.judge_base_url, tuple(args.panel or ())
+    )
     names = ScoreOptions.__dataclass_fields__
     options = ScoreOptions(**{k: v for k, v in vars(args).items() if k in names})
     options.judge_parsing = args.judge_parsing or "tolerant"

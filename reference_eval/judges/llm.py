@@ -31,7 +31,7 @@ from cogbench.reference_eval.backends.openai_api import ChatClient, ChatSettings
 
 @dataclass(frozen=True)
 class JudgeSpec:
-    """What ``--judge`` asked for: ``rule``, ``none`` or ``openai`` with a model."""
+    """What ``--judge`` asked for: ``rule``, ``none``, or ``openai``/``vllm`` with a model."""
 
     kind: str
     model: str | None = None
@@ -40,9 +40,10 @@ class JudgeSpec:
     def parse(cls, value: str) -> JudgeSpec:
         if value in ("rule", "none"):
             return cls(value)
-        if value.startswith("openai:") and len(value) > len("openai:"):
-            return cls("openai", value[len("openai:") :])
-        raise UsageError(f"--judge {value!r}: expected rule, none or openai:MODEL")
+        for kind in ("openai", "vllm"):  # vllm: judges/vllm_judge.py, in this process
+            if value.startswith(f"{kind}:") and len(value) > len(kind) + 1:
+                return cls(kind, value[len(kind) + 1 :])
+        raise UsageError(f"--judge {value!r}: expected rule, none, openai:MODEL or vllm:PATH_OR_ID")
 
 
 @dataclass(frozen=True)

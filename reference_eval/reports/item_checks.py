@@ -123,7 +123,7 @@ def item_problems(
 ) -> dict[str, list[str]]:
     """``{item_id: [problem, ...]}`` for every item whose derived fields disagree with its own data.
     ``parsing``: the LLM judge's parsing mode (scores.json ``judge.parsing``)."""
-    llm = parsing if judge_kind == "openai" else None
+    llm = parsing if judge_kind in ("openai", "vllm") else None
     found = {}
     for detail in details:
         if task == "codis":

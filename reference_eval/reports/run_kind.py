@@ -76,7 +76,7 @@ def judge_identity(scores: dict[str, Any]) -> tuple[str, str, str]:
 def judge_name(scores: dict[str, Any]) -> str:
     """``openai:MODEL`` / ``rule`` / ``rouge`` ... / ``none``: the judge as leaderboard.csv names it."""
     kind, model, _ = judge_identity(scores)
-    return f"openai:{model}" if kind == "openai" else kind
+    return f"{kind}:{model}" if kind in ("openai", "vllm") else kind
 
 
 def judge_label(scores: dict[str, Any]) -> str:

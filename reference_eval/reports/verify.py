@@ -22,7 +22,7 @@ import yaml
 from cogbench.errors import CogbenchError, UsageError, echoed
 from cogbench.reference_eval.metrics import intervals
 from cogbench.reference_eval.publishing import eee_check
-from cogbench.reference_eval.reports import details_dataset, verify_rederive, verify_sources
+from cogbench.reference_eval.reports import details_dataset, verify_panel, verify_rederive, verify_sources
 from cogbench.reference_eval.reports.hub_results import RESULTS_DIR, results_notes
 from cogbench.reference_eval.reports.item_checks import item_problems
 from cogbench.reference_eval.reports.result_source import configured_endpoint, details_source
@@ -100,6 +100,7 @@ def check_task(data: TaskData, result: Verification, dataset: str | None = None)
     verify_rederive.check_interval_settings(data, result)
     verify_rederive.check_provenance(data, result)
     verify_rederive.check_analyses(data, result)
+    verify_panel.check_panel(data, result)
     verify_rederive.check_replies(data, result)
     if data.rows is not None:
         verify_rederive.check_columns(data, result)

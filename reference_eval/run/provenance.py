@@ -64,8 +64,9 @@ def _template(template_id: str, text: str, role: str) -> dict[str, str]:
 
 
 def judge_templates(task: str, kind: str) -> list[dict[str, str]]:
-    """The judge prompts a run used (their text is in judges/codis.py and judges/cognition.py)."""
-    if kind != "openai":
+    """The judge prompts a run used (their text is in judges/codis.py and judges/cognition.py); a panel
+    has at least one LLM member (two or more members, each once, and ``rule`` the only other kind)."""
+    if kind not in ("openai", "vllm", "panel"):
         return []
     if task == "codis":
         return [_template("codis-judge-table12", codis_judge.JUDGE_PROMPT, "judge")]
@@ -103,6 +104,8 @@ def judge_provenance(kind: str, model: str | None, base_url: str | None, parsing
             "min_similarity": codis_judge.RULE_MIN_SIMILARITY,
             "scorer": "rapidfuzz.token_set_ratio",
         }
+    if kind == "vllm":  # the weights' identity is added from the loaded judge (judges/vllm_judge.identity)
+        return {"kind": "vllm", "model": model, "temperature": 0.0, "parsing": parsing}
     if kind != "openai":
         return {"kind": kind}
     url = urlparse((base_url or "https://api.openai.com/v1").rstrip("/"))
@@ -123,6 +126,18 @@ def endpoint_id(base_url: str | None) -> str:
     port = url.port or {"http": 80, "https": 443}.get(url.scheme)
     where = f"{url.scheme}://{(url.hostname or '').lower()}:{port}{url.path}"
     return hashlib.sha256(where.encode("utf-8")).hexdigest()[:12]
+
+
+def panel_provenance(members: Iterable[Any], parsing: str, rule: str) -> dict[str, Any]:
+    """A judge panel: each member as ``judge_provenance`` records one judge (host only, never the URL)."""
+    members = list(members)
+    return {
+        "kind": "panel",
+        "model": " + ".join(m.name for m in members),
+        "members": [{"name": m.name, **judge_provenance(m.kind, m.model, m.base_url, parsing)} for m in members],
+        "parsing": parsing,
+        "rule": rule,
+    }
 
 
 def spacy_provenance(nlp, requested: str) -> dict[str, Any]:

@@ -30,7 +30,8 @@ from cogbench.reference_eval.backends.openai_api import ChatSettings
 from cogbench.reference_eval.formats.harness import harness_provenance
 from cogbench.reference_eval.formats.official import OfficialIds, read_any_predictions
 from cogbench.reference_eval.harnesses.lmms_eval_tasks import task_docs
-from cogbench.reference_eval.judges import retirement
+from cogbench.reference_eval.judges import panel as judge_panel
+from cogbench.reference_eval.judges import retirement, vllm_judge
 from cogbench.reference_eval.judges.llm import JudgeSpec, LLMJudge
 from cogbench.reference_eval.metrics import intervals as metric_intervals
 from cogbench.reference_eval.metrics import recognition
@@ -57,6 +58,7 @@ class ScoreOptions:
     oracle: bool = False
     revision: str | None = None
     judge: str | None = None  # rule | none | openai:MODEL; None = the task's default
+    panel: tuple[str, ...] = ()  # two or more --judge values: a judge panel (judges/panel.py); judge is then None
     judge_base_url: str | None = None
     judge_concurrency: int = 64  # ceiling of the adaptive concurrency
     judge_parsing: str = "tolerant"  # tolerant | official (judges/verdicts.py)
@@ -103,11 +105,14 @@ def default_score_dir(task: str, predictions: str | None) -> str:
     return str(Path("runs") / f"score-{task}-{re.sub(r'[^A-Za-z0-9_.-]+', '_', name)}")
 
 
-def check_judge_options(task: str, judge: str | None, parsing: str | None, cache: str | None, url: str | None) -> None:
-    """An LLM judge's options without an LLM judge are refused, not silently ignored (docs/conventions.md)."""
-    if (judge or "").startswith("openai:"):
+def check_judge_options(
+    task: str, judge: str | None, parsing: str | None, cache: str | None, url: str | None, panel: tuple[str, ...] = ()
+) -> None:
+    """An LLM judge's options without an LLM judge (``openai:``, ``vllm:``, or a panel with one) are refused,
+    not silently ignored (docs/conventions.md)."""
+    if any((name or "").startswith(("openai:", "vllm:")) for name in (judge, *panel)):
         return
-    named = judge or ("rule" if task == "codis" else "none")
+    named = " --judge ".join(panel) if panel else judge or ("rule" if task == "codis" else "none")
     for option, value in (("--judge-parsing", parsing), ("--judge-cache", cache), ("--judge-base-url", url)):
         if value is not None:
             raise UsageError(f"{option} applies only with an LLM judge (--judge openai:MODEL), not to --judge {named}")
@@ -115,13 +120,19 @@ def check_judge_options(task: str, judge: str | None, parsing: str | None, cache
 
 def _judge_spec(options: ScoreOptions) -> JudgeSpec:
     analyses.check_options(options)
+    if options.panel:
+        judge_panel.check_options(options)
+        return JudgeSpec("panel")
     if options.judge in analyses.offline_judges.OFFLINE_JUDGES:
         return JudgeSpec(options.judge)  # an offline Cognition judge (analyses.run_offline_judge)
     spec = JudgeSpec.parse(options.judge or ("rule" if options.task == "codis" else "none"))
     if spec.kind == "rule" and options.task != "codis":
         raise UsageError("--judge rule is the offline CODIS judge; use none or openai:MODEL for this task")
-    if spec.kind == "openai" and options.task == "vqa":
+    if spec.kind in ("openai", "vllm") and options.task == "vqa":
         raise UsageError("VQA accuracy needs no judge; leave --judge out")
+    if spec.kind == "vllm":
+        vllm_judge.split_spec(spec.model or "")
+        vllm_judge.require_vllm()
     if options.oracle and options.task != "description":
         raise UsageError("--oracle scores the annotated descriptions; it applies to --task description")
     return spec
@@ -219,12 +230,14 @@ def _show(keys: list[Any], limit: int = 10) -> str:
     return shown + (f", ... ({len(keys) - limit} more)" if len(keys) > limit else "")
 
 
-def _llm_judge(options: ScoreOptions, spec: JudgeSpec) -> LLMJudge | None:
+def _llm_judge(options: ScoreOptions, spec: JudgeSpec, base_url: str | None = None) -> LLMJudge | None:
+    if spec.kind == "vllm":
+        return vllm_judge.VLLMJudge(spec.model, _cache_path(options), options.judge_parsing)  # type: ignore[return-value]
     if spec.kind != "openai":
         return None
     settings = ChatSettings(
         model=spec.model,
-        base_url=options.judge_base_url,
+        base_url=base_url or options.judge_base_url,
         temperature=0.0,
         concurrency=options.judge_concurrency,
         max_attempts=options.judge_max_attempts,
@@ -237,13 +250,22 @@ def _llm_judge(options: ScoreOptions, spec: JudgeSpec) -> LLMJudge | None:
     return LLMJudge(settings, _cache_path(options), options.judge_parsing, bool(options.write_requests), responses)
 
 
-def check_judge_alive(options: ScoreOptions, model: str) -> None:
+def _panel(options: ScoreOptions) -> judge_panel.Panel:
+    """Each member's judge (one cache file: each member's entries keyed by its own endpoint and model)."""
+    judges = {
+        m.name: _llm_judge(options, JudgeSpec("openai", m.model), m.base_url) for m in judge_panel.llm_members(options)
+    }
+    return judge_panel.Panel(judge_panel.parse_members(options.panel, options.judge_base_url, options.task), judges)
+
+
+def check_judge_alive(options: ScoreOptions, model: str, base_url: str | None = None) -> None:
     """Before the first judge request: refuse a judge past its shutdown, or one the endpoint does not list."""
     added = retirement.parse_shutdowns(options.judge_shutdowns)
     if options.judge_accept_retired:
         return
     timeout = min(options.judge_timeout, 30.0)
-    listing = None if options.write_requests else model_list.list_models(options.judge_base_url, timeout)
+    url = base_url or options.judge_base_url
+    listing = None if options.write_requests else model_list.list_models(url, timeout)
     retirement.check_judge(model, datetime.date.today(), listing, added)
 
 
@@ -305,11 +327,13 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
     claim_output(Path(options.out), "score", RUN_FILES, create=False, task=options.task)  # refused before any work
     if spec.kind == "openai" and not options.read_responses:  # replies read from files send nothing
         check_judge_alive(options, spec.model)
+    for member in judge_panel.llm_members(options):
+        check_judge_alive(options, member.model, member.base_url)
     rows = _dataset_rows(options)
     outputs, source = _outputs_by_id(options, rows)
     # Before any item is scored: a judge model whose weights did not load stops the run here (model_checks).
     offline_model = analyses.load_offline_model(options)
-    judge = _llm_judge(options, spec)
+    judge = _panel(options) if spec.kind == "panel" else _llm_judge(options, spec)
     try:
         claim_output(Path(options.out), "score", RUN_FILES, task=options.task)
         result = (score_vqa_circular if options.circular else SCORERS[options.task])(rows, outputs, options, judge)
@@ -320,18 +344,20 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
             rows,
             outputs,
             source.get("prompt_ids", []),
-            judge,
+            None if spec.kind == "panel" else judge,  # the papers' further measurements take one judge
             result.details,
             result.metrics,
             result.counts,
             offline_model,
         )
-        if judge is not None and judge.requests is not None:
+        if isinstance(judge, LLMJudge) and judge.requests is not None:
             return _write_judge_requests(options, judge, spec)
-        if judge is not None and judge.responses is not None:
+        if isinstance(judge, LLMJudge) and judge.responses is not None:
             batch_files.refuse_foreign(judge.responses, judge.asked)
         judge_info: dict[str, Any] = {"kind": spec.kind}
-        if judge is not None:
+        if isinstance(judge, judge_panel.Panel):
+            judge_info = judge.summary(options.judge_parsing)
+        elif judge is not None:
             judge_info.update(judge.summary())
             judge_info["parsing"] = options.judge_parsing
             if result.parsing_comparison is not None:
@@ -376,7 +402,10 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
         "cogbench_version": __version__,
         "dataset": provenance.dataset_provenance(options.dataset, options.task, options.revision),
         "prompt_templates": source.get("prompt_templates", []) + provenance.judge_templates(options.task, spec.kind),
-        "judge": provenance.judge_provenance(spec.kind, spec.model, options.judge_base_url, options.judge_parsing),
+        "judge": provenance.panel_provenance(judge.members, options.judge_parsing, judge_panel.PANEL_RULE)
+        if isinstance(judge, judge_panel.Panel)
+        else provenance.judge_provenance(spec.kind, spec.model, options.judge_base_url, options.judge_parsing)
+        | (judge.identity if isinstance(judge, vllm_judge.VLLMJudge) else {}),
         "models": provenance.with_libraries(
             {**result.models, **({offline_model.kind: offline_model.record} if offline_model else {})}
         ),
@@ -386,6 +415,8 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
     }
     if extra:
         scores["analyses"] = extra
+    if result.panel is not None:
+        scores["panel"] = result.panel
     write_run(Path(options.out), scores, result.details)
     if result.failure_errors:
         what = "judge verdicts (CoRs)" if options.task == "description" else "judge queries"

@@ -19,11 +19,13 @@ from typing import Any
 
 from cogbench.reference_eval.judges import codis as codis_judge
 from cogbench.reference_eval.judges import cognition as cognition_judge
+from cogbench.reference_eval.judges import panel as judge_panel
 from cogbench.reference_eval.judges.llm import LLMJudge, prompt_sha256
 from cogbench.reference_eval.metrics import codis as codis_metrics
 from cogbench.reference_eval.metrics import cognition as cognition_metrics
 from cogbench.reference_eval.metrics import recognition, vqa
 from cogbench.reference_eval.metrics.aggregate import by_category, percent
+from cogbench.reference_eval.metrics.panel_agreement import PanelItem
 from cogbench.reference_eval.run import provenance
 from cogbench.reference_eval.run.completeness import mark_coverage
 from cogbench.reference_eval.tasks.probes import circular_vqa
@@ -41,6 +43,7 @@ class TaskResult:
     parsing_comparison: dict[str, Any] | None = None  # the other parsing mode's numbers, when they differ
     failure_errors: list[str] = field(default_factory=list)  # one per unit without a verdict
     models: dict[str, Any] = field(default_factory=dict)  # models the metrics used (spaCy, embedder), for provenance
+    panel: dict[str, Any] | None = None  # a judge panel's members' scores and agreement (scores.json ``panel``)
 
 
 def score_description(all_rows, outputs, options, judge: LLMJudge | None) -> TaskResult:
@@ -98,6 +101,9 @@ def _judge_replies(judge: LLMJudge, prompts: list[str], parse, mode: str):
     return other, results
 
 
+NO_CORS = "reply does not give N. [0|1] for every key point"
+
+
 def _judge_cognition(judge, rows, descriptions, all_rows, options, result: TaskResult) -> None:
     """Cognition Score (CogBench Section 3.2.1) with the LLM judge, added to ``result``."""
     calls = [
@@ -106,37 +112,54 @@ def _judge_cognition(judge, rows, descriptions, all_rows, options, result: TaskR
         for c in cognition_judge.judge_calls(row["image_id"], row["cors"], text)
     ]
     sizes = {c.prompt: len(c.items) for c in calls}
-    other, replies = _judge_replies(
-        judge,
-        [c.prompt for c in calls],
-        lambda prompt, reply, mode: cognition_judge.parse_verdicts(reply, sizes[prompt], mode),
-        options.judge_parsing,
-    )
+
+    def parse(prompt: str, reply: str, mode: str) -> list[int] | None:
+        return cognition_judge.parse_verdicts(reply, sizes[prompt], mode)
+
+    members = None
+    if isinstance(judge, judge_panel.Panel):  # the panel's verdicts in the judge's fields, each member's beside them
+        members = judge_panel.ask_panel(judge, [c.prompt for c in calls], parse, options.judge_parsing, {}, NO_CORS)
+        other, replies = "", [judge_panel.call_verdicts(members, n, len(c.items)) for n, c in enumerate(calls)]
+    else:
+        other, replies = _judge_replies(judge, [c.prompt for c in calls], parse, options.judge_parsing)
+    member_cors: list[tuple[cognition_metrics.CorItem, list[Any]]] = []
     verdicts: list[tuple[cognition_metrics.CorItem, int | None]] = []
     alternative: list[tuple[cognition_metrics.CorItem, int | None]] = []
     per_image: dict[str, list[dict[str, Any]]] = {}
     raw: dict[str, list[dict[str, Any]]] = {}
-    for call, (parsed, parsed_other, error, text) in zip(calls, replies):
-        error = error or (None if parsed is not None else "reply does not give N. [0|1] for every key point")
-        raw.setdefault(call.image_id, []).append(
-            {"figure": call.prompt_figure, "prompt_sha256": prompt_sha256(call.prompt), "reply": text}
-        )
+    panel_raw: dict[str, list[dict[str, Any]]] = {}
+    for number, (call, (parsed, parsed_other, error, text)) in enumerate(zip(calls, replies)):
+        error = error or (None if parsed is not None else NO_CORS)
+        if members is None:
+            raw.setdefault(call.image_id, []).append(
+                {"figure": call.prompt_figure, "prompt_sha256": prompt_sha256(call.prompt), "reply": text}
+            )
+        else:
+            panel_raw.setdefault(call.image_id, []).extend(
+                {"judge": name, "figure": call.prompt_figure, "prompt_sha256": prompt_sha256(call.prompt), "reply": r}
+                for name, (_, _, r) in ((name, given[number]) for name, given in members.items())
+            )
         for position, item in enumerate(call.items):
             verdict = parsed[position] if parsed is not None else None
             verdicts.append((item, verdict))
             alternative.append((item, parsed_other[position] if parsed_other is not None else None))
             if error:
                 result.failure_errors.append(error)
-            per_image.setdefault(call.image_id, []).append(
-                {
-                    "category": item.category,
-                    "index": item.index,
-                    "figure": call.prompt_figure,
-                    "key_point": item.key_point,
-                    "verdict": verdict,
-                    "judge_error": error,
+            entry = {
+                "category": item.category,
+                "index": item.index,
+                "figure": call.prompt_figure,
+                "key_point": item.key_point,
+                "verdict": verdict,
+                "judge_error": error,
+            }
+            if members is not None:
+                given = {
+                    name: judge_panel.member_verdict(replies[number], position) for name, replies in members.items()
                 }
-            )
+                entry["panel"] = [{"judge": n, "verdict": v, "judge_error": e} for n, (v, e) in given.items()]
+                member_cors.append((item, [v for v, _ in given.values()]))
+            per_image.setdefault(call.image_id, []).append(entry)
     counts = result.counts
     counts["cors"] = len(verdicts)
     counts["cors_judged"] = sum(v is not None for _, v in verdicts)
@@ -149,6 +172,19 @@ def _judge_cognition(judge, rows, descriptions, all_rows, options, result: TaskR
     for detail in result.details:
         detail["cognition"] = per_image.get(detail["item_id"], [])
         detail["judge_replies"] = raw.get(detail["item_id"], [])
+        if members is not None:
+            detail["panel_replies"] = panel_raw.get(detail["item_id"], [])
+    if isinstance(judge, judge_panel.Panel):
+        image_of = {id(item): call.image_id for call in calls for item in call.items}
+        member_scores = {
+            name: {"cognition": cognition_metrics.cognition_scores([(i, v[m]) for i, v in member_cors])}
+            for m, name in enumerate(judge.names)
+        }
+        items = [PanelItem(image_of[id(i)], i.category, tuple(v), judge_panel.panel_verdict(v)) for i, v in member_cors]
+        result.panel = judge_panel.panel_block(
+            judge.names, member_scores, items, COGBENCH_CATEGORIES, options.resamples, options.seed
+        )
+        return
     differing = sum(a != b for (_, a), (_, b) in zip(verdicts, alternative))
     if differing:
         result.parsing_comparison = {
@@ -208,10 +244,24 @@ def score_codis(all_rows, outputs, options, judge: LLMJudge | None) -> TaskResul
     errors: dict[tuple[str, int], str | None] = {}
     raw: dict[tuple[str, int], tuple[str, str | None]] = {}  # LLM judge: (prompt sha256, reply)
     agreement = comparison = None
-    if judge is not None:
-        prompts = [
-            codis_judge.judge_prompt(row["question"], row[f"answer_{q}"], outputs[(row["id"], q)]) for row, q in queries
-        ]
+    members: dict[str, Any] = {}
+    prompts = [
+        codis_judge.judge_prompt(row["question"], row[f"answer_{q}"], outputs[(row["id"], q)]) for row, q in queries
+    ]
+    if isinstance(judge, judge_panel.Panel):  # the panel's verdicts in the judge's fields, each member's beside them
+        members = judge_panel.ask_panel(
+            judge,
+            prompts,
+            lambda prompt, reply, mode: codis_judge.parse_verdict(reply, mode),
+            options.judge_parsing,
+            {"rule": [rule[key] for key in rule]},
+            "reply gives no verdict",
+        )
+        for n, (row, q) in enumerate(queries):
+            given = [replies[n] for replies in members.values()]
+            verdicts[(row["id"], q)] = judge_panel.panel_verdict([v for v, _, _ in given])
+            errors[(row["id"], q)] = next((e for _, e, _ in given if e), None)
+    elif judge is not None:
         other, replies = _judge_replies(
             judge, prompts, lambda prompt, reply, mode: codis_judge.parse_verdict(reply, mode), options.judge_parsing
         )
@@ -270,7 +320,39 @@ def score_codis(all_rows, outputs, options, judge: LLMJudge | None) -> TaskResul
     }
     result = TaskResult(metrics, details, counts, agreement, comparison)
     result.failure_errors = [error for error in errors.values() if error]
+    if members:
+        result.panel = _codis_panel(judge, members, rows, queries, prompts, details, outputs, options)
     return result
+
+
+def _codis_panel(
+    panel: judge_panel.Panel, members, rows, queries, prompts, details, outputs, options
+) -> dict[str, Any]:
+    """Each member's verdict, reply and prompt hash beside each query's panel verdict; the ``panel`` block."""
+    position = {key: n for n, key in enumerate((row["id"], q) for row, q in queries)}
+    for detail in details:
+        for query in detail["queries"]:
+            n = position[(detail["item_id"], query["query"])]
+            query["panel"] = [
+                {
+                    "judge": name,
+                    "right": given[n][0],
+                    "judge_error": given[n][1],
+                    "judge_prompt_sha256": prompt_sha256(prompts[n]) if name in panel.judges else None,
+                    "judge_reply": given[n][2],
+                }
+                for name, given in members.items()
+            ]
+    scores = {}
+    for name, given in members.items():
+        own = _codis_metrics(rows, {key: given[n][0] for key, n in position.items()}, outputs)
+        scores[name] = {metric: own[metric] for metric in ("acc_p", "acc_q")}
+    items = [
+        PanelItem(row["image_id"], row["category"], verdicts, judge_panel.panel_verdict(verdicts))
+        for n, (row, _) in enumerate(queries)
+        for verdicts in [tuple(given[n][0] for given in members.values())]
+    ]
+    return judge_panel.panel_block(panel.names, scores, items, CODIS_CATEGORIES, options.resamples, options.seed)
 
 
 def _codis_metrics(rows, verdicts, outputs) -> dict[str, dict[str, Any]]:

@@ -1,0 +1,184 @@
+"""A panel of judges: several judges give a verdict on every item; the panel's verdict is their majority.
+
+One judge's errors move a score; several judges whose errors are independent move it less (their
+majority is wrong less often than any of them). ``cogbench score --judge A --judge B --judge C``
+makes a panel: each member judges every item, each member's verdicts and raw replies are kept
+in details.jsonl, and the single-judge fields hold the panel's verdict, decided by ``PANEL_RULE``.
+
+A member is ``rule`` (the offline CODIS judge) or ``openai:MODEL``, its endpoint given after an
+``@`` (``openai:MODEL@http://HOST:PORT/v1``) or else ``--judge-base-url``'s, so that each member may
+sit behind its own server. The URL never reaches a file: members are named without it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from cogbench.errors import UsageError
+from cogbench.reference_eval.judges.llm import LLMJudge
+from cogbench.reference_eval.metrics.panel_agreement import PanelItem, panel_agreement
+
+PANEL_RULE = (
+    "majority of the members' verdicts; a tie goes to the lowest verdict (wrong, 0); "
+    "no panel verdict when any member gave none (a judge failure, retried on a re-run)"
+)
+URL_MARK = ("@http://", "@https://")
+
+
+@dataclass(frozen=True)
+class Member:
+    """One panel member: ``name`` keys it in details.jsonl and scores.json (never its URL)."""
+
+    name: str
+    kind: str  # rule | openai
+    model: str | None = None
+    base_url: str | None = None
+
+
+def parse_member(value: str, default_base_url: str | None, task: str) -> Member:
+    """``rule``, ``openai:MODEL`` or ``openai:MODEL@URL`` as a member; one usage line for anything else."""
+    if value == "rule":
+        if task != "codis":
+            raise UsageError("--judge rule is the offline CODIS judge; a description panel takes openai:MODEL members")
+        return Member("rule", "rule")
+    if value.startswith("openai:"):
+        spec, url = value, default_base_url
+        cut = min((spec.find(mark) for mark in URL_MARK if mark in spec), default=-1)
+        if cut >= 0:
+            spec, url = value[:cut], value[cut + 1 :]
+        model = spec[len("openai:") :]
+        if model:
+            return Member(spec, "openai", model, url)
+    raise UsageError(
+        f"--judge {value.split('@', 1)[0]!r}: a panel member is rule (codis) or openai:MODEL, its endpoint "
+        "optionally after @ (openai:MODEL@http://HOST:PORT/v1; default --judge-base-url)"
+    )
+
+
+def parse_members(values: Sequence[str], default_base_url: str | None, task: str) -> list[Member]:
+    """The panel's members in the order given (the first is the first in every table); each once."""
+    if task == "vqa":
+        raise UsageError("VQA accuracy needs no judge; leave --judge out")
+    members = [parse_member(value, default_base_url, task) for value in values]
+    names = [member.name for member in members]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise UsageError(f"--judge {twice[0]} is given twice: each panel member once")
+    return members
+
+
+def check_options(options: Any) -> None:
+    """A panel (``ScoreOptions.panel``) is two or more members judged online: request files and the offline
+    Cognition judges take one judge."""
+    if options.judge not in (None, "panel") or len(options.panel) < 2:
+        raise UsageError("a judge panel takes two or more --judge values (rule, openai:MODEL[@URL])")
+    for given, option in ((options.write_requests, "--write-requests"), (options.read_responses, "--read-responses")):
+        if given:
+            raise UsageError(f"{option} takes one judge, not a panel: write and read each member's requests apart")
+    if options.offline_judge:
+        raise UsageError("--offline-judge compares with one LLM judge, not a panel")
+    parse_members(options.panel, options.judge_base_url, options.task)
+
+
+def llm_members(options: Any) -> list[Member]:
+    """The members that send requests (none without a panel)."""
+    members = parse_members(options.panel, options.judge_base_url, options.task) if options.panel else []
+    return [member for member in members if member.kind == "openai"]
+
+
+def panel_verdict(verdicts: Sequence[Any]) -> Any:
+    """``PANEL_RULE``: the most frequent verdict, a tie the lowest of the tied, None if any member gave none."""
+    if not verdicts or any(verdict is None for verdict in verdicts):
+        return None
+    counts = Counter(verdicts)
+    top = max(counts.values())
+    return min(verdict for verdict, count in counts.items() if count == top)
+
+
+# Per prompt: (verdict, error, raw reply or None); what each member gave.
+MemberReplies = list[tuple[Any, str | None, str | None]]
+
+
+def ask_panel(
+    panel: Panel,
+    prompts: Sequence[str],
+    parse: Callable[[str, str, str], Any],
+    mode: str,
+    offline: dict[str, list[Any]],
+    no_verdict: str,
+) -> dict[str, MemberReplies]:
+    """Each member's verdict on each prompt: LLM members asked (their caches first), the others' ``offline``."""
+    found: dict[str, MemberReplies] = {}
+    for member in panel.members:
+        if member.name not in panel.judges:
+            found[member.name] = [(verdict, None, None) for verdict in offline[member.name]]
+            continue
+        replies = panel.judges[member.name].ask(prompts, accept=lambda p, r: parse(p, r, mode) is not None)
+        given: MemberReplies = []
+        for prompt, reply in zip(prompts, replies):
+            verdict = parse(prompt, reply.text, mode) if reply.text is not None else None
+            error = reply.error or (no_verdict if verdict is None else None)
+            given.append((verdict, error, reply.text if reply.text is not None else reply.unusable_text))
+        found[member.name] = given
+    return found
+
+
+def call_verdicts(members: dict[str, MemberReplies], number: int, size: int) -> tuple[Any, None, str | None, None]:
+    """A call of ``size`` verdicts (Cognition: one per key point), the panel's, as one judge's reply gives them:
+    (verdicts by position or None, no other parsing, the first member's error, no reply)."""
+    given = [replies[number] for replies in members.values()]
+    error = next((e for _, e, _ in given if e), None)
+    if error:
+        return None, None, error, None
+    return [panel_verdict([v[p] for v, _, _ in given]) for p in range(size)], None, None, None
+
+
+def member_verdict(reply: tuple[Any, str | None, str | None], position: int) -> tuple[Any, str | None]:
+    """(verdict, error) at ``position`` of a member's reply to a call of several verdicts."""
+    verdicts, error, _ = reply
+    return (verdicts[position] if verdicts is not None else None), error
+
+
+def panel_block(
+    names: list[str],
+    scores: dict[str, Any],
+    items: Sequence[PanelItem],
+    categories: Sequence[str],
+    resamples: int,
+    seed: int,
+) -> dict[str, Any]:
+    """scores.json's ``panel``: the members, the rule, each member's scores, and their agreement."""
+    return {
+        "members": names,
+        "rule": PANEL_RULE,
+        "metrics": scores,
+        "agreement": panel_agreement(names, items, categories, "panel", resamples, seed),
+    }
+
+
+@dataclass
+class Panel:
+    """The members and, for each LLM member, its judge (rule members have none)."""
+
+    members: list[Member]
+    judges: dict[str, LLMJudge] = field(default_factory=dict)
+
+    @property
+    def names(self) -> list[str]:
+        return [member.name for member in self.members]
+
+    def summary(self, parsing: str) -> dict[str, Any]:
+        """scores.json's ``judge`` block of a panel: each member's own judge summary."""
+        members = []
+        for member in self.members:
+            judge = self.judges.get(member.name)
+            about = {"name": member.name, "kind": member.kind}
+            members.append({**about, **(judge.summary() if judge else {})})
+        return {"kind": "panel", "model": " + ".join(self.names), "members": members, "parsing": parsing}
+
+    def close(self) -> None:
+        for judge in self.judges.values():
+            judge.close()
