@@ -37,3 +37,16 @@ def test_typed_marker_and_no_stray_files_at_the_root():
     assert PYPROJECT["tool"]["setuptools"]["package-data"]["cogbench"] == ["py.typed"]
     tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
     assert not [name for name in tracked if "/" not in name and name.endswith((".whl", ".tar.gz", ".zip"))]
+
+
+def test_every_package_folder_is_listed_for_the_wheel():
+    """pyproject lists the packages one by one (package-dir maps each folder under `cogbench.`): a new room left
+    out installs in editable mode but not from the wheel (`cogbench score` imported answers/, absent there)."""
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    folders = {"cogbench": "cogbench", "reference_eval": "cogbench.reference_eval"}
+    found = {
+        f"{name}.{init.parent.relative_to(ROOT / folder).as_posix().replace('/', '.')}".rstrip(".")
+        for folder, name in folders.items()
+        for init in (ROOT / folder).rglob("__init__.py")
+    }
+    assert found - listed == set()
