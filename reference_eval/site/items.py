@@ -20,6 +20,7 @@ from typing import Any
 
 from PIL import Image
 
+from cogbench.reference_eval.answers.reply_details import answer_dicts, rederived
 from cogbench.reference_eval.reports.details_dataset import row_fields
 from cogbench.reference_eval.reports.report_runs import ReportRun
 from cogbench.schemas.features import CATEGORY_LABEL
@@ -81,21 +82,22 @@ def item_content(task: str, row: dict[str, Any], write_image: Callable[[bytes], 
 
 
 def _replies(task: str, detail: dict[str, Any]) -> list[dict[str, Any]]:
-    """Each answer's kept reply: reasoning, finish reason, status (one per CODIS query or VQA rotation)."""
-    if task == "codis":
-        answers = detail["queries"]
-    elif task == "vqa":
-        answers = detail.get("rotations") or [detail]
-    else:
-        answers = [detail]
-    return [
-        {
-            "reasoning": (a.get("reply") or {}).get("reasoning"),
-            "finish": (a.get("reply") or {}).get("finish_reason"),
-            "status": a.get("answer_status", "answered"),
-        }
-        for a in answers
-    ]
+    """Each answer's kept reply (one per CODIS query or VQA rotation): its reasoning, inline or from a separate
+    field, split again by ``answers.reply_details.rederived`` (the rule `score` and `verify` apply), the reply as
+    written when it differs from the scored text, finish reason and status."""
+    replies = []
+    for _, answer, _ in answer_dicts(task, [detail]):
+        record = answer.get("reply") or {}
+        split = rederived(task, answer)
+        replies.append(
+            {
+                "reasoning": (split.reasoning if split is not None else record.get("reasoning")) or None,
+                "content": record.get("content"),
+                "finish": record.get("finish_reason"),
+                "status": answer.get("answer_status", "answered"),
+            }
+        )
+    return replies
 
 
 def run_answer(task: str, detail: dict[str, Any]) -> dict[str, Any]:
@@ -130,6 +132,9 @@ def flags(answers: list[dict[str, Any] | None]) -> dict[str, bool]:
     unscored = False
     for answer in given:
         verdicts = answer["verdict"] if isinstance(answer["verdict"], list) else [answer["verdict"]]
+        verdicts = [v for v in verdicts if not isinstance(v, dict)] + [
+            x for v in verdicts if isinstance(v, dict) for x in v.values()
+        ]
         errors = answer["judge_error"] or []
         unscored = unscored or any(r["status"] in UNSCORED_STATUS for r in answer["replies"])
         unscored = unscored or any(v is None for v in verdicts) or any(e for e in errors)

@@ -200,6 +200,7 @@
       part.appendChild(el("p", {}, el("b", { text: "Status: " }), el("span", { cls: "status-" + reply.status, text: reply.status + (reply.finish ? " (finish: " + reply.finish + ")" : "") })));
       part.appendChild(el("pre", { cls: "raw", text: out === null || out === undefined ? "(no output kept)" : String(out) }));
       if (reply.reasoning) part.appendChild(el("details", { cls: "reasoning" }, el("summary", { text: "Reasoning (" + reply.reasoning.length + " characters)" }), el("pre", { text: reply.reasoning })));
+      if (reply.content) part.appendChild(el("details", { cls: "content" }, el("summary", { text: "Reply as written" }), el("pre", { text: reply.content })));
       var parsed = Array.isArray(a.parsed) && task === "codis" ? a.parsed[j] : (Array.isArray(a.parsed) && task === "vqa" ? a.parsed[j] : a.parsed);
       part.appendChild(field("Parsed answer", parsed && typeof parsed === "object" ? JSON.stringify(parsed) : parsed));
       var verdict = task === "codis" ? a.verdict[j] : a.verdict;
