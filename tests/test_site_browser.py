@@ -334,3 +334,9 @@ def test_the_folder_is_a_static_space_offline(site_runs):
     (foreign / "notes.txt").write_text("mine")
     assert main(["report", str(runs["truth"]), "--site", str(foreign)]) == 2
     assert (foreign / "notes.txt").read_text() == "mine"
+
+
+def test_report_needs_out_or_site(tmp_path, capsys):
+    assert main(["report", str(tmp_path)]) == 2
+    error = capsys.readouterr().err.strip()
+    assert error.count("\n") == 0 and "give --out (report files), --site (the static site) or both" in error

@@ -126,13 +126,16 @@ def add_report_parser(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     parser.add_argument("runs", nargs="+", metavar="RUN_DIR", help="score folder or eval run folder")
-    parser.add_argument("--out", help="folder for report.md, report.html, leaderboard.csv and *.png")
+    parser.add_argument(
+        "--out",
+        help="folder for report.md, report.html, leaderboard.csv and *.png (default: none; give --out, --site or both)",
+    )
     parser.add_argument(
         "--site",
         metavar="DIR",
         help="also (or instead of --out) write a static site into DIR: the leaderboard with 95%% intervals and "
         "Holm-corrected significance groups, and every item with each run's answer, verdict and judge reply; it "
-        "works offline from the disk and uploads unchanged as a static Hugging Face Space (docs/site.md)",
+        "works offline from the disk and uploads unchanged as a static Hugging Face Space (docs/site.md; default: none)",
     )
     parser.add_argument(
         "--alpha",
