@@ -145,15 +145,24 @@
     item.answers.forEach(function (a) { if (a) parts.push(JSON.stringify(a.out)); });
     return parts.join(" ").toLowerCase();
   }
+  var PAGE = 50; // rows drawn at once: a filter redraws at most this many, however many runs and items
+  function drawRows() {
+    var L = state.list, shown = L.matches.slice(0, L.limit).map(function (i) { return L.row(i); });
+    L.list.replaceChildren.apply(L.list, shown);
+    var left = L.matches.length - shown.length;
+    L.more.hidden = left <= 0;
+    L.more.textContent = "Show " + Math.min(PAGE, left) + " more (" + left + " not shown)";
+  }
   function applyFilters() {
-    var L = state.list, f = L.filters, shown = 0, q = f.q.toLowerCase();
+    var L = state.list, f = L.filters, q = f.q.toLowerCase(), matches = [];
     for (var i = 0; i < L.items.length; i++) {
       var it = L.items[i];
-      var ok = (!f.cat || it.category === f.cat) && (!f.rd || it.runs_disagree) && (!f.jd || it.judges_disagree) && (!f.un || it.unscored) && (!q || L.text[i].indexOf(q) >= 0);
-      L.rows[i].hidden = !ok;
-      if (ok) shown++;
+      if ((!f.cat || it.category === f.cat) && (!f.rd || it.runs_disagree) && (!f.jd || it.judges_disagree) && (!f.un || it.unscored) && (!q || L.text[i].indexOf(q) >= 0)) matches.push(i);
     }
-    L.count.textContent = shown + " of " + L.items.length + " items";
+    L.matches = matches;
+    L.limit = PAGE;
+    L.count.textContent = matches.length + " of " + L.items.length + " items";
+    drawRows();
     history.replaceState(null, "", hashOf({ view: "items", task: L.task, cat: f.cat, rd: f.rd, jd: f.jd, un: f.un, q: f.q, run: f.run }));
   }
   function showItems(p) {
@@ -170,21 +179,25 @@
       var rd = box("f-runs", "runs disagree", f.rd), jd = box("f-judges", "judges disagree", f.jd), un = box("f-unscored", "truncated / unscored", f.un);
       var q = el("input", { type: "search", id: "f-q", value: f.q, placeholder: "search text", "aria-label": "Search the items' text" });
       var count = el("p", { id: "count", role: "status", "aria-live": "polite" });
-      var list = el("ul", { id: "item-list" }), rows = [];
+      var list = el("ul", { id: "item-list" });
       var focus = f.run === "" ? null : Number(f.run);
       var legend = el("p", { cls: "note", text: "Chips, one per run: " + data.runs.map(function (r, k) { return (k + 1) + " = " + run(r).label; }).join("; ") + (focus !== null ? ". Came from the leaderboard cell of " + run(focus).label + "." : "") });
-      data.items.forEach(function (it) {
-        var chips = el("span", {});
+      var cache = {};
+      function row(i) { // a row is built the first time it is shown, then kept
+        if (cache[i]) return cache[i];
+        var it = data.items[i], chips = el("span", {});
         it.answers.forEach(function (a, k) { var s = summary(task, a); chips.appendChild(el("span", { cls: "chip " + s.cls + (data.runs[k] === focus ? " focus" : ""), title: run(data.runs[k]).label + ": " + s.title, text: s.text })); });
-        var li = el("li", { "data-id": it.id }, el("a", { href: hashOf({ item: task + "/" + it.id, run: f.run }), text: it.id }), " ", chips, " ",
+        cache[i] = el("li", { "data-id": it.id }, el("a", { href: hashOf({ item: task + "/" + it.id, run: f.run }), text: it.id }), " ", chips, " ",
           el("span", { cls: "ci", text: it.category_label || "" }), " ", el("span", { cls: "q", text: (it.question || "").slice(0, 110) }));
-        rows.push(li); list.appendChild(li);
-      });
-      state.list = { task: task, items: data.items, rows: rows, text: data.items.map(searchText), count: count, filters: f };
+        return cache[i];
+      }
+      var more = el("button", { type: "button", id: "more" });
+      more.addEventListener("click", function () { state.list.limit += PAGE; drawRows(); });
+      state.list = { task: task, items: data.items, row: row, list: list, more: more, text: data.items.map(searchText), count: count, filters: f };
       [cats, rd[0], jd[0], un[0]].forEach(function (c) { c.addEventListener("change", function () { f.cat = cats.value; f.rd = rd[0].checked; f.jd = jd[0].checked; f.un = un[0].checked; applyFilters(); }); });
       q.addEventListener("input", function () { f.q = q.value; applyFilters(); });
       main.replaceChildren(el("h2", { text: "Items" }), data.note ? el("p", { cls: "note", text: data.note }) : "",
-        el("div", { cls: "controls", role: "search" }, el("label", { for: "f-task", text: "Task" }), tasks, el("label", { for: "f-cat", text: "Category" }), cats, rd[1], jd[1], un[1], q), count, legend, list);
+        el("div", { cls: "controls", role: "search" }, el("label", { for: "f-task", text: "Task" }), tasks, el("label", { for: "f-cat", text: "Category" }), cats, rd[1], jd[1], un[1], q), count, legend, list, more);
       applyFilters();
     });
   }
