@@ -21,7 +21,8 @@ from cogbench.dataset_builders.output import claim_output
 from cogbench.dataset_builders.writes import write_file
 from cogbench.reference_eval.reports.published import published_results
 from cogbench.reference_eval.reports.report_charts import make_charts
-from cogbench.reference_eval.reports.report_runs import load_report_runs
+from cogbench.reference_eval.reports.report_runs import label_report_runs
+from cogbench.reference_eval.site.inputs import read_inputs
 from cogbench.reference_eval.site.items import image_name, task_items
 from cogbench.reference_eval.site.leaderboard import TASKS, leaderboard
 from cogbench.validation.integrity import verify_build
@@ -72,9 +73,9 @@ def write_site(
     alpha: float = 0.05,
     permutations: int = 9999,
 ) -> dict[str, Any]:
-    """Load and verify the runs, write the site into ``out``; returns what was written."""
+    """Load and verify the runs (run folders, local details datasets: ``inputs``), write the site into ``out``."""
     claim_output(out, "site", SITE_FILES, create=False)
-    runs = load_report_runs(paths, allow_mismatch)
+    runs = label_report_runs(read_inputs(paths), allow_mismatch)
     for dataset in sorted({run.run.scores["dataset"] for run in runs}):
         if Path(dataset).is_dir():  # a local build the runs were scored on: checked like `score` does
             verify_build(dataset)
