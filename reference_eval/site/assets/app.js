@@ -201,6 +201,14 @@
       applyFilters();
     });
   }
+  function readable(v) { // a verdict or parsed answer in words: right/wrong, "robust: A", "entity → noun"
+    if (v === null || v === undefined) return "not scored";
+    if (v === true) return "right";
+    if (v === false) return "wrong";
+    if (Array.isArray(v)) return v.map(function (x) { return x && x.entity !== undefined ? x.entity + " → " + (x.noun || "none") : readable(x); }).join("; ");
+    if (typeof v === "object") return Object.keys(v).map(function (k) { return k + ": " + readable(v[k]); }).join(", ");
+    return String(v);
+  }
   function field(label, text) { return el("p", {}, el("b", { text: label + ": " }), text === null || text === undefined ? "-" : String(text)); }
   function answerCard(task, a, r, k, focus) {
     var card = el("article", { cls: "answer" + (r === focus ? " focus" : ""), "data-run": r }, el("h3", { text: run(r).label }));
@@ -215,9 +223,9 @@
       if (reply.reasoning) part.appendChild(el("details", { cls: "reasoning" }, el("summary", { text: "Reasoning (" + reply.reasoning.length + " characters)" }), el("pre", { text: reply.reasoning })));
       if (reply.content) part.appendChild(el("details", { cls: "content" }, el("summary", { text: "Reply as written" }), el("pre", { text: reply.content })));
       var parsed = Array.isArray(a.parsed) && task === "codis" ? a.parsed[j] : (Array.isArray(a.parsed) && task === "vqa" ? a.parsed[j] : a.parsed);
-      part.appendChild(field("Parsed answer", parsed && typeof parsed === "object" ? JSON.stringify(parsed) : parsed));
+      part.appendChild(field("Parsed answer", readable(parsed)));
       var verdict = task === "codis" ? a.verdict[j] : a.verdict;
-      var vtext = verdict === null || verdict === undefined ? "not scored" : verdict === true ? "right" : verdict === false ? "wrong" : typeof verdict === "object" ? JSON.stringify(verdict) : String(verdict);
+      var vtext = task === "description" && verdict === null ? "no Cognition judge in this run" : readable(verdict);
       part.appendChild(el("p", {}, el("b", { text: "Verdict: " }), el("span", { cls: verdict === true ? "verdict-ok" : verdict === false ? "verdict-bad" : "", text: vtext })));
       if (task === "codis") {
         if (a.judge_error && a.judge_error[j]) part.appendChild(field("Judge error", a.judge_error[j]));
@@ -243,7 +251,12 @@
       var text = el("div", {}, field("Category", it.category_label || "-"), field("Question", it.question));
       (it.contexts || []).forEach(function (c, j) { text.appendChild(field("Context " + (j + 1), c)); text.appendChild(field("Gold " + (j + 1), it.gold[j])); });
       if (it.options) { var ol = el("ol", { type: "A" }); it.options.forEach(function (o, j) { ol.appendChild(el("li", { cls: "ABCD"[j] === it.gold ? "verdict-ok" : "", text: o + ("ABCD"[j] === it.gold ? " (gold)" : "") })); }); text.appendChild(ol); text.appendChild(field("Gold", it.gold)); }
-      if (task === "description") { text.appendChild(field("Annotated description (gold)", it.gold)); text.appendChild(field("Entities", (it.entities || []).join(", "))); }
+      if (task === "description") {
+        text.appendChild(field("Annotated description (gold)", it.gold)); text.appendChild(field("Entities", (it.entities || []).join(", ")));
+        var cors = el("ul");
+        Object.keys(it.cors || {}).forEach(function (c) { it.cors[c].forEach(function (t) { cors.appendChild(el("li", { text: c + ": " + t })); }); });
+        text.appendChild(el("details", {}, el("summary", { text: "Chains of reasoning (" + cors.childNodes.length + ")" }), cors));
+      }
       head.appendChild(text);
       var nav = el("p", {}, el("a", { href: hashOf({ view: "items", task: task }), text: "← all items" }), " · ",
         at > 0 ? el("a", { href: hashOf({ item: task + "/" + data.items[at - 1].id }), text: "previous" }) : "previous", " · ",
