@@ -181,6 +181,10 @@ def test_groups_intervals_and_labelled_rows(site_runs, page, tmp_path):
     # never ranked with rule-judged runs
     assert letters == {"truth": "a", "twelve": "b", "six": "ab", "llm": ""}
     assert "Holm" in page.inner_text("#rule")
+    alone = page.inner_text(
+        f"table[data-metric='recognition_micro'] tr.run[data-run='{list(runs).index('described')}']"
+    )
+    assert "not ranked: no other run of its build kind and judge" in alone
     for index, name in enumerate(runs):
         scores = json.loads((runs[name] / "scores.json").read_text())
         metric = (

@@ -218,7 +218,8 @@ def leaderboard(
                         "cells": {c: _cell(run.metrics[metric], c) for c in columns},
                         "letters": group["letters"][k] if group else "",
                         "rank_set": groups.index(group) if group else None,
-                        "unranked": _why_unranked(run, metric),
+                        "unranked": _why_unranked(run, metric)
+                        or ("" if group else "not ranked: no other run of its build kind and judge"),
                     }
                 )
             for group in groups:
