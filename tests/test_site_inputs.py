@@ -3,13 +3,26 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
+import pytest
 from conftest import needs_real_data
+from test_hub_results import (
+    ACC_P,
+    DATASET,
+    args_for,
+    codis_run,  # noqa: F401 (the module-scoped run fixture)
+)
 from test_intervals import codis_example, score_codis, swap_pairs
 
 from cogbench.cli import main
 from cogbench.reference_eval.reports.details_dataset import write_details
+from cogbench.reference_eval.reports.hub_results import publish_results
 from cogbench.reference_eval.reports.run_reader import read_run
+
+from hub_server import COMMIT_OID, HubRepo, LocalHub, local_hub_api
 
 
 def site_data(site) -> dict:
@@ -43,3 +56,24 @@ def test_a_details_dataset_is_a_run_of_the_site_and_an_edited_one_is_refused(bui
     assert main(["report", str(truth), str(details), "--site", str(tmp_path / "site2")]) == 1
     error = capsys.readouterr().err.strip()
     assert error.count("\n") == 0 and f"{details}: not verified" in error and "acc_p" in error
+
+
+@needs_real_data
+def test_a_hub_details_dataset_and_an_eval_results_file_are_inputs(codis_run, tmp_path, monkeypatch):  # noqa: F811
+    """publish-results pushes to the local Hub; the site reads the details back by repo id and by results file.
+
+    `cogbench report` runs in a child process with HF_ENDPOINT set, as a user on another Hub would run it:
+    huggingface_hub builds its download URLs from HF_ENDPOINT when it is imported."""
+    with LocalHub() as hub:
+        hub.repos[DATASET] = HubRepo(tags={"v2.0.0": COMMIT_OID})
+        hub.models["me/model"] = HubRepo()
+        publish_results(args_for(codis_run[1], tmp_path, no_pr=True), api=local_hub_api(hub, monkeypatch), say=print)
+        results = tmp_path / "codis_acc_p.yaml"
+        results.write_bytes(hub.models["me/model"].files[".eval_results/codis_acc_p.yaml"])
+        env = {**os.environ, "HF_ENDPOINT": hub.endpoint, "HF_HUB_OFFLINE": "0", "HF_HOME": str(tmp_path / "hf")}
+        for source, site in (("me/details", tmp_path / "by-repo"), (str(results), tmp_path / "by-results")):
+            command = [sys.executable, "-m", "cogbench", "report", source, "--site", str(site), "--permutations", "99"]
+            done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+            assert done.returncode == 0, done.stderr[-2000:]
+            acc_p = next(m for m in site_data(site)["tasks"][0]["metrics"] if m["name"] == "acc_p")
+            assert [row["cells"]["overall"]["v"] for row in acc_p["rows"]] == [pytest.approx(ACC_P)]  # 273/353

@@ -125,7 +125,13 @@ def add_report_parser(subparsers: argparse._SubParsersAction) -> None:
             "papers' published results beside them."
         ),
     )
-    parser.add_argument("runs", nargs="+", metavar="RUN_DIR", help="score folder or eval run folder")
+    parser.add_argument(
+        "runs",
+        nargs="+",
+        metavar="RUN_DIR",
+        help="score folder or eval run folder; with --site only, also a details dataset (a folder written by "
+        "publish-results, or ORG/NAME[@REVISION] on the Hub) or an .eval_results file, each verified first",
+    )
     parser.add_argument(
         "--out",
         help="folder for report.md, report.html, leaderboard.csv and *.png (default: none; give --out, --site or both)",
