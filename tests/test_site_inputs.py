@@ -16,11 +16,13 @@ from test_hub_results import (
     codis_run,  # noqa: F401 (the module-scoped run fixture)
 )
 from test_intervals import codis_example, score_codis, swap_pairs
+from test_report_run_kind import description_predictions, score_description
 
 from cogbench.cli import main
 from cogbench.reference_eval.reports.details_dataset import write_details
 from cogbench.reference_eval.reports.hub_results import publish_results
 from cogbench.reference_eval.reports.run_reader import read_run
+from cogbench.reference_eval.tasks.prompts import DESCRIPTION_DIRECTED, DESCRIPTION_SPONTANEOUS
 
 from hub_server import COMMIT_OID, HubRepo, LocalHub, local_hub_api
 
@@ -77,3 +79,25 @@ def test_a_hub_details_dataset_and_an_eval_results_file_are_inputs(codis_run, tm
             assert done.returncode == 0, done.stderr[-2000:]
             acc_p = next(m for m in site_data(site)["tasks"][0]["metrics"] if m["name"] == "acc_p")
             assert [row["cells"]["overall"]["v"] for row in acc_p["rows"]] == [pytest.approx(ACC_P)]  # 273/353
+
+
+@needs_real_data
+def test_runs_of_different_description_modes_are_ranked_apart(built_release, tmp_path):
+    """report shows both modes side by side; compare refuses to pair them, so the site never ranks them together."""
+    runs = [
+        score_description(
+            built_release,
+            description_predictions(built_release, tmp_path / f"{name}.jsonl", template),
+            tmp_path / name,
+        )
+        for name, template in (
+            ("spontaneous", DESCRIPTION_SPONTANEOUS),
+            ("directed", DESCRIPTION_DIRECTED),
+            ("directed-again", DESCRIPTION_DIRECTED),
+        )
+    ]
+    site = tmp_path / "site"
+    assert main(["report", *map(str, runs), "--site", str(site), "--permutations", "99"]) == 0
+    micro = next(m for m in site_data(site)["tasks"][0]["metrics"] if m["name"] == "recognition_micro")
+    assert [g["members"] for g in micro["groups"]] == [[1, 2]]
+    assert micro["rows"][0]["unranked"].startswith("not ranked: no other run of its kind")

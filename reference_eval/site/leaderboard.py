@@ -96,16 +96,21 @@ def _cell(metric: dict[str, Any], column: str) -> dict[str, Any]:
     return {"v": value, "ci": interval, "images": images}
 
 
-def rank_key(run: ReportRun, metric: str) -> tuple[str, str] | None:
-    """Runs with the same key may be ranked together on ``metric``; None: shown, never ranked."""
+def rank_key(run: ReportRun, metric: str) -> tuple[Any, ...] | None:
+    """Runs with the same key may be ranked together on ``metric``; None: shown, never ranked.
+
+    The key is what ``report`` ranks by (build kind, judge) and what it shows beside a run rather than refusing
+    it (description mode, circular, no image): runs that differ there are ranked apart, as ``compare``
+    would refuse to pair them."""
     if run.not_comparable or (run.metrics.get(metric) or {}).get("partial"):
         return None
-    return (sample_label(run.run.scores), run.judge)
+    scores = run.run.scores
+    return (sample_label(scores), run.judge, run.mode, bool(scores.get("circular")), bool(scores.get("no_image")))
 
 
 def rank_sets(runs: list[ReportRun], metric: str) -> list[list[int]]:
-    """Indexes of the runs ranked together on ``metric``: one list per build kind and judge, two runs or more."""
-    sets: dict[tuple[str, str], list[int]] = {}
+    """Indexes of the runs ranked together on ``metric``: one list per ``rank_key``, two runs or more."""
+    sets: dict[tuple[Any, ...], list[int]] = {}
     for k, run in enumerate(runs):
         key = rank_key(run, metric) if metric in run.metrics else None
         if key is not None:
@@ -219,7 +224,11 @@ def leaderboard(
                         "letters": group["letters"][k] if group else "",
                         "rank_set": groups.index(group) if group else None,
                         "unranked": _why_unranked(run, metric)
-                        or ("" if group else "not ranked: no other run of its build kind and judge"),
+                        or (
+                            ""
+                            if group
+                            else "not ranked: no other run of its kind (build, judge, mode, circular, no image)"
+                        ),
                     }
                 )
             for group in groups:
