@@ -121,8 +121,36 @@ def add_report_parser(subparsers: argparse._SubParsersAction) -> None:
             "papers' published results beside them."
         ),
     )
-    parser.add_argument("runs", nargs="+", metavar="RUN_DIR", help="score folder or eval run folder")
-    parser.add_argument("--out", required=True, help="folder for report.md, report.html, leaderboard.csv and *.png")
+    parser.add_argument(
+        "runs",
+        nargs="+",
+        metavar="RUN_DIR",
+        help="score folder or eval run folder; with --site only, also a details dataset (a folder written by "
+        "publish-results, or ORG/NAME[@REVISION] on the Hub) or an .eval_results file, each verified first",
+    )
+    parser.add_argument(
+        "--out",
+        help="folder for report.md, report.html, leaderboard.csv and *.png (default: none; give --out, --site or both)",
+    )
+    parser.add_argument(
+        "--site",
+        metavar="DIR",
+        help="also (or instead of --out) write a static site into DIR: the leaderboard with 95%% intervals and "
+        "Holm-corrected significance groups, and every item with each run's answer, verdict and judge reply; it "
+        "works offline from the disk and uploads unchanged as a static Hugging Face Space (docs/site.md; default: none)",
+    )
+    parser.add_argument(
+        "--alpha",
+        type=significance,
+        default=0.05,
+        help="--site: the level at which two runs are told apart, after Holm's correction (default: 0.05)",
+    )
+    parser.add_argument(
+        "--permutations",
+        type=positive_int,
+        default=9999,
+        help="--site: permutations of each pair's paired permutation test, as `compare` (default: 9999)",
+    )
     parser.add_argument(
         "--allow-mismatch",
         action="store_true",
@@ -195,13 +223,22 @@ def run_report(args: argparse.Namespace) -> int:
     from cogbench.errors import UsageError
     from cogbench.reference_eval.reports.runs import write_report
 
+    if not (args.out or args.site):
+        raise UsageError("give --out (report files), --site (the static site) or both")
     runs = [path for path in args.runs if not _skip_unscored(Path(path))]
     if not runs:
         raise UsageError(f"no scored run among {', '.join(args.runs)}; nothing to report (see the notes above)")
-    written = write_report(runs, Path(args.out), args.allow_mismatch)
-    print(f"{written['runs']} run(s): {', '.join(written['tables'])}")
-    for path in written["files"] + written["charts"]:
-        print(f"wrote {path}")
+    if args.out:
+        written = write_report(runs, Path(args.out), args.allow_mismatch)
+        print(f"{written['runs']} run(s): {', '.join(written['tables'])}")
+        for path in written["files"] + written["charts"]:
+            print(f"wrote {path}")
+    if args.site:
+        from cogbench.reference_eval.site.site_writer import write_site
+
+        site = write_site(runs, Path(args.site), args.allow_mismatch, args.alpha, args.permutations)
+        items = ", ".join(f"{task} {count}" for task, count in site["items"].items())
+        print(f"wrote the site {site['folder']}: {site['runs']} run(s), items {items}, {site['images']} image(s)")
     return 0
 
 

@@ -86,7 +86,11 @@ def named_after_file(run: ScoredRun) -> bool:
 
 
 def load_report_runs(paths: Sequence[str], allow_mismatch: bool = False) -> list[ReportRun]:
-    runs = [load_run(path) for path in paths]
+    return label_report_runs([load_run(path) for path in paths], allow_mismatch)
+
+
+def label_report_runs(runs: list[ScoredRun], allow_mismatch: bool = False) -> list[ReportRun]:
+    """Runs already read and verified (``load_run``, or ``report --site``'s other inputs), labelled and checked."""
     if not runs:
         raise UsageError("give at least one run folder")
     modes = [description_mode(run.scores, run.run_record) for run in runs]

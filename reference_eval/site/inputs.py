@@ -1,0 +1,78 @@
+"""What ``report --site`` reads: run folders, details datasets written by ``publish-results`` (a local folder,
+or ``ORG/NAME[@REVISION]`` on the Hub) and ``.eval_results`` files with their details.
+
+A run folder is read by ``run_reader.read_run`` (schema-checked, every number recomputed from
+details.jsonl). A details dataset is first verified as ``cogbench verify`` verifies it (every number of
+its scores.json, report.md and readable columns re-derived from the rows' details), and an ``.eval_results``
+file with the details dataset its ``source.url`` names (each value re-derived too); any difference refuses
+the input, naming the first. Each task of a details dataset then becomes one run.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+import yaml
+
+from cogbench.errors import CogbenchError, UsageError
+from cogbench.reference_eval.reports.run_reader import RunNotVerified, ScoredRun, prompt_of, read_run
+from cogbench.reference_eval.reports.verify import SOURCE_URL, details_tasks, hub_details, verify
+
+HUB_REPO = re.compile(r"^([\w.-]+/[\w.-]+)(?:@([\w.-]+))?$")
+
+
+def is_details_dataset(path: Path) -> bool:
+    """A folder written by ``publish-results``: Parquet details per task, no scores.json at its top."""
+    return path.is_dir() and any(path.glob("data/*/test.parquet")) and not (path / "scores.json").exists()
+
+
+def _verified(target: str, shown: str) -> None:
+    result = verify(target)
+    if result.differences:
+        raise RunNotVerified(
+            f"{shown}: not verified, {len(result.differences)} difference(s); first: {result.differences[0].line()} "
+            f"(`cogbench verify {shown}` lists them all)"
+        )
+
+
+def details_dataset_runs(folder: Path, shown: str | None = None, checked: bool = False) -> list[ScoredRun]:
+    """One verified run per task of a details dataset folder (``checked``: verified already)."""
+    if not checked:
+        _verified(str(folder), shown or str(folder))
+    return [
+        ScoredRun(folder / "runs" / task, data.scores, data.details, prompt_of(data.scores, None))
+        for task, data in details_tasks(folder).items()
+    ]
+
+
+def eval_results_runs(file: Path) -> list[ScoredRun]:
+    """The runs of the details dataset an ``.eval_results`` file names, after its values are verified."""
+    try:
+        entries = yaml.safe_load(file.read_text(encoding="utf-8"))
+        url = str((entries[0].get("source") or {}).get("url", ""))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, TypeError, KeyError, IndexError, AttributeError):
+        raise CogbenchError(f"{file}: not an .eval_results file (a YAML list of results)") from None
+    match = SOURCE_URL.match(url)
+    if not match:
+        raise UsageError(f"{file}: no source.url naming a details dataset; give the details dataset instead")
+    _verified(str(file), str(file))
+    return details_dataset_runs(hub_details(match.group(2), match.group(3), match.group(1)), checked=True)
+
+
+def read_inputs(paths: Sequence[str]) -> list[ScoredRun]:
+    """Every input as verified runs, in the order given."""
+    runs: list[ScoredRun] = []
+    for path in paths:
+        local = Path(path)
+        hub = None if local.exists() else HUB_REPO.match(path)
+        if is_details_dataset(local):
+            runs += details_dataset_runs(local)
+        elif local.is_file() and local.suffix in (".yaml", ".yml"):
+            runs += eval_results_runs(local)
+        elif hub:
+            runs += details_dataset_runs(hub_details(hub.group(1), hub.group(2)), shown=path)
+        else:
+            runs.append(read_run(path))
+    return runs

@@ -1,0 +1,118 @@
+"""``cogbench report RUN... --site DIR``: the leaderboard and every item behind it, as a static site.
+
+The site works from the disk and offline: its page, script and style ship in this package
+(``assets/``), its data are scripts that assign to a global (``data/*.js``; Chromium refuses
+``fetch`` of JSON from a ``file://`` page but runs a ``<script src>``), one file per task's items,
+loaded the first time the task is viewed. Images are written once, as the build stores them, under
+``images/<sha256>.<format>``. README.md carries the front matter of a static Hugging Face Space, so
+the folder can be uploaded unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from cogbench import __version__
+from cogbench.dataset_builders.output import claim_output
+from cogbench.dataset_builders.writes import write_file
+from cogbench.reference_eval.reports.published import published_results
+from cogbench.reference_eval.reports.report_charts import make_charts
+from cogbench.reference_eval.reports.report_runs import label_report_runs
+from cogbench.reference_eval.site.inputs import read_inputs
+from cogbench.reference_eval.site.items import image_name, task_items
+from cogbench.reference_eval.site.leaderboard import TASKS, leaderboard
+from cogbench.validation.integrity import verify_build
+
+ASSETS = ("index.html", "app.js", "style.css")
+# Every file the site command writes in its folder (dataset_builders.output.claim_output).
+SITE_FILES = (
+    "README.md",
+    *ASSETS,
+    "data/site.js",
+    "data/items-*.js",
+    "images/*",
+    "charts/*.png",
+)
+
+SPACE_README = """---
+title: cogbench leaderboard
+emoji: 📊
+colorFrom: blue
+colorTo: gray
+sdk: static
+app_file: index.html
+pinned: false
+tags:
+- evaluation
+- leaderboard
+- cogbench
+---
+
+# cogbench leaderboard
+
+Written by `cogbench report --site` (cogbench {version}) from {runs} run(s): {tasks}.
+Open `index.html` (it works from the disk, offline). The leaderboard shows each run's value with its 95%
+interval and the significance groups: {rule}
+"""
+
+
+def script(name: str, value: Any) -> str:
+    """A data file the page loads with ``<script src>``: JSON assigned to ``window.COGBENCH[name]``."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return f"window.COGBENCH=window.COGBENCH||{{}};window.COGBENCH[{json.dumps(name)}]={text};\n"
+
+
+def write_site(
+    paths: Sequence[str],
+    out: Path,
+    allow_mismatch: bool = False,
+    alpha: float = 0.05,
+    permutations: int = 9999,
+) -> dict[str, Any]:
+    """Load and verify the runs (run folders, local details datasets: ``inputs``), write the site into ``out``."""
+    claim_output(out, "site", SITE_FILES, create=False)
+    runs = label_report_runs(read_inputs(paths), allow_mismatch)
+    for dataset in sorted({run.run.scores["dataset"] for run in runs}):
+        if Path(dataset).is_dir():  # a local build the runs were scored on: checked like `score` does
+            verify_build(dataset)
+    published = published_results()
+    board = leaderboard(runs, published, alpha, permutations)
+    claim_output(out, "site", SITE_FILES)
+    images: set[str] = set()
+
+    def write_image(data: bytes) -> str:
+        name = image_name(data)
+        if name not in images:
+            images.add(name)
+            write_file(out / "images" / name, data, root=out)
+        return f"images/{name}"
+
+    item_counts = {}
+    for task in TASKS:
+        indexes = [i for i, run in enumerate(runs) if run.task == task]
+        if not indexes:
+            continue
+        items, note = task_items(task, [runs[i] for i in indexes], write_image)
+        item_counts[task] = len(items)
+        write_file(
+            out / "data" / f"items-{task}.js",
+            script(f"items-{task}", {"task": task, "runs": indexes, "items": items, "note": note}),
+            root=out,
+        )
+    (out / "charts").mkdir(exist_ok=True)
+    figures = make_charts(runs, published, out / "charts")
+    board["charts"] = [{"file": f"charts/{path.name}", "caption": caption} for path, caption in figures]
+    board["items"] = item_counts
+    board["version"] = __version__
+    write_file(out / "data" / "site.js", script("site", board), root=out)
+    for name in ASSETS:
+        write_file(out / name, resources.files("cogbench.reference_eval.site").joinpath("assets", name).read_bytes())
+    tasks = ", ".join(f"{task} ({count} items)" for task, count in item_counts.items())
+    write_file(
+        out / "README.md", SPACE_README.format(version=__version__, runs=len(runs), tasks=tasks, rule=board["rule"])
+    )
+    return {"runs": len(runs), "items": item_counts, "images": len(images), "folder": str(out)}

@@ -1,0 +1,103 @@
+"""`report --site` reads details datasets written by `publish-results`, verified first (issue 43)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from conftest import needs_real_data
+from test_hub_results import (
+    ACC_P,
+    DATASET,
+    args_for,
+    codis_run,  # noqa: F401 (the module-scoped run fixture)
+)
+from test_intervals import codis_example, score_codis, swap_pairs
+from test_report_run_kind import description_predictions, score_description
+
+from cogbench.cli import main
+from cogbench.reference_eval.reports.details_dataset import write_details
+from cogbench.reference_eval.reports.hub_results import publish_results
+from cogbench.reference_eval.reports.run_reader import read_run
+from cogbench.reference_eval.tasks.prompts import DESCRIPTION_DIRECTED, DESCRIPTION_SPONTANEOUS
+
+from hub_server import COMMIT_OID, HubRepo, LocalHub, local_hub_api
+
+
+def site_data(site) -> dict:
+    text = (site / "data" / "site.js").read_text()
+    return json.loads(text.split('window.COGBENCH["site"]=', 1)[1].rstrip().rstrip(";"))
+
+
+@needs_real_data
+def test_a_details_dataset_is_a_run_of_the_site_and_an_edited_one_is_refused(built_release, tmp_path, capsys):
+    truth, swapped = tmp_path / "truth", tmp_path / "swapped"
+    score_codis(built_release, codis_example(), truth, resamples=100)
+    score_codis(built_release, swap_pairs(codis_example(), 0.1, 2, tmp_path / "swapped.json"), swapped)  # as verify
+    details = tmp_path / "details"
+    write_details([read_run(swapped)], details, "org/details", "main")
+    site = tmp_path / "site"
+    assert main(["report", str(truth), str(details), "--site", str(site), "--permutations", "999"]) == 0
+    data = site_data(site)
+    assert [run["model"] for run in data["runs"]] == ["output_example", "swapped"]
+    acc_p = next(m for m in data["tasks"][0]["metrics"] if m["name"] == "acc_p")
+    stated = json.loads((swapped / "scores.json").read_text())["metrics"]["acc_p"]
+    assert [row["cells"]["overall"]["v"] for row in acc_p["rows"]] == [100.0, stated["overall"]]
+    assert [row["letters"] for row in acc_p["rows"]] == ["a", "b"]  # 35 pairs wrong: told apart
+    items = (site / "data" / "items-codis.js").read_text()
+    assert items.count('"answers":[{') == 353
+
+    scores = details / "runs" / "codis" / "scores.json"
+    edited = json.loads(scores.read_text())
+    edited["metrics"]["acc_p"]["overall"] += 5
+    scores.write_text(json.dumps(edited))
+    capsys.readouterr()
+    assert main(["report", str(truth), str(details), "--site", str(tmp_path / "site2")]) == 1
+    error = capsys.readouterr().err.strip()
+    assert error.count("\n") == 0 and f"{details}: not verified" in error and "acc_p" in error
+
+
+@needs_real_data
+def test_a_hub_details_dataset_and_an_eval_results_file_are_inputs(codis_run, tmp_path, monkeypatch):  # noqa: F811
+    """publish-results pushes to the local Hub; the site reads the details back by repo id and by results file.
+
+    `cogbench report` runs in a child process with HF_ENDPOINT set, as a user on another Hub would run it:
+    huggingface_hub builds its download URLs from HF_ENDPOINT when it is imported."""
+    with LocalHub() as hub:
+        hub.repos[DATASET] = HubRepo(tags={"v2.0.0": COMMIT_OID})
+        hub.models["me/model"] = HubRepo()
+        publish_results(args_for(codis_run[1], tmp_path, no_pr=True), api=local_hub_api(hub, monkeypatch), say=print)
+        results = tmp_path / "codis_acc_p.yaml"
+        results.write_bytes(hub.models["me/model"].files[".eval_results/codis_acc_p.yaml"])
+        env = {**os.environ, "HF_ENDPOINT": hub.endpoint, "HF_HUB_OFFLINE": "0", "HF_HOME": str(tmp_path / "hf")}
+        for source, site in (("me/details", tmp_path / "by-repo"), (str(results), tmp_path / "by-results")):
+            command = [sys.executable, "-m", "cogbench", "report", source, "--site", str(site), "--permutations", "99"]
+            done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+            assert done.returncode == 0, done.stderr[-2000:]
+            acc_p = next(m for m in site_data(site)["tasks"][0]["metrics"] if m["name"] == "acc_p")
+            assert [row["cells"]["overall"]["v"] for row in acc_p["rows"]] == [pytest.approx(ACC_P)]  # 273/353
+
+
+@needs_real_data
+def test_runs_of_different_description_modes_are_ranked_apart(built_release, tmp_path):
+    """report shows both modes side by side; compare refuses to pair them, so the site never ranks them together."""
+    runs = [
+        score_description(
+            built_release,
+            description_predictions(built_release, tmp_path / f"{name}.jsonl", template),
+            tmp_path / name,
+        )
+        for name, template in (
+            ("spontaneous", DESCRIPTION_SPONTANEOUS),
+            ("directed", DESCRIPTION_DIRECTED),
+            ("directed-again", DESCRIPTION_DIRECTED),
+        )
+    ]
+    site = tmp_path / "site"
+    assert main(["report", *map(str, runs), "--site", str(site), "--permutations", "99"]) == 0
+    micro = next(m for m in site_data(site)["tasks"][0]["metrics"] if m["name"] == "recognition_micro")
+    assert [g["members"] for g in micro["groups"]] == [[1, 2]]
+    assert micro["rows"][0]["unranked"].startswith("not ranked: no other run of its kind")

@@ -1,0 +1,35 @@
+"""Holm's correction and the significance groups of `report --site`, against hand-worked cases (issue 43)."""
+
+from __future__ import annotations
+
+import pytest
+
+from cogbench.reference_eval.site.significance import holm, significance_groups
+
+
+def test_holm_by_hand():
+    """p = .01, .04, .03 over m = 3 pairs: sorted .01 x 3 = .03; .03 x 2 = .06; .04 x 1 = .04, raised to .06."""
+    assert holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+    # uncorrected, all three are below .05; after Holm only the first is
+    assert [p < 0.05 for p in holm([0.01, 0.04, 0.03])] == [True, False, False]
+    assert holm([0.5, 0.9]) == pytest.approx([1.0, 1.0])  # capped at 1
+    assert holm([]) == []
+
+
+def test_three_runs_two_that_differ_and_one_that_does_not():
+    """A (80) and B (70) differ; C (75) differs from neither: groups {A, C} (a, led by A) and {B, C} (b).
+    A shows a, B shows b, C shows ab: C cannot be told apart from either, A and B can."""
+    letters = significance_groups([80.0, 70.0, 75.0], {(0, 1): True, (0, 2): False, (1, 2): False})
+    assert letters == ["a", "b", "ab"]
+
+
+def test_no_pair_differs_one_group_every_pair_differs_one_group_each():
+    assert significance_groups([1.0, 3.0, 2.0], {(0, 1): False, (0, 2): False, (1, 2): False}) == ["a", "a", "a"]
+    # every pair differs: one group per run, lettered from the best
+    assert significance_groups([1.0, 3.0, 2.0], {(0, 1): True, (0, 2): True, (1, 2): True}) == ["c", "a", "b"]
+
+
+def test_four_runs_in_a_chain():
+    """Values 4 > 3 > 2 > 1; only neighbours cannot be told apart: groups {4,3}, {3,2}, {2,1}."""
+    differs = {(0, 1): False, (0, 2): True, (0, 3): True, (1, 2): False, (1, 3): True, (2, 3): False}
+    assert significance_groups([4.0, 3.0, 2.0, 1.0], differs) == ["a", "ab", "bc", "c"]
