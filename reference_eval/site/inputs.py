@@ -14,11 +14,10 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-import yaml
-
-from cogbench.errors import CogbenchError, UsageError
+from cogbench.errors import CogbenchError
+from cogbench.reference_eval.reports.result_source import details_source
 from cogbench.reference_eval.reports.run_reader import RunNotVerified, ScoredRun, prompt_of, read_run
-from cogbench.reference_eval.reports.verify import SOURCE_URL, details_tasks, hub_details, verify
+from cogbench.reference_eval.reports.verify import details_tasks, hub_details, read_results_file, verify
 
 HUB_REPO = re.compile(r"^([\w.-]+/[\w.-]+)(?:@([\w.-]+))?$")
 
@@ -50,15 +49,13 @@ def details_dataset_runs(folder: Path, shown: str | None = None, checked: bool =
 def eval_results_runs(file: Path) -> list[ScoredRun]:
     """The runs of the details dataset an ``.eval_results`` file names, after its values are verified."""
     try:
-        entries = yaml.safe_load(file.read_text(encoding="utf-8"))
-        url = str((entries[0].get("source") or {}).get("url", ""))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError, TypeError, KeyError, IndexError, AttributeError):
-        raise CogbenchError(f"{file}: not an .eval_results file (a YAML list of results)") from None
-    match = SOURCE_URL.match(url)
-    if not match:
-        raise UsageError(f"{file}: no source.url naming a details dataset; give the details dataset instead")
+        entries = read_results_file(file)
+    except OSError as error:
+        raise CogbenchError(f"{file}: not readable ({type(error).__name__})") from None
+    # Downloaded from the Hub configured here only, where the user's token belongs (reports/result_source).
+    repo, revision, _ = details_source(file, str((entries[0].get("source") or {}).get("url", "")))
     _verified(str(file), str(file))
-    return details_dataset_runs(hub_details(match.group(2), match.group(3), match.group(1)), checked=True)
+    return details_dataset_runs(hub_details(repo, revision), checked=True)
 
 
 def read_inputs(paths: Sequence[str]) -> list[ScoredRun]:
