@@ -236,3 +236,13 @@ def test_structured_regex_reaches_the_body_is_recorded_and_a_different_one_is_an
     hf = ["eval", "--task", "codis", "--model", "hf:x", "--dataset", str(built_release), "--out", str(tmp_path / "hf")]
     assert main([*hf, "--structured-regex", regex]) == 2
     assert capsys.readouterr().err.strip().splitlines()[-1].startswith("error: --structured-regex")
+
+
+def test_verify_passes_an_eval_run_whose_replies_think_inline(openai_server, built_release, tmp_path, monkeypatch):
+    """scores.json hashes the final answers; verify hashes predictions.jsonl the same way, not the
+    reply as written (an inline block, as `vllm:` and `hf:` write it; tests/test_vllm_thinking.py)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    server = openai_server(lambda request: Reply(text="<think>Not a dog? Answer: no</think>yes"))
+    out = tmp_path / "run"
+    assert main([word for word in _argv(server, built_release, out) if word != "--no-score"]) == 0
+    assert main(["verify", str(out / "score")]) == 0
