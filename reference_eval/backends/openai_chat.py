@@ -32,6 +32,7 @@ def recorded_settings(settings: ChatSettings) -> dict[str, Any]:
         "temperature": settings.temperature,
         "max_new_tokens": settings.max_tokens,
         "thinking": settings.thinking,
+        **({"structured_regex": settings.structured_regex} if settings.structured_regex is not None else {}),
     }
 
 

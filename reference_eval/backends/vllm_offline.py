@@ -63,6 +63,7 @@ class VLLMSettings:
     chunk_size: int = 16
     ignore_eos: bool = False  # benchmarks: exactly max_new_tokens per query
     thinking: str = "auto"  # "on"/"off": the chat template's enable_thinking; "auto": its default
+    structured_regex: str | None = None  # every reply constrained to it (SamplingParams.structured_outputs)
     engine: EngineOptions = field(default_factory=EngineOptions)
 
 
@@ -76,6 +77,7 @@ def recorded_settings(settings: VLLMSettings) -> dict[str, Any]:
         **({"ignore_eos": True} if settings.ignore_eos else {}),
         **{name: getattr(settings.engine, name) for name in ANSWER_OPTIONS},
         "thinking": settings.thinking,
+        **({"structured_regex": settings.structured_regex} if settings.structured_regex is not None else {}),
     }
 
 
@@ -108,6 +110,10 @@ def sampling_params(llm, settings: VLLMSettings):
     params.temperature = 0.0
     params.max_tokens = settings.max_new_tokens
     params.ignore_eos = settings.ignore_eos
+    if settings.structured_regex is not None:  # what `vllm serve` makes of the body's structured_outputs
+        from vllm.sampling_params import StructuredOutputsParams
+
+        params.structured_outputs = StructuredOutputsParams(regex=settings.structured_regex)
     return params
 
 

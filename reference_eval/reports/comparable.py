@@ -26,7 +26,16 @@ from typing import Any
 from cogbench.errors import UsageError
 from cogbench.reference_eval.reports.run_kind import judge_difference
 
-SETTINGS = ("prompt_id", "circular", "no_image", "no_context", "max_new_tokens", "temperature", "thinking")
+SETTINGS = (
+    "prompt_id",
+    "circular",
+    "no_image",
+    "no_context",
+    "max_new_tokens",
+    "temperature",
+    "thinking",
+    "structured_regex",
+)
 
 
 @dataclass
@@ -57,6 +66,7 @@ def generation_settings(folder: Path, scores: dict[str, Any], prompt_id: str | N
         "max_new_tokens": generation.get("max_new_tokens", generation.get("max_tokens")),
         "temperature": generation.get("temperature"),
         "thinking": generation.get("thinking", "auto") if generation else None,
+        "structured_regex": generation.get("structured_regex"),
     }
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from cogbench.reference_eval.answers.reasoning import THINK_TAGS, final_answer
 from cogbench.reference_eval.formats.predictions import read_predictions
 from cogbench.reference_eval.reports.run_reader import read_run_record
 from cogbench.reference_eval.reports.verify_result import TaskData, Verification
@@ -38,7 +39,12 @@ def check_run_record(data: TaskData, result: Verification) -> None:
     for key in ("model", "prompt_id", "prompt_sha256", "generation"):
         seen = sorted({repr(getattr(p, key)) for p in predictions})
         result.same(f"{where}: {key} (each line of predictions.jsonl)", [repr(record.get(key))], seen)
-    answers = {(p.item_id, p.query) if p.query is not None else p.item_id: p.output for p in predictions}
+    # Scoring hashed each reply's final answer (answers/reasoning.py), with the think tags it used.
+    tags = tuple(tuple(pair) for pair in (scores.get("answers") or {}).get("think_tags", THINK_TAGS))
+    answers = {
+        (p.item_id, p.query) if p.query is not None else p.item_id: final_answer(p, tags).answer  # type: ignore[arg-type]
+        for p in predictions
+    }
     if "answers_sha256" in (scores.get("provenance") or {}):
         result.same(
             f"{path}: answers (provenance.answers_sha256)",

@@ -72,6 +72,7 @@ def eval_from_args(args: argparse.Namespace, engine_options: tuple[str, ...]) ->
         shards=args.shards,
         read_responses=tuple(args.read_responses or ()),
         thinking=args.thinking,
+        structured_regex=args.structured_regex,
     )
     if args.shards != 1 and not args.write_requests:
         raise UsageError("--shards applies only with --write-requests")

@@ -117,6 +117,7 @@ class EvalSettings:
     # load from disk; ``model`` then only names it. Not compared: it is what runs, not what the run is.
     loaded: tuple[Any, Any] | None = field(default=None, compare=False, repr=False)
     thinking: str = "auto"  # on/off: the chat template's enable_thinking; auto: the model's default
+    structured_regex: str | None = None  # openai:, vllm:: every reply constrained to it (vLLM structured outputs)
 
     @property
     def new_tokens(self) -> int:
@@ -215,6 +216,7 @@ def _backend(settings: EvalSettings, backend: str, name: str, queries: list[Quer
             chunk_size=settings.batch_size,
             ignore_eos=settings.ignore_eos,
             thinking=settings.thinking,
+            structured_regex=settings.structured_regex,
             engine=settings.engine,
         )
 
@@ -247,6 +249,7 @@ def chat_settings(settings: EvalSettings, name: str) -> ChatSettings:
         max_attempts=settings.max_attempts,
         timeout_seconds=settings.timeout_seconds,
         thinking=settings.thinking,
+        structured_regex=settings.structured_regex,
     )
 
 
@@ -260,6 +263,8 @@ def checked_settings(settings: EvalSettings) -> tuple[str, str]:
         raise UsageError("--circular rotates the four options of VQA questions; it applies to --task vqa")
     if settings.no_context and settings.task != "codis":
         raise UsageError("--no-context applies to --task codis")
+    if settings.structured_regex is not None and backend == "hf":
+        raise UsageError("--structured-regex is vLLM's structured outputs: use --model openai:MODEL or vllm:MODEL")
     if (settings.write_requests or settings.read_responses) and backend != "openai":
         raise UsageError(
             "--write-requests and --read-responses hold chat-completions requests: use --model openai:MODEL"
@@ -408,6 +413,7 @@ def missing_requests_command(settings: EvalSettings) -> str:
         ("--limit", settings.limit),
         ("--max-new-tokens", settings.max_new_tokens),
         ("--thinking", settings.thinking if settings.thinking != "auto" else None),
+        ("--structured-regex", settings.structured_regex),
         ("--out", str(settings.out)),
         ("--write-requests", f"{settings.out}-missing-requests"),
     ]
