@@ -53,6 +53,7 @@ EVAL_EXTRA_MODULES = (
     "pycocoevalcap",
     "rouge_score",
     "bert_score",
+    "krippendorff",  # a judge panel's alpha (judges/panel.py, metrics/panel_agreement.py)
 )
 
 # What an interrupt (Ctrl-C) keeps, said in its one line: the same command goes on from there.

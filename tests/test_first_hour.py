@@ -32,7 +32,10 @@ def help_text(*command: str) -> str:
 
 def test_each_task_has_its_own_max_new_tokens_shown_in_help():
     assert DEFAULT_MAX_NEW_TOKENS["vqa"] < 64 < DEFAULT_MAX_NEW_TOKENS["codis"] <= DEFAULT_MAX_NEW_TOKENS["description"]
-    assert "(default: per task, description 1024, vqa 32, codis 512)" in help_text("eval")
+    assert (
+        "(default: per task, description 1024, vqa 32, codis 512; 32768 for every task with --thinking on)"
+        in help_text("eval")
+    )
 
 
 @pytest.mark.parametrize("task", ["vqa", "codis"])

@@ -163,7 +163,9 @@ def test_help_shows_every_default(command, capsys):
     for shown in ("(default: 64)", "(default: tolerant)", "(default: 6)"):
         assert shown in text
     if command == "eval":
-        assert "(default: per task, description 1024, vqa 32, codis 512)" in text
+        assert (
+            "(default: per task, description 1024, vqa 32, codis 512; 32768 for every task with --thinking on)" in text
+        )
         assert "(default: spontaneous)" in text and "(default: 16)" in text
     else:
         assert "(default: runs/score-TASK-PREDICTIONS" in text and "(default: en_core_web_sm)" in text

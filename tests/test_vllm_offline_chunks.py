@@ -30,7 +30,8 @@ from cogbench.reference_eval.tasks.queries import Query
 
 
 class StandInEngine:
-    """``LLM.chat`` as vLLM returns it: replies padded with whitespace, one token id per word."""
+    """``LLM.chat`` as vLLM returns it: replies padded with whitespace, one token id per word, each
+    completion with its finish reason (vLLM's ``CompletionOutput.finish_reason``)."""
 
     def __init__(self, refuse: str | None = None):
         self.calls: list[list[str]] = []
@@ -49,7 +50,11 @@ class StandInEngine:
             raise ValueError(f"prompt {self.refuse!r} is longer than the maximum model length")
         return [
             SimpleNamespace(
-                outputs=[SimpleNamespace(text=f"\n  answer to {p}  \n", token_ids=list(range(len(p.split()))))]
+                outputs=[
+                    SimpleNamespace(
+                        text=f"\n  answer to {p}  \n", token_ids=list(range(len(p.split()))), finish_reason="stop"
+                    )
+                ]
             )
             for p in prompts
         ]
@@ -132,6 +137,7 @@ def test_engine_arguments_recorded_settings_and_placement():
         "ignore_eos": True,
         "dtype": "auto",
         "max_model_len": 2048,
+        "thinking": "auto",
     }
     assert "ignore_eos" not in recorded_settings(VLLMSettings("m", 20))
     assert placement(settings) == {
@@ -152,7 +158,7 @@ def test_without_vllm_the_backend_is_one_usage_line():
         load_engine(VLLMSettings("some/model", 8))
     assert str(error.value) == (
         "--model vllm: needs vllm installed in the environment that runs cogbench "
-        "(pip install vllm; README 'vLLM in the process')"
+        "(pip install vllm; docs/running.md, 'vLLM in the process')"
     )
 
 
@@ -212,7 +218,7 @@ def test_the_first_completion_of_an_output_is_the_answer():
         def chat(self, chats, params, use_tqdm=True):
             outputs = super().chat(chats, params, use_tqdm)
             for output in outputs:
-                output.outputs.append(SimpleNamespace(text="second", token_ids=[1]))
+                output.outputs.append(SimpleNamespace(text="second", token_ids=[1], finish_reason="stop"))
             return outputs
 
     (chunk,) = answer_queries(TwoCompletions(), VLLMSettings("m", 4), blind_queries(1), None, [])

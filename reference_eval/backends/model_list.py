@@ -16,7 +16,7 @@ from typing import Any
 from cogbench import __version__
 from cogbench.reference_eval.backends.connections import proxy_config, single_connection, tls_context
 from cogbench.reference_eval.backends.deadline import attempt_deadline
-from cogbench.reference_eval.backends.openai_api import OPENAI_BASE_URL, api_key_from_environment
+from cogbench.reference_eval.backends.openai_api import OPENAI_BASE_URL, api_key_from_environment, check_base_url
 
 # Statuses by which a server says it has no model list at all (a minimal server): nothing to check against.
 NO_LIST_STATUSES = {404, 405, 501}
@@ -43,6 +43,7 @@ def list_models(base_url: str | None, timeout_seconds: float = 30.0) -> ModelLis
     """One GET of ``BASE_URL/models``; never raises for a network or HTTP failure (``error`` says it)."""
     import httpcore
 
+    check_base_url(base_url)  # a URL without its scheme is the user's mistake, said before any request
     url = (base_url or OPENAI_BASE_URL).rstrip("/") + "/models"
     headers = [
         (b"Authorization", f"Bearer {api_key_from_environment()}".encode()),

@@ -203,13 +203,7 @@ class ChatClient:
     """
 
     def __init__(self, settings: ChatSettings, sleep: Callable[[float], None] = time.sleep, sends: bool = True):
-        if settings.base_url is not None and urlparse(settings.base_url).scheme not in ("http", "https"):
-            raise UsageError(
-                f"base URL {echoed(redact_url(settings.base_url))}: expected http://HOST:PORT/v1 or https://... "
-                "(with the scheme)"
-            )
-        if settings.base_url is not None:
-            check_ascii(settings.base_url, "base URL")
+        check_base_url(settings.base_url)
         self.settings = settings
         self.usage = TokenUsage()
         self.limit = AdaptiveLimit(settings.concurrency)
@@ -428,6 +422,16 @@ def _retry_after_seconds(headers: list[tuple[bytes, bytes]]) -> float | None:
 # The separate reasoning fields, in the order they are looked for: DeepSeek's API and vLLM's
 # --reasoning-parser write ``reasoning_content``, OpenRouter (and newer vLLM) ``reasoning``.
 REASONING_FIELDS = ("reasoning_content", "reasoning")
+
+
+def check_base_url(base_url: str | None) -> None:
+    """A base URL with its scheme and an ASCII host, or a usage error naming it (credentials masked)."""
+    if base_url is not None and urlparse(base_url).scheme not in ("http", "https"):
+        raise UsageError(
+            f"base URL {echoed(redact_url(base_url))}: expected http://HOST:PORT/v1 or https://... (with the scheme)"
+        )
+    if base_url is not None:
+        check_ascii(base_url, "base URL")
 
 
 def reply_parts(reply: Any) -> ReplyParts | None:

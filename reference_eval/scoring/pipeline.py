@@ -325,6 +325,8 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
     if options.write_requests:
         check_request_folder(Path(options.write_requests), Path(options.out))
     claim_output(Path(options.out), "score", RUN_FILES, create=False, task=options.task)  # refused before any work
+    if options.judge_cache:  # a cache that may not be written is refused before any request (and again on use)
+        check_option_file(Path(options.judge_cache), "--judge-cache", shared=("score", "judge_cache.sqlite"))
     if spec.kind == "openai" and not options.read_responses:  # replies read from files send nothing
         check_judge_alive(options, spec.model)
     for member in judge_panel.llm_members(options):
