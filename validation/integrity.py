@@ -395,3 +395,18 @@ def load_verified(dataset: str, config: str, revision: str | None = None):
     if Path(dataset).is_dir() and any(Path(dataset).iterdir()):  # an empty folder: load_config's usage error
         verify_build(dataset)
     return load_config(dataset, config, revision)
+
+
+def verified_rows(dataset: str, config: str, revision: str | None = None) -> list[dict]:
+    """A config's rows after ``load_verified``, images left out, class labels as their names: what scoring
+    and ``verify --dataset`` read."""
+    import datasets
+
+    loaded = load_verified(dataset, config, revision)
+    loaded = loaded.remove_columns([c for c in loaded.column_names if c == "image"])
+    labels = {n: f for n, f in loaded.features.items() if isinstance(f, datasets.ClassLabel)}
+    rows = loaded.to_list()
+    for row in rows:
+        for name, feature in labels.items():
+            row[name] = feature.int2str(row[name])
+    return rows

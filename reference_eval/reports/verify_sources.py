@@ -14,7 +14,7 @@ from cogbench.reference_eval.reports.run_reader import read_run_record
 from cogbench.reference_eval.reports.verify_result import TaskData, Verification
 from cogbench.reference_eval.run import provenance
 from cogbench.schemas.vocabulary import CHOICE_COLUMNS
-from cogbench.validation.integrity import load_verified
+from cogbench.validation.integrity import verified_rows
 
 
 def check_run_record(data: TaskData, result: Verification) -> None:
@@ -59,14 +59,7 @@ def build_rows(dataset: str, task: str) -> list[dict[str, Any]]:
     import datasets
 
     datasets.disable_progress_bars()
-    config = load_verified(dataset, task)
-    config = config.remove_columns([c for c in config.column_names if c == "image"])
-    labels = {n: f for n, f in config.features.items() if isinstance(f, datasets.ClassLabel)}
-    rows = config.to_list()
-    for row in rows:
-        for name, feature in labels.items():
-            row[name] = feature.int2str(row[name])
-    return rows
+    return verified_rows(dataset, task)
 
 
 def _reference(task: str, row: dict[str, Any]) -> dict[str, Any]:

@@ -43,7 +43,7 @@ from cogbench.reference_eval.scoring import analyses
 from cogbench.reference_eval.tasks.queries import ROTATIONS
 from cogbench.reference_eval.tasks.scorers import SCORERS, add_rendered_prompts, score_vqa_circular
 from cogbench.schemas.features import CODIS_CATEGORIES, COGBENCH_CATEGORIES, ID_COLUMN
-from cogbench.validation.integrity import load_verified
+from cogbench.validation.integrity import verified_rows
 
 SCORES_FORMAT_VERSION = 1
 
@@ -140,16 +140,7 @@ def _judge_spec(options: ScoreOptions) -> JudgeSpec:
 
 def _dataset_rows(options: ScoreOptions) -> list[dict[str, Any]]:
     """The config's rows without images, class labels as their names."""
-    import datasets
-
-    dataset = load_verified(options.dataset, options.task, options.revision)
-    dataset = dataset.remove_columns([c for c in dataset.column_names if c == "image"])
-    label_columns = {n: f for n, f in dataset.features.items() if isinstance(f, datasets.ClassLabel)}
-    rows = dataset.to_list()
-    for row in rows:
-        for name, feature in label_columns.items():
-            row[name] = feature.int2str(row[name])
-    return rows
+    return verified_rows(options.dataset, options.task, options.revision)
 
 
 def _outputs_by_id(options: ScoreOptions, rows: list[dict[str, Any]]) -> tuple[dict[Any, str], dict[str, Any]]:
