@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import subprocess
 import sys
 
@@ -58,6 +60,10 @@ def test_a_details_dataset_is_a_run_of_the_site_and_an_edited_one_is_refused(bui
     assert main(["report", str(truth), str(details), "--site", str(tmp_path / "site2")]) == 1
     error = capsys.readouterr().err.strip()
     assert error.count("\n") == 0 and f"{details}: not verified" in error and "acc_p" in error
+    # the command it names runs as printed and lists the difference (tests/test_hints.py's HINT_SITES)
+    printed = re.search(r"`(cogbench verify [^`]+)`", error).group(1)
+    assert main(shlex.split(printed)[1:]) == 1
+    assert "acc_p" in capsys.readouterr().out
 
 
 @needs_real_data
