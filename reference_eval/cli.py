@@ -56,15 +56,35 @@ def _add_failure_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--judge-parsing",
-        choices=("tolerant", "official"),
-        help="how an LLM judge's replies become verdicts: tolerant (case, labels, markdown; never ambiguous) or "
-        "official (the authors' rule); scores.json gives the other mode's numbers when they differ; refused "
-        "without --judge openai:MODEL (default: tolerant)",
+        choices=("tolerant", "official", "constrained"),
+        help="how an LLM judge's replies become verdicts: tolerant (case, labels, markdown; never ambiguous), "
+        "official (the authors' rule) or constrained (not the authors': only a reply that is exactly an official "
+        "label is read, any other is unscored, left out of the score and shown as a rate beside it; for a judge "
+        "constrained to the labels, such as vllm:); scores.json gives the other mode's numbers when they differ; "
+        "refused without an LLM judge (default: tolerant)",
     )
 
 
 def _add_judge_check_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
-    """The check before the first judge request (judges/retirement.py): `score`'s and `eval`'s."""
+    """The check before the first judge request (judges/retirement.py), and a vllm: judge's engine: `score`'s
+    and `eval`'s."""
+    parser.add_argument(
+        "--judge-engine-arg",
+        dest="judge_engine_args",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a keyword argument of vllm.LLM for a --judge vllm: judge (dtype=float32, max_model_len=4096, "
+        "enforce_eager=true; VALUE read as JSON where it parses), recorded in its identity; repeatable "
+        "(default: seed=0 only, vLLM's defaults otherwise)",
+    )
+    parser.add_argument(
+        "--judge-structured-outputs",
+        action="store_true",
+        help="an openai: judge sends each prompt's official labels as the request body's structured_outputs "
+        "(vLLM's field: vllm serve, run-batch; other servers may refuse it), as a vllm: judge always constrains them "
+        "(default: unconstrained)",
+    )
     parser.add_argument(
         "--judge-accept-retired",
         action="store_true",

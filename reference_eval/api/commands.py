@@ -17,12 +17,20 @@ from cogbench.reference_eval.scoring.pipeline import ScoreOptions, check_judge_o
 
 def score_from_args(args: argparse.Namespace) -> int:
     check_judge_options(
-        args.task, args.judge, args.judge_parsing, args.judge_cache, args.judge_base_url, tuple(args.panel or ())
+        args.task,
+        args.judge,
+        args.judge_parsing,
+        args.judge_cache,
+        args.judge_base_url,
+        tuple(args.panel or ()),
+        tuple(args.judge_engine_args),
+        args.judge_structured_outputs,
     )
     names = ScoreOptions.__dataclass_fields__
     options = ScoreOptions(**{k: v for k, v in vars(args).items() if k in names})
     options.judge_parsing = args.judge_parsing or "tolerant"
     options.read_responses = tuple(options.read_responses or ())
+    options.judge_engine_args = tuple(args.judge_engine_args)
     options.think_tags = parse_tags(getattr(args, "think_tags", None))
     scores = score_run(options)
     if "request_files" in scores:
