@@ -27,6 +27,7 @@ from cogbench.dataset_builders.build import (
 )
 from cogbench.dataset_builders.croissant import CROISSANT_FILE, render_croissant
 from cogbench.dataset_builders.eval_yaml import EVAL_YAML_FILE, eval_yaml_text, render_eval_yaml
+from cogbench.dataset_builders.mm_eval import METADATA_FILE, render_mm_eval
 from cogbench.dataset_builders.output import check_replaceable, move_into_place, new_staging, write_marker
 from cogbench.dataset_builders.raw import find_sources
 from cogbench.dataset_builders.read import read_raw, sorted_records
@@ -88,12 +89,13 @@ def build_release(
         manifest = write_dataset(staging, version, sources, records, max_shard_bytes, repo_id)
         manifest["changelog"] = changelog_entries(manifest, previous, staging)
         manifest["expected_counts"] = declared_expected(sources, previous)
-        manifest["metadata_files"] = [CROISSANT_FILE, EVAL_YAML_FILE]
+        manifest["metadata_files"] = [CROISSANT_FILE, EVAL_YAML_FILE, METADATA_FILE]
         write_json(staging / MANIFEST_FILE, manifest)
         write_file(staging / CARD_FILE, render_card(manifest))
         write_json(staging / CROISSANT_FILE, render_croissant(manifest))
         (staging / EVAL_YAML_FILE).write_text(eval_yaml_text(render_eval_yaml(manifest)), encoding="utf-8")
-        hashed = (MANIFEST_FILE, CARD_FILE, CROISSANT_FILE, EVAL_YAML_FILE)
+        write_json(staging / METADATA_FILE, render_mm_eval(manifest))
+        hashed = (MANIFEST_FILE, CARD_FILE, CROISSANT_FILE, EVAL_YAML_FILE, METADATA_FILE)
         write_marker(staging, manifest["builder_version"], hashed=hashed)
         require_valid(validate(staging, expected=None), f"the built release {out}")
         move_into_place(staging, out)
