@@ -64,7 +64,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=None,
         metavar="FILE",
         help="also write the errata: every changed field of a record both builds hold, old and new value and "
-        "reason, as JSON for `cogbench build --previous OLD --errata FILE` (default: none written)",
+        "reason, as JSON, for `build --previous OLD --errata FILE` (default: none written)",
     )
     diff.add_argument(
         "--reasons",

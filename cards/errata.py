@@ -118,7 +118,9 @@ def read_errata(path: Path) -> dict[str, Any]:
     problem = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(rules).iter_errors(errata))
     if problem is not None:
         where = ".".join(str(part) for part in problem.absolute_path) or "(top level)"
-        raise UsageError(f"--errata {path}: {where}: {problem.message[:160]} (write it with `cogbench diff --errata`)")
+        raise UsageError(
+            f"--errata {path}: {where}: {problem.message[:160]} (`cogbench diff` writes it, with --errata FILE)"
+        )
     return errata
 
 
@@ -138,14 +140,14 @@ def checked_errata(given: dict[str, Any], path: Path, previous: Path, staging: P
             what = "does not list it" if entry is None else f"says {entry['old']!r} -> {entry['new']!r}"
             raise UsageError(
                 f"--errata {path}: {item['config']} {item['id']} field {item['field']} changed from {item['old']!r} "
-                f"to {item['new']!r} since {previous}, the errata file {what}; write it again with "
-                f"`cogbench diff {previous} NEW --errata {path}` from a build of these raw files"
+                f"to {item['new']!r} since {previous}, the errata file {what}; write it again from a build of "
+                "these raw files (`cogbench diff` of the two builds, with --errata)"
             )
         item["reason"] = entry.get("reason")
     if stated:
         config, record_id, column = next(iter(stated))
         raise UsageError(
             f"--errata {path}: lists {config} {record_id} field {column}, which this build does not change "
-            f"since {previous}; write it again with `cogbench diff {previous} NEW --errata {path}`"
+            f"since {previous}; write it again from a build of these raw files (`cogbench diff`, with --errata)"
         )
     return derived

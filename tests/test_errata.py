@@ -5,6 +5,8 @@ errata block is caught like any edit of the build."""
 from __future__ import annotations
 
 import json
+import re
+import shlex
 from pathlib import Path
 
 import pytest
@@ -68,13 +70,17 @@ def test_diff_writes_the_changed_field_with_old_and_new_value_and_reason(two_bui
     }
 
 
-def test_build_carries_the_errata_into_manifest_and_card_and_an_edit_is_caught(two_builds, tmp_path, capsys):
-    old, raw, draft = two_builds
-    errata = tmp_path / "errata.json"
-    assert main(["diff", str(old), str(draft), "--errata", str(errata)]) == 0
-    out = tmp_path / "new"
-    command = ["build", "--raw-dir", str(raw), "--out", str(out), "--version", "3.0.0", "--previous", str(old)]
-    assert main([*command, "--errata", str(errata)]) == 0
+def test_build_carries_the_errata_into_manifest_and_card_and_an_edit_is_caught(
+    two_builds, tmp_path, capsys, monkeypatch
+):
+    old, raw, _ = two_builds
+    out, errata = tmp_path / "new", tmp_path / "errata.json"
+    assert main(["build", "--raw-dir", str(raw), "--out", str(out), "--version", "3.0.0"]) == 0
+    capsys.readouterr()
+    monkeypatch.setenv("COGBENCH_RAW_DIR", str(raw))  # the raw folder the hint's build names (the default one)
+    assert main(["diff", str(old), str(out), "--errata", str(errata)]) == 0
+    hint = re.search(r"carry them into the build: `(cogbench build [^`]+)`", capsys.readouterr().out).group(1)
+    assert main(shlex.split(hint)[1:]) == 0  # runs as printed: the same build again, with its errata
     assert "errata: 1 corrected field(s), on the card" in capsys.readouterr().out
     manifest = load_manifest(out)
     assert manifest["errata"]["items"] == [
