@@ -148,6 +148,7 @@ def run_build(args: argparse.Namespace) -> int:
     else:
         again = f"cogbench build --raw-dir {raw_dir} --out {result.out} --version {version}"
         again += f" --previous {args.previous}" if args.previous else ""
+        again += f" --errata {args.errata}" if args.errata else ""
         print(
             "to publish it, build again naming the Hub repo the card tells users to load from "
             f"(a template: put your repo for ORG/NAME): {again} --repo-id ORG/NAME"

@@ -100,7 +100,7 @@ def test_rescore_and_explain_give_the_impact_of_one_corrected_answer(errata_run,
     assert len(vlm.chat_requests) == model_calls  # no model request
     assert [r.prompt_text.count(NEW_ANSWER) for r in judge_server.chat_requests[judge_calls:]] == [1]  # 000 query 2
     assert "rescored: 706 stored answer(s)" in printed and "1 judge request(s)" in printed
-    assert f"impact: cogbench explain {run} {out / 'score'}" in printed
+    assert f"impact: cogbench explain {run} {out}" in printed
     assert "PARTIAL" not in printed
     new_scores = json.loads((out / "score" / "scores.json").read_text())
     assert new_scores["complete"] is True and new_scores["dataset_revision"].startswith("3.0.0+manifest.")
@@ -195,3 +195,40 @@ def test_rescore_refusals_in_one_line(errata_run, tmp_path, capsys):
     assert main(["rescore", str(run), "--dataset", str(run), "--out", str(tmp_path / "c")]) != 0
     err = capsys.readouterr().err
     assert err.startswith("error:") and "Traceback" not in err and not (tmp_path / "c").exists()
+
+
+def test_the_docs_errata_walk_through_runs_as_written(built_release, real_raw_dir, tmp_path):
+    """docs/explain.md's errata section, both blocks through bash as written (the second one's stand-in
+    model from tests/openai_server.py), and the numbers it shows: one query of 706 turns right."""
+    import os
+    import subprocess
+    import sys
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "explain.md").read_text()
+    section = page[page.index("## Errata: what") : page.index("## Against the papers")]
+    blocks = re.findall(r"```bash\n(.*?)```", section, re.S)
+    assert len(blocks) == 2
+    copy_real_raw(real_raw_dir, tmp_path / "raw")
+    (tmp_path / "dist").mkdir()
+    (tmp_path / "dist" / "cogbench").symlink_to(built_release)
+    (tmp_path / "tests").symlink_to(Path(__file__).resolve().parent)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COGBENCH_")}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    outputs = []
+    for block in blocks:
+        ran = subprocess.run(
+            ["bash", "-e", "-o", "pipefail", "-c", block],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert ran.returncode == 0, ran.stdout[-2000:] + ran.stderr[-2000:]
+        outputs.append(ran.stdout)
+    assert '| `codis` | `000` | `answer_2` | "Taking off my clothes." | "Undressing." |' in outputs[0]
+    assert "rescored: 706 stored answer(s) of runs/codis-v2, no model called" in outputs[1]
+    shown = re.search(r"```text\n(## acc_q.*?)```", section, re.S).group(1)
+    assert outputs[1].endswith(shown)  # the page shows what the block prints
+    overall = re.search(r"\| overall \| ([\d.]+) \| ([\d.]+) \| \+([\d.]+) \| \+([\d.]+) \|", shown)
+    assert float(overall.group(3)) == float(overall.group(4)) == round(100 / 706, 2)

@@ -54,7 +54,7 @@ def rescore_from_args(args: argparse.Namespace) -> int:
         write_requests=args.write_requests,
         shards=args.shards,
     )
-    scores, folder = done.result.scores, done.result.folder
+    scores = done.result.scores
     print(render_summary(scores, Path(args.out) / "score"))
     print(interval_summary(scores))
     judge = scores.get("judge") or {}
@@ -71,7 +71,7 @@ def rescore_from_args(args: argparse.Namespace) -> int:
             print(line)
     elif done.next_command:
         print(f"PARTIAL: {len(done.missing)} query(ies) without an answer; answer them with: {done.next_command}")
-    print(f"impact: cogbench explain {args.run} {folder}")
+    print(f"impact: cogbench explain {args.run} {args.out}")
     return 0
 
 
