@@ -232,3 +232,23 @@ def test_the_docs_errata_walk_through_runs_as_written(built_release, real_raw_di
     assert outputs[1].endswith(shown)  # the page shows what the block prints
     overall = re.search(r"\| overall \| ([\d.]+) \| ([\d.]+) \| \+([\d.]+) \| \+([\d.]+) \|", shown)
     assert float(overall.group(3)) == float(overall.group(4)) == round(100 / 706, 2)
+
+
+def test_an_item_asked_other_text_is_not_carried(errata_run, real_raw_dir, tmp_path, capsys):
+    """A corrected question changes the prompt the model got: that item's stored answers answer another
+    question, so they are not carried; its queries are left for `eval` and the score is PARTIAL."""
+    raw = copy_real_raw(real_raw_dir, tmp_path / "raw")
+    edit_json(raw / "codis" / "data.json", lambda data: data[1].update(question=data[1]["question"] + " Say why."))
+    reworded = tmp_path / "reworded"
+    assert main(["build", "--raw-dir", str(raw), "--out", str(reworded), "--version", "3.0.0"]) == 0
+    run, judge_server = errata_run["root"] / "run", errata_run["judge"]
+    capsys.readouterr()
+    out = tmp_path / "rescored"
+    argv = ["rescore", str(run), "--dataset", str(reworded), "--out", str(out)]
+    assert main([*argv, "--judge-base-url", judge_server.base_url]) == 0
+    printed = capsys.readouterr().out
+    assert "rescored: 704 stored answer(s)" in printed
+    assert "not carried: 1 item(s) now asked other text: 001" in printed
+    assert "PARTIAL: 2 query(ies) without an answer" in printed
+    scores = json.loads((out / "score" / "scores.json").read_text())
+    assert scores["counts"]["missing_predictions"] == ["001#1", "001#2"]
