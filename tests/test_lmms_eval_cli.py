@@ -101,7 +101,9 @@ def responder_for(answers: dict[str, tuple[str, str]]):
     return respond
 
 
-def run_lmms_eval(include: Path, base_url: str, out: Path, cwd: Path) -> subprocess.CompletedProcess:
+def run_lmms_eval(
+    include: Path, base_url: str, out: Path, cwd: Path, tasks: tuple[str, ...] = TASK_NAMES, extra: tuple[str, ...] = ()
+) -> subprocess.CompletedProcess:
     command = [
         str(Path(sys.executable).parent / "lmms-eval"),
         "--model",
@@ -112,12 +114,13 @@ def run_lmms_eval(include: Path, base_url: str, out: Path, cwd: Path) -> subproc
         "--include_path",
         str(include),
         "--tasks",
-        ",".join(TASK_NAMES),
+        ",".join(tasks),
         "--batch_size",
         "1",
         "--log_samples",
         "--output_path",
         str(out),
+        *extra,
     ]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "NO_PROXY": "127.0.0.1,localhost"}
     return subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True, timeout=1800)

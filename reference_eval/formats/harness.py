@@ -42,6 +42,10 @@ VLMEVALKIT_SUFFIXES = (".xlsx", ".tsv")
 VLMEVALKIT_ID_COLUMN = "question_id"
 # Added to each CODIS doc by the exported utils.py: which context the sample asked.
 QUERY_FIELD = "cogbench_query"
+# lmms-eval 0.7's sample writer str()s every response (``utils.sanitize_list``): a reply whose content was
+# null (a thinking model's reasoning only, in ``reasoning_content``, which lmms-eval never reads) is
+# written as this text, while the task's own process_results got None (no answer). Read as no answer too.
+LMMS_EVAL_NULL_REPLY = "None"
 
 
 @dataclass(frozen=True)
@@ -66,7 +70,7 @@ def _response_text(record: dict[str, Any], where: str) -> str:
         value = value[0]
     if not isinstance(value, str):
         raise CogbenchError(f"{where}: field filtered_resps: expected the generated text, got {type(value).__name__}")
-    return value
+    return "" if value == LMMS_EVAL_NULL_REPLY else value
 
 
 def read_lmms_eval_samples(path: Path, task: str, docs: list[TaskDoc] | None = None) -> list[Prediction]:
