@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -194,3 +195,17 @@ def test_a_hub_details_dataset_at_a_revision_and_an_eval_results_file_are_inputs
         done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
         assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
         assert done.stderr.startswith("error: cannot download the details me/details@no-such-revision")
+
+
+@needs_real_data
+def test_a_reader_that_stops_early_ends_the_command_quietly(codis_a, tmp_path):  # noqa: F811
+    """`cogbench explain A B | head -1`: a real pipe whose reader is gone, no BrokenPipeError traceback."""
+    read, write = os.pipe()
+    command = [sys.executable, "-m", "cogbench", "explain", str(codis_a), str(codis_a)]
+    child = subprocess.Popen(command, stdout=write, stderr=subprocess.PIPE, text=True)
+    os.close(write)
+    os.close(read)  # the reader is gone before the command's first line (it takes a second to start)
+    _, err = child.communicate(timeout=600)
+    assert (child.returncode, err) == (141, "")
+    head = subprocess.run(f"{shlex.join(command)} | head -1", shell=True, capture_output=True, text=True, timeout=600)
+    assert head.stdout.startswith("# Why B differs from A (codis)") and head.stderr == ""
