@@ -24,9 +24,11 @@ from test_explain import (
     codis_a,  # noqa: F401 (module-scoped fixtures)
     codis_lines,
     pairs,  # noqa: F401
-    sample_ids,
     score,
     swapped_outputs,
+)
+from test_explain_vqa import (
+    sample_ids,
     vqa_a,  # noqa: F401
     vqa_lines,
     vqa_rows,  # noqa: F401

@@ -20,6 +20,8 @@ from test_explain import (
     codis_lines,
     flipping_judge,
     score,
+)
+from test_explain_vqa import (
     vqa_a,  # noqa: F401 (module-scoped fixtures)
     vqa_rows,  # noqa: F401
 )
