@@ -19,6 +19,7 @@ import difflib
 import errno
 import functools
 import importlib
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -191,7 +192,27 @@ def missing_extra(command: str, error: ModuleNotFoundError) -> UsageError | None
     )
 
 
+# A reader that stopped early (`cogbench explain A B | head -1`): the exit code a shell shows for a tool
+# that the pipe stopped (128 + SIGPIPE), the output left unwritten and no traceback.
+EXIT_BROKEN_PIPE = 141
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; every line it prints goes through here, so a closed pipe is met here, once."""
+    try:
+        try:
+            return run_command(argv)
+        finally:
+            sys.stdout.flush()  # met here, not in Python's own flush at exit, which would print "Exception ignored"
+    except BrokenPipeError:
+        try:  # what is still buffered goes nowhere, so the flush at exit stays quiet too
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):  # a stdout with no file descriptor (captured in a test): nothing to redirect
+            pass
+        return EXIT_BROKEN_PIPE
+
+
+def run_command(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
     refuse_unknown_options(parser, argv)

@@ -153,6 +153,9 @@ class LocalHub:
         repo = repos.get(repo_id)
         if repo is None:
             return 404, {"error": "Repository not found"}, {"X-Error-Code": "RepoNotFound"}
+        revision = "/".join(rest[1:]) if rest[:1] == ["revision"] else "main"
+        if revision not in repo.tags and repo.at(revision) is None:  # as the Hub answers a revision it lacks
+            return 404, {"error": f"Invalid rev id: {revision}"}, {"X-Error-Code": "RevisionNotFound"}
         if (method == "GET" and not rest) or rest[:1] == ["revision"]:
             return 200, {"id": repo_id, "sha": COMMIT_OID, "private": False, "siblings": []}, {}
         if method == "GET" and rest[:1] == ["tree"]:

@@ -108,8 +108,9 @@ LAZY_IMPORTS_ALLOWED = {
 # for type checkers only (under ``TYPE_CHECKING``) and imports it lazily (module ``__getattr__``).
 API = f"{EVAL}.api"
 # A command module that may load a part above its own when the command runs (inside its function):
-# `report --site` calls into the site room, which itself reads runs through reports.
-COMMAND_ENTRIES = {"cogbench.reference_eval.reports.cli": {"eval.site"}}
+# `report --site` calls into the site room, which itself reads runs through reports; `report` hands the explaining
+# room's section (two runs of one model) to reports.runs.
+COMMAND_ENTRIES = {"cogbench.reference_eval.reports.cli": {"eval.site", "eval.explaining"}}
 
 
 def part_of(module: str) -> str | None:

@@ -8,6 +8,8 @@ reasoning, the local LLM judge's verdicts, the eval run's generation settings. `
 that stage 100% of B - A for every metric and column, and name exactly the changed items; runs
 that differ in two or three stages must add up exactly. The expected shares are derived by hand
 (a swapped pair costs 1/353 of Acc_p, two queries of 706 of Acc_q), never from explain's own code.
+The VQA run's stages and the command (refusals, Markdown and JSON, --published) are in
+tests/test_explain_vqa.py; its inputs (details datasets, the Hub) in tests/test_explain_inputs.py.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ from pathlib import Path
 import pytest
 from conftest import needs_real_data
 
-from cogbench.cli import main
 from cogbench.reference_eval.explaining.explain import explain_runs
 from cogbench.reference_eval.explaining.explain_text import as_json, as_markdown
 from cogbench.reference_eval.explaining.stages import STAGES
@@ -260,84 +261,7 @@ def test_an_edited_gold_answer_is_the_items_stage(built_release, codis_a, real_r
     assert_all_in(explanation, "items", {data[0]["id"]})
 
 
-# --- VQA ------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def vqa_rows(built_release) -> list[dict]:
-    from cogbench.dataset_builders.load import load_config
-
-    return load_config(str(built_release), "vqa").remove_columns("image").to_list()
-
-
-def vqa_lines(rows, wrong=(), salt=(), think=()):
-    lines = []
-    for row in rows:
-        shift = 1 if row["question_id"] in wrong else 0
-        letter = "ABCD"[(row["answer"] + shift) % 4]
-        # a think block naming another letter: read as the answer only when the block is not split off
-        output = f"<think>{'ABCD'[(row['answer'] + 2) % 4]}</think>{letter}" if row["question_id"] in think else letter
-        suffix = "-v2" if row["question_id"] in salt else ""
-        lines.append(
-            {
-                "task": "vqa",
-                "item_id": row["question_id"],
-                "model": "example-vlm",
-                "prompt_id": "vqa-v1",
-                "rendered_prompt_sha256": sha(row["question_id"] + suffix),
-                "output": output,
-            }
-        )
-    return lines
-
-
-@pytest.fixture(scope="module")
-def vqa_a(built_release, vqa_rows, tmp_path_factory) -> Path:
-    return score(built_release, "vqa", vqa_lines(vqa_rows), tmp_path_factory.mktemp("vqa") / "a")
-
-
-def sample_ids(rows, seed, count):
-    return set(random.Random(seed).sample([row["question_id"] for row in rows], count))
-
-
-@needs_real_data
-@pytest.mark.parametrize("seed", range(8))
-def test_vqa_changed_answers_are_the_output_stage(built_release, vqa_rows, vqa_a, tmp_path, seed):
-    ids = sample_ids(vqa_rows, 600 + seed, 1 + 4 * seed)
-    explanation = explain(vqa_a, score(built_release, "vqa", vqa_lines(vqa_rows, wrong=ids), tmp_path / "b"))
-    assert_all_in(explanation, "output", ids)
-    for item in ids:  # by hand: one question of N wrong
-        assert explanation.contributions["accuracy"][item] == pytest.approx(-100 / len(vqa_rows), abs=EXACT)
-
-
-@needs_real_data
-@pytest.mark.parametrize("seed", range(5))
-def test_vqa_changed_prompts_are_the_prompt_stage(built_release, vqa_rows, vqa_a, tmp_path, seed):
-    ids = sample_ids(vqa_rows, 700 + seed, 2 + seed)
-    lines = vqa_lines(vqa_rows, wrong=ids, salt=ids)
-    assert_all_in(explain(vqa_a, score(built_release, "vqa", lines, tmp_path / "b")), "prompt", ids)
-
-
-@needs_real_data
-@pytest.mark.parametrize("seed", range(5))
-def test_vqa_questions_one_run_lacks_are_the_items_stage(built_release, vqa_rows, tmp_path, seed):
-    ids = sample_ids(vqa_rows, 800 + seed, 3 + seed)
-    a = score(built_release, "vqa", vqa_lines(vqa_rows, wrong=ids), tmp_path / "a")
-    lines = [line for line in vqa_lines(vqa_rows) if line["item_id"] not in ids]
-    assert_all_in(explain(a, score(built_release, "vqa", lines, tmp_path / "b", allow_partial=True)), "items", ids)
-
-
-@needs_real_data
-@pytest.mark.parametrize("seed", range(3))
-def test_vqa_another_think_tag_split_is_the_parse_stage(built_release, vqa_rows, tmp_path, seed):
-    ids = sample_ids(vqa_rows, 900 + seed, 2 + seed)
-    lines = vqa_lines(vqa_rows, think=ids)
-    a = score(built_release, "vqa", lines, tmp_path / "a")
-    b = score(built_release, "vqa", lines, tmp_path / "b", think_tags=(("<r>", "</r>"),))
-    assert_all_in(explain(a, b), "parse", ids)
-
-
-# --- combinations, the metric stage, refusals, the command ------------------------------
+# --- combinations, the metric stage, what was not recorded ------------------------------
 
 
 @needs_real_data
@@ -411,39 +335,3 @@ def test_unrecorded_prompts_are_said_and_never_guessed(built_release, codis_a, p
     assert explanation.not_recorded["prompt"] == 353
     assert "prompt" in json.dumps(as_json(explanation)["stages"]["prompt"]["not_recorded"])
     assert "not recorded for 353" in as_markdown(explanation)
-
-
-@needs_real_data
-def test_the_command_refuses_two_tasks_in_one_line(codis_a, vqa_a, capsys):
-    assert main(["explain", str(codis_a), str(vqa_a)]) == 2
-    err = capsys.readouterr().err.strip()
-    assert err.startswith("error:") and "different tasks" in err and len(err.splitlines()) == 1
-
-
-@needs_real_data
-def test_the_command_prints_markdown_and_json(codis_a, vqa_a, built_release, vqa_rows, tmp_path, capsys):
-    ids = sample_ids(vqa_rows, 1000, 4)
-    b = score(built_release, "vqa", vqa_lines(vqa_rows, wrong=ids), tmp_path / "b")
-    assert main(["explain", str(vqa_a), str(b), "--json"]) == 0
-    printed = json.loads(capsys.readouterr().out)
-    assert set(printed["stages"]["output"]["assigned"]) == ids and printed["rule"]
-    assert main(["explain", str(vqa_a), str(b)]) == 0
-    text = capsys.readouterr().out
-    assert "| overall |" in text and "### output: side by side" in text
-
-
-@needs_real_data
-def test_published_names_the_protocol_differences(codis_a, vqa_a, capsys):
-    assert main(["explain", str(codis_a), "--published", "GPT-4V", "--json"]) == 0
-    gap = json.loads(capsys.readouterr().out)
-    overall = gap["metrics"]["acc_p"]["columns"]["overall"]
-    assert overall["published"] == 32.3 and overall["difference"] == pytest.approx(overall["run"] - 32.3)
-    assert overall["inside"] is False
-    carried = gap["metrics"]["acc_p"]["carried_by"]
-    assert set(carried["categories"]) == set(gap["metrics"]["acc_p"]["columns"]) - {"overall"}
-    text = " ".join(gap["protocol_differences"])
-    assert "human judges" in text and "gpt-4-turbo-preview" in text and "2026-10-23" in text and "rule" in text
-    assert main(["explain", str(vqa_a), "--published", "GPT-4V"]) == 0
-    assert "first character" in capsys.readouterr().out
-    assert main(["explain", str(vqa_a), "--published", "No-Such-Model"]) == 2
-    assert "publish no vqa number" in capsys.readouterr().err

@@ -1,12 +1,15 @@
 """``cogbench explain``: why two scorings differ, stage by stage, or a run beside a published row.
 
-Runs are read only through ``reports.run_reader.read_run`` (schema-checked, every number recomputed
-from details.jsonl); the code a command runs is imported when it runs.
+Runs are read only through ``explain_inputs`` (a run folder through ``reports.run_reader.read_run``:
+schema-checked, every number recomputed from details.jsonl; a details dataset or ``.eval_results`` file
+verified as ``cogbench verify`` verifies it); the code a command runs is imported when it runs.
 """
 
 from __future__ import annotations
 
 import argparse
+
+from cogbench.schemas.vocabulary import CONFIGS
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -23,8 +26,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "runs",
         nargs="+",
         metavar="RUN",
-        help="RUN_A RUN_B: score folders (with scores.json and details.jsonl) or eval run folders, one task; "
-        "with --published one RUN",
+        help="RUN_A RUN_B: score folders (with scores.json and details.jsonl), eval run folders, details datasets "
+        "(a folder written by publish-results, or ORG/NAME[@REVISION] on the Hub) or .eval_results files, each "
+        "verified first; one task; with --published one RUN",
+    )
+    parser.add_argument(
+        "--task",
+        choices=CONFIGS,
+        help="the task to explain where an input (a details dataset) holds several (default: the one task both hold)",
     )
     parser.add_argument(
         "--published",
@@ -39,14 +48,15 @@ def run_explain(args: argparse.Namespace) -> int:
     import json
 
     from cogbench.errors import UsageError
-    from cogbench.reference_eval.reports.run_reader import read_run
+    from cogbench.reference_eval.explaining.explain_inputs import read_scorings
 
     if args.published is not None:
         from cogbench.reference_eval.explaining.published_gap import gap_markdown, published_gap
 
         if len(args.runs) != 1:
             raise UsageError(f"explain --published: give one run ({len(args.runs)} given)")
-        gap = published_gap(read_run(args.runs[0]), args.published)
+        [(run, _)] = read_scorings(args.runs, args.task)
+        gap = published_gap(run, args.published)
         print(json.dumps(gap, indent=2) if args.json else gap_markdown(gap))
         return 0
     from cogbench.reference_eval.explaining.explain import explain_runs
@@ -54,6 +64,7 @@ def run_explain(args: argparse.Namespace) -> int:
 
     if len(args.runs) != 2:
         raise UsageError(f"explain: give two runs, RUN_A and RUN_B ({len(args.runs)} given), or --published MODEL")
-    explanation = explain_runs(read_run(args.runs[0]), read_run(args.runs[1]))
+    [(a, shown_a), (b, shown_b)] = read_scorings(args.runs, args.task)
+    explanation = explain_runs(a, b, (shown_a, shown_b))
     print(json.dumps(as_json(explanation), indent=2) if args.json else as_markdown(explanation))
     return 0

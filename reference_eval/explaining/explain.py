@@ -58,10 +58,10 @@ class Explanation:
     details_b: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
-def run_summary(run: ScoredRun) -> dict[str, Any]:
+def run_summary(run: ScoredRun, shown: str | None = None) -> dict[str, Any]:
     labels = run_labels(run.scores)
     return {
-        "run": str(run.folder),
+        "run": shown or str(run.folder),
         "model": run.scores["model"],
         "items": len(run.details),
         "labels": labels,
@@ -125,13 +125,14 @@ def pooled(hits: np.ndarray, totals: np.ndarray) -> np.ndarray:
         return np.where(totals > 0, 100.0 * hits / np.where(totals > 0, totals, 1.0), np.nan)
 
 
-def explain_runs(a: ScoredRun, b: ScoredRun) -> Explanation:
-    """Runs read through ``run_reader.read_run``; refuses two tasks in one line."""
+def explain_runs(a: ScoredRun, b: ScoredRun, shown: tuple[str, str] | None = None) -> Explanation:
+    """Runs read through ``run_reader.read_run`` (or ``explain_inputs``, which names them: ``shown``);
+    refuses two tasks in one line."""
     task = a.scores["task"]
+    name_a, name_b = shown or (str(a.folder), str(b.folder))
     if b.scores["task"] != task:
         raise UsageError(
-            f"cannot explain {a.folder} against {b.folder}: they score different tasks "
-            f"({task!r} and {b.scores['task']!r})"
+            f"cannot explain {name_a} against {name_b}: they score different tasks ({task!r} and {b.scores['task']!r})"
         )
     details_a = {d["item_id"]: d for d in a.details}
     details_b = {d["item_id"]: d for d in b.details}
@@ -196,8 +197,8 @@ def explain_runs(a: ScoredRun, b: ScoredRun) -> Explanation:
         contributions[name] = {item: float(step[-1]) for item, step in per_item.items() if step[-1] != 0.0}
     return Explanation(
         task,
-        run_summary(a),
-        run_summary(b),
+        run_summary(a, name_a),
+        run_summary(b, name_b),
         assigned,
         listed,
         not_recorded,
@@ -233,6 +234,7 @@ def stage_note(explanation: Explanation, stage: str) -> str:
         return ""
     why = {
         "prompt": "a scoring keeps no rendered prompt hash (the authors' and VLMEvalKit's files keep no prompt)",
-        "generation": "a scoring keeps no generation settings (a `score` run has no eval run.json)",
+        "generation": "a scoring keeps no generation settings (a `score` run and a details dataset keep no eval "
+        "run.json)",
     }.get(stage, "a scoring did not record it")
     return f"{NOT_RECORDED} for {count} shared item(s): {why}; their differences fall to the next recorded stage"

@@ -221,6 +221,7 @@ def run_report(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from cogbench.errors import UsageError
+    from cogbench.reference_eval.explaining.report_section import explain_tables
     from cogbench.reference_eval.reports.runs import write_report
 
     if not (args.out or args.site):
@@ -229,7 +230,7 @@ def run_report(args: argparse.Namespace) -> int:
     if not runs:
         raise UsageError(f"no scored run among {', '.join(args.runs)}; nothing to report (see the notes above)")
     if args.out:
-        written = write_report(runs, Path(args.out), args.allow_mismatch)
+        written = write_report(runs, Path(args.out), args.allow_mismatch, explain_tables)
         print(f"{written['runs']} run(s): {', '.join(written['tables'])}")
         for path in written["files"] + written["charts"]:
             print(f"wrote {path}")

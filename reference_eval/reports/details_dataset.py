@@ -29,7 +29,7 @@ from typing import Any
 
 from cogbench.reference_eval.judges.offline import OFFLINE_JUDGES
 from cogbench.reference_eval.metrics.intervals import units_from_details
-from cogbench.reference_eval.reports.run_reader import ScoredRun
+from cogbench.reference_eval.reports.run_reader import RunNotVerified, ScoredRun
 
 DATA = "data/{task}/test.parquet"
 SCORES = "runs/{task}/scores.json"
@@ -183,11 +183,17 @@ def write_details(runs: list[ScoredRun], folder: Path, dataset_id: str, revision
 def read_details_folder(folder: Path) -> dict[str, dict[str, Any]]:
     """Per task: the details lines (from the Parquet rows' ``detail``), the rows, scores.json and report.md."""
     import datasets
+    import pyarrow
+    import pyarrow.parquet as pq
 
     datasets.disable_progress_bars()
     found = {}
     for parquet in sorted(folder.glob("data/*/test.parquet")):
         task = parquet.parent.name
+        try:  # a broken file is one line here, before `datasets` logs it and raises
+            pq.read_metadata(parquet)
+        except (pyarrow.ArrowException, OSError) as error:
+            raise RunNotVerified(f"{parquet}: not a readable Parquet file ({type(error).__name__})") from None
         rows = datasets.load_dataset("parquet", data_files=str(parquet), split="train")
         found[task] = {
             "details": [json.loads(text) for text in rows["detail"]],

@@ -1,4 +1,5 @@
-"""The runs of ``cogbench report``: loaded, labelled so no two look alike, and described in one line.
+"""The runs of ``cogbench report``: loaded, labelled so no two look alike, described in one line, and
+each one row of leaderboard.csv.
 
 A label is the short model name, told apart by the shortest distinct tail of the
 run folders when two runs share it; a legend adds the description mode and the
@@ -21,9 +22,11 @@ from cogbench.reference_eval.reports.run_kind import (
     UNRECORDED,
     description_mode,
     is_judged,
+    judge_identity,
     judge_label,
+    judge_name,
 )
-from cogbench.reference_eval.run.completeness import run_labels
+from cogbench.reference_eval.run.completeness import run_labels, sample_label, shown_value
 
 
 @dataclass
@@ -140,3 +143,49 @@ def run_line(run: ReportRun) -> str:
         )
         if x
     )
+
+
+def leaderboard_rows(runs: list[ReportRun]) -> list[dict[str, Any]]:
+    """One row per run: what it is, then every metric overall and per category with interval ends."""
+    rows = []
+    for run in runs:
+        scores = run.run.scores
+        row: dict[str, Any] = {
+            "run": run.label,
+            "model": scores["model"],
+            "task": run.task,
+            "mode": run.mode,
+            "judge": judge_name(scores),
+            "judge_parsing": judge_identity(scores)[2],
+            "model_recorded": not named_after_file(run.run),
+            "folder": str(run.run.folder),
+            "dataset_revision": scores["dataset_revision"],
+            "prompt_id": run.run.prompt_id or "",
+            "items": scores["counts"]["items"],
+            "sample": sample_label(scores),
+            "not_comparable": run.not_comparable,
+            # Replies with no answer before the token limit, and answers cut by it (answers/reasoning.py);
+            # empty for runs scored before these were counted.
+            "truncated": (scores.get("answers") or {}).get("truncated", ""),
+            "cut": (scores.get("answers") or {}).get("cut", ""),
+            "replies": (scores.get("answers") or {}).get("replies", ""),
+        }
+        for name, metric in run.metrics.items():
+            row[f"{name}.partial"] = bool(metric.get("partial"))
+            row[f"{name}.n_scored"] = metric.get("n_scored", metric.get("judged", ""))
+            row[f"{name}.n_expected"] = metric.get("n_expected", metric.get("denominator", ""))
+            if "unscored" in metric:  # constrained judge parsing (judges/verdicts.py)
+                row[f"{name}.unscored"] = metric["unscored"]
+                row[f"{name}.unscored_rate"] = metric["unscored_rate"]
+            interval = metric.get("interval") or {}
+            cells = [(name, shown_value(metric), interval.get("overall"))]
+            cells += [
+                (f"{name}.{c}", v, (interval.get("per_category") or {}).get(c))
+                for c, v in metric["per_category"].items()
+            ]
+            for key, value, ci in cells:
+                row[key] = "" if value is None else value
+                row[f"{key}.low"] = "" if not ci else ci[0]
+                row[f"{key}.high"] = "" if not ci else ci[1]
+        rows.append(row)
+    return rows

@@ -13,7 +13,7 @@ import base64
 import csv
 import html
 import io
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,20 +28,13 @@ from cogbench.reference_eval.reports.published import (
     published_table,
 )
 from cogbench.reference_eval.reports.report_charts import make_charts
-from cogbench.reference_eval.reports.report_runs import (
-    ReportRun,
-    load_report_runs,
-    named_after_file,
-    run_line,
-)
+from cogbench.reference_eval.reports.report_runs import ReportRun, leaderboard_rows, load_report_runs, run_line
 from cogbench.reference_eval.reports.run_files import CODIS_SHORT, interval_text, metric_interval
 from cogbench.reference_eval.reports.run_kind import (
     MIXED,
     MODE_LABEL,
     PAPER_JUDGE,
     UNRECORDED,
-    judge_identity,
-    judge_name,
 )
 from cogbench.reference_eval.reports.tables import Cell, Table, render_html_table, render_markdown
 from cogbench.reference_eval.run.completeness import coverage_label, sample_label, shown_value, unscored_text
@@ -275,53 +268,6 @@ def codis_table(runs: list[ReportRun], published: list[PublishedResult]) -> list
 
 # --- files ------------------------------------------------------------------------
 
-
-def leaderboard_rows(runs: list[ReportRun]) -> list[dict[str, Any]]:
-    """One row per run: what it is, then every metric overall and per category with interval ends."""
-    rows = []
-    for run in runs:
-        scores = run.run.scores
-        row: dict[str, Any] = {
-            "run": run.label,
-            "model": scores["model"],
-            "task": run.task,
-            "mode": run.mode,
-            "judge": judge_name(scores),
-            "judge_parsing": judge_identity(scores)[2],
-            "model_recorded": not named_after_file(run.run),
-            "folder": str(run.run.folder),
-            "dataset_revision": scores["dataset_revision"],
-            "prompt_id": run.run.prompt_id or "",
-            "items": scores["counts"]["items"],
-            "sample": sample_label(scores),
-            "not_comparable": run.not_comparable,
-            # Replies with no answer before the token limit, and answers cut by it (answers/reasoning.py);
-            # empty for runs scored before these were counted.
-            "truncated": (scores.get("answers") or {}).get("truncated", ""),
-            "cut": (scores.get("answers") or {}).get("cut", ""),
-            "replies": (scores.get("answers") or {}).get("replies", ""),
-        }
-        for name, metric in run.metrics.items():
-            row[f"{name}.partial"] = bool(metric.get("partial"))
-            row[f"{name}.n_scored"] = metric.get("n_scored", metric.get("judged", ""))
-            row[f"{name}.n_expected"] = metric.get("n_expected", metric.get("denominator", ""))
-            if "unscored" in metric:  # constrained judge parsing (judges/verdicts.py)
-                row[f"{name}.unscored"] = metric["unscored"]
-                row[f"{name}.unscored_rate"] = metric["unscored_rate"]
-            interval = metric.get("interval") or {}
-            cells = [(name, shown_value(metric), interval.get("overall"))]
-            cells += [
-                (f"{name}.{c}", v, (interval.get("per_category") or {}).get(c))
-                for c, v in metric["per_category"].items()
-            ]
-            for key, value, ci in cells:
-                row[key] = "" if value is None else value
-                row[f"{key}.low"] = "" if not ci else ci[0]
-                row[f"{key}.high"] = "" if not ci else ci[1]
-        rows.append(row)
-    return rows
-
-
 # Tables fit a 1400 px window (CODIS Table 3 has 13 number columns; tests/test_report_html.py
 # measures it in headless Chromium): compact cells, the interval may break after its comma,
 # headers and the Source column wrap.
@@ -337,7 +283,12 @@ figcaption{font-size:13px;color:#444}
 """
 
 
-def write_report(paths: Sequence[str], out: Path, allow_mismatch: bool = False) -> dict[str, Any]:
+Sections = Callable[[list[ReportRun]], list[Table]]  # more tables from the rooms above (explaining/report_section)
+
+
+def write_report(
+    paths: Sequence[str], out: Path, allow_mismatch: bool = False, sections: Sections | None = None
+) -> dict[str, Any]:
     """Load the runs, write every file of the report into ``out``; returns what was written."""
     claim_output(out, "report", REPORT_FILES, create=False)
     runs = load_report_runs(paths, allow_mismatch)
@@ -348,17 +299,19 @@ def write_report(paths: Sequence[str], out: Path, allow_mismatch: bool = False) 
     claim_output(out, "report", REPORT_FILES)
     with locked_folder(out):  # one report at a time: a killed one's temporaries are cleaned, a running one's kept
         remove_temporaries(out, REPORT_FILES, LEGACY_TEMPORARIES)
-        return _write_report_files(runs, published, out)
+        return _write_report_files(runs, published, out, sections)
 
 
-def _write_report_files(runs: list[ReportRun], published: list[PublishedResult], out: Path) -> dict[str, Any]:
+def _write_report_files(
+    runs: list[ReportRun], published: list[PublishedResult], out: Path, sections: Sections | None = None
+) -> dict[str, Any]:
     tables = description_tables(runs, published) + vqa_table(runs, published) + codis_table(runs, published)
     tables += circular_table(runs) + blind_tables(runs)
     unrank(tables, runs)
     rank_groups(tables, runs)
     figures = make_charts(runs, published, out)
     agreement_tables, agreement_figures, agreement_notes = judge_agreement.report_section([r.run for r in runs], out)
-    tables += agreement_tables
+    tables += agreement_tables + (sections(runs) if sections else [])
     figures += agreement_figures
     intro = (
         f"{len(runs)} run(s). Each run's cell: score [95% interval]; the interval (Korn-Graubard, design effect "

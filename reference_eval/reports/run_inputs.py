@@ -1,5 +1,5 @@
-"""What ``report --site`` reads: run folders, details datasets written by ``publish-results`` (a local folder,
-or ``ORG/NAME[@REVISION]`` on the Hub) and ``.eval_results`` files with their details.
+"""What ``report --site`` and ``explain`` read: run folders, details datasets written by ``publish-results`` (a
+local folder, or ``ORG/NAME[@REVISION]`` on the Hub) and ``.eval_results`` files with their details.
 
 A run folder is read by ``run_reader.read_run`` (schema-checked, every number recomputed from
 details.jsonl). A details dataset is first verified as ``cogbench verify`` verifies it (every number of
@@ -58,18 +58,19 @@ def eval_results_runs(file: Path) -> list[ScoredRun]:
     return details_dataset_runs(hub_details(repo, revision), checked=True)
 
 
+def read_input(path: str) -> list[ScoredRun]:
+    """One input as verified runs: one for a run folder, one per task of a details dataset."""
+    local = Path(path)
+    hub = None if local.exists() else HUB_REPO.match(path)
+    if is_details_dataset(local):
+        return details_dataset_runs(local)
+    if local.is_file() and local.suffix in (".yaml", ".yml"):
+        return eval_results_runs(local)
+    if hub:
+        return details_dataset_runs(hub_details(hub.group(1), hub.group(2)), shown=path)
+    return [read_run(path)]
+
+
 def read_inputs(paths: Sequence[str]) -> list[ScoredRun]:
     """Every input as verified runs, in the order given."""
-    runs: list[ScoredRun] = []
-    for path in paths:
-        local = Path(path)
-        hub = None if local.exists() else HUB_REPO.match(path)
-        if is_details_dataset(local):
-            runs += details_dataset_runs(local)
-        elif local.is_file() and local.suffix in (".yaml", ".yml"):
-            runs += eval_results_runs(local)
-        elif hub:
-            runs += details_dataset_runs(hub_details(hub.group(1), hub.group(2)), shown=path)
-        else:
-            runs.append(read_run(path))
-    return runs
+    return [run for path in paths for run in read_input(path)]
