@@ -153,12 +153,7 @@ def render_report(scores: dict[str, Any]) -> str:
         parts.append("\n" + render_analyses(scores))
     judge = scores["judge"]
     if judge["kind"] == "openai":
-        usage = judge["usage"]
-        parts.append(
-            f"\nJudge `{judge['model']}`: {judge['prompts']} prompts, {judge['cache_hits']} from cache, "
-            f"{judge['calls']} HTTP requests, {judge['failures']} failures; tokens {usage['prompt_tokens']} in, "
-            f"{usage['completion_tokens']} out.\n"
-        )
+        parts.append(judge_line(judge))
     comparison = judge.get("parsing_comparison")
     if comparison:
         numbers = ", ".join(
@@ -176,6 +171,25 @@ def render_report(scores: dict[str, Any]) -> str:
     if scores.get("intervals"):
         parts.append(render_intervals(scores))
     return "\n".join(parts)
+
+
+def judge_line(judge: dict[str, Any]) -> str:
+    """An ``openai`` judge's cost line from what its block states: the schema requires only ``kind``, so a
+    scores.json written by another tool (or an older cogbench) may lack any count or ``usage``."""
+    counts = [
+        f"{judge[key]} {label}"
+        for key, label in (("prompts", "prompts"), ("cache_hits", "from cache"), ("calls", "HTTP requests"))
+        if key in judge
+    ]
+    counts += [f"{judge['failures']} failures"] if "failures" in judge else []
+    usage = judge.get("usage") or {}
+    tokens = [
+        f"{usage[key]} {label}"
+        for key, label in (("prompt_tokens", "in"), ("completion_tokens", "out"))
+        if key in usage
+    ]
+    text = f"\nJudge `{judge.get('model', 'openai')}`" + (f": {', '.join(counts)}" if counts else "")
+    return text + (f"; tokens {', '.join(tokens)}" if tokens else "") + ".\n"
 
 
 def coverage_paragraph(scores: dict[str, Any]) -> list[str]:
