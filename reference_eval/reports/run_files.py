@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from cogbench.dataset_builders.writes import write_file
+from cogbench.dataset_builders.writes import locked_folder, remove_temporaries, write_file
 from cogbench.reference_eval.reports.run_kind import MODE_LABEL, description_mode, judge_identity, judge_name
 from cogbench.reference_eval.reports.run_reader import schema
 from cogbench.reference_eval.run.completeness import SCALE_LABEL, coverage_label, run_labels, scale_text, shown_value
@@ -37,6 +37,8 @@ RUN_FILES = (
     "report.md.partial",
     "judge_cache.sqlite-*",
 )
+# Removed by the next score as write_with's temporaries are (remove_temporaries).
+LEGACY_TEMPORARIES = ("scores.json.partial", "details.jsonl.partial", "report.md.partial")
 
 
 def scores_schema() -> dict[str, Any]:
@@ -47,9 +49,11 @@ def write_run(out: Path, scores: dict[str, Any], details: list[dict[str, Any]]) 
     import jsonschema
 
     jsonschema.validate(scores, scores_schema())
-    write_file(out / "details.jsonl", "".join(json.dumps(d, ensure_ascii=False) + "\n" for d in details))
-    write_file(out / "report.md", render_report(scores))
-    write_file(out / "scores.json", json.dumps(scores, indent=2, ensure_ascii=False) + "\n")
+    with locked_folder(out):  # one score writes at a time: a killed one's temporaries are cleaned, a running one's kept
+        remove_temporaries(out, RUN_FILES, LEGACY_TEMPORARIES)
+        write_file(out / "details.jsonl", "".join(json.dumps(d, ensure_ascii=False) + "\n" for d in details))
+        write_file(out / "report.md", render_report(scores))
+        write_file(out / "scores.json", json.dumps(scores, indent=2, ensure_ascii=False) + "\n")
 
 
 def _cell(value: float | None) -> str:
