@@ -26,7 +26,7 @@ from cogbench.redaction import redacted_command
 from cogbench.reference_eval.answers.reasoning import THINK_TAGS, Reply, final_answer
 from cogbench.reference_eval.answers.reply_details import answers_block, attach_replies
 from cogbench.reference_eval.backends import batch_files, model_list
-from cogbench.reference_eval.backends.openai_api import ChatSettings
+from cogbench.reference_eval.backends.openai_api import API_KEY_VARIABLE, ChatSettings
 from cogbench.reference_eval.formats.harness import harness_provenance
 from cogbench.reference_eval.formats.official import OfficialIds, read_any_predictions
 from cogbench.reference_eval.harnesses.lmms_eval_tasks import task_docs
@@ -221,7 +221,9 @@ def _show(keys: list[Any], limit: int = 10) -> str:
     return shown + (f", ... ({len(keys) - limit} more)" if len(keys) > limit else "")
 
 
-def _llm_judge(options: ScoreOptions, spec: JudgeSpec, base_url: str | None = None) -> LLMJudge | None:
+def _llm_judge(
+    options: ScoreOptions, spec: JudgeSpec, base_url: str | None = None, key_variable: str | None = API_KEY_VARIABLE
+) -> LLMJudge | None:
     if spec.kind == "vllm":
         return vllm_judge.VLLMJudge(spec.model, _cache_path(options), options.judge_parsing)  # type: ignore[return-value]
     if spec.kind != "openai":
@@ -234,6 +236,7 @@ def _llm_judge(options: ScoreOptions, spec: JudgeSpec, base_url: str | None = No
         max_attempts=options.judge_max_attempts,
         timeout_seconds=options.judge_timeout,
         backoff_seconds=options.judge_backoff,
+        api_key_variable=key_variable,
     )
     if options.judge_cache:  # outside any build or output folder, or another score folder's own cache
         check_option_file(Path(options.judge_cache), "--judge-cache", shared=("score", "judge_cache.sqlite"))
@@ -244,19 +247,28 @@ def _llm_judge(options: ScoreOptions, spec: JudgeSpec, base_url: str | None = No
 def _panel(options: ScoreOptions) -> judge_panel.Panel:
     """Each member's judge (one cache file: each member's entries keyed by its own endpoint and model)."""
     judges = {
-        m.name: _llm_judge(options, JudgeSpec("openai", m.model), m.base_url) for m in judge_panel.llm_members(options)
+        m.name: _llm_judge(options, JudgeSpec("openai", m.model), m.base_url, m.key_variable)
+        for m in judge_panel.llm_members(options)
     }
     return judge_panel.Panel(judge_panel.parse_members(options.panel, options.judge_base_url, options.task), judges)
 
 
-def check_judge_alive(options: ScoreOptions, model: str, base_url: str | None = None) -> None:
+def check_judge_alive(
+    options: ScoreOptions, model: str, base_url: str | None = None, key_variable: str | None = API_KEY_VARIABLE
+) -> None:
     """Before the first judge request: refuse a judge past its shutdown, or one the endpoint does not list."""
     added = retirement.parse_shutdowns(options.judge_shutdowns)
     if options.judge_accept_retired:
         return
     timeout = min(options.judge_timeout, 30.0)
     url = base_url or options.judge_base_url
-    listing = None if options.write_requests else model_list.list_models(url, timeout)
+    listing = None if options.write_requests else model_list.list_models(url, timeout, key_variable)
+    if listing is not None and key_variable is None and listing.error in ("HTTP 401", "HTTP 403"):
+        raise UsageError(
+            f"judge openai:{model}: {listing.url} demands a key ({listing.error}), and none is sent to it: "
+            f"{API_KEY_VARIABLE} goes only to --judge-base-url's host; name the environment variable holding "
+            f"this server's key after a # (--judge openai:{model}@URL#VARIABLE)"
+        )
     retirement.check_judge(model, datetime.date.today(), listing, added)
 
 
@@ -321,7 +333,7 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
     if spec.kind == "openai" and not options.read_responses:  # replies read from files send nothing
         check_judge_alive(options, spec.model)
     for member in judge_panel.llm_members(options):
-        check_judge_alive(options, member.model, member.base_url)
+        check_judge_alive(options, member.model, member.base_url, member.key_variable)
     rows = _dataset_rows(options)
     outputs, source = _outputs_by_id(options, rows)
     # Before any item is scored: a judge model whose weights did not load stops the run here (model_checks).
