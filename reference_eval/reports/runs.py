@@ -13,7 +13,7 @@ import base64
 import csv
 import html
 import io
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +43,7 @@ from cogbench.reference_eval.reports.run_kind import (
     judge_identity,
     judge_name,
 )
+from cogbench.reference_eval.reports.run_reader import ScoredRun
 from cogbench.reference_eval.reports.tables import Cell, Table, render_html_table, render_markdown
 from cogbench.reference_eval.run.completeness import coverage_label, sample_label, shown_value
 from cogbench.schemas.features import CATEGORY_LABEL, CODIS_CATEGORIES, COGBENCH_CATEGORIES
@@ -332,7 +333,13 @@ figcaption{font-size:13px;color:#444}
 """
 
 
-def write_report(paths: Sequence[str], out: Path, allow_mismatch: bool = False) -> dict[str, Any]:
+# (label, run) of each run -> Markdown lines of a section after the runs' list (judging/certificate_report).
+Section = Callable[[list[tuple[str, ScoredRun]]], list[str]]
+
+
+def write_report(
+    paths: Sequence[str], out: Path, allow_mismatch: bool = False, judge_section: Section | None = None
+) -> dict[str, Any]:
     """Load the runs, write every file of the report into ``out``; returns what was written."""
     claim_output(out, "report", REPORT_FILES, create=False)
     runs = load_report_runs(paths, allow_mismatch)
@@ -343,10 +350,13 @@ def write_report(paths: Sequence[str], out: Path, allow_mismatch: bool = False) 
     claim_output(out, "report", REPORT_FILES)
     with locked_folder(out):  # one report at a time: a killed one's temporaries are cleaned, a running one's kept
         remove_temporaries(out, REPORT_FILES, LEGACY_TEMPORARIES)
-        return _write_report_files(runs, published, out)
+        section = judge_section([(r.label, r.run) for r in runs]) if judge_section else []
+        return _write_report_files(runs, published, out, section)
 
 
-def _write_report_files(runs: list[ReportRun], published: list[PublishedResult], out: Path) -> dict[str, Any]:
+def _write_report_files(
+    runs: list[ReportRun], published: list[PublishedResult], out: Path, section: list[str]
+) -> dict[str, Any]:
     tables = description_tables(runs, published) + vqa_table(runs, published) + codis_table(runs, published)
     tables += circular_table(runs) + blind_tables(runs)
     unrank(tables, runs)
@@ -378,6 +388,7 @@ def _write_report_files(runs: list[ReportRun], published: list[PublishedResult],
         "## Runs\n",
         runs_list + "\n",
         *(n + "\n" for n in agreement_notes),
+        *(["\n".join(section)] if section else []),
     ]
     markdown += [render_markdown(t) for t in tables]
     markdown += ["## Charts\n"] + [f"![{caption}]({path.name})\n\n{caption}\n" for path, caption in figures]
@@ -391,6 +402,10 @@ def _write_report_files(runs: list[ReportRun], published: list[PublishedResult],
     ]
     body.append("</ul>")
     body += [f"<p>{html.escape(n)}</p>" for n in agreement_notes]
+    if section:  # its Markdown as written: the heading, then the text and tables unformatted
+        body.append(
+            f"<h2>{html.escape(section[0].lstrip('# '))}</h2><pre>{html.escape(chr(10).join(section[2:]))}</pre>"
+        )
     body += [render_html_table(t) for t in tables]
     body.append("<h2>Charts</h2>")
     for path, caption in figures:
