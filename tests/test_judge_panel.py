@@ -27,6 +27,7 @@ from cogbench.errors import UsageError
 from cogbench.reference_eval.judges.panel import panel_verdict, parse_member, parse_members
 from cogbench.reference_eval.metrics import panel_agreement
 from cogbench.reference_eval.metrics.panel_agreement import PanelItem
+from cogbench.reference_eval.scoring.pipeline import ScoreOptions, run_scoring
 
 from openai_server import Reply
 from shared_files import codis_example, spacy_stand_in
@@ -308,6 +309,22 @@ def test_panel_refusals(built_release, tmp_path, capsys):
     assert "--write-requests applies only to --judge openai, not to --judge panel" in capsys.readouterr().err
     assert main([*base, "--judge", "rule", "--judge", "rule"]) == 2
     assert "error: --judge rule is given twice: each panel member once" in capsys.readouterr().err
+    # The Python API's options meet the same rules (scoring/pipeline.py, beside check_judge_options).
+    options = {
+        "task": "codis",
+        "dataset": str(built_release),
+        "predictions": str(codis_example()),
+        "out": str(tmp_path / "y"),
+    }
+    two = ("rule", "openai:a@http://127.0.0.1:9/v1")
+    for extra, message in (
+        ({"panel": ("rule",)}, "a judge panel takes two or more --judge values"),
+        ({"panel": two, "read_responses": ("r.jsonl",)}, "--read-responses takes one judge, not a panel"),
+        ({"panel": (*two, "openai:b#no-name")}, "after # comes the name of the environment variable"),
+    ):
+        with pytest.raises(UsageError, match=message):
+            run_scoring(ScoreOptions(**options, **extra))
+    assert not (tmp_path / "y").exists()
 
 
 def _codis_argv(built_release, tmp_path, run: Path) -> list[str]:

@@ -101,19 +101,6 @@ def parse_members(values: Sequence[str], default_base_url: str | None, task: str
     return members
 
 
-def check_options(options: Any) -> None:
-    """A panel (``ScoreOptions.panel``) is two or more members judged online: request files and the offline
-    Cognition judges take one judge."""
-    if options.judge not in (None, "panel") or len(options.panel) < 2:
-        raise UsageError("a judge panel takes two or more --judge values (rule, openai:MODEL[@URL])")
-    for given, option in ((options.write_requests, "--write-requests"), (options.read_responses, "--read-responses")):
-        if given:
-            raise UsageError(f"{option} takes one judge, not a panel: write and read each member's requests apart")
-    if options.offline_judge:
-        raise UsageError("--offline-judge compares with one LLM judge, not a panel")
-    parse_members(options.panel, options.judge_base_url, options.task)
-
-
 def llm_members(options: Any) -> list[Member]:
     """The members that send requests (none without a panel)."""
     members = parse_members(options.panel, options.judge_base_url, options.task) if options.panel else []

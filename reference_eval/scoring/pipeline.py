@@ -105,6 +105,10 @@ def default_score_dir(task: str, predictions: str | None) -> str:
     return str(Path("runs") / f"score-{task}-{re.sub(r'[^A-Za-z0-9_.-]+', '_', name)}")
 
 
+# The judge options' rules, in one place: ``check_judge_options`` on the values typed (the commands call it before
+# defaults fill them in), ``_check_panel`` on a panel's options (every scoring, the Python API's too).
+
+
 def check_judge_options(
     task: str, judge: str | None, parsing: str | None, cache: str | None, url: str | None, panel: tuple[str, ...] = ()
 ) -> None:
@@ -118,10 +122,23 @@ def check_judge_options(
             raise UsageError(f"{option} applies only with an LLM judge (--judge openai:MODEL), not to --judge {named}")
 
 
+def _check_panel(options: ScoreOptions) -> None:
+    """A panel is two or more members (judges/panel.py's grammar) judged online: request files and the offline
+    Cognition judges take one judge."""
+    if options.judge not in (None, "panel") or len(options.panel) < 2:
+        raise UsageError("a judge panel takes two or more --judge values (rule, openai:MODEL[@URL][#KEY_VARIABLE])")
+    for given, option in ((options.write_requests, "--write-requests"), (options.read_responses, "--read-responses")):
+        if given:
+            raise UsageError(f"{option} takes one judge, not a panel: write and read each member's requests apart")
+    if options.offline_judge:
+        raise UsageError("--offline-judge compares with one LLM judge, not a panel")
+    judge_panel.parse_members(options.panel, options.judge_base_url, options.task)
+
+
 def _judge_spec(options: ScoreOptions) -> JudgeSpec:
     analyses.check_options(options)
     if options.panel:
-        judge_panel.check_options(options)
+        _check_panel(options)
         return JudgeSpec("panel")
     if options.judge in analyses.offline_judges.OFFLINE_JUDGES:
         return JudgeSpec(options.judge)  # an offline Cognition judge (analyses.run_offline_judge)
