@@ -81,8 +81,8 @@ def verified_certificate(path: str) -> dict[str, Any]:
     if problems:
         field = ".".join(str(part) for part in problems[0].absolute_path) or "(top level)"
         raise UsageError(
-            f"{locate(path, field=field)}: {problems[0].message} (not a certificate `cogbench judges certify --json` "
-            "writes)"
+            f"{locate(path, field=field)}: {problems[0].message} (not the JSON that this cogbench's "
+            "`cogbench judges certify` writes with its --json option; certify again)"
         )
     references = [j for where in _sources(certificate, "reference") for j in _read(where, "reference", path)]
     candidates = [j for where in _sources(certificate, "candidate") for j in _read(where, "candidate", path)]
@@ -126,7 +126,7 @@ def report_section(
     lines = ["## Judge certificate", ""]
     covered: set[str] = set()
     if certificate is None:
-        lines += ["No certificate given (`--certificate CERT.json`, written by `cogbench judges certify --json`).", ""]
+        lines += ["No certificate given (`--certificate CERT.json`: the JSON `cogbench judges certify` writes).", ""]
     else:
         judge = certificate["candidate_judge"]
         covered = {label for label, run in runs if judge_label(run) == judge}
