@@ -372,3 +372,14 @@ def test_a_member_without_its_key_is_refused_in_one_line(built_release, tmp_path
     # Neither server got OPENAI_API_KEY (nor any key), and no judge request went out.
     assert {r.headers.get("authorization") for s in (demanding, other) for r in s.requests} == {None}
     assert not demanding.chat_requests and not other.chat_requests
+
+
+def test_report_names_a_panel_run_as_not_certified_with_its_agreement(codis_panel_run, tmp_path, capsys):
+    run = codis_panel_run[0]
+    agreement = json.loads((run / "scores.json").read_text())["panel"]["agreement"]
+    assert main(["report", str(run), "--out", str(tmp_path / "report")]) == 0
+    section = (tmp_path / "report" / "report.md").read_text().split("## Judge certificate\n", 1)[1].split("\n## ")[0]
+    alpha, effective = agreement["krippendorff_alpha"], agreement["error_correlation"]["effective_judges"]
+    members = " + ".join(f"openai:judge-{n}" for n in CODIS_PATTERNS)
+    assert f"(panel {members} (Krippendorff's alpha {alpha:.3f}, {effective:g} effective judges))" in section
+    assert "No certificate given" in section and "with no certificate here" in section
