@@ -383,3 +383,21 @@ def test_report_names_a_panel_run_as_not_certified_with_its_agreement(codis_pane
     members = " + ".join(f"openai:judge-{n}" for n in CODIS_PATTERNS)
     assert f"(panel {members} (Krippendorff's alpha {alpha:.3f}, {effective:g} effective judges))" in section
     assert "No certificate given" in section and "with no certificate here" in section
+
+
+def test_a_keyless_member_refused_at_its_first_request_says_why(built_release, tmp_path, openai_server, capsys):
+    """With the model-list check skipped (--judge-accept-retired), a server that demands a key fails each chat request
+    at once (401 is not retried), and the failure line says no key goes to that host."""
+    demanding = openai_server(codis_member(""), api_key="sk-its-own-0004")
+    other = openai_server(codis_member(""))
+    argv = [*_codis_argv(built_release, tmp_path, tmp_path / "failed"), "--judge", f"openai:e@{other.base_url}"]
+    assert main([*argv, "--judge", f"openai:d@{demanding.base_url}", "--judge-accept-retired"]) == 3
+    err = capsys.readouterr().err
+    assert "HTTP 401 (no key is sent to this host: name its key's variable, openai:MODEL@URL#VARIABLE)" in err
+    assert {r.headers.get("authorization") for r in demanding.requests} == {None}
+    asked = [r.prompt_text for r in demanding.chat_requests]
+    assert len(asked) == len(set(asked)) > 600  # each distinct prompt tried once: asking again cannot help
+    # A member without a verdict leaves kappa and alpha undefined (null), not a traceback; verify agrees.
+    agreement = json.loads((tmp_path / "failed" / "scores.json").read_text())["panel"]["agreement"]
+    assert agreement["krippendorff_alpha"] is None and agreement["pairwise_kappa"][0]["kappa"] is None
+    assert main(["verify", str(tmp_path / "failed")]) == 0

@@ -331,6 +331,8 @@ class ChatClient:
                 return ChatResult(None, str(error), attempt, prompt_tokens, completion_tokens)
             except _StatusError as error:
                 last_error = f"HTTP {error.status_code}"
+                if error.status_code in (401, 403) and settings.api_key_variable is None:
+                    last_error += " (no key is sent to this host: name its key's variable, openai:MODEL@URL#VARIABLE)"
                 if not _retryable_status(error.status_code):
                     return ChatResult(None, last_error, attempt, prompt_tokens, completion_tokens)
                 overloaded = True
