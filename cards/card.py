@@ -257,6 +257,34 @@ def changelog(manifest: dict[str, Any]) -> str:
     return "\n\n".join(parts)
 
 
+def errata_section(manifest: dict[str, Any]) -> str:
+    """The build's errata (``cards/errata.py``): each changed field, old -> new, and why; nothing when none."""
+    errata = manifest.get("errata")
+    if not errata:
+        return ""
+
+    def shown(value: Any) -> str:
+        return _md_cell(json.dumps(value, ensure_ascii=False))
+
+    rows = [
+        (
+            f"`{item['config']}`",
+            f"`{item['id']}`",
+            f"`{item['field']}`",
+            shown(item["old"]),
+            shown(item["new"]),
+            _md_cell(item["reason"] or "not stated"),
+        )
+        for item in errata["items"]
+    ]
+    return (
+        f"\n\n### Errata of v{errata['new_version']} (over v{errata['old_version']})\n\n"
+        f"{len({(i['config'], i['id']) for i in errata['items']})} record(s) corrected; scores on the two versions "
+        "differ by these items (`cogbench rescore` re-scores stored answers on this version, "
+        "`cogbench explain` names the items).\n\n" + _table(("config", "id", "field", "old", "new", "why"), rows)
+    )
+
+
 def render_card(manifest: dict[str, Any]) -> str:
     header = yaml.safe_dump(front_matter(manifest), sort_keys=False, allow_unicode=True, width=1000)
     repo_id = manifest.get("repo_id") or PLACEHOLDER_REPO_ID
@@ -279,6 +307,6 @@ def render_card(manifest: dict[str, Any]) -> str:
         examples=examples(manifest),
         gating_note=gating_note,
         licensing=licensing(manifest),
-        changelog=changelog(manifest),
+        changelog=changelog(manifest) + errata_section(manifest),
     )
     return f"---\n{header}---\n\n{body}"

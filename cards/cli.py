@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -38,6 +39,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="ORG/NAME",
         help="Hub repo the card tells users to load from (default: a placeholder in the card)",
     )
+    build.add_argument(
+        "--errata",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="the records corrected since --previous, as `cogbench diff OLD NEW --errata FILE` wrote them: "
+        "checked against what this build changed, carried into the manifest and shown on the card (default: none)",
+    )
     build.set_defaults(func=run_build)
 
     diff = subparsers.add_parser(
@@ -48,7 +57,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     diff.add_argument("old", type=Path, metavar="OLD", help="the previous build (e.g. the last release)")
     diff.add_argument("new", type=Path, metavar="NEW", help="the new build")
-    diff.add_argument("--json", action="store_true", help="print the diff as JSON")
+    diff.add_argument("--json", action="store_true", help="print the diff as JSON (default: text)")
+    diff.add_argument(
+        "--errata",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="also write the errata: every changed field of a record both builds hold, old and new value and "
+        "reason, as JSON, for `build --previous OLD --errata FILE` (default: none written)",
+    )
+    diff.add_argument(
+        "--reasons",
+        type=Path,
+        default=None,
+        metavar="NOTES",
+        help="the maintainer's notes for --errata: a JSON or YAML mapping of item id to why it changed "
+        "(default: none, each reason 'not stated')",
+    )
     diff.set_defaults(func=run_diff)
 
     publish = subparsers.add_parser(
@@ -92,7 +117,12 @@ def run_build(args: argparse.Namespace) -> int:
     raw_dir = args.raw_dir or default_raw_dir()
     started = time.perf_counter()
     result = build_release(
-        raw_dir, args.out, version=args.dataset_version, previous=args.previous, repo_id=args.repo_id
+        raw_dir,
+        args.out,
+        version=args.dataset_version,
+        previous=args.previous,
+        repo_id=args.repo_id,
+        errata=args.errata,
     )
     seconds = time.perf_counter() - started
     print(f"built {result.out} (version {result.manifest['dataset_version']}) from {raw_dir} in {seconds:.1f}s")
@@ -101,6 +131,8 @@ def run_build(args: argparse.Namespace) -> int:
         print(f"  {config:<12} {entry['rows']:>6} rows  {len(entry['shards'])} shard(s)  {size / 1e6:8.1f} MB")
     for change in result.manifest["changelog"][0]["changes"]:
         print(f"  changelog: {change}")
+    if "errata" in result.manifest:
+        print(f"  errata: {len(result.manifest['errata']['items'])} corrected field(s), on the card")
     for benchmark, found in sorted(result.manifest.get("raw_release", {}).items()):
         if found["differing"]:  # decodable, so no check refused it: the card says it, and so does this line
             print(
@@ -116,6 +148,7 @@ def run_build(args: argparse.Namespace) -> int:
     else:
         again = f"cogbench build --raw-dir {raw_dir} --out {result.out} --version {version}"
         again += f" --previous {args.previous}" if args.previous else ""
+        again += f" --errata {args.errata}" if args.errata else ""
         print(
             "to publish it, build again naming the Hub repo the card tells users to load from "
             f"(a template: put your repo for ORG/NAME): {again} --repo-id ORG/NAME"
@@ -126,10 +159,18 @@ def run_build(args: argparse.Namespace) -> int:
 def run_diff(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
+    from cogbench.cards.errata import errata_of, read_reasons, write_errata
     from cogbench.cards.versions import diff_builds, format_diff
     from cogbench.dataset_builders.memory import cap_malloc_arenas
+    from cogbench.dataset_builders.output import check_option_file
+    from cogbench.errors import UsageError
 
     cap_malloc_arenas()
+    if args.reasons is not None and args.errata is None:
+        raise UsageError(f"--reasons {args.reasons}: the reasons go into the errata file; give --errata FILE too")
+    reasons = read_reasons(args.reasons)  # a bad notes file is refused before the builds are read
+    if args.errata is not None:
+        check_option_file(args.errata, "--errata")
     diff = diff_builds(args.old, args.new)
     if args.json:
         data = asdict(diff) | {
@@ -140,7 +181,27 @@ def run_diff(args: argparse.Namespace) -> int:
         print(json.dumps(data, indent=2, ensure_ascii=False))
     else:
         print(format_diff(diff, args.old, args.new))
+    if args.errata is not None:
+        errata = errata_of(args.old, args.new, diff, reasons)
+        write_errata(args.errata, errata)
+        unexplained = sorted({item["id"] for item in errata["items"] if item["reason"] is None})
+        print(
+            f"errata: {len(errata['items'])} changed field(s) written to {args.errata}"
+            + (f" ({len(unexplained)} record(s) without a reason: {', '.join(unexplained[:5])})" if unexplained else "")
+            + f"; carry them into the build: `{errata_build_command(args.old, args.new, args.errata, diff)}`",
+            file=sys.stderr if args.json else sys.stdout,
+        )
     return 0
+
+
+def errata_build_command(old: Path, new: Path, errata: Path, diff) -> str:
+    """The build of ``new`` again, with its errata since ``old`` (the raw folder: the default one)."""
+    from cogbench.dataset_builders.build import load_manifest
+    from cogbench.dataset_builders.raw import build_command
+
+    repo_id = load_manifest(new).get("repo_id")
+    options = ["--version", diff.proposed_version, "--previous", str(old), "--errata", str(errata)]
+    return build_command(new, *options, *(("--repo-id", repo_id) if repo_id else ()))
 
 
 def run_publish(args: argparse.Namespace) -> int:

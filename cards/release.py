@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from cogbench.cards.card import render_card as default_render_card
+from cogbench.cards.errata import checked_errata, read_errata
 from cogbench.cards.versions import changelog_entries
 from cogbench.dataset_builders.build import (
     CARD_FILE,
@@ -27,6 +28,7 @@ from cogbench.dataset_builders.build import (
 )
 from cogbench.dataset_builders.croissant import CROISSANT_FILE, render_croissant
 from cogbench.dataset_builders.eval_yaml import EVAL_YAML_FILE, eval_yaml_text, render_eval_yaml
+from cogbench.dataset_builders.mm_eval import METADATA_FILE, render_mm_eval
 from cogbench.dataset_builders.output import check_replaceable, move_into_place, new_staging, write_marker
 from cogbench.dataset_builders.raw import find_sources
 from cogbench.dataset_builders.read import read_raw, sorted_records
@@ -62,12 +64,15 @@ def build_release(
     render_card: Callable[[dict[str, Any]], str] = default_render_card,
     previous: str | os.PathLike | None = None,
     repo_id: str | None = None,
+    errata: str | os.PathLike | None = None,
 ) -> BuildResult:
     """Build every config whose raw files are in ``raw_dir`` into ``out``.
 
     ``previous`` is the last released build: the changes since it go into the
     changelog, and a version too small for them is refused (see versions.py).
-    ``repo_id`` is the Hub repo the card tells users to load from.
+    ``repo_id`` is the Hub repo the card tells users to load from. ``errata`` is a file of
+    ``cogbench diff --errata``: the records changed since ``previous``, checked against what this
+    build changed, carried into the manifest and the card.
     """
     check_version(version)
     out = Path(out)
@@ -76,6 +81,9 @@ def build_release(
         raise UsageError(
             f"--previous {previous}: not a cogbench build (no {MANIFEST_FILE}); give the last release's build"
         )
+    if errata is not None and previous is None:
+        raise UsageError(f"--errata {errata}: the errata are changes since a release; give it with --previous OLD")
+    given = read_errata(Path(errata)) if errata is not None else None  # before the raw data is read
     sources = find_sources(raw_dir)
     # The release gate (issue 3): the same validators on the input and on the
     # staged output, before anything is moved into place. The raw files are read
@@ -87,13 +95,16 @@ def build_release(
     try:
         manifest = write_dataset(staging, version, sources, records, max_shard_bytes, repo_id)
         manifest["changelog"] = changelog_entries(manifest, previous, staging)
+        if given is not None and previous is not None:
+            manifest["errata"] = checked_errata(given, Path(errata or ""), Path(previous), staging, manifest)
         manifest["expected_counts"] = declared_expected(sources, previous)
-        manifest["metadata_files"] = [CROISSANT_FILE, EVAL_YAML_FILE]
+        manifest["metadata_files"] = [CROISSANT_FILE, EVAL_YAML_FILE, METADATA_FILE]
         write_json(staging / MANIFEST_FILE, manifest)
         write_file(staging / CARD_FILE, render_card(manifest))
         write_json(staging / CROISSANT_FILE, render_croissant(manifest))
         (staging / EVAL_YAML_FILE).write_text(eval_yaml_text(render_eval_yaml(manifest)), encoding="utf-8")
-        hashed = (MANIFEST_FILE, CARD_FILE, CROISSANT_FILE, EVAL_YAML_FILE)
+        write_json(staging / METADATA_FILE, render_mm_eval(manifest))
+        hashed = (MANIFEST_FILE, CARD_FILE, CROISSANT_FILE, EVAL_YAML_FILE, METADATA_FILE)
         write_marker(staging, manifest["builder_version"], hashed=hashed)
         require_valid(validate(staging, expected=None), f"the built release {out}")
         move_into_place(staging, out)

@@ -26,6 +26,7 @@ from cogbench.schemas.features import CONFIGS
 def register(subparsers: argparse._SubParsersAction) -> None:
     add_score_parser(subparsers)
     add_eval_parser(subparsers)
+    add_rescore_parser(subparsers)
 
 
 class _DefaultsFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -56,15 +57,35 @@ def _add_failure_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--judge-parsing",
-        choices=("tolerant", "official"),
-        help="how an LLM judge's replies become verdicts: tolerant (case, labels, markdown; never ambiguous) or "
-        "official (the authors' rule); scores.json gives the other mode's numbers when they differ; refused "
-        "without --judge openai:MODEL (default: tolerant)",
+        choices=("tolerant", "official", "constrained"),
+        help="how an LLM judge's replies become verdicts: tolerant (case, labels, markdown; never ambiguous), "
+        "official (the authors' rule) or constrained (not the authors': only a reply that is exactly an official "
+        "label is read, any other is unscored, left out of the score and shown as a rate beside it; for a judge "
+        "constrained to the labels, such as vllm:); scores.json gives the other mode's numbers when they differ; "
+        "refused without an LLM judge (default: tolerant)",
     )
 
 
 def _add_judge_check_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
-    """The check before the first judge request (judges/retirement.py): `score`'s and `eval`'s."""
+    """The check before the first judge request (judges/retirement.py), and a vllm: judge's engine: `score`'s
+    and `eval`'s."""
+    parser.add_argument(
+        "--judge-engine-arg",
+        dest="judge_engine_args",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a keyword argument of vllm.LLM for a --judge vllm: judge (dtype=float32, max_model_len=4096, "
+        "enforce_eager=true; VALUE read as JSON where it parses), recorded in its identity; repeatable "
+        "(default: seed=0 only, vLLM's defaults otherwise)",
+    )
+    parser.add_argument(
+        "--judge-structured-outputs",
+        action="store_true",
+        help="an openai: judge sends each prompt's official labels as the request body's structured_outputs "
+        "(vLLM's field: vllm serve, run-batch; other servers may refuse it), as a vllm: judge always constrains them "
+        "(default: unconstrained)",
+    )
     parser.add_argument(
         "--judge-accept-retired",
         action="store_true",
@@ -459,3 +480,45 @@ def run_eval_command(args: argparse.Namespace) -> int:
     from cogbench.reference_eval.run.eval_command import eval_from_args
 
     return eval_from_args(args, ENGINE_OPTIONS)
+
+
+# --- rescore: an eval run's stored answers on a corrected build ---------------
+
+
+def add_rescore_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "rescore",
+        help="score an eval run's stored answers against a corrected build, without calling the model",
+        description="Score RUN's stored answers (its predictions.jsonl) against NEW_BUILD into a new eval run "
+        "folder, with RUN's judge: only prompts that changed (items whose gold changed) reach an LLM judge, the "
+        "others are answered from RUN's verdict cache. Queries the new build asks that RUN did not answer (new "
+        "items, a changed question or context) are left for `eval` on the new folder (or written as request files "
+        "with --write-requests), and the score is labelled PARTIAL until then. `cogbench explain RUN OUT` gives "
+        "the impact (docs/explain.md).",
+    )
+    parser.add_argument("run", metavar="RUN", help="an eval run folder (run.json, predictions.jsonl, score/)")
+    parser.add_argument("--dataset", required=True, metavar="NEW_BUILD", help="the corrected build (required)")
+    parser.add_argument("--revision", help="Hub revision of NEW_BUILD (default: main)")
+    parser.add_argument("--out", required=True, help="the new eval run folder (required)")
+    parser.add_argument("--judge-base-url", help="base URL of RUN's LLM judge, when it had one (default: OpenAI's)")
+    parser.add_argument(
+        "--judge-cache",
+        help="sqlite file of cached verdicts to use and add to (default: OUT/score/judge_cache.sqlite, "
+        "starting as a copy of RUN's)",
+    )
+    parser.add_argument(
+        "--write-requests",
+        metavar="DIR",
+        help="write the queries OUT lacks as request files here (openai: models; default: print the "
+        "`cogbench eval` command that answers them)",
+    )
+    parser.add_argument(
+        "--shards", type=positive_int, default=1, help="how many request files with --write-requests (default: 1)"
+    )
+    parser.set_defaults(func=run_rescore)
+
+
+def run_rescore(args: argparse.Namespace) -> int:
+    from cogbench.reference_eval.api.commands import rescore_from_args
+
+    return rescore_from_args(args)

@@ -64,6 +64,7 @@ def usage_errors(tmp):
         "verify": ["verify", str(tmp / "missing")],
         "judges": ["judges", "certify", "--reference", str(tmp / "missing"), "--candidate", str(tmp / "missing-b")],
         "explain": ["explain", str(tmp / "missing-a"), str(tmp / "missing-b")],
+        "rescore": ["rescore", str(tmp / "missing"), "--dataset", str(tmp / "missing-b"), "--out", str(tmp / "o")],
     }
 
 

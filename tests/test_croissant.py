@@ -29,7 +29,7 @@ def plain(value):
 def test_croissant_records_equal_load_dataset_for_every_config(built_release):
     path = built_release / CROISSANT_FILE
     manifest = json.loads((built_release / "manifest.json").read_text())
-    assert manifest["metadata_files"] == [CROISSANT_FILE, "eval.yaml"]
+    assert manifest["metadata_files"] == [CROISSANT_FILE, "eval.yaml", "metadata.json"]
     marker = json.loads((built_release / MARKER_FILE).read_text())
     assert marker["sha256"][CROISSANT_FILE] == hashlib.sha256(path.read_bytes()).hexdigest()
     metadata = json.loads(path.read_text())

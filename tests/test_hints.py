@@ -219,6 +219,9 @@ HINT_SITES = {
     # publish-results of a run on an unpublished build: `cogbench publish` needs the Hub
     # (tests/test_hub_results.py publishes to the local Hub server with the real client).
     "reference_eval/reports/hub_results.py": 1,
+    # `rescore` of a run that does not verify: the `cogbench verify` it names is run by
+    # tests/test_rescore.py::test_rescore_refusals_in_one_line.
+    "reference_eval/api/rescoring.py": 1,
 }
 HINT_SITE = re.compile(
     r"(next|publish): cogbench |`cogbench [a-z-]+ \{|cogbench [a-z-]+ [^`\"]*--|\{build_command\(|rebuild (it )?with --version|the same command with --version"

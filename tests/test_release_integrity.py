@@ -281,9 +281,15 @@ def test_the_marker_is_never_uploaded(samples_build, api):
     passing = lambda path, expected="auto": SimpleNamespace(errors=[], ok=True)  # noqa: E731
     plan = publish(samples_build, REPO, "1.0.0", api=api, validate=passing, dry_run=True)
     assert MARKER_FILE not in {path for path, _ in plan.uploads}
-    assert {path for path, _ in plan.uploads} == {"README.md", "manifest.json", "croissant.json", "eval.yaml"} | set(
-        manifest_of(samples_build)["configs"]["vqa"]["shards"]
-    ) | set(manifest_of(samples_build)["configs"]["description"]["shards"])
+    assert {path for path, _ in plan.uploads} == {
+        "README.md",
+        "manifest.json",
+        "croissant.json",
+        "eval.yaml",
+        "metadata.json",
+    } | set(manifest_of(samples_build)["configs"]["vqa"]["shards"]) | set(
+        manifest_of(samples_build)["configs"]["description"]["shards"]
+    )
 
 
 @pytest.mark.parametrize(

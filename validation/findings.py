@@ -85,7 +85,7 @@ CHECKS: dict[str, tuple[str, str, str]] = {
     "files.missing": (
         "release",
         "error",
-        "a file the build writes (manifest, marker, croissant.json, eval.yaml, a listed shard) is missing",
+        "a file the build writes (manifest, marker, croissant.json, eval.yaml, metadata.json, a listed shard) is missing",
     ),
     "files.stray": (
         "release",
@@ -125,6 +125,11 @@ CHECKS: dict[str, tuple[str, str, str]] = {
         "release",
         "error",
         "eval.yaml breaks its JSON Schema or differs from the benchmark tasks the build renders from its manifest",
+    ),
+    "mm_eval.mismatch": (
+        "release",
+        "error",
+        "metadata.json differs from the prompt templates and provenance the build renders from its manifest",
     ),
 }
 FAMILIES = ("schema", "cor", "options", "pairs", "images", "identity", "counts", "release")

@@ -1,4 +1,4 @@
-"""The build's metadata files beside the card: ``croissant.json`` and ``eval.yaml``.
+"""The build's metadata files beside the card: ``croissant.json``, ``eval.yaml`` and ``metadata.json``.
 
 Each is rendered from the manifest alone, so a file that differs from the rendering was
 edited (or comes from another build). ``eval.yaml`` is also checked against its JSON Schema
@@ -17,12 +17,14 @@ import yaml
 
 from cogbench.dataset_builders.croissant import CROISSANT_FILE, render_croissant
 from cogbench.dataset_builders.eval_yaml import EVAL_YAML_FILE, SCHEMA_FILE, render_eval_yaml
+from cogbench.dataset_builders.mm_eval import METADATA_FILE, render_mm_eval
 from cogbench.validation.findings import Finding, finding
 
 # Files a build may list in manifest["metadata_files"]: (code of a mismatch, reader, renderer).
 METADATA: dict[str, tuple[str, Callable[[str], Any], Callable[[dict[str, Any]], Any]]] = {
     CROISSANT_FILE: ("croissant.mismatch", json.loads, render_croissant),
     EVAL_YAML_FILE: ("eval_yaml.mismatch", yaml.safe_load, render_eval_yaml),
+    METADATA_FILE: ("mm_eval.mismatch", json.loads, render_mm_eval),
 }
 
 

@@ -92,6 +92,12 @@ def rederived(task: str, answer: dict[str, Any], tags: tuple[tuple[str, str], ..
     return split_reply(content, record.get("reasoning"), record.get("finish_reason"), record.get("thinking"), tags)
 
 
+def _reasons(task: str, answer: dict[str, Any], tags: tuple[tuple[str, str], ...]) -> bool:
+    """Whether the reply kept in details reasons; split only when no reasoning hash says so already."""
+    again = rederived(task, answer, tags)
+    return again is not None and bool(again.reasoning)
+
+
 def answers_block(task: str, details: list[dict[str, Any]], tags: tuple[tuple[str, str], ...]) -> dict[str, Any] | None:
     """scores.json's ``answers``: replies by status, truncation rate, per category; None for the oracle."""
     statuses: dict[str, int] = {"answered": 0, "cut": 0, "truncated": 0, "empty": 0}
@@ -104,8 +110,7 @@ def answers_block(task: str, details: list[dict[str, Any]], tags: tuple[tuple[st
             continue
         statuses[status] += 1
         record = answer.get("reply") or {}
-        again = rederived(task, answer, tags)
-        if record.get("reasoning_sha256") or record.get("content_sha256") or (again is not None and again.reasoning):
+        if record.get("reasoning_sha256") or record.get("content_sha256") or _reasons(task, answer, tags):
             with_reasoning += 1
         if isinstance(record.get("reasoning_tokens"), int):
             any_tokens, reasoning_tokens = True, reasoning_tokens + record["reasoning_tokens"]

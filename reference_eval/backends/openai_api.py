@@ -176,8 +176,9 @@ def image_part(jpeg_or_png_bytes: bytes, mime_type: str = "image/jpeg") -> dict[
     return {"type": "image_url", "image_url": {"url": f"data:{mime_type};base64,{encoded}"}}
 
 
-def chat_body(settings: ChatSettings, messages: Messages) -> dict[str, Any]:
-    """The exact chat-completions body sent for ``messages``; request files (batch_files) write the same."""
+def chat_body(settings: ChatSettings, messages: Messages, constraint: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The exact chat-completions body sent for ``messages``; request files (batch_files) write the same.
+    ``constraint``: this request's own ``structured_outputs`` (a judge prompt's labels), instead of the settings'."""
     body: dict[str, Any] = {"model": settings.model, "messages": messages, "temperature": settings.temperature}
     if settings.max_tokens is not None:
         body["max_tokens"] = settings.max_tokens
@@ -185,6 +186,8 @@ def chat_body(settings: ChatSettings, messages: Messages) -> dict[str, Any]:
         body["chat_template_kwargs"] = {"enable_thinking": settings.thinking == "on"}
     if settings.structured_regex is not None:
         body["structured_outputs"] = {"regex": settings.structured_regex}
+    if constraint is not None:
+        body["structured_outputs"] = constraint
     return body
 
 
@@ -286,7 +289,9 @@ class ChatClient:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def complete(self, messages: Messages, accept: Callable[[str], bool] | None = None) -> ChatResult:
+    def complete(
+        self, messages: Messages, accept: Callable[[str], bool] | None = None, constraint: dict[str, Any] | None = None
+    ) -> ChatResult:
         """One conversation, retried per the module's rules; never raises for API failures."""
         import httpcore
 
@@ -294,7 +299,7 @@ class ChatClient:
         last_error = "no attempt made"
         unusable: str | None = None
         prompt_tokens = completion_tokens = 0
-        body = json.dumps(chat_body(settings, messages)).encode()
+        body = json.dumps(chat_body(settings, messages, constraint)).encode()
         for attempt in range(1, settings.max_attempts + 1):
             retry_after: float | None = None
             overloaded = False
@@ -367,11 +372,12 @@ class ChatClient:
         conversations: Iterable[Messages],
         accept: Callable[[str], bool] | None = None,
         accept_each: Sequence[Callable[[str], bool] | None] | None = None,
+        constraints: Sequence[dict[str, Any] | None] | None = None,
     ) -> Iterator[tuple[int, ChatResult]]:
         """Yield ``(index, result)`` as replies arrive, at most ``self.limit`` (adaptive) in flight.
 
         ``accept`` applies to every reply; ``accept_each`` gives one check per
-        conversation instead. Results come in completion order so the caller
+        conversation instead; ``constraints`` one ``structured_outputs`` each (``chat_body``). Results come in completion order so the caller
         can store each at once (a killed run keeps everything already answered).
         ``conversations`` is read lazily, at most ``window`` ahead of the replies
         (twice the ceiling): a generator that builds each request (an image as
@@ -388,7 +394,8 @@ class ChatClient:
             def fill() -> None:
                 for index, messages in islice(items, window - len(pending)):
                     check = accept_each[index] if accept_each is not None else accept
-                    future = pool.submit(self.complete, messages, check)
+                    rule = constraints[index] if constraints is not None else None
+                    future = pool.submit(self.complete, messages, check, rule)
                     pending[future] = index
                     future.add_done_callback(finished.put)
 

@@ -1,6 +1,6 @@
 """The functions the exported lmms-eval tasks call (their ``utils.py`` re-exports this module).
 
-They build this package's versioned prompts (``prompts.py``) and score with its
+They build this package's versioned prompts (``schemas/prompt_templates.py``) and score with its
 metrics, so a model run in lmms-eval gets the same prompt and the same numbers
 as ``cogbench eval``: the Recognition Score of descriptions (CogBench Section
 3.2.1; spaCy and embedder named in the exported ``utils.py``), VQA accuracy with both extractors (CogBench Section

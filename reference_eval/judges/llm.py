@@ -27,6 +27,7 @@ from cogbench.errors import UsageError
 from cogbench.redaction import redact_url
 from cogbench.reference_eval.backends.batch_files import Request, Response, request
 from cogbench.reference_eval.backends.openai_api import ChatClient, ChatSettings, chat_body, text_message
+from cogbench.reference_eval.judges.constraints import constraint
 
 
 @dataclass(frozen=True)
@@ -151,9 +152,9 @@ class VerdictCache:
         self._db.close()
 
 
-def judge_key(settings: ChatSettings, parsing: str) -> str:
+def judge_key(settings: ChatSettings, parsing: str, structured: bool = False) -> str:
     """What decides a verdict besides the prompt, as one digest: the cache answers only for the same judge."""
-    decided = {
+    decided: dict[str, object] = {
         # As printed (credentials masked): a printed command's masked URL keys the same verdicts.
         "endpoint": redact_url(settings.base_url or "https://api.openai.com/v1").rstrip("/"),
         "model": settings.model,
@@ -161,16 +162,19 @@ def judge_key(settings: ChatSettings, parsing: str) -> str:
         "max_tokens": settings.max_tokens,
         "parsing": parsing,
     }
+    if structured:  # only then: the keys of judges that send no constraint stay as they were
+        decided["structured_outputs"] = "official labels"
     return hashlib.sha256(json.dumps(decided, sort_keys=True).encode("utf-8")).hexdigest()[:16]
 
 
 NOT_SENT = "not judged yet: written to the request file"
 
 
-def judge_request(settings: ChatSettings, prompt: str) -> Request:
-    """The request file line of one judge prompt: ``judge#PROMPT_SHA@BODY_HASH`` (one per distinct prompt)."""
+def judge_request(settings: ChatSettings, prompt: str, structured: bool = False) -> Request:
+    """The request file line of one judge prompt: ``judge#PROMPT_SHA@BODY_HASH`` (one per distinct prompt);
+    ``structured``: the body carries the prompt's structured-output constraint (judges/constraints.py)."""
     name = f"judge#{prompt_sha256(prompt)[:16]}"
-    return request(name, chat_body(settings, text_message(prompt)))
+    return request(name, chat_body(settings, text_message(prompt), constraint(prompt) if structured else None))
 
 
 class LLMJudge:
@@ -190,12 +194,14 @@ class LLMJudge:
         parsing: str = "tolerant",
         collect: bool = False,
         responses: dict[str, Response] | None = None,
+        structured: bool = False,
     ):
         self.client = ChatClient(settings, sends=not collect and responses is None)  # files only: no key needed
         self._cache_path = cache_path
         self._cache: VerdictCache | None = None
-        self.key = f"{settings.model}#{judge_key(settings, parsing)}"
-        self.stats = JudgeStats(model=settings.model, cache_key=judge_key(settings, parsing))
+        self.structured = structured  # each request carries its prompt's structured_outputs (vLLM servers)
+        self.key = f"{settings.model}#{judge_key(settings, parsing, structured)}"
+        self.stats = JudgeStats(model=settings.model, cache_key=judge_key(settings, parsing, structured))
         self.requests: dict[str, Request] | None = {} if collect else None
         self.responses = responses
         self.asked: set[str] = set()
@@ -224,7 +230,7 @@ class LLMJudge:
                 to_send.append(prompt)
         if self.requests is not None or self.responses is not None:
             for prompt in dict.fromkeys(prompts):
-                self.asked.add(judge_request(self.client.settings, prompt).custom_id)
+                self.asked.add(judge_request(self.client.settings, prompt, self.structured).custom_id)
             replies.update({prompt: self._from_files(prompt, accept) for prompt in to_send})
             self.stats.failure_messages += [error for p in to_send if (error := replies[p].error)]
             to_send = []
@@ -241,7 +247,9 @@ class LLMJudge:
             dynamic_ncols=True,
         ) as progress:
             progress.set_postfix(cached=cached, failed=0)
-            for index, result in self.client.complete_many([text_message(p) for p in to_send], accept_each=checks):
+            rules = [constraint(p) for p in to_send] if self.structured else None
+            messages = [text_message(p) for p in to_send]
+            for index, result in self.client.complete_many(messages, accept_each=checks, constraints=rules):
                 prompt = to_send[index]
                 if result.error is None:  # result.ok
                     assert result.text is not None  # a reply without an error has its text
@@ -261,7 +269,7 @@ class LLMJudge:
 
     def _from_files(self, prompt: str, accept: Callable[[str, str], bool]) -> JudgeReply:
         """Collect the prompt's request, or take its reply from the responses read (cached when usable)."""
-        line = judge_request(self.client.settings, prompt)
+        line = judge_request(self.client.settings, prompt, self.structured)
         if self.requests is not None:
             self.requests[line.custom_id] = line
             return JudgeReply(None, NOT_SENT)

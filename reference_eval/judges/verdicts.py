@@ -1,4 +1,4 @@
-"""Reading a judge's reply as a verdict, in two modes.
+"""Reading a judge's reply as a verdict, in three modes.
 
 ``official`` is what the authors' scripts do; ``tolerant`` (the default) reads
 what real judges send (GPT-4-class models, open models behind vLLM): other
@@ -38,6 +38,13 @@ CogBench Figures 8/9 (``N. [0|1]`` for each numbered key point):
   authors score (``1. [1]  3. [0]`` for two points reads [1, 0] by position).
   Verdicts other than 0 and 1 are never accepted.
 
+``constrained`` (named, not the authors'; for a judge whose output is constrained to the official
+labels, ``--judge vllm:`` or a server's structured outputs): a reply is read only when it is exactly
+an official label once stripped (CODIS ``right`` or ``wrong``; Figures 8/9 ``1. [0|1] 2. [0|1] ...``
+for exactly the prompt's key points, in order, whitespace between them). Any other reply is
+**unscored** (``UNSCORED``): kept, counted and shown as a rate beside the number, and left out of the
+score, neither wrong nor a judge failure. The official mode keeps the authors' reading exactly.
+
 A judge that reasons (a local Qwen3 with thinking on, an o-series model) is read from its final
 answer only (``judge_answer``: what follows its think block, ``answers.reasoning.split_reply``);
 its whole reply is kept. A reply that is a think block never closed gives no verdict in either
@@ -50,7 +57,9 @@ import re
 
 from cogbench.reference_eval.answers.reasoning import split_reply
 
-PARSING_MODES = ("tolerant", "official")
+PARSING_MODES = ("tolerant", "official", "constrained")
+UNSCORED = "unscored: the reply is not one of the official labels (constrained parsing)"
+CODIS_LABELS = {"right": True, "wrong": False}
 
 _MARKDOWN = re.compile(r"[*_`#>~|]")
 _QUOTES = re.compile(r"[\"'“”‘’«»]")
@@ -77,10 +86,18 @@ def _is_official(mode: str) -> bool:
     return mode == "official"
 
 
+def numbered_labels(count: int) -> str:
+    """The regular expression of the official Figures 8/9 answer for ``count`` key points (one space apart)."""
+    return " ".join(rf"{n}\. \[[01]\]" for n in range(1, count + 1))
+
+
 def parse_right_wrong(reply: str, mode: str = "tolerant") -> bool | None:
-    """CODIS verdict: True (right), False (wrong) or None (unusable; never in official mode)."""
+    """CODIS verdict: True (right), False (wrong) or None (unusable, or unscored in constrained mode;
+    never in official mode)."""
     if _is_official(mode):
         return "right" in reply  # CODIS data/eval.py: 1 if 'right' in response else 0
+    if mode == "constrained":
+        return CODIS_LABELS.get(reply.strip())
     text = _LABEL.sub("", _QUOTES.sub("", _MARKDOWN.sub(" ", reply)).strip()).lower()
     words: list[str] = _WORD.findall(text.replace("’", "'"))
     positions = [index for index, word in enumerate(words) if word in ("right", "wrong")]
@@ -148,6 +165,9 @@ def _by_number(reply: str, count: int) -> list[int] | None:
 
 def parse_numbered(reply: str, count: int, mode: str = "tolerant") -> list[int] | None:
     """CogBench verdicts of key points 1..count, in order; None when unusable (see the module docstring)."""
+    if mode == "constrained":
+        exact = re.fullmatch(numbered_labels(count).replace(" ", r"\s+"), reply.strip())
+        return [int(verdict) for verdict in re.findall(r"\[([01])\]", reply)] if exact else None
     authors = authors_numbered(reply, count)
     if _is_official(mode):
         return authors

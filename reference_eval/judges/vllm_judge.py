@@ -4,19 +4,24 @@ A model on disk never retires. ``--judge vllm:PATH_OR_ID`` (``ID@REVISION`` pins
 loads it once and answers the official judge prompts verbatim, greedily (temperature 0), with the
 verdict constrained where vLLM allows (structured outputs): a CODIS reply is one of the official
 labels ``right``/``wrong``, a Cognition reply ``1. [0|1] 2. [0|1] ...`` for exactly the prompt's
-key points. Unreadable replies become rare; the parsing mode reads them as it reads any judge's.
+key points. Unreadable replies become rare; the parsing mode reads them as it reads any judge's
+(``--judge-parsing constrained`` counts those that remain as unscored, judges/verdicts.py).
 
 Its identity is recorded as exactly as a model's (``identity``): the folder and its weights'
 sha256, or the Hub repo, revision and the cached snapshot's commit and weights sha256; the engine
 and its version; the sampling settings and the constraint. Replies go to the verdict cache like
 an ``openai:`` judge's, under a key made of that identity and the parsing mode.
+
+``--judge-engine-arg KEY=VALUE`` (repeatable) passes keyword arguments to ``vllm.LLM`` as they are
+(``dtype=float32``, ``max_model_len=4096``, ``enforce_eager=true``...; VALUE read as JSON where it
+parses, else as text), so the judge runs with the engine settings of a ``vllm serve`` of the same
+weights; they are part of its identity and of its cache key.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Callable, Sequence
 from importlib import metadata
 from importlib.util import find_spec
@@ -24,13 +29,11 @@ from pathlib import Path
 from typing import Any
 
 from cogbench.errors import CogbenchError, UsageError
-from cogbench.reference_eval.judges.codis import JUDGE_PROMPT as CODIS_PROMPT
+from cogbench.reference_eval.judges.constraints import constraint
 from cogbench.reference_eval.judges.llm import JudgeReply, JudgeStats, VerdictCache
 from cogbench.reference_eval.loading import model_checks
 
-CODIS_LABELS = ("right", "wrong")
-CODIS_HEAD = CODIS_PROMPT.split("[QUESTION HERE]")[0]
-COGNITION_COUNT = re.compile(r"Your answers to the (\d+) <[A-Z ]+>\(s\) above:")
+DEFAULT_ENGINE_ARGS: dict[str, Any] = {"seed": 0}
 MAX_TOKENS = 512  # a constrained verdict is a few tokens; an unconstrained prompt (another analysis) gets this
 
 
@@ -42,6 +45,28 @@ def split_spec(spec: str) -> tuple[str, str | None]:
     return model, revision or None
 
 
+RESERVED_ENGINE_ARGS = ("model", "revision")  # the judge's spec gives them
+
+
+def engine_arguments(values: Sequence[str]) -> dict[str, Any]:
+    """``KEY=VALUE`` strings -> ``vllm.LLM`` keyword arguments; one usage line for a malformed or repeated one."""
+    arguments: dict[str, Any] = {}
+    for value in values:
+        key, sep, text = value.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or not key.isidentifier():
+            raise UsageError(f"--judge-engine-arg {value!r}: expected KEY=VALUE, a vllm.LLM argument (dtype=float32)")
+        if key in RESERVED_ENGINE_ARGS:
+            raise UsageError(f"--judge-engine-arg {key}: given by --judge vllm:PATH_OR_ID[@REVISION], not here")
+        if key in arguments:
+            raise UsageError(f"--judge-engine-arg {key} is given twice: each engine argument once")
+        try:
+            arguments[key] = json.loads(text)
+        except ValueError:
+            arguments[key] = text
+    return arguments
+
+
 def require_vllm() -> None:
     """One line, before any work, where vLLM is not installed."""
     if find_spec("vllm") is None:
@@ -51,21 +76,14 @@ def require_vllm() -> None:
         )
 
 
-def constraint(prompt: str) -> dict[str, Any] | None:
-    """The structured-output constraint of one judge prompt: the official labels, or the numbered verdicts."""
-    if prompt.startswith(CODIS_HEAD):
-        return {"choice": list(CODIS_LABELS)}
-    found = COGNITION_COUNT.search(prompt)
-    if found:
-        count = int(found.group(1))
-        return {"regex": " ".join(rf"{n}\. \[[01]\]" for n in range(1, count + 1))}
-    return None  # another prompt (an analysis' own): unconstrained
-
-
-def identity(model: str, revision: str | None, engine_version: str | None) -> dict[str, Any]:
-    """Which weights judged: folder and weights sha256, or repo, revision and the cached snapshot's."""
+def identity(
+    model: str, revision: str | None, engine_version: str | None, engine_args: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Which weights judged: folder and weights sha256, or repo, revision and the cached snapshot's;
+    the engine, its version and the arguments ``vllm.LLM`` got."""
     folder = Path(model).expanduser()
     record: dict[str, Any] = {"engine": "vllm", "engine_version": engine_version}
+    record["engine_args"] = {**DEFAULT_ENGINE_ARGS, **(engine_args or {})}
     if folder.is_dir():
         record.update(folder=str(folder.resolve()), weights_sha256=model_checks.weights_sha256(folder))
     else:
@@ -116,10 +134,10 @@ def sampling_params(llm: Any, prompt: str) -> Any:
 class VLLMJudge:
     """The in-process judge, with ``LLMJudge``'s interface (``ask``, ``summary``, ``close``)."""
 
-    def __init__(self, spec: str, cache_path: str | Path, parsing: str):
+    def __init__(self, spec: str, cache_path: str | Path, parsing: str, engine_args: Sequence[str] = ()):
         require_vllm()
         self.model, self.revision = split_spec(spec)
-        self.identity = identity(self.model, self.revision, engine_version())
+        self.identity = identity(self.model, self.revision, engine_version(), engine_arguments(engine_args))
         decided = json.dumps({**self.identity, "parsing": parsing}, sort_keys=True)
         cache_key = hashlib.sha256(decided.encode("utf-8")).hexdigest()[:16]
         self.key = f"vllm:{self.model}#{cache_key}"
@@ -136,7 +154,7 @@ class VLLMJudge:
         from vllm import LLM
 
         try:
-            return LLM(model=self.model, revision=self.revision, seed=0)
+            return LLM(model=self.model, revision=self.revision, **self.identity["engine_args"])
         except Exception as error:  # vLLM raises many types: one line, the run stops before any verdict
             text = " ".join(str(error).split())[:300]
             raise CogbenchError(

@@ -15,6 +15,7 @@ from typing import Any
 
 from cogbench.reference_eval.judges import codis as codis_judge
 from cogbench.reference_eval.judges import cognition as cognition_judge
+from cogbench.reference_eval.judges.verdicts import UNSCORED
 from cogbench.reference_eval.metrics import codis as codis_metrics
 from cogbench.reference_eval.metrics import recognition as recognition_metrics
 from cogbench.reference_eval.metrics import vqa as vqa_metrics
@@ -26,10 +27,19 @@ def _llm_verdict(query: dict[str, Any], parsing: str) -> list[str]:
         return []
     reply = query["judge_reply"]
     read = codis_judge.parse_verdict(reply, parsing) if isinstance(reply, str) else None
+    problems = _unscored_mark(f"query {query['query']}", query, isinstance(reply, str) and read is None, parsing)
     if query["right"] == read:
-        return []
+        return problems
     said = f"its judge reply {reply!r} reads {read}" if isinstance(reply, str) else "the judge gave no reply"
-    return [f"query {query['query']}: verdict right={query['right']}, {said}"]
+    return [*problems, f"query {query['query']}: verdict right={query['right']}, {said}"]
+
+
+def _unscored_mark(unit: str, entry: dict[str, Any], unread: bool, parsing: str) -> list[str]:
+    """Constrained parsing: a unit is marked unscored exactly when its judge replied and the reply is no label."""
+    marked = entry.get("judge_error") == UNSCORED
+    if marked == (unread and parsing == "constrained"):
+        return []
+    return [f"{unit}: marked unscored is {marked}, its judge reply {'is' if unread else 'is not'} unread"]
 
 
 def _codis(detail: dict[str, Any], rule_judged: bool, parsing: str | None) -> list[str]:
@@ -84,6 +94,8 @@ def _cognition(detail: dict[str, Any], parsing: str) -> list[str]:
         reply = call.get("reply")
         read = cognition_judge.parse_verdicts(reply, len(cors), parsing) if isinstance(reply, str) else None
         for position, cor in enumerate(cors):
+            unit = f"CoR {cor['category']} {cor.get('index')}"
+            problems += _unscored_mark(unit, cor, isinstance(reply, str) and read is None, parsing)
             expected = read[position] if read is not None else None
             if cor["verdict"] != expected:
                 said = f"reply reads {expected}" if isinstance(reply, str) else "call got no reply"

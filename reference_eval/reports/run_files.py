@@ -11,7 +11,14 @@ from typing import Any
 from cogbench.dataset_builders.writes import locked_folder, remove_temporaries, write_file
 from cogbench.reference_eval.reports.run_kind import MODE_LABEL, description_mode, judge_identity, judge_name
 from cogbench.reference_eval.reports.run_reader import schema
-from cogbench.reference_eval.run.completeness import SCALE_LABEL, coverage_label, run_labels, scale_text, shown_value
+from cogbench.reference_eval.run.completeness import (
+    SCALE_LABEL,
+    coverage_label,
+    run_labels,
+    scale_text,
+    shown_value,
+    unscored_text,
+)
 from cogbench.reference_eval.scoring.analyses import render as render_analyses
 from cogbench.schemas.features import CATEGORY_LABEL, CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
@@ -252,10 +259,11 @@ def render_intervals(scores: dict[str, Any]) -> str:
     rows = []
     for name, metric in scores["metrics"].items():
         label = coverage_label(metric)
+        unscored = unscored_text(metric)
         rows.append(
             [
                 name + (f" ({label})" if label else ""),
-                interval_text(shown_value(metric), *metric_interval(metric)),
+                interval_text(shown_value(metric), *metric_interval(metric)) + (f" ({unscored})" if unscored else ""),
                 *(
                     interval_text(metric["per_category"].get(c), *metric_interval(metric, c))
                     if c in metric["per_category"]
@@ -277,6 +285,7 @@ def interval_summary(scores: dict[str, Any]) -> str:
     return "; ".join(
         f"{name} {interval_text(shown_value(metric), *metric_interval(metric))}"
         + (f" {coverage_label(metric)}" if metric.get("partial") else "")
+        + (f" ({unscored_text(metric)})" if "unscored" in metric else "")
         for name, metric in scores["metrics"].items()
     ) + (
         f" ({100 * scores['intervals']['level']:.0f}% CI over {scores['intervals']['clusters']} image(s))"

@@ -45,7 +45,7 @@ from cogbench.reference_eval.reports.run_kind import (
 )
 from cogbench.reference_eval.reports.run_reader import ScoredRun
 from cogbench.reference_eval.reports.tables import Cell, Table, render_html_table, render_markdown
-from cogbench.reference_eval.run.completeness import coverage_label, sample_label, shown_value
+from cogbench.reference_eval.run.completeness import coverage_label, sample_label, shown_value, unscored_text
 from cogbench.schemas.features import CATEGORY_LABEL, CODIS_CATEGORIES, COGBENCH_CATEGORIES
 from cogbench.validation.integrity import verify_build
 
@@ -94,6 +94,8 @@ def _run_cell(metric: dict[str, Any] | None, category: str | None = None) -> Cel
     text = interval_text(value, *metric_interval(metric, category))
     if metric.get("partial"):  # the label once per row (its Overall cell and the run's name); never best
         return Cell(f"{coverage_label(metric)} {text}" if value is not None and category is None else text, None)
+    if category is None and "unscored" in metric:  # constrained judge parsing: the unscored rate beside the number
+        return Cell(f"{text} ({unscored_text(metric)})", value)
     return Cell(text, value)
 
 
@@ -304,6 +306,9 @@ def leaderboard_rows(runs: list[ReportRun]) -> list[dict[str, Any]]:
             row[f"{name}.partial"] = bool(metric.get("partial"))
             row[f"{name}.n_scored"] = metric.get("n_scored", metric.get("judged", ""))
             row[f"{name}.n_expected"] = metric.get("n_expected", metric.get("denominator", ""))
+            if "unscored" in metric:  # constrained judge parsing (judges/verdicts.py)
+                row[f"{name}.unscored"] = metric["unscored"]
+                row[f"{name}.unscored_rate"] = metric["unscored_rate"]
             interval = metric.get("interval") or {}
             cells = [(name, shown_value(metric), interval.get("overall"))]
             cells += [

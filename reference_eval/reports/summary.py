@@ -6,7 +6,13 @@ from pathlib import Path
 from typing import Any
 
 from cogbench.reference_eval.metrics.captioning import CAPTIONING_METRICS, COLUMN_LABEL
-from cogbench.reference_eval.run.completeness import coverage_label, run_labels, scale_text, shown_value
+from cogbench.reference_eval.run.completeness import (
+    coverage_label,
+    run_labels,
+    scale_text,
+    shown_value,
+    unscored_text,
+)
 from cogbench.schemas.features import CATEGORY_LABEL
 
 
@@ -33,7 +39,11 @@ def render_summary(scores: dict[str, Any], out: Path) -> str:
         lines.append(labels[category].ljust(first) + "  " + "  ".join(c.rjust(w) for c, w in zip(cells, widths)))
     overall = [_cell(shown_value(metrics[n])) + ("*" if metrics[n].get("partial") else "") for n in names]
     lines.append("Overall".ljust(first) + "  " + "  ".join(c.rjust(w) for c, w in zip(overall, widths)))
-    counted = [f"{n} {m['judged']}/{m['denominator']} {m['unit']}" for n, m in metrics.items() if "judged" in m]
+    counted = [
+        f"{n} {m['judged']}/{m['denominator']} {m['unit']}" + (f", {unscored_text(m)}" if "unscored" in m else "")
+        for n, m in metrics.items()
+        if "judged" in m
+    ]
     if counted:
         lines.append("counted: " + "; ".join(counted))
     lines += partial_lines(scores)

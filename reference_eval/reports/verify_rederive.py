@@ -11,26 +11,36 @@ from typing import Any
 
 from cogbench.reference_eval.answers import reply_details
 from cogbench.reference_eval.answers.reasoning import THINK_TAGS
+from cogbench.reference_eval.judges.verdicts import UNSCORED
 from cogbench.reference_eval.metrics import answer_bias, intervals
 from cogbench.reference_eval.metrics.aggregate import percent
 from cogbench.reference_eval.reports.details_dataset import row_fields
 from cogbench.reference_eval.reports.verify_result import TaskData, Verification
 from cogbench.reference_eval.run import provenance
-from cogbench.reference_eval.run.completeness import is_complete
+from cogbench.reference_eval.run.completeness import is_complete, unscored_rate
 from cogbench.schemas.features import CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
 
-def derived_counts(task: str, details: list[dict[str, Any]]) -> dict[str, Any]:
-    """The counts of scores.json that follow from the details alone."""
+def _unscored(units: list[dict[str, Any]]) -> int:
+    """Units without a verdict whose judge reply constrained parsing did not read (item_checks re-reads each)."""
+    return sum(u.get("judge_error") == UNSCORED for u in units)
+
+
+def derived_counts(task: str, details: list[dict[str, Any]], parsing: str | None = None) -> dict[str, Any]:
+    """The counts of scores.json that follow from the details alone (``parsing``: the LLM judge's mode)."""
     counts: dict[str, Any] = {"items": len(details)}
+    constrained = parsing == "constrained"
     if task == "codis":
-        verdicts = [q["right"] for d in details for q in d["queries"]]
+        queries = [q for d in details for q in d["queries"]]
+        verdicts = [q["right"] for q in queries]
         counts.update(
             queries=len(verdicts),
             queries_judged=sum(v is not None for v in verdicts),
-            judge_failures=sum(v is None for v in verdicts),
+            judge_failures=sum(v is None for v in verdicts) - _unscored(queries),
             pairs_judged=sum(all(q["right"] is not None for q in d["queries"]) for d in details),
         )
+        if constrained:
+            counts["unscored"] = _unscored(queries)
     elif task == "vqa" and not any("rotations" in d for d in details):
         counts.update(
             unparseable=sum(d.get("extracted") is None for d in details),
@@ -46,8 +56,10 @@ def derived_counts(task: str, details: list[dict[str, Any]]) -> dict[str, Any]:
             counts.update(
                 cors=len(cors),
                 cors_judged=sum(c["verdict"] is not None for c in cors),
-                judge_failures=sum(c["verdict"] is None for c in cors),
+                judge_failures=sum(c["verdict"] is None for c in cors) - _unscored(cors),
             )
+            if constrained:
+                counts["unscored"] = _unscored(cors)
     return counts
 
 
@@ -67,6 +79,16 @@ def _scored(task: str, name: str, details: list[dict[str, Any]], units: list[Any
     return len(units), len(units)
 
 
+def _metric_unscored(task: str, name: str, details: list[dict[str, Any]]) -> int:
+    """A metric's unscored units (constrained parsing): CODIS pairs with an unscored query and no failed one."""
+    if task == "codis" and name == "acc_p":
+        errors = [[q.get("judge_error") for q in d["queries"]] for d in details]
+        return sum(UNSCORED in given and all(e in (None, UNSCORED) for e in given) for given in errors)
+    if task == "codis" and name == "acc_q":
+        return _unscored([q for d in details for q in d["queries"]])
+    return _unscored([c for d in details for c in d.get("cognition") or []])
+
+
 def _expected(task: str, name: str, counts: dict[str, Any]) -> int | None:
     """A metric's units over the whole config, from ``counts.dataset_items`` (the build, when given)."""
     items = counts.get("dataset_items")
@@ -82,7 +104,8 @@ def check_counts(data: TaskData, result: Verification, expected: dict[str, int] 
     ``expected``: each metric's units over the config, counted in the build (``--dataset``)."""
     scores, details, task, where = data.scores, data.details, data.scores["task"], str(data.scores_path)
     counts = scores["counts"]
-    for key, value in derived_counts(task, details).items():
+    parsing = (scores.get("judge") or {}).get("parsing")
+    for key, value in derived_counts(task, details, parsing).items():
         result.same(f"{where}: counts.{key}", counts.get(key), value)
     units = intervals.units_from_details(task, details)
     partial = {}
@@ -94,11 +117,18 @@ def check_counts(data: TaskData, result: Verification, expected: dict[str, int] 
         if needed is None:
             result.state(f"metrics.{name}.n_expected (give --dataset BUILD to count it)")
             needed = metric.get("n_expected")
-        for key, value in (("n_scored", judged), ("judged", judged), ("failed", scored - judged)):
+        unscored = 0
+        if parsing == "constrained" and name in ("acc_p", "acc_q", "cognition"):  # the judged metrics
+            unscored = _metric_unscored(task, name, details)
+            result.same(f"{where}: metrics.{name}.unscored", metric.get("unscored"), unscored)
+            result.same(
+                f"{where}: metrics.{name}.unscored_rate", metric.get("unscored_rate"), unscored_rate(judged, unscored)
+            )
+        for key, value in (("n_scored", judged), ("judged", judged), ("failed", scored - judged - unscored)):
             result.same(f"{where}: metrics.{name}.{key}", metric.get(key), value)
         for key in ("n_expected", "denominator"):
             result.same(f"{where}: metrics.{name}.{key}", metric.get(key), needed)
-        partial[name] = isinstance(needed, int) and judged < needed
+        partial[name] = isinstance(needed, int) and judged + unscored < needed
         result.same(f"{where}: metrics.{name}.partial", metric.get("partial"), partial[name])
     missing = counts.get("missing_predictions") or []
     missing_pairs = {str(m).split("#")[0] for m in missing}

@@ -18,19 +18,50 @@ from collections.abc import Iterable
 from typing import Any
 
 
-def mark_coverage(metric: dict[str, Any], judged: int, scored: int, denominator: int, unit: str) -> dict[str, Any]:
-    """Annotate one metric: ``scored`` units had an output, ``judged`` of them got a verdict, of ``denominator``."""
+def mark_coverage(
+    metric: dict[str, Any], judged: int, scored: int, denominator: int, unit: str, unscored: int | None = None
+) -> dict[str, Any]:
+    """Annotate one metric: ``scored`` units had an output, ``judged`` of them got a verdict, of ``denominator``.
+
+    ``unscored`` (constrained judge parsing only, judges/verdicts.py): units whose judge replied with no
+    official label. They are neither failures nor missing: the number is over the judged units, with
+    ``unscored`` and ``unscored_rate`` (their share of the units the judge answered, in percent) beside it."""
     metric["judged"] = judged
     metric["denominator"] = denominator
     metric["unit"] = unit
     metric["n_scored"] = judged
     metric["n_expected"] = denominator
-    metric["failed"] = scored - judged
-    metric["partial"] = judged < denominator
+    metric["failed"] = scored - judged - (unscored or 0)
+    if unscored is not None:
+        metric["unscored"] = unscored
+        metric["unscored_rate"] = unscored_rate(judged, unscored)
+    metric["partial"] = judged + (unscored or 0) < denominator
     if metric["partial"]:
         metric["overall_partial"] = metric["overall"]
         metric["overall"] = None
     return metric
+
+
+def unscored_rate(judged: int, unscored: int) -> float:
+    """Unscored units as a percent of the units the judge answered (judged + unscored); 0 when none."""
+    return round(100 * unscored / (judged + unscored), 4) if judged + unscored else 0.0
+
+
+def unscored_text(metric: dict[str, Any] | None) -> str:
+    """``unscored 3/706 queries (0.4%)`` beside a number judged in constrained parsing; "" otherwise."""
+    if not metric or "unscored" not in metric:
+        return ""
+    answered = metric["judged"] + metric["unscored"]
+    return f"unscored {metric['unscored']}/{answered} {metric.get('unit', 'units')} ({metric['unscored_rate']:.1f}%)"
+
+
+def unscored_label(metric: dict[str, Any]) -> str:
+    """``UNSCORED (3/706 queries, 0.4%: judge replies not an official label)``: a run label."""
+    answered = metric["judged"] + metric["unscored"]
+    return (
+        f"UNSCORED ({metric['unscored']}/{answered} {metric.get('unit', 'units')}, {metric['unscored_rate']:.1f}%: "
+        "judge replies not an official label)"
+    )
 
 
 def is_complete(scores: dict[str, Any]) -> bool:
@@ -131,4 +162,5 @@ def run_labels(scores: dict[str, Any]) -> list[str]:
     over = [name for name, m in scores["metrics"].items() if m.get("exceeds_scale")]
     labels += [f"{', '.join(over)} {SCALE_LABEL} (a judge verdict of 2 counts 2)"] if over else []
     labels += truncation_labels(scores)
+    labels += list(dict.fromkeys(unscored_label(m) for m in scores["metrics"].values() if m.get("unscored")))
     return [label for label in labels if label] + ([sample_label(scores)] if sample_label(scores) else [])

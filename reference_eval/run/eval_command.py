@@ -27,7 +27,15 @@ from cogbench.reference_eval.scoring.pipeline import ScoreOptions, check_judge_a
 def eval_from_args(args: argparse.Namespace, engine_options: tuple[str, ...]) -> int:
     """``cogbench eval``: the parsed options as ``EvalSettings``, the run, then its score."""
     parse_model_spec(args.model)  # a bad spec is a usage error before anything else
-    check_judge_options(args.task, args.judge, args.judge_parsing, None, args.judge_base_url)
+    check_judge_options(
+        args.task,
+        args.judge,
+        args.judge_parsing,
+        None,
+        args.judge_base_url,
+        engine_args=tuple(args.judge_engine_args),
+        structured=args.judge_structured_outputs,
+    )
     if not args.no_score and not args.write_requests and (args.judge or "").startswith("openai:"):
         # A retired or unlisted judge is refused before the model runs, not after (judges/retirement.py).
         judge_options = ScoreOptions(args.task, args.dataset, judge_base_url=args.judge_base_url)
@@ -113,6 +121,8 @@ def score_options(args: argparse.Namespace, out: Path) -> ScoreOptions:
         judge_parsing=args.judge_parsing or "tolerant",
         judge_accept_retired=args.judge_accept_retired,
         judge_shutdowns=tuple(args.judge_shutdowns),
+        judge_engine_args=tuple(args.judge_engine_args),
+        judge_structured_outputs=args.judge_structured_outputs,
         allow_failures=args.allow_failures,
         # With --limit only the first rows were run: score those, report the rest as missing
         # (so too, with --allow-failures, the queries that failed).

@@ -68,6 +68,8 @@ class ScoreOptions:
     judge_cache: str | None = None
     judge_accept_retired: bool = False  # skip judges/retirement's check (a shut-down or unlisted judge)
     judge_shutdowns: tuple[str, ...] = ()  # MODEL=YYYY-MM-DD, added to retirement.KNOWN_SHUTDOWNS
+    judge_engine_args: tuple[str, ...] = ()  # KEY=VALUE for a vllm: judge's vllm.LLM (judges/vllm_judge.py)
+    judge_structured_outputs: bool = False  # openai: judges send each prompt's constraint (judges/constraints.py)
     spacy_model: str = "en_core_web_sm"
     embedder: str = "sentence-transformers/all-mpnet-base-v2"
     embed_batch_size: int = 64
@@ -110,10 +112,26 @@ def default_score_dir(task: str, predictions: str | None) -> str:
 
 
 def check_judge_options(
-    task: str, judge: str | None, parsing: str | None, cache: str | None, url: str | None, panel: tuple[str, ...] = ()
+    task: str,
+    judge: str | None,
+    parsing: str | None,
+    cache: str | None,
+    url: str | None,
+    panel: tuple[str, ...] = (),
+    engine_args: tuple[str, ...] = (),
+    structured: bool = False,
 ) -> None:
     """An LLM judge's options without an LLM judge (``openai:``, ``vllm:``, or a panel with one) are refused,
-    not silently ignored (docs/conventions.md)."""
+    not silently ignored (docs/conventions.md); so are a ``vllm:`` judge's engine arguments without one."""
+    if engine_args and not (judge or "").startswith("vllm:"):
+        named = " --judge ".join(panel) if panel else judge or ("rule" if task == "codis" else "none")
+        raise UsageError(f"--judge-engine-arg applies only with --judge vllm:PATH_OR_ID, not to --judge {named}")
+    if structured and not any((name or "").startswith("openai:") for name in (judge, *panel)):
+        named = " --judge ".join(panel) if panel else judge or ("rule" if task == "codis" else "none")
+        raise UsageError(
+            f"--judge-structured-outputs applies only with --judge openai:MODEL (a vllm: judge is always "
+            f"constrained), not to --judge {named}"
+        )
     if any((name or "").startswith(("openai:", "vllm:")) for name in (judge, *panel)):
         return
     named = " --judge ".join(panel) if panel else judge or ("rule" if task == "codis" else "none")
@@ -132,6 +150,11 @@ def _check_panel(options: ScoreOptions) -> None:
             raise UsageError(f"{option} takes one judge, not a panel: write and read each member's requests apart")
     if options.offline_judge:
         raise UsageError("--offline-judge compares with one LLM judge, not a panel")
+    if options.judge_parsing == "constrained":
+        raise UsageError(
+            "--judge-parsing constrained takes one judge: a panel counts a member's unread reply as "
+            "a failure (tolerant or official parsing)"
+        )
     judge_panel.parse_members(options.panel, options.judge_base_url, options.task)
 
 
@@ -149,6 +172,7 @@ def _judge_spec(options: ScoreOptions) -> JudgeSpec:
         raise UsageError("VQA accuracy needs no judge; leave --judge out")
     if spec.kind == "vllm":
         vllm_judge.split_spec(spec.model or "")
+        vllm_judge.engine_arguments(options.judge_engine_args)
         vllm_judge.require_vllm()
     if options.oracle and options.task != "description":
         raise UsageError("--oracle scores the annotated descriptions; it applies to --task description")
@@ -242,7 +266,9 @@ def _llm_judge(
     options: ScoreOptions, spec: JudgeSpec, base_url: str | None = None, key_variable: str | None = API_KEY_VARIABLE
 ) -> LLMJudge | None:
     if spec.kind == "vllm":
-        return vllm_judge.VLLMJudge(spec.model, _cache_path(options), options.judge_parsing)  # type: ignore[return-value]
+        return vllm_judge.VLLMJudge(  # type: ignore[return-value]
+            spec.model, _cache_path(options), options.judge_parsing, options.judge_engine_args
+        )
     if spec.kind != "openai":
         return None
     settings = ChatSettings(
@@ -258,7 +284,14 @@ def _llm_judge(
     if options.judge_cache:  # outside any build or output folder, or another score folder's own cache
         check_option_file(Path(options.judge_cache), "--judge-cache", shared=("score", "judge_cache.sqlite"))
     responses = batch_files.read_responses(options.read_responses) if options.read_responses else None
-    return LLMJudge(settings, _cache_path(options), options.judge_parsing, bool(options.write_requests), responses)
+    return LLMJudge(
+        settings,
+        _cache_path(options),
+        options.judge_parsing,
+        bool(options.write_requests),
+        responses,
+        options.judge_structured_outputs,
+    )
 
 
 def _panel(options: ScoreOptions) -> judge_panel.Panel:
@@ -329,6 +362,7 @@ def missing_judge_requests_command(options: ScoreOptions) -> str:
     ]
     flags = [("--oracle", options.oracle), ("--allow-partial", options.allow_partial), ("--circular", options.circular)]
     flags.append(("--judge-accept-retired", options.judge_accept_retired))
+    flags.append(("--judge-structured-outputs", options.judge_structured_outputs))
     words = ["cogbench", "score"] + [w for option, value in pairs if value is not None for w in (option, str(value))]
     words += [w for value in options.judge_shutdowns for w in ("--judge-shutdown", value)]
     return redacted_command(words + [flag for flag, on in flags if on])
@@ -382,6 +416,8 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
         elif judge is not None:
             judge_info.update(judge.summary())
             judge_info["parsing"] = options.judge_parsing
+            if options.judge_structured_outputs:
+                judge_info["structured_outputs"] = "official labels"
             if result.parsing_comparison is not None:
                 judge_info["parsing_comparison"] = result.parsing_comparison
     finally:
@@ -427,7 +463,8 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
         "judge": provenance.panel_provenance(judge.members, options.judge_parsing, judge_panel.PANEL_RULE)
         if isinstance(judge, judge_panel.Panel)
         else provenance.judge_provenance(spec.kind, spec.model, options.judge_base_url, options.judge_parsing)
-        | (judge.identity if isinstance(judge, vllm_judge.VLLMJudge) else {}),
+        | (judge.identity if isinstance(judge, vllm_judge.VLLMJudge) else {})
+        | ({"structured_outputs": "official labels"} if options.judge_structured_outputs else {}),
         "models": provenance.with_libraries(
             {**result.models, **({offline_model.kind: offline_model.record} if offline_model else {})}
         ),

@@ -21,6 +21,7 @@ from cogbench.reference_eval.judges import codis as codis_judge
 from cogbench.reference_eval.judges import cognition as cognition_judge
 from cogbench.reference_eval.judges import panel as judge_panel
 from cogbench.reference_eval.judges.llm import LLMJudge, prompt_sha256
+from cogbench.reference_eval.judges.verdicts import UNSCORED
 from cogbench.reference_eval.metrics import codis as codis_metrics
 from cogbench.reference_eval.metrics import cognition as cognition_metrics
 from cogbench.reference_eval.metrics import recognition, vqa
@@ -89,15 +90,17 @@ def score_description(all_rows, outputs, options, judge: LLMJudge | None) -> Tas
 
 
 def _judge_replies(judge: LLMJudge, prompts: list[str], parse, mode: str):
-    """Per prompt: the verdict in ``mode``, the verdict in the other mode, the error (None if judged)
-    and the raw reply (an unusable one too; None when none came)."""
-    other = "official" if mode == "tolerant" else "tolerant"
+    """Per prompt: the verdict in ``mode``, the verdict in the other mode, the error (None if judged;
+    ``UNSCORED`` for a reply constrained parsing does not read) and the raw reply (an unusable one too;
+    None when none came)."""
+    other = "tolerant" if mode == "official" else "official"
     replies = judge.ask(prompts, accept=lambda prompt, reply: parse(prompt, reply, mode) is not None)
     results = []
     for prompt, reply in zip(prompts, replies):
         text = reply.text if reply.text is not None else reply.unusable_text
         chosen = parse(prompt, reply.text, mode) if reply.text is not None else None
-        results.append((chosen, parse(prompt, text, other) if text is not None else None, reply.error, text))
+        error = UNSCORED if mode == "constrained" and chosen is None and text is not None else reply.error
+        results.append((chosen, parse(prompt, text, other) if text is not None else None, error, text))
     return other, results
 
 
@@ -143,7 +146,7 @@ def _judge_cognition(judge, rows, descriptions, all_rows, options, result: TaskR
             verdict = parsed[position] if parsed is not None else None
             verdicts.append((item, verdict))
             alternative.append((item, parsed_other[position] if parsed_other is not None else None))
-            if error:
+            if error and error != UNSCORED:
                 result.failure_errors.append(error)
             entry = {
                 "category": item.category,
@@ -163,11 +166,19 @@ def _judge_cognition(judge, rows, descriptions, all_rows, options, result: TaskR
     counts = result.counts
     counts["cors"] = len(verdicts)
     counts["cors_judged"] = sum(v is not None for _, v in verdicts)
-    counts["judge_failures"] = sum(v is None for _, v in verdicts)
+    unscored = sum(e["judge_error"] == UNSCORED for entries in per_image.values() for e in entries)
+    counts["judge_failures"] = sum(v is None for _, v in verdicts) - unscored
+    if options.judge_parsing == "constrained":
+        counts["unscored"] = unscored
     counts["cors_per_category"] = {c: sum(i.category == c for i, _ in verdicts) for c in COGBENCH_CATEGORIES}
     all_cors = sum(len(cors or []) for row in all_rows for cors in row["cors"].values())
     result.metrics["cognition"] = mark_coverage(
-        cognition_metrics.cognition_scores(verdicts), counts["cors_judged"], len(verdicts), all_cors, "CoRs"
+        cognition_metrics.cognition_scores(verdicts),
+        counts["cors_judged"],
+        len(verdicts),
+        all_cors,
+        "CoRs",
+        counts.get("unscored"),
     )
     for detail in result.details:
         detail["cognition"] = per_image.get(detail["item_id"], [])
@@ -308,18 +319,26 @@ def score_codis(all_rows, outputs, options, judge: LLMJudge | None) -> TaskResul
     ]
     pairs_judged = sum(verdicts[(r["id"], 1)] is not None and verdicts[(r["id"], 2)] is not None for r in rows)
     queries_judged = sum(v is not None for v in verdicts.values())
-    mark_coverage(metrics["acc_p"], pairs_judged, len(rows), len(all_rows), "pairs")
-    mark_coverage(metrics["acc_q"], queries_judged, len(queries), 2 * len(all_rows), "queries")
+    unscored: dict[str, int | None] = {"pairs": None, "queries": None}
+    if judge is not None and options.judge_parsing == "constrained":  # no reply failed, some not read: unscored
+        unscored["queries"] = sum(error == UNSCORED for error in errors.values())
+        unscored["pairs"] = sum(
+            UNSCORED in given and all(e in (None, UNSCORED) for e in given)
+            for given in ([errors.get((r["id"], q)) for q in (1, 2)] for r in rows)
+        )
+    mark_coverage(metrics["acc_p"], pairs_judged, len(rows), len(all_rows), "pairs", unscored["pairs"])
+    mark_coverage(metrics["acc_q"], queries_judged, len(queries), 2 * len(all_rows), "queries", unscored["queries"])
     mark_coverage(metrics["context_awareness"], len(rows), len(rows), len(all_rows), "pairs")
     counts = {
         "items": len(rows),
         "queries": len(queries),
-        "judge_failures": len(queries) - queries_judged,
+        "judge_failures": len(queries) - queries_judged - (unscored["queries"] or 0),
         "pairs_judged": pairs_judged,
         "queries_judged": queries_judged,
+        **({"unscored": unscored["queries"]} if unscored["queries"] is not None else {}),
     }
     result = TaskResult(metrics, details, counts, agreement, comparison)
-    result.failure_errors = [error for error in errors.values() if error]
+    result.failure_errors = [error for error in errors.values() if error and error != UNSCORED]
     if members:
         result.panel = _codis_panel(judge, members, rows, queries, prompts, details, outputs, options)
     return result
