@@ -94,8 +94,8 @@ def panel_agreement(
             if i.verdicts[a] is not None and i.verdicts[b] is not None
         ]
         if not pairs:  # a member with no verdict at all (every request failed): no pair to compare, kappa undefined
-            kappas.append({"a": names[a], "b": names[b], "kappa": None, "interval": None, "items": 0})
-            kappas[-1]["per_category"] = dict.fromkeys(categories)
+            undefined: dict[str, Any] = {"a": names[a], "b": names[b], "kappa": None, "interval": None, "items": 0}
+            kappas.append({**undefined, "per_category": dict.fromkeys(categories)})
             continue
         table = agreement.confusion_table(pairs, categories)
         found = agreement.kappa_with_intervals(table, resamples, seed)
