@@ -142,12 +142,14 @@ def add_score_parser(subparsers: argparse._SubParsersAction) -> None:
         help="rule (offline CODIS judge), none (skip judge-based metrics), openai:MODEL, vllm:PATH_OR_ID[@REVISION] "
         "(in this process, constrained to the official labels; needs vllm), or an offline "
         "Cognition judge rouge|bertscore|nli (description); repeat it for a panel judged by majority, "
-        "each member rule or openai:MODEL[@BASE_URL] (docs/judges.md) (default: rule for codis, none otherwise)",
+        "each member rule or openai:MODEL[@BASE_URL][#KEY_VARIABLE], a member on another host sent the key "
+        "in KEY_VARIABLE or none (docs/judges.md) (default: rule for codis, none otherwise)",
     )
     parser.set_defaults(panel=())
     parser.add_argument(
         "--judge-base-url",
-        help="base URL of an OpenAI-compatible API; a panel member's own @BASE_URL overrides it (default: OpenAI's)",
+        help="base URL of an OpenAI-compatible API, the one host OPENAI_API_KEY is sent to; a panel member's own "
+        "@BASE_URL overrides it (default: OpenAI's)",
     )
     parser.add_argument(
         "--judge-concurrency",

@@ -113,14 +113,19 @@ class OpenAIServer:
         record: bool = True,
         tls: tuple[str, str] | None = None,
         models: list[str | dict[str, Any]] | None = None,
+        api_key: str | None = None,
     ):
         """``tls``: (certificate file, key file) to serve ``https://`` instead of ``http://``.
 
         ``models``: what ``GET /v1/models`` lists (ids, or whole entries with an ``id``); None: no such
         route (404), as a minimal server has none.
+
+        ``api_key``: every request without ``Authorization: Bearer API_KEY`` is answered 401, as ``vllm serve
+        --api-key`` answers it (recorded all the same); None: no key is demanded.
         """
         self.responder = responder
         self.models = models
+        self.api_key = api_key
         self.scheme = "https" if tls else "http"
         self.record = record  # False: keep no request (benchmarks send thousands of images)
         self.requests: list[RecordedRequest] = []
@@ -142,6 +147,8 @@ class OpenAIServer:
                 if server.record:
                     with server._lock:
                         server.requests.append(request)
+                if self._refused(request):
+                    return
                 if server.models is None or not self.path.rstrip("/").endswith("/models"):
                     self._send(404, b'{"error": {"message": "not found"}}', {})
                     return
@@ -160,6 +167,8 @@ class OpenAIServer:
                 if server.record:
                     with server._lock:
                         server.requests.append(request)
+                if self._refused(request):
+                    return
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     self._send(404, b'{"error": {"message": "not found"}}', {})
                     return
@@ -179,6 +188,13 @@ class OpenAIServer:
                 else:
                     payload = completion_body(body.get("model", ""), reply)
                 self._send(reply.status, payload, reply.headers)
+
+            def _refused(self, request: RecordedRequest) -> bool:
+                """Answer 401 to a request without the demanded key."""
+                if server.api_key is None or request.headers.get("authorization") == f"Bearer {server.api_key}":
+                    return False
+                self._send(401, b'{"error": {"message": "invalid api key", "type": "auth"}}', {})
+                return True
 
             def _send(self, status: int, payload: bytes, headers: dict[str, str]) -> None:
                 if drip := getattr(self, "_drip", 0.0):
@@ -275,8 +291,10 @@ def openai_server_fixture():
     """Pytest fixture body: yields ``start(responder) -> OpenAIServer``; stops them all after."""
     started: list[OpenAIServer] = []
 
-    def start(responder: Responder, models: list[str | dict[str, Any]] | None = None) -> OpenAIServer:
-        server = OpenAIServer(responder, models=models).start()
+    def start(
+        responder: Responder, models: list[str | dict[str, Any]] | None = None, api_key: str | None = None
+    ) -> OpenAIServer:
+        server = OpenAIServer(responder, models=models, api_key=api_key).start()
         started.append(server)
         return server
 

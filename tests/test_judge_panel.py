@@ -27,6 +27,7 @@ from cogbench.errors import UsageError
 from cogbench.reference_eval.judges.panel import panel_verdict, parse_member, parse_members
 from cogbench.reference_eval.metrics import panel_agreement
 from cogbench.reference_eval.metrics.panel_agreement import PanelItem
+from cogbench.reference_eval.scoring.pipeline import ScoreOptions, run_scoring
 
 from openai_server import Reply
 from shared_files import codis_example, spacy_stand_in
@@ -63,6 +64,27 @@ def test_members_carry_their_own_endpoint_and_never_name_it():
         parse_members(["openai:a@http://x/v1", "openai:a@http://y/v1"], None, "codis")
     with pytest.raises(UsageError, match="openai:MODEL"):
         parse_members(["openai:a", "bertscore"], None, "description")
+
+
+def test_a_key_goes_only_to_the_host_it_was_given_for():
+    default = "http://127.0.0.1:8000/v1"
+    assert parse_member("openai:a", default, "codis").key_variable == "OPENAI_API_KEY"
+    # Same scheme, host and port as --judge-base-url (another path): the key's own server.
+    assert parse_member("openai:a@http://127.0.0.1:8000/other/v1", default, "codis").key_variable == "OPENAI_API_KEY"
+    assert parse_member("openai:a@https://api.openai.com/v1", None, "codis").key_variable == "OPENAI_API_KEY"
+    for elsewhere in ("http://127.0.0.1:8001/v1", "https://127.0.0.1:8000/v1", "http://localhost:8000/v1"):
+        assert parse_member(f"openai:a@{elsewhere}", default, "codis").key_variable is None
+    assert parse_member("openai:a@http://127.0.0.1:9/v1", None, "codis").key_variable is None  # not OpenAI's
+    member = parse_member("openai:org/a@https://judge.example/v1#JUDGE_KEY", default, "codis")
+    assert (member.name, member.model, member.base_url, member.key_variable) == (
+        "openai:org/a",
+        "org/a",
+        "https://judge.example/v1",
+        "JUDGE_KEY",
+    )
+    assert parse_member("openai:a#OTHER_KEY", default, "codis").key_variable == "OTHER_KEY"
+    with pytest.raises(UsageError, match="after # comes the name of the environment variable"):
+        parse_member("openai:a@http://x/v1#1-not-a-name", default, "codis")
 
 
 # --- the statistics, pinned independently ------------------------------------------------------
@@ -287,3 +309,95 @@ def test_panel_refusals(built_release, tmp_path, capsys):
     assert "--write-requests applies only to --judge openai, not to --judge panel" in capsys.readouterr().err
     assert main([*base, "--judge", "rule", "--judge", "rule"]) == 2
     assert "error: --judge rule is given twice: each panel member once" in capsys.readouterr().err
+    # The Python API's options meet the same rules (scoring/pipeline.py, beside check_judge_options).
+    options = {
+        "task": "codis",
+        "dataset": str(built_release),
+        "predictions": str(codis_example()),
+        "out": str(tmp_path / "y"),
+    }
+    two = ("rule", "openai:a@http://127.0.0.1:9/v1")
+    for extra, message in (
+        ({"panel": ("rule",)}, "a judge panel takes two or more --judge values"),
+        ({"panel": two, "read_responses": ("r.jsonl",)}, "--read-responses takes one judge, not a panel"),
+        ({"panel": (*two, "openai:b#no-name")}, "after # comes the name of the environment variable"),
+    ):
+        with pytest.raises(UsageError, match=message):
+            run_scoring(ScoreOptions(**options, **extra))
+    assert not (tmp_path / "y").exists()
+
+
+def _codis_argv(built_release, tmp_path, run: Path) -> list[str]:
+    argv = ["score", "--task", "codis", "--dataset", str(built_release), "--judge-backoff", "0.01"]
+    return [*argv, "--predictions", str(mixed_predictions(tmp_path)), "--out", str(run)]
+
+
+def test_each_server_gets_only_its_own_key(built_release, tmp_path, openai_server, monkeypatch, capsys):
+    """OPENAI_API_KEY to --judge-base-url's server, a member's own variable to its server, and no key to a
+    member elsewhere that names none: three real servers record every Authorization header they got."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-default-host-0001")
+    monkeypatch.setenv("JUDGE_B_KEY", "sk-second-host-0002")
+    a = openai_server(codis_member(""), models=["judge-a"], api_key="sk-default-host-0001")
+    b = openai_server(codis_member("0123"), models=["judge-b"], api_key="sk-second-host-0002")
+    c = openai_server(codis_member("2345"), models=["judge-c"])
+    run = tmp_path / "keys"
+    argv = [*_codis_argv(built_release, tmp_path, run), "--judge-base-url", a.base_url, "--judge", "openai:judge-a"]
+    argv += ["--judge", f"openai:judge-b@{b.base_url}#JUDGE_B_KEY", "--judge", f"openai:judge-c@{c.base_url}"]
+    assert main(argv) == 0
+    seen = {name: {r.headers.get("authorization") for r in s.requests} for name, s in zip("abc", (a, b, c))}
+    assert seen == {"a": {"Bearer sk-default-host-0001"}, "b": {"Bearer sk-second-host-0002"}, "c": {None}}
+    assert all(s.chat_requests and any(r.path.endswith("/models") for r in s.requests) for s in (a, b, c))
+    scores = json.loads((run / "scores.json").read_text())
+    assert scores["panel"]["members"] == ["openai:judge-a", "openai:judge-b", "openai:judge-c"]
+    printed = "".join(capsys.readouterr())
+    written = b"".join(path.read_bytes() for path in run.rglob("*") if path.is_file())
+    for key in ("sk-default-host-0001", "sk-second-host-0002"):
+        assert key not in printed and key.encode() not in written
+
+
+def test_a_member_without_its_key_is_refused_in_one_line(built_release, tmp_path, openai_server, capsys):
+    demanding = openai_server(codis_member(""), models=["judge-d"], api_key="sk-its-own-0003")
+    other = openai_server(codis_member(""), models=["judge-e"])
+    run = tmp_path / "refused"
+    base = [*_codis_argv(built_release, tmp_path, run), "--judge", f"openai:judge-e@{other.base_url}"]
+    with_password = demanding.base_url.replace("http://", "http://me:PASSWORDinURL@")  # masked where named
+    assert main([*base, "--judge", f"openai:judge-d@{with_password}"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: judge openai:judge-d: ") and "\n" not in err
+    shown = demanding.base_url.replace("http://", "http://***@")
+    assert f"{shown}/models demands a key (HTTP 401), and none is sent to it" in err
+    assert "openai:judge-d@URL#VARIABLE" in err and "sk-panel-test" not in err and "PASSWORDinURL" not in err
+    assert main([*base, "--judge", f"openai:judge-d@{demanding.base_url}#JUDGE_D_KEY"]) == 2
+    assert "error: set JUDGE_D_KEY in the environment" in capsys.readouterr().err
+    # Neither server got OPENAI_API_KEY (nor any key), and no judge request went out.
+    assert {r.headers.get("authorization") for s in (demanding, other) for r in s.requests} == {None}
+    assert not demanding.chat_requests and not other.chat_requests
+
+
+def test_report_names_a_panel_run_as_not_certified_with_its_agreement(codis_panel_run, tmp_path, capsys):
+    run = codis_panel_run[0]
+    agreement = json.loads((run / "scores.json").read_text())["panel"]["agreement"]
+    assert main(["report", str(run), "--out", str(tmp_path / "report")]) == 0
+    section = (tmp_path / "report" / "report.md").read_text().split("## Judge certificate\n", 1)[1].split("\n## ")[0]
+    alpha, effective = agreement["krippendorff_alpha"], agreement["error_correlation"]["effective_judges"]
+    members = " + ".join(f"openai:judge-{n}" for n in CODIS_PATTERNS)
+    assert f"(panel {members} (Krippendorff's alpha {alpha:.3f}, {effective:g} effective judges))" in section
+    assert "No certificate given" in section and "with no certificate here" in section
+
+
+def test_a_keyless_member_refused_at_its_first_request_says_why(built_release, tmp_path, openai_server, capsys):
+    """With the model-list check skipped (--judge-accept-retired), a server that demands a key fails each chat request
+    at once (401 is not retried), and the failure line says no key goes to that host."""
+    demanding = openai_server(codis_member(""), api_key="sk-its-own-0004")
+    other = openai_server(codis_member(""))
+    argv = [*_codis_argv(built_release, tmp_path, tmp_path / "failed"), "--judge", f"openai:e@{other.base_url}"]
+    assert main([*argv, "--judge", f"openai:d@{demanding.base_url}", "--judge-accept-retired"]) == 3
+    err = capsys.readouterr().err
+    assert "HTTP 401 (no key is sent to this host: name its key's variable, openai:MODEL@URL#VARIABLE)" in err
+    assert {r.headers.get("authorization") for r in demanding.requests} == {None}
+    asked = [r.prompt_text for r in demanding.chat_requests]
+    assert len(asked) == len(set(asked)) > 600  # each distinct prompt tried once: asking again cannot help
+    # A member without a verdict leaves kappa and alpha undefined (null), not a traceback; verify agrees.
+    agreement = json.loads((tmp_path / "failed" / "scores.json").read_text())["panel"]["agreement"]
+    assert agreement["krippendorff_alpha"] is None and agreement["pairwise_kappa"][0]["kappa"] is None
+    assert main(["verify", str(tmp_path / "failed")]) == 0

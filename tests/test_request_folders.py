@@ -3,7 +3,7 @@
 ``--write-requests`` removes or replaces only the shard names its manifest recorded; a second writer
 into one request folder is refused while the first writes; a writer killed by SIGKILL between shards
 leaves a folder its manifest describes, or no manifest; the request folder is never ``--out``; a
-killed ``report``'s temporaries are cleaned by the next one. The writers are real processes and the
+killed ``report``'s or ``score``'s temporaries are cleaned by the next one. The writers are real processes and the
 real ``cogbench`` command.
 """
 
@@ -146,3 +146,39 @@ def test_a_killed_reports_temporaries_are_cleaned_by_the_next_report(built_relea
     assert main(["report", str(scored), "--out", str(out)]) == 0
     assert not [path.name for path in left if path.exists()]
     assert (out / "report.md").read_text().startswith("# cogbench report")
+
+
+# `cogbench score` in its own process, killed by SIGKILL at the moment it would move its written scores.json
+# temporary into place (the audit event of that os.replace): what a score killed mid-write leaves.
+KILLED_SCORE = """
+import os, signal, sys
+def stop(event, args):
+    if event == "os.rename" and str(args[0]).startswith(".scores.json."):
+        os.kill(os.getpid(), signal.SIGKILL)
+sys.addaudithook(stop)
+from cogbench.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_killed_scores_temporaries_are_cleaned_by_the_next_score(built_release, tmp_path, capsys):
+    predictions = tmp_path / "predictions.jsonl"
+    vqa_run(built_release, tmp_path, "first", right_every=2)  # writes the predictions file beside it
+    (tmp_path / "first.jsonl").rename(predictions)
+    out = tmp_path / "run"
+    argv = ["score", "--task", "vqa", "--dataset", str(built_release), "--predictions", str(predictions)]
+    argv += ["--out", str(out), "--resamples", "100"]
+    killed = subprocess.run([sys.executable, "-c", KILLED_SCORE, *argv], capture_output=True, text=True)
+    assert killed.returncode == -9, killed.stderr
+    left = sorted(out.glob(".*.tmp"))
+    assert [p.name[: -len(".0123456789abcdef.tmp")] for p in left] == [".scores.json"]
+    assert json.loads(left[0].read_text())["task"] == "vqa" and not (out / "scores.json").exists()
+    # Named like a temporary but not cogbench's exact name (16 hex digits): the user's, kept.
+    mine = out / ".scores.json.backup.tmp"
+    mine.write_text("mine")
+    legacy = out / "report.md.partial"  # an older version's fixed-name temporary
+    legacy.write_text("half a file")
+    assert main(argv) == 0
+    assert not left[0].exists() and not legacy.exists() and mine.read_text() == "mine"
+    assert json.loads((out / "scores.json").read_text())["task"] == "vqa"
+    assert sorted(p.name for p in out.glob(".*.tmp")) == [mine.name]

@@ -35,6 +35,23 @@ def test_both_runs_verify_as_written(judged_runs, capsys):  # noqa: F811
     assert capsys.readouterr().out.count("verified: ") == 2
 
 
+def test_an_openai_judge_block_without_usage_verifies_and_reports(judged_runs, tmp_path, capsys):  # noqa: F811
+    """The schema requires only judge.kind: a scores.json that states no token usage (another tool's, an older
+    cogbench's) is read, verified and reported, its judge line without the tokens, never a KeyError."""
+    run = shutil.copytree(judged_runs[1]["codis"], tmp_path / "run")
+    scores = json.loads((run / "scores.json").read_text())
+    usage = scores["judge"].pop("usage")
+    (run / "scores.json").write_text(json.dumps(scores, indent=2))
+    report = (run / "report.md").read_text()
+    tokens = f"; tokens {usage['prompt_tokens']} in, {usage['completion_tokens']} out."
+    assert tokens in report
+    (run / "report.md").write_text(report.replace(tokens, "."))  # what report.md says without usage
+    assert main(["verify", str(run)]) == 0
+    assert main(["report", str(run), "--out", str(tmp_path / "report")]) == 0
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err and "verified: " in captured.out
+
+
 def test_a_flipped_codis_verdict_is_named_with_its_reply(judged_runs, tmp_path, capsys):  # noqa: F811
     run = shutil.copytree(judged_runs[1]["codis"], tmp_path / "run")
     lines = _lines(run)

@@ -4,7 +4,8 @@ Asked once before a judge run sends its first request, so that a judge the endpo
 longer serves (a retired OpenAI model, a ``vllm serve`` started with another model) is
 refused in one line instead of failing thousands of requests (``judges/retirement``).
 The request goes the way chat requests go (``connections``: the environment's proxy and
-CA bundle, the key from ``OPENAI_API_KEY`` in the header only), bounded by one deadline.
+CA bundle, the key from ``OPENAI_API_KEY`` or the variable named, in the header only, or no key where
+none goes to this endpoint), bounded by one deadline.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from cogbench import __version__
+from cogbench.redaction import redact_url
 from cogbench.reference_eval.backends.connections import proxy_config, single_connection, tls_context
 from cogbench.reference_eval.backends.deadline import attempt_deadline
-from cogbench.reference_eval.backends.openai_api import OPENAI_BASE_URL, api_key_from_environment, check_base_url
+from cogbench.reference_eval.backends.openai_api import API_KEY_VARIABLE, OPENAI_BASE_URL, check_base_url, key_headers
 
 # Statuses by which a server says it has no model list at all (a minimal server): nothing to check against.
 NO_LIST_STATUSES = {404, 405, 501}
@@ -30,7 +32,7 @@ class ModelList:
     naming what failed otherwise (unreachable, 401, a body that is not a model list).
     """
 
-    url: str
+    url: str  # credentials masked (redaction.redact_url)
     models: list[dict[str, Any]]
     error: str | None = None
     unsupported: bool = False
@@ -39,14 +41,18 @@ class ModelList:
         return next((m for m in self.models if m.get("id") == model), None)
 
 
-def list_models(base_url: str | None, timeout_seconds: float = 30.0) -> ModelList:
-    """One GET of ``BASE_URL/models``; never raises for a network or HTTP failure (``error`` says it)."""
+def list_models(
+    base_url: str | None, timeout_seconds: float = 30.0, key_variable: str | None = API_KEY_VARIABLE
+) -> ModelList:
+    """One GET of ``BASE_URL/models``, with ``key_variable``'s key (None: no key); never raises for a network or
+    HTTP failure (``error`` says it)."""
     import httpcore
 
     check_base_url(base_url)  # a URL without its scheme is the user's mistake, said before any request
     url = (base_url or OPENAI_BASE_URL).rstrip("/") + "/models"
+    shown = redact_url(url)  # what every message names: credentials in the URL masked
     headers = [
-        (b"Authorization", f"Bearer {api_key_from_environment()}".encode()),
+        *key_headers(key_variable),
         (b"Accept", b"application/json"),
         (b"User-Agent", f"cogbench/{__version__}".encode()),
     ]
@@ -57,18 +63,18 @@ def list_models(base_url: str | None, timeout_seconds: float = 30.0) -> ModelLis
         with attempt_deadline(seconds):
             response = connection.request("GET", url, headers=headers, extensions=timeouts)
     except httpcore.TimeoutException:
-        return ModelList(url, [], f"no answer within {seconds:g} s")
+        return ModelList(shown, [], f"no answer within {seconds:g} s")
     except (httpcore.NetworkError, httpcore.ProtocolError, httpcore.ProxyError):
-        return ModelList(url, [], "connection failed")
+        return ModelList(shown, [], "connection failed")
     finally:
         connection.close()
     if response.status in NO_LIST_STATUSES:
-        return ModelList(url, [], f"HTTP {response.status}", unsupported=True)
+        return ModelList(shown, [], f"HTTP {response.status}", unsupported=True)
     if response.status >= 400:
-        return ModelList(url, [], f"HTTP {response.status}")
+        return ModelList(shown, [], f"HTTP {response.status}")
     try:
         data = json.loads(response.content)["data"]
         models = [entry for entry in data if isinstance(entry, dict) and isinstance(entry.get("id"), str)]
     except (ValueError, KeyError, TypeError):
-        return ModelList(url, [], "the answer is not a model list (JSON with a data array)")
-    return ModelList(url, models)
+        return ModelList(shown, [], "the answer is not a model list (JSON with a data array)")
+    return ModelList(shown, models)

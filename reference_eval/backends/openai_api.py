@@ -3,8 +3,9 @@
 Used by the LLM judge of ``cogbench score`` and by the OpenAI model backend of
 ``cogbench eval``. The rules, in one place:
 
-- the API key comes from the ``OPENAI_API_KEY`` environment variable only and
-  is never logged, printed, stored or put into an error message;
+- the API key comes from an environment variable only (``OPENAI_API_KEY``, or the one the settings
+  name: a judge panel's member on another host has its own, or none) and is never logged, printed,
+  stored or put into an error message;
 - requests run concurrently, at most ``concurrency`` at a time, fewer while
   the server signals overload (``concurrency.AdaptiveLimit``);
 - each attempt ends ``timeout_seconds`` after it began, however slowly the
@@ -90,6 +91,9 @@ class ChatSettings:
     # A regex every reply must match: the body's ``structured_outputs: {"regex": ...}``, vLLM's
     # structured-outputs field (``vllm serve`` and ``run-batch``); None sends nothing.
     structured_regex: str | None = None
+    # The environment variable whose value is sent as the bearer key (its name, never the key); None sends
+    # no Authorization header at all (a panel member on a host no key was given for: judges/panel.py).
+    api_key_variable: str | None = API_KEY_VARIABLE
 
 
 @dataclass
@@ -187,14 +191,19 @@ def chat_body(settings: ChatSettings, messages: Messages, constraint: dict[str, 
     return body
 
 
-def api_key_from_environment() -> str:
-    key = os.environ.get(API_KEY_VARIABLE, "")
+def api_key_from_environment(variable: str = API_KEY_VARIABLE) -> str:
+    key = os.environ.get(variable, "")
     if not key:
         raise UsageError(
-            f"set {API_KEY_VARIABLE} in the environment to call an OpenAI-compatible API "
+            f"set {variable} in the environment to call an OpenAI-compatible API "
             "(any non-empty value for a local server that needs no key)"
         )
     return key
+
+
+def key_headers(variable: str | None) -> list[tuple[bytes, bytes]]:
+    """The Authorization header with ``variable``'s key, or none when no key goes to this endpoint."""
+    return [(b"Authorization", f"Bearer {api_key_from_environment(variable)}".encode())] if variable else []
 
 
 class ChatClient:
@@ -216,7 +225,7 @@ class ChatClient:
         # Read now, so a missing key is a usage error before any work; kept only in request headers. A client
         # that never sends (a judge writing or reading request files) asks for no key.
         self._headers = [
-            *([(b"Authorization", f"Bearer {api_key_from_environment()}".encode())] if sends else []),
+            *(key_headers(settings.api_key_variable) if sends else []),
             (b"Content-Type", b"application/json"),
             (b"Accept", b"application/json"),
             (b"User-Agent", f"cogbench/{__version__}".encode()),
@@ -327,6 +336,8 @@ class ChatClient:
                 return ChatResult(None, str(error), attempt, prompt_tokens, completion_tokens)
             except _StatusError as error:
                 last_error = f"HTTP {error.status_code}"
+                if error.status_code in (401, 403) and settings.api_key_variable is None:
+                    last_error += " (no key is sent to this host: name its key's variable, openai:MODEL@URL#VARIABLE)"
                 if not _retryable_status(error.status_code):
                     return ChatResult(None, last_error, attempt, prompt_tokens, completion_tokens)
                 overloaded = True

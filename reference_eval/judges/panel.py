@@ -8,16 +8,24 @@ in details.jsonl, and the single-judge fields hold the panel's verdict, decided 
 A member is ``rule`` (the offline CODIS judge) or ``openai:MODEL``, its endpoint given after an
 ``@`` (``openai:MODEL@http://HOST:PORT/v1``) or else ``--judge-base-url``'s, so that each member may
 sit behind its own server. The URL never reaches a file: members are named without it.
+
+A key goes only to the host it was given for: ``OPENAI_API_KEY`` to ``--judge-base-url``'s endpoint
+(OpenAI's without one) and to a member's ``@URL`` on that same scheme, host and port; a member elsewhere
+names the environment variable holding its own key after a ``#`` (``openai:MODEL@URL#VARIABLE``), or is
+sent no key at all.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlparse
 
 from cogbench.errors import UsageError
+from cogbench.reference_eval.backends.openai_api import API_KEY_VARIABLE, OPENAI_BASE_URL
 from cogbench.reference_eval.judges.llm import LLMJudge
 from cogbench.reference_eval.metrics.panel_agreement import PanelItem, panel_agreement
 
@@ -26,6 +34,7 @@ PANEL_RULE = (
     "no panel verdict when any member gave none (a judge failure, retried on a re-run)"
 )
 URL_MARK = ("@http://", "@https://")
+KEY_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # an environment variable's name, after the member's #
 
 
 @dataclass(frozen=True)
@@ -36,25 +45,47 @@ class Member:
     kind: str  # rule | openai
     model: str | None = None
     base_url: str | None = None
+    key_variable: str | None = None  # the environment variable whose key it is sent (its name); None: no key
+
+
+def origin(base_url: str | None) -> tuple[str, str, int | None]:
+    """Scheme, host and port of an endpoint (OpenAI's for None): where a key goes is decided on these."""
+    url = urlparse(base_url or OPENAI_BASE_URL)
+    try:
+        port = url.port or {"http": 80, "https": 443}.get(url.scheme)
+    except ValueError:  # not a port: check_base_url refuses the URL before any request
+        port = None
+    return url.scheme.lower(), (url.hostname or "").lower(), port
 
 
 def parse_member(value: str, default_base_url: str | None, task: str) -> Member:
-    """``rule``, ``openai:MODEL`` or ``openai:MODEL@URL`` as a member; one usage line for anything else."""
+    """``rule``, or ``openai:MODEL``, its endpoint after an ``@`` and its key's variable after a ``#``
+    (``openai:MODEL@URL#VARIABLE``), as a member; one usage line for anything else."""
     if value == "rule":
         if task != "codis":
             raise UsageError("--judge rule is the offline CODIS judge; a description panel takes openai:MODEL members")
         return Member("rule", "rule")
     if value.startswith("openai:"):
-        spec, url = value, default_base_url
+        spec, url, variable = value, default_base_url, None
+        if "#" in spec:
+            spec, _, variable = spec.rpartition("#")
+            if not KEY_VARIABLE.fullmatch(variable):
+                raise UsageError(
+                    f"--judge {spec.split('@', 1)[0]!r}: after # comes the name of the environment variable that "
+                    "holds this member's key, e.g. openai:MODEL@https://HOST/v1#HOST_API_KEY"
+                )
         cut = min((spec.find(mark) for mark in URL_MARK if mark in spec), default=-1)
         if cut >= 0:
-            spec, url = value[:cut], value[cut + 1 :]
+            spec, url = spec[:cut], spec[cut + 1 :]
         model = spec[len("openai:") :]
         if model:
-            return Member(spec, "openai", model, url)
+            # OPENAI_API_KEY goes only to the endpoint it was given for (--judge-base-url's, or OpenAI's).
+            given_for = origin(url) == origin(default_base_url)
+            return Member(spec, "openai", model, url, variable or (API_KEY_VARIABLE if given_for else None))
     raise UsageError(
         f"--judge {value.split('@', 1)[0]!r}: a panel member is rule (codis) or openai:MODEL, its endpoint "
-        "optionally after @ (openai:MODEL@http://HOST:PORT/v1; default --judge-base-url)"
+        "optionally after @ and its key's environment variable after # (openai:MODEL@http://HOST:PORT/v1#VARIABLE; "
+        "default --judge-base-url and OPENAI_API_KEY)"
     )
 
 
@@ -68,19 +99,6 @@ def parse_members(values: Sequence[str], default_base_url: str | None, task: str
     if twice:
         raise UsageError(f"--judge {twice[0]} is given twice: each panel member once")
     return members
-
-
-def check_options(options: Any) -> None:
-    """A panel (``ScoreOptions.panel``) is two or more members judged online: request files and the offline
-    Cognition judges take one judge."""
-    if options.judge not in (None, "panel") or len(options.panel) < 2:
-        raise UsageError("a judge panel takes two or more --judge values (rule, openai:MODEL[@URL])")
-    for given, option in ((options.write_requests, "--write-requests"), (options.read_responses, "--read-responses")):
-        if given:
-            raise UsageError(f"{option} takes one judge, not a panel: write and read each member's requests apart")
-    if options.offline_judge:
-        raise UsageError("--offline-judge compares with one LLM judge, not a panel")
-    parse_members(options.panel, options.judge_base_url, options.task)
 
 
 def llm_members(options: Any) -> list[Member]:

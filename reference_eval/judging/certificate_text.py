@@ -26,11 +26,17 @@ def _confusion(row: dict[str, Any], labels: list[int]) -> str:
     )
 
 
+def _cell(text: str) -> str:
+    """Text in a Markdown table cell: its own pipes (``|difference|``) escaped, so they split no cell."""
+    return text.replace("|", "\\|")
+
+
 def criteria_table(task: dict[str, Any]) -> list[str]:
     lines = ["| criterion | value | bar | result | note |", "|---|---|---|---|---|"]
     for c in task["criteria"]:
         value = _value(c["value"], 3 if c["name"] != "difference" else 2)
-        lines.append(f"| {c['what']} | {value} | {c['bar']} | {'pass' if c['passed'] else 'FAIL'} | {c['detail']} |")
+        result = "pass" if c["passed"] else "FAIL"
+        lines.append(f"| {_cell(c['what'])} | {value} | {c['bar']} | {result} | {_cell(c['detail'])} |")
     return lines
 
 

@@ -24,6 +24,9 @@ from cogbench.reference_eval.judging.verdict_archive import JudgedAnswers
 from cogbench.reference_eval.metrics import agreement, intervals, small_sample
 from cogbench.schemas.features import CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
+# The JSON certificate's kind and version (schemas/judge_certificate.schema.json).
+CERTIFICATE_FORMAT = "cogbench judge certificate 1"
+
 JUDGED_METRICS = {"codis": ("acc_p", "acc_q"), "description": ("cognition",)}
 
 BAR_SOURCES = {
@@ -272,6 +275,7 @@ def certify(
     by_task = pair_verdicts(references, candidates)
     tasks = [certify_task(task, pairs, bars, resamples, seed) for task, pairs in sorted(by_task.items())]
     return {
+        "format": CERTIFICATE_FORMAT,
         "candidate_judge": tasks[0]["candidate_judge"],
         "reference_judges": sorted({t["reference_judge"] for t in tasks}),
         "status": "PASS" if all(t["status"] == "PASS" for t in tasks) else "FAIL",
@@ -279,5 +283,6 @@ def certify(
         "method": f"Cohen's kappa with a {intervals.METHOD} interval ({resamples} resamples, seed {seed}; "
         f"{agreement.MIN_IMAGES}+ images); score moves: {small_sample.PAIRED_METHOD}, each model's at 1 - 0.05/models (Bonferroni: 95% for all models together); Kendall's tau-b "
         "(scipy.stats.kendalltau)",
+        "settings": {"resamples": resamples, "seed": seed},  # with the bars and sources: all a re-derivation needs
         "tasks": tasks,
     }

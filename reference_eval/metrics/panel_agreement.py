@@ -40,11 +40,12 @@ class PanelItem:
 
 
 def krippendorff_alpha(rows: Sequence[Sequence[Any]]) -> float | None:
-    """Nominal alpha of ``rows[member][item]`` (None: missing); None where it is undefined (one value only)."""
+    """Nominal alpha of ``rows[member][item]`` (None: missing); None where it is undefined (one value only, or no
+    item with two members' verdicts)."""
     import krippendorff
 
     values = sorted({v for row in rows for v in row if v is not None})
-    if len(values) < 2:
+    if len(values) < 2 or not any(sum(v is not None for v in item) >= 2 for item in zip(*rows)):
         return None
     code = {value: float(i) for i, value in enumerate(values)}
     data = np.array([[np.nan if v is None else code[v] for v in row] for row in rows], dtype=float)
@@ -92,6 +93,10 @@ def panel_agreement(
             for i in items
             if i.verdicts[a] is not None and i.verdicts[b] is not None
         ]
+        if not pairs:  # a member with no verdict at all (every request failed): no pair to compare, kappa undefined
+            undefined: dict[str, Any] = {"a": names[a], "b": names[b], "kappa": None, "interval": None, "items": 0}
+            kappas.append({**undefined, "per_category": dict.fromkeys(categories)})
+            continue
         table = agreement.confusion_table(pairs, categories)
         found = agreement.kappa_with_intervals(table, resamples, seed)
         kappas.append(

@@ -158,6 +158,14 @@ def add_report_parser(subparsers: argparse._SubParsersAction) -> None:
         "different settings (prompt, max new tokens, temperature), each labelled NOT COMPARABLE and never ranked "
         "with the task's first run; without it such runs are refused (exit 2), as `compare` refuses them",
     )
+    parser.add_argument(
+        "--certificate",
+        metavar="CERT.json",
+        help="a judge certificate (`cogbench judges certify --json`), schema-checked and re-derived from the sources "
+        "it names before use: report.md and report.html get a Judge certificate section with its verdict and "
+        "figures; runs judged by another LLM judge than the papers' are named there with or without one "
+        "(docs/judges.md; default: none)",
+    )
     parser.set_defaults(func=run_report)
 
 
@@ -218,19 +226,25 @@ def _skip_unscored(folder) -> bool:
 
 
 def run_report(args: argparse.Namespace) -> int:
+    from functools import partial
     from pathlib import Path
 
     from cogbench.errors import UsageError
     from cogbench.reference_eval.explaining.report_section import explain_tables
+    from cogbench.reference_eval.judging.certificate_report import report_section, verified_certificate
     from cogbench.reference_eval.reports.runs import write_report
 
     if not (args.out or args.site):
         raise UsageError("give --out (report files), --site (the static site) or both")
+    if args.certificate and not args.out:
+        raise UsageError("--certificate goes into report.md and report.html: give --out as well")
+    certificate = verified_certificate(args.certificate) if args.certificate else None  # before any other work
+    section = partial(report_section, certificate=certificate, source=args.certificate or "")
     runs = [path for path in args.runs if not _skip_unscored(Path(path))]
     if not runs:
         raise UsageError(f"no scored run among {', '.join(args.runs)}; nothing to report (see the notes above)")
     if args.out:
-        written = write_report(runs, Path(args.out), args.allow_mismatch, explain_tables)
+        written = write_report(runs, Path(args.out), args.allow_mismatch, explain_tables, section)
         print(f"{written['runs']} run(s): {', '.join(written['tables'])}")
         for path in written["files"] + written["charts"]:
             print(f"wrote {path}")

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from cogbench.dataset_builders.writes import write_file
+from cogbench.dataset_builders.writes import locked_folder, remove_temporaries, write_file
 from cogbench.reference_eval.reports.run_kind import MODE_LABEL, description_mode, judge_identity, judge_name
 from cogbench.reference_eval.reports.run_reader import schema
 from cogbench.reference_eval.run.completeness import (
@@ -44,6 +44,8 @@ RUN_FILES = (
     "report.md.partial",
     "judge_cache.sqlite-*",
 )
+# Removed by the next score as write_with's temporaries are (remove_temporaries).
+LEGACY_TEMPORARIES = ("scores.json.partial", "details.jsonl.partial", "report.md.partial")
 
 
 def scores_schema() -> dict[str, Any]:
@@ -54,9 +56,11 @@ def write_run(out: Path, scores: dict[str, Any], details: list[dict[str, Any]]) 
     import jsonschema
 
     jsonschema.validate(scores, scores_schema())
-    write_file(out / "details.jsonl", "".join(json.dumps(d, ensure_ascii=False) + "\n" for d in details))
-    write_file(out / "report.md", render_report(scores))
-    write_file(out / "scores.json", json.dumps(scores, indent=2, ensure_ascii=False) + "\n")
+    with locked_folder(out):  # one score writes at a time: a killed one's temporaries are cleaned, a running one's kept
+        remove_temporaries(out, RUN_FILES, LEGACY_TEMPORARIES)
+        write_file(out / "details.jsonl", "".join(json.dumps(d, ensure_ascii=False) + "\n" for d in details))
+        write_file(out / "report.md", render_report(scores))
+        write_file(out / "scores.json", json.dumps(scores, indent=2, ensure_ascii=False) + "\n")
 
 
 def _cell(value: float | None) -> str:
@@ -160,12 +164,7 @@ def render_report(scores: dict[str, Any]) -> str:
         parts.append("\n" + render_analyses(scores))
     judge = scores["judge"]
     if judge["kind"] == "openai":
-        usage = judge["usage"]
-        parts.append(
-            f"\nJudge `{judge['model']}`: {judge['prompts']} prompts, {judge['cache_hits']} from cache, "
-            f"{judge['calls']} HTTP requests, {judge['failures']} failures; tokens {usage['prompt_tokens']} in, "
-            f"{usage['completion_tokens']} out.\n"
-        )
+        parts.append(judge_line(judge))
     comparison = judge.get("parsing_comparison")
     if comparison:
         numbers = ", ".join(
@@ -183,6 +182,25 @@ def render_report(scores: dict[str, Any]) -> str:
     if scores.get("intervals"):
         parts.append(render_intervals(scores))
     return "\n".join(parts)
+
+
+def judge_line(judge: dict[str, Any]) -> str:
+    """An ``openai`` judge's cost line from what its block states: the schema requires only ``kind``, so a
+    scores.json written by another tool (or an older cogbench) may lack any count or ``usage``."""
+    counts = [
+        f"{judge[key]} {label}"
+        for key, label in (("prompts", "prompts"), ("cache_hits", "from cache"), ("calls", "HTTP requests"))
+        if key in judge
+    ]
+    counts += [f"{judge['failures']} failures"] if "failures" in judge else []
+    usage = judge.get("usage") or {}
+    tokens = [
+        f"{usage[key]} {label}"
+        for key, label in (("prompt_tokens", "in"), ("completion_tokens", "out"))
+        if key in usage
+    ]
+    text = f"\nJudge `{judge.get('model', 'openai')}`" + (f": {', '.join(counts)}" if counts else "")
+    return text + (f"; tokens {', '.join(tokens)}" if tokens else "") + ".\n"
 
 
 def coverage_paragraph(scores: dict[str, Any]) -> list[str]:

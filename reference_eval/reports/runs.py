@@ -36,6 +36,7 @@ from cogbench.reference_eval.reports.run_kind import (
     PAPER_JUDGE,
     UNRECORDED,
 )
+from cogbench.reference_eval.reports.run_reader import ScoredRun
 from cogbench.reference_eval.reports.tables import Cell, Table, render_html_table, render_markdown
 from cogbench.reference_eval.run.completeness import coverage_label, sample_label, shown_value, unscored_text
 from cogbench.schemas.features import CATEGORY_LABEL, CODIS_CATEGORIES, COGBENCH_CATEGORIES
@@ -284,10 +285,16 @@ figcaption{font-size:13px;color:#444}
 
 
 Sections = Callable[[list[ReportRun]], list[Table]]  # more tables from the rooms above (explaining/report_section)
+# (label, run) of each run -> Markdown lines of a section after the runs' list (judging/certificate_report).
+Section = Callable[[list[tuple[str, ScoredRun]]], list[str]]
 
 
 def write_report(
-    paths: Sequence[str], out: Path, allow_mismatch: bool = False, sections: Sections | None = None
+    paths: Sequence[str],
+    out: Path,
+    allow_mismatch: bool = False,
+    sections: Sections | None = None,
+    judge_section: Section | None = None,
 ) -> dict[str, Any]:
     """Load the runs, write every file of the report into ``out``; returns what was written."""
     claim_output(out, "report", REPORT_FILES, create=False)
@@ -299,11 +306,16 @@ def write_report(
     claim_output(out, "report", REPORT_FILES)
     with locked_folder(out):  # one report at a time: a killed one's temporaries are cleaned, a running one's kept
         remove_temporaries(out, REPORT_FILES, LEGACY_TEMPORARIES)
-        return _write_report_files(runs, published, out, sections)
+        section = judge_section([(r.label, r.run) for r in runs]) if judge_section else []
+        return _write_report_files(runs, published, out, section, sections)
 
 
 def _write_report_files(
-    runs: list[ReportRun], published: list[PublishedResult], out: Path, sections: Sections | None = None
+    runs: list[ReportRun],
+    published: list[PublishedResult],
+    out: Path,
+    section: list[str],
+    sections: Sections | None = None,
 ) -> dict[str, Any]:
     tables = description_tables(runs, published) + vqa_table(runs, published) + codis_table(runs, published)
     tables += circular_table(runs) + blind_tables(runs)
@@ -336,6 +348,7 @@ def _write_report_files(
         "## Runs\n",
         runs_list + "\n",
         *(n + "\n" for n in agreement_notes),
+        *(["\n".join(section)] if section else []),
     ]
     markdown += [render_markdown(t) for t in tables]
     markdown += ["## Charts\n"] + [f"![{caption}]({path.name})\n\n{caption}\n" for path, caption in figures]
@@ -349,6 +362,10 @@ def _write_report_files(
     ]
     body.append("</ul>")
     body += [f"<p>{html.escape(n)}</p>" for n in agreement_notes]
+    if section:  # its Markdown as written: the heading, then the text and tables unformatted
+        body.append(
+            f"<h2>{html.escape(section[0].lstrip('# '))}</h2><pre>{html.escape(chr(10).join(section[2:]))}</pre>"
+        )
     body += [render_html_table(t) for t in tables]
     body.append("<h2>Charts</h2>")
     for path, caption in figures:

@@ -26,7 +26,7 @@ from cogbench.redaction import redacted_command
 from cogbench.reference_eval.answers.reasoning import THINK_TAGS, Reply, final_answer
 from cogbench.reference_eval.answers.reply_details import answers_block, attach_replies
 from cogbench.reference_eval.backends import batch_files, model_list
-from cogbench.reference_eval.backends.openai_api import ChatSettings
+from cogbench.reference_eval.backends.openai_api import API_KEY_VARIABLE, ChatSettings
 from cogbench.reference_eval.formats.harness import harness_provenance
 from cogbench.reference_eval.formats.official import OfficialIds, read_any_predictions
 from cogbench.reference_eval.harnesses.lmms_eval_tasks import task_docs
@@ -107,6 +107,10 @@ def default_score_dir(task: str, predictions: str | None) -> str:
     return str(Path("runs") / f"score-{task}-{re.sub(r'[^A-Za-z0-9_.-]+', '_', name)}")
 
 
+# The judge options' rules, in one place: ``check_judge_options`` on the values typed (the commands call it before
+# defaults fill them in), ``_check_panel`` on a panel's options (every scoring, the Python API's too).
+
+
 def check_judge_options(
     task: str,
     judge: str | None,
@@ -136,15 +140,28 @@ def check_judge_options(
             raise UsageError(f"{option} applies only with an LLM judge (--judge openai:MODEL), not to --judge {named}")
 
 
+def _check_panel(options: ScoreOptions) -> None:
+    """A panel is two or more members (judges/panel.py's grammar) judged online: request files and the offline
+    Cognition judges take one judge."""
+    if options.judge not in (None, "panel") or len(options.panel) < 2:
+        raise UsageError("a judge panel takes two or more --judge values (rule, openai:MODEL[@URL][#KEY_VARIABLE])")
+    for given, option in ((options.write_requests, "--write-requests"), (options.read_responses, "--read-responses")):
+        if given:
+            raise UsageError(f"{option} takes one judge, not a panel: write and read each member's requests apart")
+    if options.offline_judge:
+        raise UsageError("--offline-judge compares with one LLM judge, not a panel")
+    if options.judge_parsing == "constrained":
+        raise UsageError(
+            "--judge-parsing constrained takes one judge: a panel counts a member's unread reply as "
+            "a failure (tolerant or official parsing)"
+        )
+    judge_panel.parse_members(options.panel, options.judge_base_url, options.task)
+
+
 def _judge_spec(options: ScoreOptions) -> JudgeSpec:
     analyses.check_options(options)
     if options.panel:
-        judge_panel.check_options(options)
-        if options.judge_parsing == "constrained":
-            raise UsageError(
-                "--judge-parsing constrained takes one judge: a panel counts a member's unread reply as "
-                "a failure (tolerant or official parsing)"
-            )
+        _check_panel(options)
         return JudgeSpec("panel")
     if options.judge in analyses.offline_judges.OFFLINE_JUDGES:
         return JudgeSpec(options.judge)  # an offline Cognition judge (analyses.run_offline_judge)
@@ -245,7 +262,9 @@ def _show(keys: list[Any], limit: int = 10) -> str:
     return shown + (f", ... ({len(keys) - limit} more)" if len(keys) > limit else "")
 
 
-def _llm_judge(options: ScoreOptions, spec: JudgeSpec, base_url: str | None = None) -> LLMJudge | None:
+def _llm_judge(
+    options: ScoreOptions, spec: JudgeSpec, base_url: str | None = None, key_variable: str | None = API_KEY_VARIABLE
+) -> LLMJudge | None:
     if spec.kind == "vllm":
         return vllm_judge.VLLMJudge(  # type: ignore[return-value]
             spec.model, _cache_path(options), options.judge_parsing, options.judge_engine_args
@@ -260,6 +279,7 @@ def _llm_judge(options: ScoreOptions, spec: JudgeSpec, base_url: str | None = No
         max_attempts=options.judge_max_attempts,
         timeout_seconds=options.judge_timeout,
         backoff_seconds=options.judge_backoff,
+        api_key_variable=key_variable,
     )
     if options.judge_cache:  # outside any build or output folder, or another score folder's own cache
         check_option_file(Path(options.judge_cache), "--judge-cache", shared=("score", "judge_cache.sqlite"))
@@ -277,19 +297,28 @@ def _llm_judge(options: ScoreOptions, spec: JudgeSpec, base_url: str | None = No
 def _panel(options: ScoreOptions) -> judge_panel.Panel:
     """Each member's judge (one cache file: each member's entries keyed by its own endpoint and model)."""
     judges = {
-        m.name: _llm_judge(options, JudgeSpec("openai", m.model), m.base_url) for m in judge_panel.llm_members(options)
+        m.name: _llm_judge(options, JudgeSpec("openai", m.model), m.base_url, m.key_variable)
+        for m in judge_panel.llm_members(options)
     }
     return judge_panel.Panel(judge_panel.parse_members(options.panel, options.judge_base_url, options.task), judges)
 
 
-def check_judge_alive(options: ScoreOptions, model: str, base_url: str | None = None) -> None:
+def check_judge_alive(
+    options: ScoreOptions, model: str, base_url: str | None = None, key_variable: str | None = API_KEY_VARIABLE
+) -> None:
     """Before the first judge request: refuse a judge past its shutdown, or one the endpoint does not list."""
     added = retirement.parse_shutdowns(options.judge_shutdowns)
     if options.judge_accept_retired:
         return
     timeout = min(options.judge_timeout, 30.0)
     url = base_url or options.judge_base_url
-    listing = None if options.write_requests else model_list.list_models(url, timeout)
+    listing = None if options.write_requests else model_list.list_models(url, timeout, key_variable)
+    if listing is not None and key_variable is None and listing.error in ("HTTP 401", "HTTP 403"):
+        raise UsageError(
+            f"judge openai:{model}: {listing.url} demands a key ({listing.error}), and none is sent to it: "
+            f"{API_KEY_VARIABLE} goes only to --judge-base-url's host; name the environment variable holding "
+            f"this server's key after a # (--judge openai:{model}@URL#VARIABLE)"
+        )
     retirement.check_judge(model, datetime.date.today(), listing, added)
 
 
@@ -355,7 +384,7 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
     if spec.kind == "openai" and not options.read_responses:  # replies read from files send nothing
         check_judge_alive(options, spec.model)
     for member in judge_panel.llm_members(options):
-        check_judge_alive(options, member.model, member.base_url)
+        check_judge_alive(options, member.model, member.base_url, member.key_variable)
     rows = _dataset_rows(options)
     outputs, source = _outputs_by_id(options, rows)
     # Before any item is scored: a judge model whose weights did not load stops the run here (model_checks).

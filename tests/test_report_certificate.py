@@ -1,0 +1,123 @@
+"""A judge certificate in ``cogbench report`` (issue 40 item 4, "a section in report").
+
+The runs are test_judge_certify's: three models' real CODIS answers, judged by a reference LLM judge,
+by the rule judge and by ``judge-b`` (served by tests/openai_server.py). ``report --certificate``
+re-derives the certificate from the sources it names before showing it: an edited figure, a
+certificate that is not one, or sources that are gone are refused in one line. Runs judged by an
+LLM judge other than the papers' are named in the section with or without a certificate.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+
+from test_judge_certify import _runs, codis_runs  # noqa: F401 (the module-scoped runs fixture)
+
+from cogbench.cli import main
+
+
+def _certificate(codis_runs, candidate: str, name: str):  # noqa: F811
+    tmp_path, runs, _ = codis_runs
+    path = tmp_path / f"{name}.json"
+    argv = ["judges", "certify", "--reference", *_runs(runs, "reference-judge"), "--candidate", *_runs(runs, candidate)]
+    main([*argv, "--json", str(path)])
+    return path
+
+
+def _labels(report: str) -> dict[str, str]:
+    """Each run's folder -> its label, from the report's list of runs (``- **LABEL**: ..., `FOLDER```)."""
+    return {folder: label for label, folder in re.findall(r"^- \*\*(.+?)\*\*: .*, `([^`]+)`$", report, re.M)}
+
+
+def _section(report: str) -> str:
+    """The "Judge certificate" section of a report.md, up to the next section."""
+    return report.split("## Judge certificate\n", 1)[1].split("\n## ", 1)[0]
+
+
+def test_a_certificate_section_with_its_verdict_and_figures(codis_runs, tmp_path, capsys):  # noqa: F811
+    _, runs, _ = codis_runs
+    path = _certificate(codis_runs, "judge-b", "judge-b")
+    certificate = json.loads(path.read_text())
+    out = tmp_path / "report"
+    given = [*_runs(runs, "judge-b"), runs[(0, "rule")]]
+    assert main(["report", *given, "--out", str(out), "--allow-mismatch", "--certificate", str(path)]) == 0
+    report = (out / "report.md").read_text()
+    section = _section(report)
+    assert "candidate judge **openai:judge-b, tolerant parsing** in place of openai:reference-judge" in section
+    assert ": **FAIL**." in section and certificate["status"] == "FAIL"
+    kappa = certificate["tasks"][0]["agreement"]["overall"]["kappa"]
+    result = "pass" if kappa >= 0.8 else "FAIL"
+    assert f"| Cohen's kappa, every model's verdicts pooled | {kappa:.3f} | >= 0.8 | {result} |" in section
+    rows = [line for line in section.splitlines() if line.startswith("| ") and "|---" not in line][1:]
+    assert len(rows) == len(certificate["tasks"][0]["criteria"])
+    for row, criterion in zip(rows, certificate["tasks"][0]["criteria"]):
+        cells = [cell.strip().replace("\\|", "|") for cell in re.split(r"(?<!\\)\|", row)[1:-1]]
+        value = criterion["value"]
+        shown = "n/a" if value is None else f"{value:.2f}" if criterion["name"] == "difference" else f"{value:.3f}"
+        assert cells[:4] == [
+            criterion["what"],
+            shown,
+            criterion["bar"],
+            "pass" if criterion["passed"] else "FAIL",
+        ], row  # five cells: the criterion's own pipes split none
+        assert len(cells) == 5
+    labels = _labels(report)
+    certified = ", ".join(labels[folder] for folder in _runs(runs, "judge-b"))
+    assert re.search(r"^Runs judged by the certified judge: (.*)\.$", section, re.M).group(1) == certified
+    assert "Judge certificate" in (out / "report.html").read_text()
+
+
+def test_runs_judged_otherwise_are_named_without_a_certificate(codis_runs, tmp_path, capsys):  # noqa: F811
+    _, runs, _ = codis_runs
+    out = tmp_path / "plain"
+    assert main(["report", *_runs(runs, "judge-b"), "--out", str(out)]) == 0
+    section = _section((out / "report.md").read_text())
+    assert section.lstrip().startswith("No certificate given")
+    assert "(openai:judge-b, tolerant parsing)" in section and "cogbench judges certify" in section
+    rule = tmp_path / "rule"
+    assert main(["report", *_runs(runs, "rule"), "--out", str(rule)]) == 0
+    assert "Judge certificate" not in (rule / "report.md").read_text()  # the rule judge: nothing to certify
+
+
+def test_a_certificate_that_does_not_re_derive_is_refused_in_one_line(codis_runs, tmp_path, capsys):  # noqa: F811
+    _, runs, _ = codis_runs
+    path = _certificate(codis_runs, "rule", "rule")
+    good = json.loads(path.read_text())
+    assert good["status"] == "PASS"
+    capsys.readouterr()
+
+    def refused(edit, code: int, message: str) -> None:
+        bad = json.loads(json.dumps(good))
+        edit(bad)
+        edited = tmp_path / "edited.json"
+        edited.write_text(json.dumps(bad))
+        argv = ["report", *_runs(runs, "rule"), "--out", str(tmp_path / "never"), "--certificate", str(edited)]
+        assert main(argv) == code
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: {edited}: ") and err.count("\n") == 1 and message in err, err
+        assert not (tmp_path / "never").exists()  # refused before any work
+
+    def kappa(c):
+        c["tasks"][0]["criteria"][0]["value"] = 0.99
+
+    def status(c):
+        c["status"] = "FAIL"
+
+    def no_settings(c):
+        del c["settings"]
+
+    def gone(c):
+        c["tasks"][0]["models"][1]["candidate"] = str(tmp_path / "moved-away")
+
+    refused(kappa, 1, "field tasks.0.criteria.0.value: NOT verified: the file says 0.99, its sources give")
+    refused(status, 1, 'field status: NOT verified: the file says "FAIL", its sources give "PASS"')
+    refused(no_settings, 2, "'settings' is a required property")
+    refused(gone, 2, f"field candidate: {tmp_path / 'moved-away'} is not there to re-derive the certificate from")
+    # Copied beside the report elsewhere, the sources (absolute paths) are still found: accepted.
+    shutil.copy(path, tmp_path / "copy.json")
+    out = tmp_path / "accepted"
+    argv = ["report", *_runs(runs, "rule"), "--out", str(out), "--certificate", str(tmp_path / "copy.json")]
+    assert main(argv) == 0
+    assert ": **PASS**." in (out / "report.md").read_text()
