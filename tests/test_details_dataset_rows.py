@@ -146,14 +146,22 @@ def test_a_row_per_line_with_json_text_columns_and_its_score_contributions(tmp_p
     assert first["detail"] == json.dumps(CODIS_LINE, ensure_ascii=False, sort_keys=True)
     assert first["detail"].index('"category"') < first["detail"].index('"image_id"') and "café" in first["detail"]
     assert (second["item_id"], second["image_id"], second["category"]) == ("q", "img7", None)
-    assert json.loads(second["score_contributions"]) == {"acc_q": [[None, 1.0, 1.0]], "context_awareness": [[None, 0.0, 1.0]]}
+    assert json.loads(second["score_contributions"]) == {
+        "acc_q": [[None, 1.0, 1.0]],
+        "context_awareness": [[None, 0.0, 1.0]],
+    }
 
 
 def test_a_description_row_is_keyed_by_its_image(tmp_path):
     """A Description line has no image_id: its item id is the image; no category of its own."""
     line = {"item_id": "img3", "recognition": {"annotated": 2, "recognized": 1}}
     (row,) = detail_rows(ScoredRun(tmp_path, {"task": "description", "model": "m"}, [line], None))
-    assert (row["item_id"], row["image_id"], row["category"], row["prompt_template_sha256"]) == ("img3", "img3", None, None)
+    assert (row["item_id"], row["image_id"], row["category"], row["prompt_template_sha256"]) == (
+        "img3",
+        "img3",
+        None,
+        None,
+    )
     # 1 of 2 entities: micro pools 1 hit of 2, macro counts the image's 0.5 once
     assert json.loads(row["score_contributions"]) == {
         "recognition_micro": [[None, 1.0, 2.0]],

@@ -10,6 +10,7 @@ mutation run of ``reports/item_checks.py`` uses this file.
 from __future__ import annotations
 
 import copy
+import json
 
 from cogbench.reference_eval.reports.item_checks import item_problems
 
@@ -65,7 +66,9 @@ def test_codis_derived_fields_that_their_outputs_contradict_are_named():
     }
     # the rule judge's own verdict is checked only when the rule judge gave the scores
     flipped = edit(pair, 0, "right", False)
-    assert item_problems("codis", [flipped], "rule") == {"p1": ["query 1: verdict right=False, the rule judge says True"]}
+    assert item_problems("codis", [flipped], "rule") == {
+        "p1": ["query 1: verdict right=False, the rule judge says True"]
+    }
     assert item_problems("codis", [flipped], "openai") == {}
     # both answers wrong (each output gives the other query's truth): the rule judge says False twice
     swapped = edit(edit(pair, 0, "answer", "down"), 1, "answer", "up")
@@ -84,6 +87,11 @@ def test_codis_fields_without_what_derives_them_are_not_checked():
     no_output = edit(edit(edit(pair, 0, "output", None), 0, "final_answer", "sideways"), None, "outputs_differ", False)
     no_output["queries"][0]["rule_right"] = False
     assert item_problems("codis", [no_output], "rule") == {}
+    # query 1 kept no output: query 2 is still checked
+    second = edit(edit(pair, 0, "output", None), 1, "final_answer", "up")
+    assert item_problems("codis", [second], "rule") == {
+        "p1": ["query 2: final_answer 'up' is not what its output parses to"]
+    }
     # no ground truth for query 2: the final answer is still checked, the rule verdicts are not
     no_answer = edit(edit(edit(pair, 1, "answer", None), 0, "final_answer", "u p"), 0, "rule_right", False)
     assert item_problems("codis", [no_answer], "rule") == {
@@ -102,7 +110,9 @@ def test_codis_llm_verdicts_are_read_from_their_stored_replies_in_the_runs_parsi
     assert item_problems("codis", [pair], "vllm", "tolerant") == expected
     assert item_problems("codis", [pair], "rule") == {}  # the rule judge keeps no reply to read
     no_reply = edit(codis_pair(), 1, "judge_reply", None)
-    assert item_problems("codis", [no_reply], "openai") == {"p1": ["query 2: verdict right=True, the judge gave no reply"]}
+    assert item_problems("codis", [no_reply], "openai") == {
+        "p1": ["query 2: verdict right=True, the judge gave no reply"]
+    }
     # "Not right": tolerant reads no verdict (a negation), official reads right ('right' in the reply)
     negated = edit(codis_pair(), 0, "judge_reply", "Not right")
     assert item_problems("codis", [negated], "openai", "official") == {}
@@ -250,4 +260,18 @@ def test_cognition_verdicts_are_read_from_their_figures_reply_by_position():
 
 def test_only_items_with_problems_are_listed_each_under_its_own_id():
     good, bad = vqa_item(), vqa_item(item_id="v2", correct=False)
-    assert item_problems("vqa", [good, bad, good], "rule") == {"v2": ["correct is False, but extracted 'B' vs answer 'B'"]}
+    assert item_problems("vqa", [good, bad, good], "rule") == {
+        "v2": ["correct is False, but extracted 'B' vs answer 'B'"]
+    }
+
+
+def test_the_task_and_the_counts_are_compared_by_value_as_read_from_json():
+    """verify passes scores.json's task and details.jsonl's counts as json.loads makes them: new
+    objects, never the module's constants (and counts past CPython's small-int cache, 256)."""
+    task = json.loads('"codis"')
+    assert item_problems(task, [edit(codis_pair(), None, "outputs_differ", False)], "rule") == {
+        "p1": ["outputs_differ is False, its outputs give the opposite"]
+    }
+    matches = [{"entity": f"e{n}", "similarity": 0.9, "recognized": True} for n in range(300)]
+    line = json.loads(json.dumps(description_item(matches, 300)))
+    assert item_problems("description", [line], "rule") == {}

@@ -106,6 +106,21 @@ def test_an_output_with_no_token_ids_records_no_token_count():
     assert chunk[0].generated_tokens is None and chunk[0].output == "answer to prompt number 0"
 
 
+def test_each_answer_keeps_its_completions_finish_reason_and_none_is_empty():
+    """vLLM's ``finish_reason`` is "stop" or "length" once a completion ends, None while it runs:
+    a truncated answer must say "length"; None (no reason) is recorded as ""."""
+
+    class Reasons(StandInEngine):
+        def chat(self, chats, params, use_tqdm=True):
+            outputs = super().chat(chats, params, use_tqdm)
+            for output, reason in zip(outputs, ("length", None, "stop")):
+                output.outputs[0].finish_reason = reason
+            return outputs
+
+    (chunk,) = answer_queries(Reasons(), VLLMSettings("m", 4, chunk_size=3), blind_queries(3), None, [])
+    assert [a.finish_reason for a in chunk] == ["length", "", "stop"]
+
+
 @pytest.mark.parametrize("chunk_size", [1, 2, 5])
 def test_every_query_is_answered_once_whatever_the_chunk_size(chunk_size):
     engine, queries = StandInEngine(), blind_queries(5)
