@@ -121,6 +121,27 @@ def test_each_answer_keeps_its_completions_finish_reason_and_none_is_empty():
     assert [a.finish_reason for a in chunk] == ["length", "", "stop"]
 
 
+@pytest.mark.parametrize(
+    ("thinking", "options"),
+    [
+        ("on", {"chat_template_kwargs": {"enable_thinking": True}}),
+        ("off", {"chat_template_kwargs": {"enable_thinking": False}}),
+        ("auto", {}),
+    ],
+)
+def test_thinking_on_or_off_reaches_the_chat_template_and_auto_leaves_it_alone(thinking, options):
+    """``LLM.chat(..., chat_template_kwargs=...)``: the template's ``enable_thinking`` (Qwen3's switch)."""
+
+    class Recording(StandInEngine):
+        def chat(self, chats, params, use_tqdm=True, **kwargs):
+            self.options = kwargs
+            return super().chat(chats, params, use_tqdm)
+
+    engine = Recording()
+    list(answer_queries(engine, VLLMSettings("m", 4, thinking=thinking), blind_queries(1), None, []))
+    assert engine.options == options
+
+
 @pytest.mark.parametrize("chunk_size", [1, 2, 5])
 def test_every_query_is_answered_once_whatever_the_chunk_size(chunk_size):
     engine, queries = StandInEngine(), blind_queries(5)
