@@ -42,7 +42,8 @@ CODIS_LINE = {
 
 
 def test_codis_columns_are_per_query_lists_in_the_lines_order():
-    assert row_fields("codis", CODIS_LINE) == {
+    # the task as scores.json gives it: json.loads makes a new string, never this module's constant
+    assert row_fields(json.loads('"codis"'), CODIS_LINE) == {
         "raw_output": ["Il est ravi.\ncafé", "sad"],
         "prompt_sha256": ["1" * 64, None],
         "parsed_answer": ["café", "sad"],

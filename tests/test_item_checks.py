@@ -70,6 +70,7 @@ def test_codis_derived_fields_that_their_outputs_contradict_are_named():
         "p1": ["query 1: verdict right=False, the rule judge says True"]
     }
     assert item_problems("codis", [flipped], "openai") == {}
+    assert item_problems("codis", [flipped], "vllm") == {}
     # both answers wrong (each output gives the other query's truth): the rule judge says False twice
     swapped = edit(edit(pair, 0, "answer", "down"), 1, "answer", "up")
     assert item_problems("codis", [swapped], "rule") == {
@@ -96,6 +97,13 @@ def test_codis_fields_without_what_derives_them_are_not_checked():
     no_answer = edit(edit(edit(pair, 1, "answer", None), 0, "final_answer", "u p"), 0, "rule_right", False)
     assert item_problems("codis", [no_answer], "rule") == {
         "p1": ["query 1: final_answer 'u p' is not what its output parses to"]
+    }
+    both = edit(no_answer, 1, "final_answer", "d own")
+    assert item_problems("codis", [both], "rule") == {
+        "p1": [
+            "query 1: final_answer 'u p' is not what its output parses to",
+            "query 2: final_answer 'd own' is not what its output parses to",
+        ]
     }
     no_fields = codis_pair()
     for query in no_fields["queries"]:
@@ -271,6 +279,10 @@ def test_the_task_and_the_counts_are_compared_by_value_as_read_from_json():
     task = json.loads('"codis"')
     assert item_problems(task, [edit(codis_pair(), None, "outputs_differ", False)], "rule") == {
         "p1": ["outputs_differ is False, its outputs give the opposite"]
+    }
+    flipped = edit(codis_pair(), 0, "right", False)
+    assert item_problems(task, [flipped], json.loads('"rule"')) == {
+        "p1": ["query 1: verdict right=False, the rule judge says True"]
     }
     matches = [{"entity": f"e{n}", "similarity": 0.9, "recognized": True} for n in range(300)]
     line = json.loads(json.dumps(description_item(matches, 300)))

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import sys
 import time
+import types
 from types import SimpleNamespace
 
 import pytest
@@ -195,6 +197,24 @@ def test_without_vllm_the_backend_is_one_usage_line():
     assert str(error.value) == (
         "--model vllm: needs vllm installed in the environment that runs cogbench "
         "(pip install vllm; docs/running.md, 'vLLM in the process')"
+    )
+
+
+def test_a_model_vllm_cannot_start_is_one_error_line(monkeypatch):
+    """Whatever ``vllm.LLM`` raises (a stand-in ``vllm`` module whose engine refuses the model)."""
+    stand_in = types.ModuleType("vllm")
+
+    class LLM:
+        def __init__(self, model, **arguments):
+            raise ValueError(f"{model} is not a supported architecture\n(see the log)")
+
+    stand_in.LLM = LLM
+    monkeypatch.setitem(sys.modules, "vllm", stand_in)
+    with pytest.raises(CogbenchError) as error:
+        load_engine(VLLMSettings("some/model", 8))
+    assert str(error.value) == (
+        "--model vllm:some/model: vLLM did not start (ValueError: some/model is not a supported architecture "
+        "(see the log); its log above has the cause); what was answered before is kept in the run folder"
     )
 
 
