@@ -140,6 +140,7 @@ def test_thinking_on_or_off_reaches_the_chat_template_and_auto_leaves_it_alone(t
             return super().chat(chats, params, use_tqdm)
 
     engine = Recording()
+    thinking = "".join(list(thinking))  # as the command line gives it: a new string, not this module's constant
     list(answer_queries(engine, VLLMSettings("m", 4, thinking=thinking), blind_queries(1), None, []))
     assert engine.options == options
 
