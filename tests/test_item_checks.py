@@ -287,3 +287,19 @@ def test_the_task_and_the_counts_are_compared_by_value_as_read_from_json():
     matches = [{"entity": f"e{n}", "similarity": 0.9, "recognized": True} for n in range(300)]
     line = json.loads(json.dumps(description_item(matches, 300)))
     assert item_problems("description", [line], "rule") == {}
+
+
+def test_a_vqa_line_read_from_json_is_compared_by_value():
+    line = json.loads(json.dumps(vqa_item()))  # its letters are new strings, as details.jsonl gives them
+    assert item_problems(json.loads('"vqa"'), [line], "rule") == {}
+
+
+def test_a_letter_or_count_below_the_derived_one_is_named_too():
+    # "A" sorts before the robust letter B, 2 is below the 3 recognized matches
+    assert item_problems("vqa", [vqa_item(extracted="A", correct=False)], "rule") == {
+        "v1": ["extracted 'A' is not what the response and its choices give"]
+    }
+    matches = [{"entity": e, "similarity": 0.9, "recognized": True} for e in ("dog", "cat", "hat")]
+    assert item_problems("description", [description_item(matches, 2)], "rule") == {
+        "d1": ["recognition.recognized is 2, its matches say otherwise"]
+    }
