@@ -56,7 +56,7 @@ def test_codis_columns_are_per_query_lists_in_the_lines_order():
 def test_vqa_columns_one_answer_or_four_rotations():
     single = {"item_id": "q", "response": "B", "rendered_prompt_sha256": "e" * 64}
     single.update(extracted="B", extracted_official=None)
-    assert row_fields("vqa", single) == {
+    assert row_fields(json.loads('"vqa"'), single) == {
         "raw_output": "B",
         "prompt_sha256": "e" * 64,
         "parsed_answer": {"robust": "B", "official": None},
