@@ -184,3 +184,13 @@ def test_flip_share_is_rounded_once_where_printed():
     result = agreement.kappa_with_intervals(agreement.confusion_table(pairs_from("x", "c", verdicts), ["c"]), 20)
     assert result["overall"]["flip_share"] == pytest.approx(5400 / 94)
     assert f"{result['overall']['flip_share']:.1f}" == "57.4"
+
+
+@pytest.mark.parametrize("categories", [[], ["c"], ["c", "d", "e"]])
+def test_the_table_has_one_count_matrix_per_column_and_overall_counts_every_item(categories):
+    """Counts (images, categories + overall, labels, labels): 3 items on 2 images, labels 0 and 1."""
+    pairs = [Pair("x", "c", 1, 1), Pair("x", "d", 0, 1), Pair("y", "z", 0, 0)]  # "z" is in no column
+    table = agreement.confusion_table(pairs, categories)
+    assert table.columns == [*categories, "overall"]
+    assert table.counts.shape == (2, len(categories) + 1, 2, 2)
+    assert table.counts[:, -1].tolist() == [[[0, 1], [0, 1]], [[1, 0], [0, 0]]]
