@@ -303,3 +303,17 @@ def test_a_letter_or_count_below_the_derived_one_is_named_too():
     assert item_problems("description", [description_item(matches, 2)], "rule") == {
         "d1": ["recognition.recognized is 2, its matches say otherwise"]
     }
+
+
+def test_more_entities_stated_than_listed_and_a_verdict_past_the_small_ints_are_compared_by_value():
+    matches = [{"entity": "dog", "similarity": 0.9, "recognized": True}]
+    assert item_problems("description", [description_item(matches, 1, annotated=2)], "rule") == {
+        "d1": ["recognition.annotated is 2, 1 entities are listed"]
+    }
+    # the authors' parser (official mode) reads any number in brackets: "[300]" is 300, as the line says
+    cognition = [
+        {"figure": 8, "category": "Location", "index": 0, "verdict": 300},
+        {"figure": 8, "category": "Time", "index": 1, "verdict": 0},
+    ]
+    item = description_item([], 0, cognition=cognition, replies=[{"figure": 8, "reply": "1. [300] 2. [0]"}])
+    assert item_problems("description", [json.loads(json.dumps(item))], "openai", "official") == {}
