@@ -194,3 +194,18 @@ def test_the_table_has_one_count_matrix_per_column_and_overall_counts_every_item
     assert table.columns == [*categories, "overall"]
     assert table.counts.shape == (2, len(categories) + 1, 2, 2)
     assert table.counts[:, -1].tolist() == [[[0, 1], [0, 1]], [[1, 0], [0, 0]]]
+
+
+def test_by_default_an_interval_needs_200_images():
+    """docs: kappa's interval is given from 200 images on (coverage measured under 95% below)."""
+    pairs = [Pair(f"image{n}", "c", n % 2, n % 3 % 2) for n in range(200)]
+    table = agreement.confusion_table(pairs, ["c"])
+    assert agreement.kappa_with_intervals(table, resamples=20)["overall"]["interval"] is not None
+    fewer = agreement.confusion_table(pairs[:199], ["c"])
+    assert agreement.kappa_with_intervals(fewer, resamples=20)["overall"]["interval"] is None
+
+
+def test_a_confusion_table_is_frozen():
+    table = agreement.confusion_table([Pair("x", "c", 1, 1)], ["c"])
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        table.labels = [0]

@@ -105,6 +105,8 @@ def test_the_template_hash_comes_from_run_json_else_the_one_model_template():
     provenance = {"prompt_templates": [{"role": "judge", "sha256": "j"}, {"role": "model", "sha256": "m"}]}
     run = ScoredRun(None, {"provenance": provenance}, [], None)
     assert template_sha256(run) == "m"
+    # as scores.json gives it: the roles are new strings, never this module's constants
+    assert template_sha256(ScoredRun(None, json.loads(json.dumps({"provenance": provenance})), [], None)) == "m"
     assert template_sha256(ScoredRun(None, {"provenance": provenance}, [], None, {"prompt_sha256": "r"})) == "r"
     assert template_sha256(ScoredRun(None, {"provenance": provenance}, [], None, {"prompt_sha256": None})) == "m"
     two = {"prompt_templates": [{"role": "model", "sha256": "a"}, {"role": "model", "sha256": "b"}]}
@@ -224,3 +226,13 @@ def test_the_folder_holds_rows_scores_and_report_and_reads_back(tmp_path):
     assert found["codis"]["scores_path"] == out / "runs/codis/scores.json"
     assert found["codis"]["report_path"] == out / "runs/codis/report.md"
     assert read_details_folder(tmp_path / "run") == {}
+
+
+def test_writing_again_into_the_same_folder_replaces_the_tasks_files(tmp_path):
+    """A second dry run into one --out: the task's folders exist already and are written over."""
+    run = codis_run(tmp_path / "run")
+    write_details([run], tmp_path / "out", "org/d", "r")
+    shorter = ScoredRun(run.folder, run.scores, run.details[:1], None)
+    write_details([shorter], tmp_path / "out", "org/d", "r2")
+    assert read_details_folder(tmp_path / "out")["codis"]["details"] == run.details[:1]
+    assert "at revision `r2`" in (tmp_path / "out" / "README.md").read_text()
