@@ -209,23 +209,24 @@ def test_recognition_flags_follow_from_the_similarity_and_the_counts_from_the_ma
         {"entity": "kite", "similarity": 0.5, "recognized": False},
         {"entity": "sun", "similarity": 0.6, "recognized": True},  # at the threshold: not re-derivable
         {"entity": "cat", "similarity": 0.6000005, "recognized": False},  # within the 6 decimals kept
+        {"entity": "cow", "similarity": 0.5999995, "recognized": True},  # within them, below
         {"entity": "hat", "similarity": 1, "recognized": True},
         {"entity": "car", "similarity": None, "recognized": False},
     ]
-    assert item_problems("description", [description_item(matches, 3)], "rule") == {}
+    assert item_problems("description", [description_item(matches, 4)], "rule") == {}
     flipped = copy.deepcopy(matches)
     flipped[0]["recognized"], flipped[1]["recognized"] = False, True
     flipped.append({"entity": "cup", "similarity": 0.600002, "recognized": False})
-    assert item_problems("description", [description_item(flipped, 3, annotated=6)], "openai") == {
+    assert item_problems("description", [description_item(flipped, 4, annotated=7)], "openai") == {
         "d1": [
-            "recognition.annotated is 6, 7 entities are listed",
+            "recognition.annotated is 7, 8 entities are listed",
             "entity 'dog': recognized False, its similarity 0.7 vs the threshold 0.6 says otherwise",
             "entity 'kite': recognized True, its similarity 0.5 vs the threshold 0.6 says otherwise",
             "entity 'cup': recognized False, its similarity 0.600002 vs the threshold 0.6 says otherwise",
         ]
     }
-    assert item_problems("description", [description_item(matches, 4)], "rule") == {
-        "d1": ["recognition.recognized is 4, its matches say otherwise"]
+    assert item_problems("description", [description_item(matches, 5)], "rule") == {
+        "d1": ["recognition.recognized is 5, its matches say otherwise"]
     }
     assert item_problems("description", [description_item(None, 9, annotated=2)], "rule") == {}
 
