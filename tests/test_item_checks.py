@@ -318,3 +318,11 @@ def test_more_entities_stated_than_listed_and_a_verdict_past_the_small_ints_are_
     ]
     item = description_item([], 0, cognition=cognition, replies=[{"figure": 8, "reply": "1. [300] 2. [0]"}])
     assert item_problems("description", [json.loads(json.dumps(item))], "openai", "official") == {}
+
+
+def test_a_recognized_flag_written_as_a_json_integer_is_read_by_value():
+    matches = [
+        {"entity": "dog", "similarity": 0.9, "recognized": 1},
+        {"entity": "cat", "similarity": 0.1, "recognized": 0},
+    ]
+    assert item_problems("description", [description_item(matches, 1)], "rule") == {}
