@@ -209,3 +209,10 @@ def test_a_confusion_table_is_frozen():
     table = agreement.confusion_table([Pair("x", "c", 1, 1)], ["c"])
     with pytest.raises(dataclasses.FrozenInstanceError):
         table.labels = [0]
+
+
+def test_an_image_with_one_item_in_a_column_counts_as_an_image_of_it():
+    """images: per column, the images with at least one item there (here one item each)."""
+    pairs = [Pair("x", "c", 1, 1), Pair("y", "c", 0, 0), Pair("z", "d", 1, 0)]
+    result = agreement.kappa_with_intervals(agreement.confusion_table(pairs, ["c", "d"]), resamples=10)
+    assert (result["c"]["images"], result["d"]["images"], result["overall"]["images"]) == (2, 1, 3)
