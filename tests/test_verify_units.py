@@ -277,3 +277,10 @@ def test_verify_reads_each_results_file_of_a_folder_and_refuses_what_is_not_a_ta
     write(other / "a.yaml", "[]\n")  # a folder not named .eval_results, holding no scores.json: no run folder
     with pytest.raises(CogbenchError):
         verify(str(other))
+
+
+def test_details_that_cannot_be_downloaded_are_one_line():
+    """A Hub repo id as the target: with the Hub unreachable (the tests run offline), one error line."""
+    with pytest.raises(CogbenchError) as raised:
+        verify("nobody/no-details", revision="v1")
+    assert str(raised.value).startswith("cannot download the details nobody/no-details@v1 (")
