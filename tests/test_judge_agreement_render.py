@@ -6,7 +6,11 @@ No runs, no judges (tests/test_judge_agreement.py scores real runs): the mutatio
 
 from __future__ import annotations
 
-from cogbench.reference_eval.reports.judge_agreement import render_agreement
+import pytest
+
+from cogbench.errors import UsageError
+from cogbench.reference_eval.reports.judge_agreement import _answers_id, render_agreement, verdicts
+from cogbench.reference_eval.reports.run_reader import ScoredRun
 
 
 def kappa_row(items, kappa, interval=None, flips=0, share=None, constant=()) -> dict:
@@ -82,3 +86,16 @@ def test_from_200_images_no_note_and_three_models_give_the_ranking_table():
         "|---|---|---|---|---|",
         "| acc_q | 3 | 1.00 | n/a | 0.3333 |",
     ]
+
+
+def test_a_run_without_its_answers_hash_is_refused_naming_its_scores_file(tmp_path):
+    """Which answers were judged is their hash: a run scored before it was recorded cannot be paired."""
+    run = ScoredRun(tmp_path / "run", {"task": "codis", "provenance": {}}, [], None)
+    with pytest.raises(UsageError) as raised:
+        _answers_id(run)
+    assert str(raised.value) == (
+        f"{tmp_path / 'run' / 'scores.json'}: provenance.answers_sha256 is missing, so it cannot be told which "
+        "answers were judged; score the predictions again with this version of cogbench"
+    )
+    with pytest.raises(UsageError, match=r": vqa answers are read by rule, with no judge to compare$"):
+        verdicts(ScoredRun(tmp_path / "run", {"task": "vqa"}, [], None))
