@@ -99,3 +99,14 @@ def test_a_run_without_its_answers_hash_is_refused_naming_its_scores_file(tmp_pa
     )
     with pytest.raises(UsageError, match=r": vqa answers are read by rule, with no judge to compare$"):
         verdicts(ScoredRun(tmp_path / "run", {"task": "vqa"}, [], None))
+
+
+def test_the_chart_is_two_inches_plus_nine_tenths_per_category_wide(tmp_path):
+    """Two categories with items (Relationships, overall): 2.0 + 0.9 * 2 = 3.8 inches at 130 dpi."""
+    from PIL import Image
+
+    from cogbench.reference_eval.reports.judge_agreement import agreement_chart
+
+    path = agreement_chart(tmp_path / "agreement.png", result(200, {}))
+    with Image.open(path) as image:
+        assert image.size[0] == round(3.8 * 130)
