@@ -284,3 +284,21 @@ def test_details_that_cannot_be_downloaded_are_one_line():
     with pytest.raises(CogbenchError) as raised:
         verify("nobody/no-details", revision="v1")
     assert str(raised.value).startswith("cannot download the details nobody/no-details@v1 (")
+
+
+def test_each_category_names_only_its_own_items_and_a_metric_without_items_stops_nothing():
+    lines = details()
+    lines[0]["correct"] = False  # a (location): extracted A, answer A
+    lines[1]["correct"] = True  # b (event): extracted C, answer B
+    stated = scores()
+    # a metric the details cannot give listed first: the ones after it are still compared
+    stated["metrics"] = {"accuracy_circular": {"overall": 1.0}, **stated["metrics"]}
+    differences = shown(checked(lines, stated))
+    assert (
+        "run/scores.json: metrics.accuracy.per_category.location: says 100.0000, the details give 50.0000 (items: a)"
+        in differences
+    )
+    assert (
+        "run/scores.json: metrics.accuracy.per_category.event: says 50.0000, the details give 100.0000 (items: b)"
+        in differences
+    )
