@@ -110,3 +110,19 @@ def test_the_chart_is_two_inches_plus_nine_tenths_per_category_wide(tmp_path):
     path = agreement_chart(tmp_path / "agreement.png", result(200, {}))
     with Image.open(path) as image:
         assert image.size[0] == round(3.8 * 130)
+
+
+def test_the_chart_draws_each_kappa_in_the_models_colour_above_the_legend(tmp_path):
+    """The plot's markers are in the model's colour; the legend below repeats it once."""
+    import numpy as np
+    from PIL import Image
+
+    from cogbench.reference_eval.reports import charts
+    from cogbench.reference_eval.reports.judge_agreement import agreement_chart
+
+    path = agreement_chart(tmp_path / "agreement.png", result(200, {}))
+    colour = tuple(round(255 * v) for v in charts.model_colours(["m1"])["m1"][:3])
+    with Image.open(path) as image:
+        pixels = np.asarray(image.convert("RGB"))
+    rows = np.nonzero((pixels == colour).all(axis=-1))[0]
+    assert (rows < 0.7 * pixels.shape[0]).sum() > 20  # the plot area: the two categories' markers and whiskers
