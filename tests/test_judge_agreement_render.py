@@ -126,3 +126,28 @@ def test_the_chart_draws_each_kappa_in_the_models_colour_above_the_legend(tmp_pa
         pixels = np.asarray(image.convert("RGB"))
     rows = np.nonzero((pixels == colour).all(axis=-1))[0]
     assert (rows < 0.7 * pixels.shape[0]).sum() > 20  # the plot area: the two categories' markers and whiskers
+
+
+def test_two_models_kappas_stand_side_by_side_three_tenths_of_a_category_apart(tmp_path):
+    """Two pairs: each category's markers at x - 0.15 and x + 0.15 (step 0.3), so never on each other."""
+    import copy
+
+    import numpy as np
+    from PIL import Image
+
+    from cogbench.reference_eval.reports import charts
+    from cogbench.reference_eval.reports.judge_agreement import agreement_chart
+
+    both = result(200, {}, pairs=2)
+    both["pairs"] = [copy.deepcopy(pair) for pair in both["pairs"]]
+    both["pairs"][1]["a"]["model"] = "m2"
+    with Image.open(agreement_chart(tmp_path / "agreement.png", both)) as image:
+        pixels = np.asarray(image.convert("RGB"))
+    centres = {}
+    for model, colour in charts.model_colours(["m1", "m2"]).items():
+        rows, xs = np.nonzero((pixels == tuple(round(255 * v) for v in colour[:3])).all(axis=-1))
+        xs = xs[rows < 0.7 * pixels.shape[0]]  # the plot area, above the legend
+        middle = (xs.min() + xs.max()) / 2
+        centres[model] = (xs[xs < middle].mean(), xs[xs >= middle].mean())  # the two categories
+    one_category = centres["m1"][1] - centres["m1"][0]
+    assert (centres["m2"][0] - centres["m1"][0]) / one_category == pytest.approx(0.3, abs=0.03)
