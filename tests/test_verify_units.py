@@ -167,6 +167,12 @@ def test_a_texts_numbers_are_compared_one_by_one_and_a_changed_count_is_one_diff
         0,
         ["report.md: says 3 numbers, the details give 2 (text edited)"],
     )
+    result = Verification()
+    compare_text("report.md", "1 2", "1 2 3", result)  # a number deleted from the text
+    assert (result.equal, [d.line() for d in result.differences]) == (
+        0,
+        ["report.md: says 2 numbers, the details give 3 (text edited)"],
+    )
 
 
 def write(path: Path, text: str | bytes) -> Path:
