@@ -308,3 +308,36 @@ def test_each_category_names_only_its_own_items_and_a_metric_without_items_stops
         "run/scores.json: metrics.accuracy.per_category.event: says 50.0000, the details give 100.0000 (items: b)"
         in differences
     )
+
+
+def test_a_description_items_cors_name_it_under_their_categories():
+    """Two images, one entity each (recognised) and one time CoR each, judged 1 from its reply."""
+    lines = [
+        {
+            "item_id": image,
+            "recognition": {"annotated": 1, "recognized": 1},
+            "cognition": [{"figure": 8, "category": "time", "index": 0, "verdict": 1}],
+            "judge_replies": [{"figure": 8, "reply": "1. [1]"}],
+        }
+        for image in ("i1", "i2")
+    ]
+    fresh, _ = intervals.score_intervals("description", lines, COGBENCH_CATEGORIES)
+    stated = {
+        "task": "description",
+        "judge": {"kind": "openai", "parsing": "tolerant"},
+        "metrics": {
+            "cognition": {
+                "overall": 100.0,
+                "per_category": {c: 100.0 if c == "time" else None for c in COGBENCH_CATEGORIES},
+                "interval": fresh["cognition"],
+            }
+        },
+    }
+    assert shown(checked(lines, stated)) == []
+    lines[0]["cognition"][0]["verdict"] = 0  # i1's verdict edited: its reply still reads 1; 1 of 2 now
+    differences = shown(checked(lines, stated))
+    assert differences[0] == "run/details.jsonl: item i1: CoR time 0: verdict 0, its Figure 8 judge reply reads 1"
+    assert (
+        "run/scores.json: metrics.cognition.per_category.time: says 100.0000, the details give 50.0000 (items: i1)"
+        in differences
+    )
