@@ -194,3 +194,12 @@ def test_a_details_datasets_edited_report_is_named(published, tmp_path, capsys):
     assert main(["verify", str(details)]) == 1
     printed = capsys.readouterr().out
     assert f"{report}: number " in printed and printed.splitlines()[-1].startswith("NOT verified: ")
+
+
+def test_only_a_score_folder_beside_run_json_is_read_as_an_eval_run(published, tmp_path, capsys):
+    """A scored folder of another name is a score run, even with a run.json beside it."""
+    folder = shutil.copytree(published[0], tmp_path / "tally")
+    (tmp_path / "run.json").write_text("{}")
+    assert main(["verify", str(folder)]) == 0
+    stated = capsys.readouterr().out.splitlines()[1]
+    assert "how the answers were generated (no eval run folder: run.json absent)" in stated
