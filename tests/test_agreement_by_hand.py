@@ -184,3 +184,35 @@ def test_flip_share_is_rounded_once_where_printed():
     result = agreement.kappa_with_intervals(agreement.confusion_table(pairs_from("x", "c", verdicts), ["c"]), 20)
     assert result["overall"]["flip_share"] == pytest.approx(5400 / 94)
     assert f"{result['overall']['flip_share']:.1f}" == "57.4"
+
+
+@pytest.mark.parametrize("categories", [[], ["c"], ["c", "d", "e"]])
+def test_the_table_has_one_count_matrix_per_column_and_overall_counts_every_item(categories):
+    """Counts (images, categories + overall, labels, labels): 3 items on 2 images, labels 0 and 1."""
+    pairs = [Pair("x", "c", 1, 1), Pair("x", "d", 0, 1), Pair("y", "z", 0, 0)]  # "z" is in no column
+    table = agreement.confusion_table(pairs, categories)
+    assert table.columns == [*categories, "overall"]
+    assert table.counts.shape == (2, len(categories) + 1, 2, 2)
+    assert table.counts[:, -1].tolist() == [[[0, 1], [0, 1]], [[1, 0], [0, 0]]]
+
+
+def test_by_default_an_interval_needs_200_images():
+    """docs: kappa's interval is given from 200 images on (coverage measured under 95% below)."""
+    pairs = [Pair(f"image{n}", "c", n % 2, n % 3 % 2) for n in range(200)]
+    table = agreement.confusion_table(pairs, ["c"])
+    assert agreement.kappa_with_intervals(table, resamples=20)["overall"]["interval"] is not None
+    fewer = agreement.confusion_table(pairs[:199], ["c"])
+    assert agreement.kappa_with_intervals(fewer, resamples=20)["overall"]["interval"] is None
+
+
+def test_a_confusion_table_is_frozen():
+    table = agreement.confusion_table([Pair("x", "c", 1, 1)], ["c"])
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        table.labels = [0]
+
+
+def test_an_image_with_one_item_in_a_column_counts_as_an_image_of_it():
+    """images: per column, the images with at least one item there (here one item each)."""
+    pairs = [Pair("x", "c", 1, 1), Pair("y", "c", 0, 0), Pair("z", "d", 1, 0)]
+    result = agreement.kappa_with_intervals(agreement.confusion_table(pairs, ["c", "d"]), resamples=10)
+    assert (result["c"]["images"], result["d"]["images"], result["overall"]["images"]) == (2, 1, 3)

@@ -182,3 +182,24 @@ def test_a_scores_json_edit_is_not_blamed_on_the_untouched_report(vqa_run, tmp_p
     assert any("scores.json: metrics.accuracy.overall" in line for line in lines), lines
     report = [line for line in lines if "report.md" in line]
     assert len(report) == 1 and "not compared number by number" in report[0], report
+
+
+def test_a_details_datasets_edited_report_is_named(published, tmp_path, capsys):
+    """The details dataset's runs/<task>/report.md is compared number by number too."""
+    details = shutil.copytree(published[1] / "details", tmp_path / "details")
+    report = details / "runs" / "codis" / "report.md"
+    text = report.read_text()
+    spot = NUMBER.search(text)
+    report.write_text(text[: spot.start()] + f"{float(spot.group()) + 1:.4f}" + text[spot.end() :])
+    assert main(["verify", str(details)]) == 1
+    printed = capsys.readouterr().out
+    assert f"{report}: number " in printed and printed.splitlines()[-1].startswith("NOT verified: ")
+
+
+def test_only_a_score_folder_beside_run_json_is_read_as_an_eval_run(published, tmp_path, capsys):
+    """A scored folder of another name is a score run, even with a run.json beside it."""
+    folder = shutil.copytree(published[0], tmp_path / "tally")
+    (tmp_path / "run.json").write_text("{}")
+    assert main(["verify", str(folder)]) == 0
+    stated = capsys.readouterr().out.splitlines()[1]
+    assert "how the answers were generated (no eval run folder: run.json absent)" in stated

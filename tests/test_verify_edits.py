@@ -234,3 +234,32 @@ def test_publish_refuses_a_run_flagged_complete_whose_counts_say_otherwise(publi
     assert scored.scores["complete"] is True
     with pytest.raises(NotPublishable, match=r"flags say complete, its counts do not \(acc_q 700/706 queries\)"):
         check_publishable(scored)
+
+
+@pytest.mark.parametrize("task", ["codis", "description"])
+def test_an_edited_rendered_prompt_hash_is_found_by_rendering_the_prompt_again(
+    judged_runs,  # noqa: F811
+    built_release,
+    tmp_path,
+    capsys,
+    task,
+):
+    """An eval run's prompts are rendered again from the build and the model template (the server's
+    hashes of what it received pin the stored ones in test_details_dataset); without the build they are
+    named as stated."""
+    folder = shutil.copytree(judged_runs[1][task].parent, tmp_path / task)
+    run = folder / "score"
+    code, out = _verify([str(run), "--dataset", str(built_release)], capsys)
+    assert code == 0 and "rendered_prompt_sha256" not in out.splitlines()[1], out
+    code, out = _verify([str(run)], capsys)
+    assert code == 0 and "each answer's rendered_prompt_sha256 (give --dataset BUILD" in out.splitlines()[1], out
+
+    def edit(lines):
+        answer = lines[0]["queries"][1] if task == "codis" else lines[0]
+        answer["rendered_prompt_sha256"] = "0" * 64
+
+    _details(run, edit)
+    code, out = _verify([str(run), "--dataset", str(built_release)], capsys)
+    item = json.loads((run / "details.jsonl").read_text().splitlines()[0])["item_id"]
+    named = f"item {item}{' (2)' if task == 'codis' else ''}: rendered_prompt_sha256 (its prompt rendered from the build): says '{'0' * 64}'"
+    assert code == 1 and named in out, out

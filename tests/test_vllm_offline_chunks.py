@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import sys
 import time
+import types
 from types import SimpleNamespace
 
 import pytest
@@ -106,6 +108,43 @@ def test_an_output_with_no_token_ids_records_no_token_count():
     assert chunk[0].generated_tokens is None and chunk[0].output == "answer to prompt number 0"
 
 
+def test_each_answer_keeps_its_completions_finish_reason_and_none_is_empty():
+    """vLLM's ``finish_reason`` is "stop" or "length" once a completion ends, None while it runs:
+    a truncated answer must say "length"; None (no reason) is recorded as ""."""
+
+    class Reasons(StandInEngine):
+        def chat(self, chats, params, use_tqdm=True):
+            outputs = super().chat(chats, params, use_tqdm)
+            for output, reason in zip(outputs, ("length", None, "stop")):
+                output.outputs[0].finish_reason = reason
+            return outputs
+
+    (chunk,) = answer_queries(Reasons(), VLLMSettings("m", 4, chunk_size=3), blind_queries(3), None, [])
+    assert [a.finish_reason for a in chunk] == ["length", "", "stop"]
+
+
+@pytest.mark.parametrize(
+    ("thinking", "options"),
+    [
+        ("on", {"chat_template_kwargs": {"enable_thinking": True}}),
+        ("off", {"chat_template_kwargs": {"enable_thinking": False}}),
+        ("auto", {}),
+    ],
+)
+def test_thinking_on_or_off_reaches_the_chat_template_and_auto_leaves_it_alone(thinking, options):
+    """``LLM.chat(..., chat_template_kwargs=...)``: the template's ``enable_thinking`` (Qwen3's switch)."""
+
+    class Recording(StandInEngine):
+        def chat(self, chats, params, use_tqdm=True, **kwargs):
+            self.options = kwargs
+            return super().chat(chats, params, use_tqdm)
+
+    engine = Recording()
+    thinking = "".join(list(thinking))  # as the command line gives it: a new string, not this module's constant
+    list(answer_queries(engine, VLLMSettings("m", 4, thinking=thinking), blind_queries(1), None, []))
+    assert engine.options == options
+
+
 @pytest.mark.parametrize("chunk_size", [1, 2, 5])
 def test_every_query_is_answered_once_whatever_the_chunk_size(chunk_size):
     engine, queries = StandInEngine(), blind_queries(5)
@@ -159,6 +198,24 @@ def test_without_vllm_the_backend_is_one_usage_line():
     assert str(error.value) == (
         "--model vllm: needs vllm installed in the environment that runs cogbench "
         "(pip install vllm; docs/running.md, 'vLLM in the process')"
+    )
+
+
+def test_a_model_vllm_cannot_start_is_one_error_line(monkeypatch):
+    """Whatever ``vllm.LLM`` raises (a stand-in ``vllm`` module whose engine refuses the model)."""
+    stand_in = types.ModuleType("vllm")
+
+    class LLM:
+        def __init__(self, model, **arguments):
+            raise ValueError(f"{model} is not a supported architecture\n(see the log)")
+
+    stand_in.LLM = LLM
+    monkeypatch.setitem(sys.modules, "vllm", stand_in)
+    with pytest.raises(CogbenchError) as error:
+        load_engine(VLLMSettings("some/model", 8))
+    assert str(error.value) == (
+        "--model vllm:some/model: vLLM did not start (ValueError: some/model is not a supported architecture "
+        "(see the log); its log above has the cause); what was answered before is kept in the run folder"
     )
 
 

@@ -95,7 +95,7 @@ def check_task(data: TaskData, result: Verification, dataset: str | None = None)
     check_scores(data, result)
     expected = verify_sources.check_build(data, result, dataset) if dataset else None
     if dataset is None:
-        verify_sources.stated_without_build(result)
+        verify_sources.stated_without_build(result, data)
     verify_rederive.check_counts(data, result, expected)
     verify_rederive.check_interval_settings(data, result)
     verify_rederive.check_provenance(data, result)

@@ -1,11 +1,13 @@
 """What ``cogbench verify`` checks against the files that made a run: an ``eval`` folder's run.json
 and predictions.jsonl (model, prompt template, generation settings and the answers, per line), and
 with ``--dataset BUILD`` the build itself (ids, images, categories, questions, reference answers,
-option texts, entities, the revision and shards' hashes, and how many units each metric expects).
+option texts, entities, the revision and shards' hashes, how many units each metric expects, and
+for an eval run each answer's rendered prompt hash, from its prompt rendered again).
 """
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from cogbench.reference_eval.answers.reasoning import THINK_TAGS, final_answer
@@ -13,6 +15,8 @@ from cogbench.reference_eval.formats.predictions import read_predictions
 from cogbench.reference_eval.reports.run_reader import read_run_record
 from cogbench.reference_eval.reports.verify_result import TaskData, Verification
 from cogbench.reference_eval.run import provenance
+from cogbench.reference_eval.tasks.prompts import DESCRIPTION_MODES, template_for
+from cogbench.reference_eval.tasks.queries import rotate
 from cogbench.schemas.vocabulary import CHOICE_COLUMNS
 from cogbench.validation.integrity import verified_rows
 
@@ -117,6 +121,7 @@ def check_build(data: TaskData, result: Verification, dataset: str) -> dict[str,
     stated_shards = (scores.get("provenance") or {}).get("dataset", {}).get("shards")
     if stated_shards is not None:
         result.same(f"{where}: provenance.dataset.shards (the build's)", stated_shards, revision["shards"])
+    check_rendered_prompts(data, result, by_id)
     missing = [i for i in by_id if i not in {d["item_id"] for d in data.details}]
     stated_missing = {str(m).split("#")[0] for m in counts.get("missing_predictions") or []}
     result.same(
@@ -145,5 +150,57 @@ def check_build(data: TaskData, result: Verification, dataset: str) -> dict[str,
     return {"recognition_micro": entities, "recognition_macro": entities, "cognition": cors}
 
 
-def stated_without_build(result: Verification) -> None:
+def stated_without_build(result: Verification, data: TaskData | None = None) -> None:
     result.state("item ids, image ids, categories and reference answers (give --dataset BUILD to check them)")
+    if data is not None and rendered_hashes(data.scores["task"], data.details):
+        result.state("each answer's rendered_prompt_sha256 (give --dataset BUILD to re-render them)")
+
+
+def rendered_hashes(task: str, details: list[dict[str, Any]]) -> dict[tuple[str, Any], str]:
+    """``{(item, query or rotation or None): sha256}``: the prompt hashes the details state (not null)."""
+    found = {}
+    for detail in details:
+        item = detail["item_id"]
+        if task == "codis":
+            answers = [((item, q.get("query")), q) for q in detail["queries"]]
+        elif "rotations" in detail:
+            answers = [((item, r.get("rotation")), r) for r in detail["rotations"]]
+        else:
+            answers = [((item, None), detail)]
+        found.update({key: a["rendered_prompt_sha256"] for key, a in answers if a.get("rendered_prompt_sha256")})
+    return found
+
+
+def _rendered(task: str, template, row: dict[str, Any], key: Any) -> str | None:
+    """The prompt ``eval`` sent for one answer (tasks/queries.build_queries), from the build's row."""
+    if task == "description":
+        return template.render()
+    if task == "codis":
+        return template.render(question=row["question"], context=row[f"context_{key}"]) if key in (1, 2) else None
+    choices = [row[c] for c in CHOICE_COLUMNS]
+    shown = rotate(choices, 0, key)[0] if key is not None else choices
+    return template.render(question=row["question"], **dict(zip(CHOICE_COLUMNS, shown)))
+
+
+def check_rendered_prompts(data: TaskData, result: Verification, rows: dict[str, dict[str, Any]]) -> None:
+    """Each answer's ``rendered_prompt_sha256`` against its prompt rendered again from the build and the
+    run's model template. Only for an eval run folder: cogbench rendered those prompts; a harness's
+    or the authors' prompt text is theirs, so there the hashes are named as stated."""
+    task = data.scores["task"]
+    stated = rendered_hashes(task, data.details)
+    if not stated:
+        return
+    models = [
+        t["sha256"] for t in (data.scores.get("provenance") or {}).get("prompt_templates", []) if t["role"] == "model"
+    ]
+    candidates = {template_for(task, m, n) for m in DESCRIPTION_MODES for n in (False, True)}
+    templates = [t for t in candidates if [t.sha256] == models]
+    if data.run_dir is None or not templates:
+        why = "not an eval run folder" if data.run_dir is None else "its model template is not one of cogbench's"
+        result.state(f"each answer's rendered_prompt_sha256 ({why}: not re-rendered)")
+        return
+    for (item, key), sha in sorted(stated.items(), key=str):
+        prompt = _rendered(task, templates[0], rows[item], key) if item in rows else None
+        derived = hashlib.sha256(prompt.encode("utf-8")).hexdigest() if prompt is not None else None
+        where = f"{data.where}: item {item}{f' ({key})' if key is not None else ''}: rendered_prompt_sha256"
+        result.same(f"{where} (its prompt rendered from the build)", sha, derived, [item])
