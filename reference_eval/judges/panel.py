@@ -7,7 +7,9 @@ in details.jsonl, and the single-judge fields hold the panel's verdict, decided 
 
 A member is ``rule`` (the offline CODIS judge) or ``openai:MODEL``, its endpoint given after an
 ``@`` (``openai:MODEL@http://HOST:PORT/v1``) or else ``--judge-base-url``'s, so that each member may
-sit behind its own server. The URL never reaches a file: members are named without it.
+sit behind its own server. The URL never reaches a file: members are named without it. A member may
+also be ``vllm:PATH_OR_ID[@REVISION]`` (judges/vllm_judge.py): its own engine in this process, loaded
+once, its identity (weights, engine, arguments) recorded under its name.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 
 from cogbench.errors import UsageError
 from cogbench.reference_eval.judges.llm import LLMJudge
+from cogbench.reference_eval.judges.vllm_judge import split_spec
 from cogbench.reference_eval.metrics.panel_agreement import PanelItem, panel_agreement
 
 PANEL_RULE = (
@@ -33,7 +36,7 @@ class Member:
     """One panel member: ``name`` keys it in details.jsonl and scores.json (never its URL)."""
 
     name: str
-    kind: str  # rule | openai
+    kind: str  # rule | openai | vllm
     model: str | None = None
     base_url: str | None = None
 
@@ -52,9 +55,12 @@ def parse_member(value: str, default_base_url: str | None, task: str) -> Member:
         model = spec[len("openai:") :]
         if model:
             return Member(spec, "openai", model, url)
+    if value.startswith("vllm:"):  # in this process; @ gives a Hub revision, not an endpoint
+        split_spec(value[len("vllm:") :])
+        return Member(value, "vllm", value[len("vllm:") :])
     raise UsageError(
-        f"--judge {value.split('@', 1)[0]!r}: a panel member is rule (codis) or openai:MODEL, its endpoint "
-        "optionally after @ (openai:MODEL@http://HOST:PORT/v1; default --judge-base-url)"
+        f"--judge {value.split('@', 1)[0]!r}: a panel member is rule (codis), vllm:PATH_OR_ID or openai:MODEL, "
+        "its endpoint optionally after @ (openai:MODEL@http://HOST:PORT/v1; default --judge-base-url)"
     )
 
 
@@ -74,7 +80,7 @@ def check_options(options: Any) -> None:
     """A panel (``ScoreOptions.panel``) is two or more members judged online: request files and the offline
     Cognition judges take one judge."""
     if options.judge not in (None, "panel") or len(options.panel) < 2:
-        raise UsageError("a judge panel takes two or more --judge values (rule, openai:MODEL[@URL])")
+        raise UsageError("a judge panel takes two or more --judge values (rule, openai:MODEL[@URL], vllm:PATH_OR_ID)")
     for given, option in ((options.write_requests, "--write-requests"), (options.read_responses, "--read-responses")):
         if given:
             raise UsageError(f"{option} takes one judge, not a panel: write and read each member's requests apart")
@@ -84,9 +90,9 @@ def check_options(options: Any) -> None:
 
 
 def llm_members(options: Any) -> list[Member]:
-    """The members that send requests (none without a panel)."""
+    """The members that an LLM judges for (openai: and vllm:; none without a panel)."""
     members = parse_members(options.panel, options.judge_base_url, options.task) if options.panel else []
-    return [member for member in members if member.kind == "openai"]
+    return [member for member in members if member.kind in ("openai", "vllm")]
 
 
 def panel_verdict(verdicts: Sequence[Any]) -> Any:
