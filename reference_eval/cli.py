@@ -75,7 +75,8 @@ def _add_judge_check_options(parser: argparse.ArgumentParser | argparse._Argumen
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="a keyword argument of vllm.LLM for a --judge vllm: judge (dtype=float32, max_model_len=4096, "
+        help="a keyword argument of vllm.LLM for a --judge vllm: judge, each vllm: member of a panel alike "
+        "(dtype=float32, max_model_len=4096, "
         "enforce_eager=true; VALUE read as JSON where it parses), recorded in its identity; repeatable "
         "(default: seed=0 only, vLLM's defaults otherwise)",
     )
@@ -142,8 +143,8 @@ def add_score_parser(subparsers: argparse._SubParsersAction) -> None:
         help="rule (offline CODIS judge), none (skip judge-based metrics), openai:MODEL, vllm:PATH_OR_ID[@REVISION] "
         "(in this process, constrained to the official labels; needs vllm), or an offline "
         "Cognition judge rouge|bertscore|nli (description); repeat it for a panel judged by majority, "
-        "each member rule or openai:MODEL[@BASE_URL][#KEY_VARIABLE], a member on another host sent the key "
-        "in KEY_VARIABLE or none (docs/judges.md) (default: rule for codis, none otherwise)",
+        "each member rule, vllm:PATH_OR_ID or openai:MODEL[@BASE_URL][#KEY_VARIABLE], a member on another host "
+        "sent the key in KEY_VARIABLE or none (docs/judges.md) (default: rule for codis, none otherwise)",
     )
     parser.set_defaults(panel=())
     parser.add_argument(

@@ -1,5 +1,5 @@
 """The ``vllm:`` judge (issue 40 item 1) where vLLM is not needed: its spec, the one-line refusal where
-vLLM is missing, the structured-output constraint of each official prompt (every reply it allows reads
+vLLM is missing (a panel member alike), the structured-output constraint of each official prompt (every reply it allows reads
 as the same verdicts in both parsing modes), and the judge's identity (weights sha256 by hand)."""
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from cogbench.errors import UsageError
 from cogbench.reference_eval.judges import codis as codis_judge
 from cogbench.reference_eval.judges import cognition as cognition_judge
 from cogbench.reference_eval.judges import vllm_judge
+from cogbench.reference_eval.judges.panel import parse_member, parse_members
 
 from shared_files import codis_example
 
@@ -28,12 +29,28 @@ def test_spec_splits_a_hub_revision():
 
 
 @pytest.mark.skipif(find_spec("vllm") is not None, reason="vllm is installed here")
-def test_without_vllm_the_judge_is_refused_in_one_line_before_any_work(built_release, tmp_path, capsys):
+@pytest.mark.parametrize("judges", [["vllm:/models/judge"], ["rule", "vllm:/models/judge"]], ids=["alone", "panel"])
+def test_without_vllm_the_judge_is_refused_in_one_line_before_any_work(built_release, tmp_path, capsys, judges):
     argv = ["score", "--task", "codis", "--dataset", str(built_release), "--predictions", str(codis_example())]
-    assert main([*argv, "--judge", "vllm:/models/judge", "--out", str(tmp_path / "run")]) == 2
+    argv += [w for judge in judges for w in ("--judge", judge)] + ["--judge-engine-arg", "dtype=float32"]
+    assert main([*argv, "--out", str(tmp_path / "run")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: --judge vllm: needs vllm installed") and err.count("\n") == 1
     assert not (tmp_path / "run").exists()
+
+
+def test_a_panel_member_may_be_an_in_process_vllm_judge_its_at_a_revision_not_an_endpoint():
+    member = parse_member("vllm:org/judge@abc123", "http://default/v1", "description")
+    assert (member.name, member.kind, member.model, member.base_url) == (
+        "vllm:org/judge@abc123",
+        "vllm",
+        "org/judge@abc123",
+        None,
+    )
+    with pytest.raises(UsageError, match="vllm:ORG/NAME@REVISION"):
+        parse_member("vllm:org/judge@", None, "codis")
+    with pytest.raises(UsageError, match="given twice"):
+        parse_members(["vllm:/models/judge", "rule", "vllm:/models/judge"], None, "codis")
 
 
 def test_the_codis_constraint_is_the_official_labels_read_alike_in_both_modes():

@@ -10,8 +10,12 @@ The judge is the tiny Qwen2.5-VL every real-vLLM test serves (vllm_helpers.build
 weights reply gibberish, so only the constraint makes every reply ``right`` or ``wrong``, and any difference in
 prompt, constraint or sampling between the paths changes the verdicts. Replies are read with
 ``--judge-parsing constrained``: none may be unscored. The answers judged are the same model's, from
-``cogbench eval`` on the first pairs of the real CODIS build. Cognition is left out: its scoring needs spaCy
-and an embedder, which the vllm venv does not hold. Marked ``vllm``: run by .ci/run-vllm.
+``cogbench eval`` on the first pairs of the real CODIS build.
+
+The same weights also sit in a panel (issue 40): an in-process ``vllm:`` member beside an ``openai:`` member
+behind the same server judge Cognition on the real Description annotations (the vllm venv holds spaCy and
+sentence-transformers for its Recognition Score, .ci/run-vllm); both members reply alike. Marked ``vllm``:
+run by .ci/run-vllm.
 """
 
 from __future__ import annotations
@@ -112,3 +116,46 @@ def test_in_process_served_and_run_batch_judges_agree_item_for_item(
     assert identity["engine_args"] == ENGINE_ARGS and identity["folder"] == str(vllm_tiny_model.resolve())
     assert len(identity["weights_sha256"]) == 64
     assert "unscored 0/" in in_process.stdout
+
+
+def test_cognition_panel_of_an_in_process_and_a_served_judge_agrees_reply_for_reply(
+    served, built_release, tmp_path, vllm_tiny_model
+):
+    """A panel whose members are the same weights, one ``vllm:`` in process and one ``openai:`` behind the server
+    this module started: Cognition's Figure 8 and 9 prompts on the real Description annotations (the oracle), each
+    reply constrained to the prompt's numbered verdicts; both members give the same replies, the ``vllm:`` one's
+    identity is recorded under its name, and ``verify`` re-derives the panel from both members' replies."""
+    from test_score import minilm_path
+
+    from shared_files import spacy_stand_in
+
+    engine = [w for key, value in ENGINE_ARGS.items() for w in ("--judge-engine-arg", f"{key}={json.dumps(value)}")]
+    in_process, online = f"vllm:{vllm_tiny_model}", f"openai:{NAME}"
+    run = tmp_path / "cognition-panel"
+    command = [VLLM_PYTHON, "-m", "cogbench", "score", "--task", "description", "--dataset", str(built_release)]
+    command += ["--oracle", "--out", str(run), "--spacy-model", str(spacy_stand_in()), "--embedder", minilm_path()]
+    command += ["--judge", in_process, "--judge", f"{online}@{served.base_url}", "--judge-structured-outputs", *engine]
+    started = time.monotonic()
+    env = dict(engine_env(tmp_path), TQDM_DISABLE="1", OPENAI_API_KEY="EMPTY")
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    print(f"{run.name}: scored in {time.monotonic() - started:.0f} s")
+
+    details = [json.loads(line) for line in (run / "details.jsonl").read_text().splitlines()]
+    replies = {name: [] for name in (in_process, online)}
+    for detail in details:
+        for reply in detail["panel_replies"]:
+            replies[reply["judge"]].append((detail["item_id"], reply["figure"], reply["reply"]))
+    assert len(replies[in_process]) == 2 * len(details) > 0  # a Figure 8 and a Figure 9 call per image
+    assert replies[online] == replies[in_process]  # item for item, reply for reply
+    cors = [c for detail in details for c in detail["cognition"]]
+    assert all([m["verdict"] for m in c["panel"]] == [c["verdict"]] * 2 for c in cors)  # two alike: the same
+    scores = json.loads((run / "scores.json").read_text())
+    assert scores["counts"]["judge_failures"] == 0 and scores["judge"]["kind"] == "panel"
+    first, second = scores["provenance"]["judge"]["members"]
+    assert (first["name"], first["kind"], first["engine"]) == (in_process, "vllm", "vllm")
+    assert first["engine_args"] == ENGINE_ARGS and first["folder"] == str(vllm_tiny_model.resolve())
+    assert len(first["weights_sha256"]) == 64
+    assert (second["name"], second["kind"], second["endpoint_host"]) == (online, "openai", "127.0.0.1")
+    assert "engine" not in second
+    assert subprocess.run([sys.executable, "-m", "cogbench", "verify", str(run)]).returncode == 0

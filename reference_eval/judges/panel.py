@@ -13,6 +13,9 @@ A key goes only to the host it was given for: ``OPENAI_API_KEY`` to ``--judge-ba
 (OpenAI's without one) and to a member's ``@URL`` on that same scheme, host and port; a member elsewhere
 names the environment variable holding its own key after a ``#`` (``openai:MODEL@URL#VARIABLE``), or is
 sent no key at all.
+
+A member may also be ``vllm:PATH_OR_ID[@REVISION]`` (judges/vllm_judge.py): its own engine in this process,
+loaded once, its identity (weights, engine, arguments) recorded under its name; it is sent no key.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from urllib.parse import urlparse
 from cogbench.errors import UsageError
 from cogbench.reference_eval.backends.openai_api import API_KEY_VARIABLE, OPENAI_BASE_URL
 from cogbench.reference_eval.judges.llm import LLMJudge
+from cogbench.reference_eval.judges.vllm_judge import split_spec
 from cogbench.reference_eval.metrics.panel_agreement import PanelItem, panel_agreement
 
 PANEL_RULE = (
@@ -42,7 +46,7 @@ class Member:
     """One panel member: ``name`` keys it in details.jsonl and scores.json (never its URL)."""
 
     name: str
-    kind: str  # rule | openai
+    kind: str  # rule | openai | vllm
     model: str | None = None
     base_url: str | None = None
     key_variable: str | None = None  # the environment variable whose key it is sent (its name); None: no key
@@ -82,8 +86,11 @@ def parse_member(value: str, default_base_url: str | None, task: str) -> Member:
             # OPENAI_API_KEY goes only to the endpoint it was given for (--judge-base-url's, or OpenAI's).
             given_for = origin(url) == origin(default_base_url)
             return Member(spec, "openai", model, url, variable or (API_KEY_VARIABLE if given_for else None))
+    if value.startswith("vllm:"):  # in this process; @ gives a Hub revision, not an endpoint
+        split_spec(value[len("vllm:") :])
+        return Member(value, "vllm", value[len("vllm:") :])
     raise UsageError(
-        f"--judge {value.split('@', 1)[0]!r}: a panel member is rule (codis) or openai:MODEL, its endpoint "
+        f"--judge {value.split('@', 1)[0]!r}: a panel member is rule (codis), vllm:PATH_OR_ID or openai:MODEL, its endpoint "
         "optionally after @ and its key's environment variable after # (openai:MODEL@http://HOST:PORT/v1#VARIABLE; "
         "default --judge-base-url and OPENAI_API_KEY)"
     )
@@ -102,9 +109,9 @@ def parse_members(values: Sequence[str], default_base_url: str | None, task: str
 
 
 def llm_members(options: Any) -> list[Member]:
-    """The members that send requests (none without a panel)."""
+    """The members that an LLM judges for (openai: and vllm:; none without a panel)."""
     members = parse_members(options.panel, options.judge_base_url, options.task) if options.panel else []
-    return [member for member in members if member.kind == "openai"]
+    return [member for member in members if member.kind in ("openai", "vllm")]
 
 
 def panel_verdict(verdicts: Sequence[Any]) -> Any:

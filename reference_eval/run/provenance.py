@@ -128,13 +128,19 @@ def endpoint_id(base_url: str | None) -> str:
     return hashlib.sha256(where.encode("utf-8")).hexdigest()[:12]
 
 
-def panel_provenance(members: Iterable[Any], parsing: str, rule: str) -> dict[str, Any]:
-    """A judge panel: each member as ``judge_provenance`` records one judge (host only, never the URL)."""
-    members = list(members)
+def panel_provenance(
+    members: Iterable[Any], parsing: str, rule: str, engines: dict[str, dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """A judge panel: each member as ``judge_provenance`` records one judge (host only, never the URL), a
+    ``vllm:`` member with its loaded engine's identity (``engines``, by member name; judges/vllm_judge.identity)."""
+    members, engines = list(members), engines or {}
     return {
         "kind": "panel",
         "model": " + ".join(m.name for m in members),
-        "members": [{"name": m.name, **judge_provenance(m.kind, m.model, m.base_url, parsing)} for m in members],
+        "members": [
+            {"name": m.name, **judge_provenance(m.kind, m.model, m.base_url, parsing), **engines.get(m.name, {})}
+            for m in members
+        ],
         "parsing": parsing,
         "rule": rule,
     }

@@ -123,7 +123,7 @@ def check_judge_options(
 ) -> None:
     """An LLM judge's options without an LLM judge (``openai:``, ``vllm:``, or a panel with one) are refused,
     not silently ignored (docs/conventions.md); so are a ``vllm:`` judge's engine arguments without one."""
-    if engine_args and not (judge or "").startswith("vllm:"):
+    if engine_args and not any((name or "").startswith("vllm:") for name in (judge, *panel)):
         named = " --judge ".join(panel) if panel else judge or ("rule" if task == "codis" else "none")
         raise UsageError(f"--judge-engine-arg applies only with --judge vllm:PATH_OR_ID, not to --judge {named}")
     if structured and not any((name or "").startswith("openai:") for name in (judge, *panel)):
@@ -144,7 +144,9 @@ def _check_panel(options: ScoreOptions) -> None:
     """A panel is two or more members (judges/panel.py's grammar) judged online: request files and the offline
     Cognition judges take one judge."""
     if options.judge not in (None, "panel") or len(options.panel) < 2:
-        raise UsageError("a judge panel takes two or more --judge values (rule, openai:MODEL[@URL][#KEY_VARIABLE])")
+        raise UsageError(
+            "a judge panel takes two or more --judge values (rule, vllm:PATH_OR_ID, openai:MODEL[@URL][#KEY_VARIABLE])"
+        )
     for given, option in ((options.write_requests, "--write-requests"), (options.read_responses, "--read-responses")):
         if given:
             raise UsageError(f"{option} takes one judge, not a panel: write and read each member's requests apart")
@@ -162,6 +164,9 @@ def _judge_spec(options: ScoreOptions) -> JudgeSpec:
     analyses.check_options(options)
     if options.panel:
         _check_panel(options)
+        if any(value.startswith("vllm:") for value in options.panel):  # each vllm: member gets the engine arguments
+            vllm_judge.engine_arguments(options.judge_engine_args)
+            vllm_judge.require_vllm()
         return JudgeSpec("panel")
     if options.judge in analyses.offline_judges.OFFLINE_JUDGES:
         return JudgeSpec(options.judge)  # an offline Cognition judge (analyses.run_offline_judge)
@@ -297,7 +302,7 @@ def _llm_judge(
 def _panel(options: ScoreOptions) -> judge_panel.Panel:
     """Each member's judge (one cache file: each member's entries keyed by its own endpoint and model)."""
     judges = {
-        m.name: _llm_judge(options, JudgeSpec("openai", m.model), m.base_url, m.key_variable)
+        m.name: _llm_judge(options, JudgeSpec(m.kind, m.model), m.base_url, m.key_variable)
         for m in judge_panel.llm_members(options)
     }
     return judge_panel.Panel(judge_panel.parse_members(options.panel, options.judge_base_url, options.task), judges)
@@ -384,7 +389,8 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
     if spec.kind == "openai" and not options.read_responses:  # replies read from files send nothing
         check_judge_alive(options, spec.model)
     for member in judge_panel.llm_members(options):
-        check_judge_alive(options, member.model, member.base_url, member.key_variable)
+        if member.kind == "openai":  # a vllm: member is weights on disk: it never retires
+            check_judge_alive(options, member.model, member.base_url, member.key_variable)
     rows = _dataset_rows(options)
     outputs, source = _outputs_by_id(options, rows)
     # Before any item is scored: a judge model whose weights did not load stops the run here (model_checks).
@@ -423,6 +429,7 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
     finally:
         if judge is not None:
             judge.close()
+    engines = {n: j.identity for n, j in getattr(judge, "judges", {}).items() if isinstance(j, vllm_judge.VLLMJudge)}
     categories = CODIS_CATEGORIES if options.task == "codis" else COGBENCH_CATEGORIES
     intervals, interval_settings = metric_intervals.score_intervals(
         options.task, result.details, categories, options.resamples, options.seed
@@ -460,7 +467,7 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
         "cogbench_version": __version__,
         "dataset": provenance.dataset_provenance(options.dataset, options.task, options.revision),
         "prompt_templates": source.get("prompt_templates", []) + provenance.judge_templates(options.task, spec.kind),
-        "judge": provenance.panel_provenance(judge.members, options.judge_parsing, judge_panel.PANEL_RULE)
+        "judge": provenance.panel_provenance(judge.members, options.judge_parsing, judge_panel.PANEL_RULE, engines)
         if isinstance(judge, judge_panel.Panel)
         else provenance.judge_provenance(spec.kind, spec.model, options.judge_base_url, options.judge_parsing)
         | (judge.identity if isinstance(judge, vllm_judge.VLLMJudge) else {})
