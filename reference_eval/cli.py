@@ -490,8 +490,8 @@ def add_rescore_parser(subparsers: argparse._SubParsersAction) -> None:
         description="Score RUN's stored answers (its predictions.jsonl) against NEW_BUILD into a new eval run "
         "folder, with RUN's judge: only prompts that changed (items whose gold changed) reach an LLM judge, the "
         "others are answered from RUN's verdict cache. Queries the new build asks that RUN did not answer (new "
-        "items, a changed question or context) are left for `eval` on the new folder (or written as request files "
-        "with --write-requests), and the score is labelled PARTIAL until then. `cogbench explain RUN OUT` gives "
+        "items, a changed question, context or image) are left for `eval` on the new folder (or written as request "
+        "files with --write-requests), and the score is labelled PARTIAL until then. `cogbench explain RUN OUT` gives "
         "the impact (docs/explain.md).",
     )
     parser.add_argument("run", metavar="RUN", help="an eval run folder (run.json, predictions.jsonl, score/)")
