@@ -335,3 +335,21 @@ def test_an_item_shown_another_image_is_not_carried(errata_run, real_raw_dir, tm
     revision = json.loads((run / "run.json").read_text())["dataset_revision"]
     assert f"WARNING: images not compared: the run's build {revision} is not a local folder" in printed
     assert "rescored: 706 stored answer(s)" in printed
+
+
+def test_rescore_is_named_at_the_package_top(errata_run, tmp_path):
+    """`cogbench.rescore` (loaded on first use) is the command's function: it returns what it did, the
+    new scores derived by hand in the module docstring (pair 000's second query now wrong: Acc_q
+    100/706, Acc_p 0), and fails with the project's exceptions, never SystemExit."""
+    import cogbench
+    from cogbench.errors import UsageError
+
+    assert {"rescore", "Rescored"} <= set(dir(cogbench)) and "rescore" in cogbench.__all__
+    run, new, judge_server = errata_run["root"] / "run", errata_run["new"], errata_run["judge"]
+    done = cogbench.rescore(run, str(new), tmp_path / "api", judge_base_url=judge_server.base_url)
+    assert isinstance(done, cogbench.Rescored) and isinstance(done.result, cogbench.Result)
+    assert done.carried == 706 and done.missing == [] and done.changed_image == [] and done.next_command is None
+    assert done.result.folder == tmp_path / "api" / "score" and done.result.complete
+    assert done.result.metrics["acc_q"] == pytest.approx(100 / 706) and done.result.metrics["acc_p"] == 0
+    with pytest.raises(UsageError, match="no scores.json here"):
+        cogbench.rescore(new, str(new), tmp_path / "b")
