@@ -104,6 +104,7 @@ def check_task(data: TaskData, result: Verification, dataset: str | None = None)
     verify_rederive.check_replies(data, result)
     if data.rows is not None:
         verify_rederive.check_columns(data, result)
+        verify_rederive.check_card(data, result)
     else:
         verify_sources.check_run_record(data, result)
     if data.report is not None:
