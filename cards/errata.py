@@ -19,6 +19,7 @@ import yaml
 
 from cogbench.cards.versions import ReleaseDiff, diff_builds
 from cogbench.dataset_builders.build import load_manifest
+from cogbench.dataset_builders.load import dataset_revision
 from cogbench.dataset_builders.output import check_option_file
 from cogbench.dataset_builders.writes import write_file
 from cogbench.errors import UsageError
@@ -150,4 +151,7 @@ def checked_errata(given: dict[str, Any], path: Path, previous: Path, staging: P
             f"--errata {path}: lists {config} {record_id} field {column}, which this build does not change "
             f"since {previous}; write it again from a build of these raw files (`cogbench diff`, with --errata)"
         )
+    # The build they are over, as run.json's dataset_revision names it: `rescore` trusts errata over a
+    # run's own build to say which items' images changed.
+    derived["old_revision"] = dataset_revision(str(previous))
     return derived

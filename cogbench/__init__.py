@@ -11,8 +11,8 @@ installed as subpackages of this package:
 
 ARCHITECTURE.md at the repository root says which way imports flow.
 
-The Python API (``cogbench.evaluate``, ``score``, ``compare``, ``verify``, ``Result`` and the
-training callback ``CogbenchCallback``) lives in ``cogbench.reference_eval.api`` and is named
+The Python API (``cogbench.evaluate``, ``score``, ``compare``, ``verify``, ``Result``, ``rescore`` with
+its ``Rescored`` and the training callback ``CogbenchCallback``) lives in ``cogbench.reference_eval.api`` and is named
 here lazily: nothing of it is imported until it is used.
 """
 
@@ -38,11 +38,25 @@ _API = {
     "verify": "cogbench.reference_eval.api.evaluation",
     "Result": "cogbench.reference_eval.api.evaluation",
     "CogbenchCallback": "cogbench.reference_eval.api.training",
+    "rescore": "cogbench.reference_eval.api.rescoring",
+    "Rescored": "cogbench.reference_eval.api.rescoring",
 }
-__all__ = ["DISTRIBUTION", "CogbenchCallback", "Result", "__version__", "compare", "evaluate", "score", "verify"]
+__all__ = [
+    "DISTRIBUTION",
+    "CogbenchCallback",
+    "Rescored",
+    "Result",
+    "__version__",
+    "compare",
+    "evaluate",
+    "rescore",
+    "score",
+    "verify",
+]
 
 if TYPE_CHECKING:
     from cogbench.reference_eval.api.evaluation import Result, compare, evaluate, score, verify
+    from cogbench.reference_eval.api.rescoring import Rescored, rescore
     from cogbench.reference_eval.api.training import CogbenchCallback
 
 

@@ -96,6 +96,7 @@ LAZY_IMPORTS_ALLOWED = {
     "cogbench.validation.cli": "a command loads its code when it runs",
     "cogbench.cards.cli": "a command loads its code when it runs",
     "cogbench.reference_eval.cli": "a command loads its code when it runs (eval needs torch, score does not)",
+    "cogbench.reference_eval.api.cli": "a command loads its code when it runs",
     "cogbench.reference_eval.harnesses.cli": "a command loads its code when it runs",
     "cogbench.reference_eval.reports.cli": "a command loads its code when it runs",
     "cogbench.reference_eval.judging.cli": "a command loads its code when it runs",

@@ -211,3 +211,35 @@ def test_a_reader_that_stops_early_ends_the_command_quietly(codis_a, tmp_path): 
     assert (child.returncode, err) == (141, "")
     head = subprocess.run(f"{shlex.join(command)} | head -1", shell=True, capture_output=True, text=True, timeout=600)
     assert head.stdout.startswith("# Why B differs from A (codis)") and head.stderr == ""
+
+
+def test_a_mistyped_local_path_says_so_as_well_as_what_the_hub_said(tmp_path):
+    """`runs/a` that is not here looks like a Hub id: on the real local Hub (no such dataset there) the one
+    line says both; where `runs/` is a folder here it is read as the local path it is, the Hub not asked.
+    The same for `explain`, `report --site` (their reader) and `verify`."""
+    (tmp_path / "hf").mkdir()
+    with LocalHub() as hub:
+        env = {**os.environ, "HF_ENDPOINT": hub.endpoint, "HF_HUB_OFFLINE": "0", "HF_HOME": str(tmp_path / "hf")}
+        commands = [["explain", "runs/a", "runs/b"], ["report", "runs/a", "--site", "site"], ["verify", "runs/a"]]
+        for argv in commands:
+            done = subprocess.run(
+                [sys.executable, "-m", "cogbench", *argv], cwd=tmp_path, env=env, capture_output=True, text=True
+            )
+            assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
+            assert done.stderr == (
+                f"error: cannot download the details runs/a@main from the Hub at {hub.endpoint} "
+                "(RepositoryNotFoundError: no such dataset there), and there is no local folder runs/a either\n"
+            )
+        asked = len(hub.requests)
+        assert asked >= 3
+        (tmp_path / "runs").mkdir()
+        for argv in commands:
+            done = subprocess.run(
+                [sys.executable, "-m", "cogbench", *argv], cwd=tmp_path, env=env, capture_output=True, text=True
+            )
+            assert done.returncode == 2, done.stderr
+            assert (
+                done.stderr
+                == "error: runs/a: no such file or folder (runs/ is a folder here, so it is read as a local path)\n"
+            )
+        assert len(hub.requests) == asked

@@ -252,3 +252,104 @@ def test_an_item_asked_other_text_is_not_carried(errata_run, real_raw_dir, tmp_p
     assert "PARTIAL: 2 query(ies) without an answer" in printed
     scores = json.loads((out / "score" / "scores.json").read_text())
     assert scores["counts"]["missing_predictions"] == ["001#1", "001#2"]
+
+
+def raw_with_one_image_changed(real_raw_dir: Path, dest: Path, image: str) -> Path:
+    """The real raw data with CODIS ``image`` corrected (re-encoded with one pixel changed, same name):
+    every file hard-linked or copied, the changed one written to a fresh inode (shared is never touched)."""
+    import io
+
+    from PIL import Image
+
+    from validation_helpers import copy_codis, replace_file
+
+    raw = copy_real_raw(real_raw_dir, dest)
+    (raw / "codis" / "images").unlink()
+    shutil.rmtree(raw / "codis")
+    copy_codis(real_raw_dir, raw)
+    picture = Image.open(raw / "codis" / "images" / image).convert("RGB")
+    picture.putpixel((0, 0), tuple(255 - c for c in picture.getpixel((0, 0))))
+    encoded = io.BytesIO()
+    picture.save(encoded, format="JPEG", quality=95)
+    replace_file(raw / "codis" / "images" / image, encoded.getvalue())
+    return raw
+
+
+def test_an_item_shown_another_image_is_not_carried(errata_run, real_raw_dir, tmp_path, capsys):
+    """A corrected image keeps the prompt text, but the model never saw it: the items showing it are left
+    for `eval` (request files of exactly their queries), found from the new build's errata over the run's
+    build, or by comparing the two builds' images where the build has no errata; where neither can tell,
+    rescore says so."""
+    from cogbench.reference_eval.api.rescoring import rescore
+
+    image = "e4da3b7fbb.jpg"
+    pairs = json.loads((real_raw_dir / "codis" / "data.json").read_text())
+    showing = sorted(p["id"] for p in pairs if p["image_id"] == image)
+    assert "001" in showing and len(showing) == 2
+    raw = raw_with_one_image_changed(real_raw_dir, tmp_path / "raw", image)
+    assert (real_raw_dir / "codis" / "images" / image).read_bytes() != (raw / "codis" / "images" / image).read_bytes()
+    old, run, judge_server = errata_run["old"], errata_run["root"] / "run", errata_run["judge"]
+    plain, draft, fixed = tmp_path / "plain", tmp_path / "draft", tmp_path / "fixed"
+    assert main(["build", "--raw-dir", str(raw), "--out", str(plain), "--version", "3.0.0"]) == 0
+    assert main(["build", "--raw-dir", str(raw), "--out", str(draft), "--version", "3.0.0"]) == 0
+    assert main(["diff", str(old), str(draft), "--errata", str(tmp_path / "errata.json")]) == 0
+    build = ["build", "--raw-dir", str(raw), "--out", str(fixed), "--version", "3.0.0", "--previous", str(old)]
+    assert main([*build, "--errata", str(tmp_path / "errata.json")]) == 0
+    errata = json.loads((fixed / "manifest.json").read_text())["errata"]
+    assert [(e["id"], e["field"]) for e in errata["items"]] == [(i, "image") for i in showing]
+    queries = [f"{i}#{q}" for i in showing for q in (1, 2)]
+
+    capsys.readouterr()
+    out, requests = tmp_path / "by-errata", tmp_path / "requests"
+    argv = ["rescore", str(run), "--dataset", str(fixed), "--out", str(out), "--judge-base-url", judge_server.base_url]
+    assert main([*argv, "--write-requests", str(requests)]) == 0
+    printed = capsys.readouterr().out
+    assert f"not carried: 2 item(s) now shown another image: {', '.join(showing)}" in printed
+    assert "rescored: 702 stored answer(s)" in printed and "requests: 4 of 706 queries written" in printed
+    scores = json.loads((out / "score" / "scores.json").read_text())
+    assert scores["complete"] is False and scores["counts"]["missing_predictions"] == queries
+    lines = request_lines(requests)
+    questions = [next(p["question"] for p in pairs if p["id"] == i) for i in showing]
+    assert sorted(next(q for q in questions if q in json.dumps(line["body"])) for line in lines) == sorted(
+        questions * 2
+    )
+    assert {p.item_id for p in read_predictions(out / "predictions.jsonl")} == {f"{i:03d}" for i in range(353)} - set(
+        showing
+    )
+
+    by_errata = rescore(run, str(fixed), tmp_path / "api-errata", judge_base_url=judge_server.base_url)
+    by_images = rescore(run, str(plain), tmp_path / "api-images", judge_base_url=judge_server.base_url)
+    assert by_errata.changed_image == by_images.changed_image == showing
+    assert "errata" in by_errata.images and f"compared with the run's build {old}" in by_images.images
+    assert by_errata.result.scores["counts"]["missing_predictions"] == queries
+    assert by_images.result.scores["counts"]["missing_predictions"] == queries
+
+    # The run's build gone from where run.json says, and the build without errata: nothing can tell.
+    moved = tmp_path / "moved"
+    shutil.copytree(run, moved)
+    edit_json(moved / "run.json", lambda record: record.update(dataset=str(tmp_path / "gone")))
+    capsys.readouterr()
+    argv = ["rescore", str(moved), "--dataset", str(plain), "--out", str(tmp_path / "unchecked")]
+    assert main([*argv, "--judge-base-url", judge_server.base_url]) == 0
+    printed = capsys.readouterr().out
+    revision = json.loads((run / "run.json").read_text())["dataset_revision"]
+    assert f"WARNING: images not compared: the run's build {revision} is not a local folder" in printed
+    assert "rescored: 706 stored answer(s)" in printed
+
+
+def test_rescore_is_named_at_the_package_top(errata_run, tmp_path):
+    """`cogbench.rescore` (loaded on first use) is the command's function: it returns what it did, the
+    new scores derived by hand in the module docstring (pair 000's second query now wrong: Acc_q
+    100/706, Acc_p 0), and fails with the project's exceptions, never SystemExit."""
+    import cogbench
+    from cogbench.errors import UsageError
+
+    assert {"rescore", "Rescored"} <= set(dir(cogbench)) and "rescore" in cogbench.__all__
+    run, new, judge_server = errata_run["root"] / "run", errata_run["new"], errata_run["judge"]
+    done = cogbench.rescore(run, str(new), tmp_path / "api", judge_base_url=judge_server.base_url)
+    assert isinstance(done, cogbench.Rescored) and isinstance(done.result, cogbench.Result)
+    assert done.carried == 706 and done.missing == [] and done.changed_image == [] and done.next_command is None
+    assert done.result.folder == tmp_path / "api" / "score" and done.result.complete
+    assert done.result.metrics["acc_q"] == pytest.approx(100 / 706) and done.result.metrics["acc_p"] == 0
+    with pytest.raises(UsageError, match="no scores.json here"):
+        cogbench.rescore(new, str(new), tmp_path / "b")

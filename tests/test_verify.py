@@ -22,6 +22,8 @@ from cogbench.cli import main
 from cogbench.reference_eval.reports.run_reader import RunNotVerified
 from cogbench.reference_eval.reports.verify import verify
 
+from shared_files import codis_example
+
 NUMBER = re.compile(r"-?\d+\.\d+")
 
 
@@ -203,3 +205,30 @@ def test_only_a_score_folder_beside_run_json_is_read_as_an_eval_run(published, t
     assert main(["verify", str(folder)]) == 0
     stated = capsys.readouterr().out.splitlines()[1]
     assert "how the answers were generated (no eval run folder: run.json absent)" in stated
+
+
+def test_a_run_scored_with_its_own_resamples_verifies_and_so_do_its_details(codis_run, tmp_path, capsys):  # noqa: F811
+    """`score --resamples 20 --seed 7`: the run's own interval settings are taken as stated (no detail
+    re-derives them; the intervals are not resampled), in the run folder and in the details dataset that
+    publish-results writes; the dataset's card states its scores.json's sha256, so an edit of the stated
+    resamples there is found."""
+    build, _ = codis_run
+    run, out = tmp_path / "run", tmp_path / "out"
+    argv = ["score", "--task", "codis", "--dataset", str(build), "--predictions", str(codis_example())]
+    assert main([*argv, "--out", str(run), "--resamples", "20", "--seed", "7"]) == 0
+    assert json.loads((run / "scores.json").read_text())["intervals"]["resamples"] == 20
+    args = ["publish-results", str(run), "--model-repo", "me/m", "--details-repo", "me/d"]
+    assert main([*args, "--dry-run", "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["verify", str(run)]) == 0
+    assert main(["verify", str(out / "details")]) == 0
+    assert main(["verify", str(out / ".eval_results" / "codis_acc_p.yaml"), "--details", str(out / "details")]) == 0
+    printed = capsys.readouterr().out
+    assert printed.count("intervals.resamples and seed (the run's settings, as scores.json states them)") == 3
+    assert "says 20" not in printed
+
+    stated = out / "details" / "runs" / "codis" / "scores.json"
+    stated.write_text(stated.read_text().replace('"resamples": 20', '"resamples": 2000'))
+    assert main(["verify", str(out / "details")]) == 1
+    printed = capsys.readouterr().out
+    assert re.search(r"README\.md: codis scores\.json sha256 .*: says '[0-9a-f]{16}', the details give", printed)

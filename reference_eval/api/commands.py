@@ -72,6 +72,13 @@ def rescore_from_args(args: argparse.Namespace) -> int:
         print(
             f"not carried: {len(done.changed_prompt)} item(s) now asked other text: {', '.join(done.changed_prompt[:5])}"
         )
+    if done.changed_image:
+        print(
+            f"not carried: {len(done.changed_image)} item(s) now shown another image: "
+            + ", ".join(done.changed_image[:5])
+        )
+    if not done.images_compared:
+        print(f"WARNING: {done.images}; an answer is carried where the prompt text is the same")
     if done.dropped:
         print(f"dropped: {len(done.dropped)} item(s) the new build no longer holds: {', '.join(done.dropped[:5])}")
     if done.requests is not None:

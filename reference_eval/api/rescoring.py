@@ -3,8 +3,8 @@ no model called.
 
 The new run folder continues RUN on the new build, as ``eval`` would have left it: ``run.json`` (RUN's, with
 the new dataset and revision), ``shards/rank-0.jsonl`` and ``predictions.jsonl`` (RUN's answers to the
-queries the new build asks with the same prompt text; an item whose question or context changed was asked
-something else, so its answer is not carried), and ``score/``, scored by RUN's judge. The judge's cache
+queries the new build asks with the same prompt text about the same image; an item whose question, context
+or image changed was asked something else, so its answer is not carried), and ``score/``, scored by RUN's judge. The judge's cache
 starts as a copy of RUN's, so only prompts that changed (an item whose gold changed) reach the judge. The
 queries left without an answer (new items, changed prompts) are what ``eval`` on the new folder generates;
 with ``write_requests`` they are written as request files, by ``eval --write-requests``' own code, and the
@@ -27,6 +27,7 @@ from cogbench.dataset_builders.output import claim_output
 from cogbench.dataset_builders.writes import write_file
 from cogbench.errors import UsageError
 from cogbench.reference_eval.api.evaluation import Result, read_result
+from cogbench.reference_eval.api.image_changes import changed_images
 from cogbench.reference_eval.formats.predictions import read_predictions
 from cogbench.reference_eval.reports.run_files import RUN_FILES
 from cogbench.reference_eval.reports.run_reader import read_run
@@ -49,6 +50,9 @@ class Rescored:
     result: Result
     carried: int  # RUN's answers scored again
     changed_prompt: list[str] = field(default_factory=list)  # items asked other text now: answer not carried
+    changed_image: list[str] = field(default_factory=list)  # items shown another image now: answer not carried
+    images: str = ""  # how the images were compared, or why they could not be
+    images_compared: bool = True
     dropped: list[str] = field(default_factory=list)  # RUN's items the new build no longer holds
     missing: list[str] = field(default_factory=list)  # queries of the new build without an answer
     requests: dict[str, Any] | None = None  # the request files' manifest (write_requests)
@@ -133,12 +137,15 @@ def rescore(
     if write_requests is not None:
         check_request_folder(Path(write_requests), out)
     claim_output(out, "eval", EVAL_FILES, create=False)  # refused before any work
-    _, _, queries = dataset_and_queries(settings)  # the new build, verified
+    loaded, _, queries = dataset_and_queries(settings)  # the new build, verified
+    images = changed_images(record, str(dataset), revision, loaded)
     claim_output(out, "eval", EVAL_FILES)
     asked = {query.key: hashlib.sha256(query.prompt.encode("utf-8")).hexdigest() for query in queries}
     stored = read_predictions(old_dir / "predictions.jsonl")
-    kept = [p for p in stored if asked.get(p.key) == p.rendered_prompt_sha256]
+    same_text = [p for p in stored if asked.get(p.key) == p.rendered_prompt_sha256]
+    kept = [p for p in same_text if p.item_id not in images.changed]
     changed = sorted({p.item_id for p in stored if p.key in asked and asked[p.key] != p.rendered_prompt_sha256})
+    changed_image = sorted({p.item_id for p in same_text if p.item_id in images.changed})
     known = {query.item_id for query in queries}
     dropped = sorted({p.item_id for p in stored if p.item_id not in known})
     answered = {p.key for p in kept}
@@ -174,9 +181,12 @@ def rescore(
     rescored = Rescored(
         read_result(score_dir),
         len(kept),
-        changed,
-        dropped,
-        [query.name for query in missing],
+        changed_prompt=changed,
+        changed_image=changed_image,
+        images=images.how,
+        images_compared=images.compared,
+        dropped=dropped,
+        missing=[query.name for query in missing],
     )
     if missing:
         if write_requests is not None:

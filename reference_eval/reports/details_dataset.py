@@ -160,6 +160,16 @@ def render_card(runs: list[ScoredRun], dataset_id: str, revision: str) -> str:
     return "\n".join(lines)
 
 
+def card_scores_sha256(card: str, task: str) -> str | None:
+    """The scores.json sha256 (first 16 hex digits) the card's table states for ``task``; None where no row does.
+    ``verify`` checks ``runs/<task>/scores.json`` against it, so an edited stated field (the interval settings,
+    say, which no detail re-derives) does not pass."""
+    for line in card.splitlines():
+        if line.startswith(f"| {task} |"):
+            return line.rstrip().rstrip("|").rsplit("|", 1)[-1].strip().strip("`") or None
+    return None
+
+
 def write_details(runs: list[ScoredRun], folder: Path, dataset_id: str, revision: str) -> list[str]:
     """Write the details dataset into ``folder``; return the paths written, relative to it."""
     import datasets

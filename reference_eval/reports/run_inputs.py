@@ -17,7 +17,14 @@ from pathlib import Path
 from cogbench.errors import CogbenchError
 from cogbench.reference_eval.reports.result_source import details_source
 from cogbench.reference_eval.reports.run_reader import RunNotVerified, ScoredRun, prompt_of, read_run
-from cogbench.reference_eval.reports.verify import details_tasks, hub_details, read_results_file, verify
+from cogbench.reference_eval.reports.verify import (
+    details_tasks,
+    hub_details,
+    local_path_meant,
+    no_local_path,
+    read_results_file,
+    verify,
+)
 
 HUB_REPO = re.compile(r"^([\w.-]+/[\w.-]+)(?:@([\w.-]+))?$")
 
@@ -66,8 +73,10 @@ def read_input(path: str) -> list[ScoredRun]:
         return details_dataset_runs(local)
     if local.is_file() and local.suffix in (".yaml", ".yml"):
         return eval_results_runs(local)
+    if hub and local_path_meant(path):  # `runs/a` where runs/ is a folder here: a mistyped local path
+        raise no_local_path(path)
     if hub:
-        return details_dataset_runs(hub_details(hub.group(1), hub.group(2)), shown=path)
+        return details_dataset_runs(hub_details(hub.group(1), hub.group(2), given=path), shown=path)
     return [read_run(path)]
 
 

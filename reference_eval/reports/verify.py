@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from cogbench.errors import CogbenchError, UsageError, echoed
+from cogbench.redaction import redact_url
 from cogbench.reference_eval.metrics import intervals
 from cogbench.reference_eval.publishing import eee_check
 from cogbench.reference_eval.reports import details_dataset, verify_panel, verify_rederive, verify_sources
@@ -104,6 +105,7 @@ def check_task(data: TaskData, result: Verification, dataset: str | None = None)
     verify_rederive.check_replies(data, result)
     if data.rows is not None:
         verify_rederive.check_columns(data, result)
+        verify_rederive.check_card(data, result)
     else:
         verify_sources.check_run_record(data, result)
     if data.report is not None:
@@ -170,22 +172,43 @@ def details_tasks(folder: Path) -> dict[str, TaskData]:
     return tasks
 
 
-def hub_details(repo_id: str, revision: str | None) -> Path:
+def hub_details(repo_id: str, revision: str | None, given: str | None = None) -> Path:
     """A details dataset from the Hub (the only network use of verify; no judge, no model).
-    Always the configured Hub (HF_ENDPOINT's), where the user's token belongs (result_source)."""
+    Always the configured Hub (HF_ENDPOINT's), where the user's token belongs (result_source).
+    ``given``: the argument as typed, which may have been meant as a local path (the error says both)."""
     from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import RepositoryNotFoundError, RevisionNotFoundError
 
+    endpoint = configured_endpoint()
     try:
-        return Path(snapshot_download(repo_id, repo_type="dataset", revision=revision, endpoint=configured_endpoint()))
+        return Path(snapshot_download(repo_id, repo_type="dataset", revision=revision, endpoint=endpoint))
     except Exception as error:
+        found = {RevisionNotFoundError: ": no such revision there", RepositoryNotFoundError: ": no such dataset there"}
+        why = next((text for kind, text in found.items() if isinstance(error, kind)), "")
+        local = f", and there is no local folder {given} either" if given is not None else ""
         raise CogbenchError(
-            f"cannot download the details {repo_id}@{revision or 'main'} ({type(error).__name__})"
+            f"cannot download the details {repo_id}@{revision or 'main'} from the Hub at {redact_url(endpoint)} "
+            f"({type(error).__name__}{why}){local}"
         ) from None
 
 
-def details_from(spec: str, revision: str | None) -> dict[str, TaskData]:
+def local_path_meant(spec: str) -> bool:
+    """An ``ORG/NAME`` that does not exist here but whose first part is a folder here is a mistyped local
+    path (``runs/a``), read as one rather than sent to the Hub."""
     path = Path(spec)
-    return details_tasks(path if path.is_dir() else hub_details(spec, revision))
+    return not path.exists() and len(path.parts) > 1 and Path(path.parts[0]).is_dir()
+
+
+def no_local_path(spec: str) -> UsageError:
+    first = Path(spec).parts[0]
+    return UsageError(f"{spec}: no such file or folder ({first}/ is a folder here, so it is read as a local path)")
+
+
+def details_from(spec: str, revision: str | None, given: str | None = None) -> dict[str, TaskData]:
+    path = Path(spec)
+    if given is not None and local_path_meant(spec):
+        raise no_local_path(spec)
+    return details_tasks(path if path.is_dir() else hub_details(spec, revision, given))
 
 
 def read_results_file(file: Path) -> list[dict[str, Any]]:
@@ -230,7 +253,7 @@ def verify(
                 if record:  # the source is the run's EEE record: checked from its own rows too
                     eee_check.check_record(hub_details(repo, at) / record, result)
             else:
-                tasks = details_from(details, revision)
+                tasks = details_from(details, revision, given=details)
             for data in tasks.values():
                 check_task(data, result, dataset)
             check_results_file(file, entries, tasks, result)
@@ -240,7 +263,7 @@ def verify(
     elif path.is_dir():
         tasks = run_folder_tasks(path)
     elif re.fullmatch(r"[\w.-]+/[\w.-]+", target):
-        tasks = details_from(target, revision)
+        tasks = details_from(target, revision, given=target)
     else:
         raise UsageError(
             f"{target}: no such file or folder (give a run folder, a details dataset or an .eval_results file)"

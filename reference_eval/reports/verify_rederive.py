@@ -6,6 +6,7 @@ details dataset's readable columns (what ``load_dataset`` users read) against it
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
@@ -14,7 +15,7 @@ from cogbench.reference_eval.answers.reasoning import THINK_TAGS
 from cogbench.reference_eval.judges.verdicts import UNSCORED
 from cogbench.reference_eval.metrics import answer_bias, intervals
 from cogbench.reference_eval.metrics.aggregate import percent
-from cogbench.reference_eval.reports.details_dataset import row_fields
+from cogbench.reference_eval.reports.details_dataset import card_scores_sha256, row_fields
 from cogbench.reference_eval.reports.verify_result import TaskData, Verification
 from cogbench.reference_eval.run import provenance
 from cogbench.reference_eval.run.completeness import is_complete, unscored_rate
@@ -147,10 +148,16 @@ def check_interval_settings(data: TaskData, result: Verification) -> None:
     """The settings recorded beside the intervals, and the images behind each interval."""
     task, where = data.scores["task"], str(data.scores_path)
     categories = CODIS_CATEGORIES if task == "codis" else COGBENCH_CATEGORIES
-    fresh, settings = intervals.score_intervals(task, data.details, categories)
     stated = data.scores.get("intervals") or {}
+    # resamples and seed are the run's own choice (`score --resamples/--seed`, for compare's permutation test
+    # and a panel's agreement intervals, which verify_panel re-derives with them): taken as stated (their
+    # types checked by scores.schema.json); the settings that follow from the details are re-derived.
+    result.state("intervals.resamples and seed (the run's settings, as scores.json states them)")
+    resamples, seed = stated.get("resamples", intervals.DEFAULT_RESAMPLES), stated.get("seed", intervals.DEFAULT_SEED)
+    fresh, settings = intervals.score_intervals(task, data.details, categories, resamples, seed)
     for key, value in settings.items():
-        result.same(f"{where}: intervals.{key}", stated.get(key), value)
+        if key not in ("resamples", "seed"):
+            result.same(f"{where}: intervals.{key}", stated.get(key), value)
     for name, metric in data.scores["metrics"].items():
         if name in fresh and isinstance(metric.get("interval"), dict):
             stated_clusters = metric["interval"].get("clusters")
@@ -246,6 +253,17 @@ def check_analyses(data: TaskData, result: Verification) -> None:
             )
     for name in sorted(set(analyses) - {"answer_bias", "output_variability"}):
         result.state(f"analyses.{name} (needs the models that made it)")
+
+
+def check_card(data: TaskData, result: Verification) -> None:
+    """A details dataset's ``runs/<task>/scores.json`` against the sha256 its card states for it."""
+    task, card = data.scores["task"], data.scores_path.parents[2] / "README.md"
+    stated = card_scores_sha256(card.read_text(encoding="utf-8"), task) if card.is_file() else None
+    if stated is None:
+        result.state(f"runs/{task}/scores.json unchanged since publish-results (no card states its sha256)")
+        return
+    written = hashlib.sha256(data.scores_path.read_bytes()).hexdigest()[:16]
+    result.same(f"{card}: {task} scores.json sha256 (of {data.scores_path})", stated, written)
 
 
 def check_columns(data: TaskData, result: Verification) -> None:
