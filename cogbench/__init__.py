@@ -12,7 +12,7 @@ installed as subpackages of this package:
 ARCHITECTURE.md at the repository root says which way imports flow.
 
 The Python API (``cogbench.evaluate``, ``score``, ``compare``, ``verify``, ``Result``, ``rescore`` with
-its ``Rescored`` and the training callback ``CogbenchCallback``) lives in ``cogbench.reference_eval.api`` and is named
+its ``Rescored``, ``explain`` and the training callback ``CogbenchCallback``) lives in ``cogbench.reference_eval.api`` and is named
 here lazily: nothing of it is imported until it is used.
 """
 
@@ -40,6 +40,7 @@ _API = {
     "CogbenchCallback": "cogbench.reference_eval.api.training",
     "rescore": "cogbench.reference_eval.api.rescoring",
     "Rescored": "cogbench.reference_eval.api.rescoring",
+    "explain": "cogbench.reference_eval.explaining.explain_api",  # explaining/ sits above api/ (ARCHITECTURE.md)
 }
 __all__ = [
     "DISTRIBUTION",
@@ -49,6 +50,7 @@ __all__ = [
     "__version__",
     "compare",
     "evaluate",
+    "explain",
     "rescore",
     "score",
     "verify",
@@ -58,6 +60,7 @@ if TYPE_CHECKING:
     from cogbench.reference_eval.api.evaluation import Result, compare, evaluate, score, verify
     from cogbench.reference_eval.api.rescoring import Rescored, rescore
     from cogbench.reference_eval.api.training import CogbenchCallback
+    from cogbench.reference_eval.explaining.explain_api import explain
 
 
 def __getattr__(name: str) -> Any:

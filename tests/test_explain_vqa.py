@@ -141,3 +141,23 @@ def test_published_names_the_protocol_differences(codis_a, vqa_a, capsys):  # no
     assert "first character" in capsys.readouterr().out
     assert main(["explain", str(vqa_a), "--published", "No-Such-Model"]) == 2
     assert "publish no vqa number" in capsys.readouterr().err
+
+
+@needs_real_data
+def test_the_python_api_returns_what_the_command_prints(codis_a, vqa_a, built_release, vqa_rows, tmp_path, capsys):  # noqa: F811
+    """`cogbench.explain` is the command's code path: the same JSON; bad input is a UsageError, not SystemExit."""
+    import cogbench
+    from cogbench.errors import UsageError
+
+    ids = sample_ids(vqa_rows, 1100, 3)
+    b = score(built_release, "vqa", vqa_lines(vqa_rows, wrong=ids), tmp_path / "b")
+    found = cogbench.explain(vqa_a, b)
+    assert set(found["stages"]["output"]["assigned"]) == ids
+    assert main(["explain", str(vqa_a), str(b), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == json.loads(json.dumps(found))
+    gap = cogbench.explain(codis_a, published="GPT-4V")
+    assert gap["metrics"]["acc_p"]["columns"]["overall"]["published"] == 32.3
+    with pytest.raises(UsageError, match="different tasks"):
+        cogbench.explain(codis_a, vqa_a)
+    with pytest.raises(UsageError, match="two runs"):
+        cogbench.explain(vqa_a)

@@ -48,23 +48,17 @@ def run_explain(args: argparse.Namespace) -> int:
     import json
 
     from cogbench.errors import UsageError
-    from cogbench.reference_eval.explaining.explain_inputs import read_scorings
+    from cogbench.reference_eval.explaining.explain_api import explain, explanation
+    from cogbench.reference_eval.explaining.explain_text import as_markdown
+    from cogbench.reference_eval.explaining.published_gap import gap_markdown
 
-    if args.published is not None:
-        from cogbench.reference_eval.explaining.published_gap import gap_markdown, published_gap
-
-        if len(args.runs) != 1:
-            raise UsageError(f"explain --published: give one run ({len(args.runs)} given)")
-        [(run, _)] = read_scorings(args.runs, args.task)
-        gap = published_gap(run, args.published)
-        print(json.dumps(gap, indent=2) if args.json else gap_markdown(gap))
-        return 0
-    from cogbench.reference_eval.explaining.explain import explain_runs
-    from cogbench.reference_eval.explaining.explain_text import as_json, as_markdown
-
-    if len(args.runs) != 2:
+    if args.published is not None and len(args.runs) != 1:
+        raise UsageError(f"explain --published: give one run ({len(args.runs)} given)")
+    if args.published is None and len(args.runs) != 2:
         raise UsageError(f"explain: give two runs, RUN_A and RUN_B ({len(args.runs)} given), or --published MODEL")
-    [(a, shown_a), (b, shown_b)] = read_scorings(args.runs, args.task)
-    explanation = explain_runs(a, b, (shown_a, shown_b))
-    print(json.dumps(as_json(explanation), indent=2) if args.json else as_markdown(explanation))
+    if args.json or args.published is not None:
+        found = explain(*args.runs, task=args.task, published=args.published)
+        print(json.dumps(found, indent=2) if args.json else gap_markdown(found))
+    else:
+        print(as_markdown(explanation(*args.runs, task=args.task)))
     return 0
