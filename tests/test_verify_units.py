@@ -289,7 +289,11 @@ def test_details_that_cannot_be_downloaded_are_one_line():
     """A Hub repo id as the target: with the Hub unreachable (the tests run offline), one error line."""
     with pytest.raises(CogbenchError) as raised:
         verify("nobody/no-details", revision="v1")
-    assert str(raised.value).startswith("cannot download the details nobody/no-details@v1 (")
+    message = str(raised.value)
+    assert (
+        message.startswith("cannot download the details nobody/no-details@v1 from the Hub at ") and "\n" not in message
+    )
+    assert message.endswith("and there is no local folder nobody/no-details either")
 
 
 def test_each_category_names_only_its_own_items_and_a_metric_without_items_stops_nothing():
