@@ -15,6 +15,7 @@ import hashlib
 import json
 import re
 import shutil
+import sys
 from itertools import combinations
 from pathlib import Path
 
@@ -325,6 +326,20 @@ def test_panel_refusals(built_release, tmp_path, capsys):
         with pytest.raises(UsageError, match=message):
             run_scoring(ScoreOptions(**options, **extra))
     assert not (tmp_path / "y").exists()
+
+
+def test_a_panel_without_krippendorff_is_refused_before_any_member_judges(
+    built_release, tmp_path, openai_server, monkeypatch, capsys
+):
+    """The alpha needs the krippendorff package (the eval extra): without it, one line before the first request."""
+    monkeypatch.setitem(sys.modules, "krippendorff", None)  # `import krippendorff` raises ImportError, as uninstalled
+    server = openai_server(codis_member(""), models=["judge"])
+    run = tmp_path / "run"
+    argv = [*_codis_argv(built_release, tmp_path, run), "--judge", "rule", "--judge", f"openai:judge@{server.base_url}"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: a judge panel needs the krippendorff package") and err.count("\n") == 1, err
+    assert server.requests == [] and not run.exists()
 
 
 def _codis_argv(built_release, tmp_path, run: Path) -> list[str]:

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from cogbench.errors import UsageError
 from cogbench.reference_eval.metrics import agreement, intervals
 
 N_EFF_FORMULA = "n / (1 + (n - 1) * mean pairwise correlation of errors)"
@@ -37,6 +38,17 @@ class PanelItem:
     category: str
     verdicts: tuple[Any, ...]
     reference: Any
+
+
+def require_krippendorff() -> None:
+    """A panel's alpha needs the ``krippendorff`` package (the eval extra): say so before any member judges."""
+    try:
+        import krippendorff  # noqa: F401
+    except ImportError:
+        raise UsageError(
+            "a judge panel needs the krippendorff package for its agreement (pip install 'cogbench-codis[eval]' "
+            "or pip install krippendorff); nothing was judged"
+        ) from None
 
 
 def krippendorff_alpha(rows: Sequence[Sequence[Any]]) -> float | None:

@@ -34,7 +34,7 @@ from cogbench.reference_eval.judges import panel as judge_panel
 from cogbench.reference_eval.judges import retirement, vllm_judge
 from cogbench.reference_eval.judges.llm import JudgeSpec, LLMJudge
 from cogbench.reference_eval.metrics import intervals as metric_intervals
-from cogbench.reference_eval.metrics import recognition
+from cogbench.reference_eval.metrics import panel_agreement, recognition
 from cogbench.reference_eval.reports.run_files import RUN_FILES, write_run
 from cogbench.reference_eval.run import provenance
 from cogbench.reference_eval.run.completeness import failure_line, is_complete, mark_scale
@@ -158,6 +158,7 @@ def _check_panel(options: ScoreOptions) -> None:
             "a failure (tolerant or official parsing)"
         )
     judge_panel.parse_members(options.panel, options.judge_base_url, options.task)
+    panel_agreement.require_krippendorff()
 
 
 def _judge_spec(options: ScoreOptions) -> JudgeSpec:
