@@ -237,7 +237,7 @@ def test_readme_report_globs_match_the_default_run_folders():
     import fnmatch
 
     from cogbench.reference_eval.run.runner import default_run_dir
-    from cogbench.reference_eval.scoring.pipeline import default_score_dir
+    from cogbench.reference_eval.scoring.options import default_score_dir
 
     defaults = [default_run_dir(task, "openai:gpt-4o", "spontaneous").as_posix() for task in DEFAULT_MAX_NEW_TOKENS]
     defaults += [default_score_dir(task, "answers.jsonl") for task in DEFAULT_MAX_NEW_TOKENS]

@@ -310,7 +310,7 @@ def test_panel_refusals(built_release, tmp_path, capsys):
     assert "--write-requests applies only to --judge openai, not to --judge panel" in capsys.readouterr().err
     assert main([*base, "--judge", "rule", "--judge", "rule"]) == 2
     assert "error: --judge rule is given twice: each panel member once" in capsys.readouterr().err
-    # The Python API's options meet the same rules (scoring/pipeline.py, beside check_judge_options).
+    # The Python API's options meet the same rules (scoring/judge_setup.py, beside check_judge_options).
     options = {
         "task": "codis",
         "dataset": str(built_release),

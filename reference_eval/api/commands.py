@@ -14,7 +14,8 @@ from cogbench.reference_eval.api.rescoring import rescore
 from cogbench.reference_eval.reports.run_files import interval_summary
 from cogbench.reference_eval.reports.summary import render_summary
 from cogbench.reference_eval.run.request_files import written_lines
-from cogbench.reference_eval.scoring.pipeline import ScoreOptions, check_judge_options, default_score_dir
+from cogbench.reference_eval.scoring.judge_setup import check_judge_options
+from cogbench.reference_eval.scoring.options import ScoreOptions, default_score_dir
 
 
 def score_from_args(args: argparse.Namespace) -> int:

@@ -21,7 +21,8 @@ from cogbench.reference_eval.reports.summary import render_summary
 from cogbench.reference_eval.run.completeness import failure_line
 from cogbench.reference_eval.run.request_files import write_eval_requests, written_lines
 from cogbench.reference_eval.run.runner import EvalSettings, RunSummary, default_run_dir, parse_model_spec
-from cogbench.reference_eval.scoring.pipeline import ScoreOptions, check_judge_alive, check_judge_options
+from cogbench.reference_eval.scoring.judge_setup import check_judge_alive, check_judge_options
+from cogbench.reference_eval.scoring.options import ScoreOptions
 
 
 def eval_from_args(args: argparse.Namespace, engine_options: tuple[str, ...]) -> int:
