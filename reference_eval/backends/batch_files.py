@@ -23,7 +23,7 @@ from cogbench.dataset_builders.output import claim_output
 from cogbench.dataset_builders.writes import remove_temporaries, write_file, write_with
 from cogbench.errors import CogbenchError, UsageError, echoed
 from cogbench.reference_eval.backends.connections import MAX_REPLY_BYTES_VARIABLE, max_reply_bytes
-from cogbench.reference_eval.backends.openai_api import reply_parts, token_counts
+from cogbench.reference_eval.backends.openai_replies import reply_parts, token_counts
 
 URL = "/v1/chat/completions"
 MANIFEST = "manifest.json"

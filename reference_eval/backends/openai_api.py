@@ -17,7 +17,7 @@ Used by the LLM judge of ``cogbench score`` and by the OpenAI model backend of
 - a reply is its ``content`` plus, from a model that reasons, a separate ``reasoning_content``
   (DeepSeek, vLLM's ``--reasoning-parser``) or ``reasoning`` (OpenRouter) field, why it stopped
   (``finish_reason``) and its ``reasoning_tokens``; ``content: null`` beside a reasoning is a reply
-  (``reply_parts``);
+  (``openai_replies.reply_parts``);
 - a reply's lone surrogates become U+FFFD (``schemas.text.replace_lone_surrogates``),
   so every answer can be stored.
 
@@ -54,7 +54,6 @@ from urllib.parse import urlparse
 from cogbench import __version__
 from cogbench.errors import UsageError, echoed
 from cogbench.redaction import redact_url
-from cogbench.reference_eval.answers.reasoning import reasoning_text
 from cogbench.reference_eval.backends.concurrency import AdaptiveLimit
 from cogbench.reference_eval.backends.connections import (
     ReplyTooLarge,
@@ -66,7 +65,7 @@ from cogbench.reference_eval.backends.connections import (
     tls_context,
 )
 from cogbench.reference_eval.backends.deadline import attempt_deadline
-from cogbench.schemas.text import replace_lone_surrogates
+from cogbench.reference_eval.backends.openai_replies import reply_parts, token_counts
 
 API_KEY_VARIABLE = "OPENAI_API_KEY"
 OPENAI_BASE_URL = "https://api.openai.com/v1"
@@ -147,17 +146,6 @@ class ChatResult:
     @property
     def ok(self) -> bool:
         return self.error is None
-
-
-@dataclass(frozen=True)
-class ReplyParts:
-    """What one chat completion holds: ``text`` is its content ("" when null beside a reasoning)."""
-
-    text: str
-    reasoning: str = ""
-    finish_reason: str = ""
-    reasoning_tokens: int | None = None
-    note: str = ""
 
 
 Messages = list[dict[str, Any]]
@@ -437,11 +425,6 @@ def _retry_after_seconds(headers: list[tuple[bytes, bytes]]) -> float | None:
     return None
 
 
-# The separate reasoning fields, in the order they are looked for: DeepSeek's API and vLLM's
-# --reasoning-parser write ``reasoning_content``, OpenRouter (and newer vLLM) ``reasoning``.
-REASONING_FIELDS = ("reasoning_content", "reasoning")
-
-
 def check_base_url(base_url: str | None) -> None:
     """A base URL with its scheme and an ASCII host, or a usage error naming it (credentials masked)."""
     if base_url is not None and urlparse(base_url).scheme not in ("http", "https"):
@@ -450,59 +433,6 @@ def check_base_url(base_url: str | None) -> None:
         )
     if base_url is not None:
         check_ascii(base_url, "base URL")
-
-
-def reply_parts(reply: Any) -> ReplyParts | None:
-    """The first choice of a chat completion (parsed JSON) as content, reasoning, finish reason and
-    reasoning tokens; None when it has neither a content string nor a reasoning string.
-
-    The first reasoning field that is a string is taken; one of another type (a number, an object)
-    is ignored and named in ``note``, never raised. Lone surrogates become U+FFFD in both texts (a
-    lone surrogate cannot be written as UTF-8 to the predictions, the judge cache or details).
-    """
-    try:
-        choice = reply["choices"][0]
-        message = choice["message"]
-    except (KeyError, IndexError, TypeError):
-        return None
-    if not isinstance(message, dict):
-        return None
-    content = message.get("content")
-    reasoning, notes = "", []
-    for name in REASONING_FIELDS:
-        text, note = reasoning_text(message.get(name))
-        if note:
-            notes.append(f"{name}: {note}")
-        elif text:
-            reasoning = text
-            break
-    if not isinstance(content, str) and not reasoning:
-        return None
-    finish = choice.get("finish_reason") if isinstance(choice, dict) else None
-    return ReplyParts(
-        replace_lone_surrogates(content) if isinstance(content, str) else "",
-        replace_lone_surrogates(reasoning),
-        finish if isinstance(finish, str) else "",
-        reasoning_token_count(reply),
-        "; ".join(notes),
-    )
-
-
-def reasoning_token_count(reply: Any) -> int | None:
-    """``usage.completion_tokens_details.reasoning_tokens`` (OpenAI's reasoning models), None when absent."""
-    usage = reply.get("usage") if isinstance(reply, dict) else None
-    details = usage.get("completion_tokens_details") if isinstance(usage, dict) else None
-    count = details.get("reasoning_tokens") if isinstance(details, dict) else None
-    return count if isinstance(count, int) and not isinstance(count, bool) and count >= 0 else None
-
-
-def token_counts(reply: Any) -> tuple[int, int]:
-    """(prompt, completion) tokens a reply reports; zeros where a server reports none."""
-    usage = reply.get("usage") if isinstance(reply, dict) else None
-    if not isinstance(usage, dict):
-        return 0, 0
-    counts = (usage.get("prompt_tokens"), usage.get("completion_tokens"))
-    return tuple(count if isinstance(count, int) and not isinstance(count, bool) else 0 for count in counts)
 
 
 def _shorten(text: str, limit: int = 80) -> str:

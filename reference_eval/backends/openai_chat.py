@@ -5,7 +5,7 @@ Requests run concurrently with the retry and backoff rules of
 ``openai_api.ChatClient``, the same ones the judge uses; the key comes from
 ``OPENAI_API_KEY`` only. A query whose request still fails after its retries
 yields no answer, so a re-run asks it again. A reasoning model's answer keeps its separate
-reasoning field, finish reason and reasoning tokens (``openai_api.reply_parts``), online and from
+reasoning field, finish reason and reasoning tokens (``openai_replies.reply_parts``), online and from
 request-file output alike; a reasoning field of the wrong type is ignored with a warning line.
 """
 
