@@ -32,6 +32,7 @@ COMMAND_MODULES = (
     "cogbench.cards.cli",
     "cogbench.validation.cli",
     "cogbench.reference_eval.cli",
+    "cogbench.reference_eval.run.cli",
     "cogbench.reference_eval.api.cli",
     "cogbench.reference_eval.reports.cli",
     "cogbench.reference_eval.harnesses.cli",
