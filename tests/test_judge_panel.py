@@ -132,7 +132,9 @@ def test_pairwise_kappa_matches_sklearn_and_error_correlation_is_worked_by_hand(
     assert errors["mean_r"] == pytest.approx(1 / 3, abs=1e-4) and errors["effective_judges"] == 1.8
     assert errors["error_rates"] == [50.0, 50.0, 50.0]
     assert panel_agreement.effective_judges(3, 0.0) == 3.0 and panel_agreement.effective_judges(3, 1.0) == 1.0
-    assert panel_agreement.effective_judges(3, -0.5) is None  # 1 + 2 * -0.5 = 0
+    # Errors apart (r < 0) count as independent ones: never more judges than members (3 / (1 - 0.68) would be 9.4).
+    assert panel_agreement.effective_judges(3, -0.34) == 3.0 and panel_agreement.effective_judges(3, -0.5) == 3.0
+    assert panel_agreement.effective_judges(4, 0.5) == 1.6  # 4 / (1 + 3 * 0.5) = 4 / 2.5
 
 
 # --- end to end on the real data ---------------------------------------------------------------
@@ -236,7 +238,23 @@ def test_codis_panel_end_to_end(codis_panel_run, capsys):
     defined = [r for r in rs if r is not None]
     mean_r = sum(defined) / len(defined)
     assert agreement["error_correlation"]["mean_r"] == pytest.approx(mean_r, abs=1e-4)
-    assert agreement["error_correlation"]["effective_judges"] == pytest.approx(3 / (1 + 2 * mean_r), abs=1e-3)
+    assert agreement["error_correlation"]["effective_judges"] == pytest.approx(3 / (1 + 2 * max(0, mean_r)), abs=1e-3)
+    # report.md shows each member's own numbers and the agreement beside the panel's (its "Judge panel" section).
+    report = (run / "report.md").read_text()
+    for name, verdicts in member_verdicts.items():
+        acc_p, acc_q = 100 * sum(pairs[name]) / len(pairs[name]), 100 * sum(verdicts) / len(verdicts)
+        assert f"| `openai:judge-{name}` | {acc_p:.1f} | {acc_q:.1f} |" in report
+    assert (
+        f"| panel | {100 * sum(pairs['panel']) / len(pairs['panel']):.1f} | {100 * sum(panel) / len(panel):.1f} |"
+        in report
+    )
+    kappa_ab = cohen_kappa_score(columns[0], columns[1])
+    low, high = agreement["pairwise_kappa"][0]["interval"]  # 216 images: clustered interval (test_agreement_by_hand)
+    assert (
+        f"| `openai:judge-a` / `openai:judge-b` | {kappa_ab:.3f} | [{low:.3f}, {high:.3f}] | {len(panel)} |" in report
+    )
+    assert f"Krippendorff's alpha (nominal) {alpha:.3f};" in report
+    assert f"mean pairwise correlation r = {mean_r:.3f}; {3 / (1 + 2 * max(0, mean_r)):.4g} effective" in report
     # verify re-derives it all from the details (test_verify_names_an_edited_member_verdict: and sees an edit).
     assert main(["verify", str(run)]) == 0
 

@@ -10,9 +10,11 @@
   indicators (phi) over the items every member and the reference judged, averaged over the pairs
   whose indicators vary (r), gives the effective number of independent judges
   ``n_eff = n / (1 + (n - 1) * r)`` (Kish's design effect for n equally correlated raters): n
-  members with independent errors count as n, members that err together count as one. Against the
-  panel's own majority, errors are pushed apart (a three-member majority is never outvoted by two
-  members at once), so r there leans negative; a reference that is not the panel avoids that.
+  members with independent errors count as n, members that err together count as one. A negative r
+  counts as 0: n judges are at most n independent ones (the formula would give 9.6 of 3 at r = -0.34).
+  Against the panel's own majority, errors are pushed apart (a three-member majority is never
+  outvoted by two members at once), so r there leans negative; a reference that is not the panel
+  avoids that.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import numpy as np
 from cogbench.errors import UsageError
 from cogbench.reference_eval.metrics import agreement, intervals
 
-N_EFF_FORMULA = "n / (1 + (n - 1) * mean pairwise correlation of errors)"
+N_EFF_FORMULA = "n / (1 + (n - 1) * max(0, mean pairwise correlation of errors))"
 
 
 @dataclass(frozen=True)
@@ -77,11 +79,11 @@ def error_correlation(errors: np.ndarray) -> tuple[list[float | None], float | N
 
 
 def effective_judges(members: int, mean_r: float | None) -> float | None:
-    """``N_EFF_FORMULA``; None where r is unknown or the denominator is not positive."""
+    """``N_EFF_FORMULA``: between 1 (errors always together) and ``members`` (independent, or apart); None where r
+    is unknown."""
     if mean_r is None:
         return None
-    denominator = 1.0 + (members - 1) * mean_r
-    return round(members / denominator, 4) if denominator > 0 else None
+    return round(members / (1.0 + (members - 1) * max(0.0, mean_r)), 4)
 
 
 def _round(value: float | None) -> float | None:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from cogbench.dataset_builders.writes import locked_folder, remove_temporaries, write_file
+from cogbench.reference_eval.reports.panel_text import render_panel
 from cogbench.reference_eval.reports.run_kind import MODE_LABEL, description_mode, judge_identity, judge_name
 from cogbench.reference_eval.reports.run_reader import schema
 from cogbench.reference_eval.run.completeness import (
@@ -165,6 +166,8 @@ def render_report(scores: dict[str, Any]) -> str:
     judge = scores["judge"]
     if judge["kind"] == "openai":
         parts.append(judge_line(judge))
+    if scores.get("panel"):
+        parts.append(render_panel(scores))
     comparison = judge.get("parsing_comparison")
     if comparison:
         numbers = ", ".join(
