@@ -57,6 +57,7 @@ EVAL_EXTRA_MODULES = (
     "rouge_score",
     "bert_score",
     "krippendorff",  # a judge panel's alpha (judges/panel.py, metrics/panel_agreement.py)
+    "markdown_it",  # report.html's Markdown sections (the judge certificate), rendered as HTML
 )
 
 # What an interrupt (Ctrl-C) keeps, said in its one line: the same command goes on from there.

@@ -2,7 +2,8 @@
 
 The site is built from real runs: rule-judged CODIS runs (the ground truth, 12 pairs wrong on 12 images, 6 other
 pairs wrong), an LLM-judged CODIS run through a real local OpenAI-compatible server (some replies reasoning in
-think blocks, some never closing them, some judge replies flipped or unusable), VQA and description runs. Every
+think blocks, some never closing them, some judge replies flipped or unusable), the same judge read in constrained
+parsing (its replies outside the official labels unscored: neither wrong nor failures), VQA and description runs. Every
 count the page shows is checked against details.jsonl; the groups against the hand-worked case of
 test_site_significance.py; the intervals against scores.json.
 """
@@ -30,6 +31,8 @@ from shared_files import codis_example, skip_or_fail
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 THINKING, TRUNCATED, FLIPPED, UNUSABLE = range(8), range(8, 11), range(20, 25), range(25, 28)
+OFF_LABEL = range(30, 34)  # "Right." / "Wrong, ...": read by tolerant parsing, unscored by constrained parsing
+CODIS_RUNS = ("truth", "twelve", "six", "llm", "constrained")
 
 
 def one_pair_per_image(pairs: list[dict], images: list[str]) -> list[int]:
@@ -80,6 +83,8 @@ def judge_responder(questions: dict[str, int]):
             return Reply(text="I cannot say.")
         if index in FLIPPED:
             right = not right
+        if index in OFF_LABEL:
+            return Reply(text="Right." if right else "Wrong, it is not.")
         return Reply(text="right" if right else "wrong")
 
     return respond
@@ -121,6 +126,20 @@ def site_runs(built_release, tmp_path_factory):
                 judge_backoff=0.01,
                 judge_concurrency=16,
                 allow_failures=True,  # the unusable replies: a PARTIAL run, shown and never ranked
+            )
+        )
+        runs["constrained"] = root / "constrained"
+        run_scoring(
+            ScoreOptions(
+                task="codis",
+                dataset=str(built_release),
+                predictions=str(codis_example()),
+                out=str(runs["constrained"]),
+                judge="openai:gpt-judge",
+                judge_base_url=server.base_url,
+                judge_backoff=0.01,
+                judge_concurrency=16,
+                judge_parsing="constrained",  # the unusable and off-label replies: unscored, not failures
             )
         )
     finally:
@@ -175,11 +194,11 @@ def test_groups_intervals_and_labelled_rows(site_runs, page, tmp_path):
     letters = {
         name: page.inner_text(f"table[data-metric='acc_p'] tr.run[data-run='{index}'] td.letters")
         for index, name in enumerate(runs)
-        if name in ("truth", "twelve", "six", "llm")
+        if name in CODIS_RUNS
     }
-    # the hand-worked case: truth and twelve differ, six cannot be told apart from either; the LLM-judged run is
+    # the hand-worked case: truth and twelve differ, six cannot be told apart from either; the LLM-judged runs are
     # never ranked with rule-judged runs
-    assert letters == {"truth": "a", "twelve": "b", "six": "ab", "llm": ""}
+    assert letters == {"truth": "a", "twelve": "b", "six": "ab", "llm": "", "constrained": ""}
     assert "Holm" in page.inner_text("#rule")
     alone = page.inner_text(
         f"table[data-metric='recognition_micro'] tr.run[data-run='{list(runs).index('described')}']"
@@ -191,6 +210,8 @@ def test_groups_intervals_and_labelled_rows(site_runs, page, tmp_path):
             "acc_p" if scores["task"] == "codis" else "accuracy" if scores["task"] == "vqa" else "recognition_micro"
         )
         shown = page.inner_text(f"table[data-metric='{metric}'] tr.run[data-run='{index}'] td.value")
+        if name == "constrained":  # its unscored rate on a second line: test_unscored_units_are_shown_as_such
+            shown = shown.split("\n")[0]
         stated = scores["metrics"][metric]
         value = stated["overall"] if stated["overall"] is not None else stated["overall_partial"]  # PARTIAL (llm)
         low, high = stated["interval"]["overall"]
@@ -218,7 +239,7 @@ def test_a_leaderboard_cell_leads_to_its_items(site_runs, page):
 
 def expected_counts(runs: dict[str, Path]) -> dict[str, int]:
     """The filters' counts over the CODIS runs, from details.jsonl alone."""
-    per_run = [{d["item_id"]: d for d in details_of(runs[name])} for name in ("truth", "twelve", "six", "llm")]
+    per_run = [{d["item_id"]: d for d in details_of(runs[name])} for name in CODIS_RUNS]
     counts = {"runs": 0, "judges": 0, "unscored": 0}
     for item in per_run[0]:
         lines = [run[item] for run in per_run]
@@ -264,7 +285,7 @@ def test_each_filter_counts_what_details_jsonl_says(site_runs, page):
         .to_list()
     }
     matching = 0
-    for name_lines in zip(*(details_of(runs[n]) for n in ("truth", "twelve", "six", "llm"))):
+    for name_lines in zip(*(details_of(runs[n]) for n in CODIS_RUNS)):
         row = rows[name_lines[0]["item_id"]]
         text = " ".join(
             [row["id"], row["question"], row["context_1"], row["context_2"], row["answer_1"], row["answer_2"]]
@@ -284,7 +305,7 @@ def test_an_item_link_opens_it_with_every_answer(site_runs, page, tmp_path):
     assert page.evaluate("document.querySelector('.item-head img').naturalWidth") > 0  # the build's image, on disk
     assert item["question"] in page.inner_text("main")
     cards = page.locator("article.answer")
-    assert cards.count() == 4  # the four CODIS runs
+    assert cards.count() == len(CODIS_RUNS)
     llm = page.locator(f"article.answer[data-run='{list(runs).index('llm')}']")
     reasoning = llm.locator("details.reasoning").first
     assert not reasoning.get_attribute("open")  # folded
@@ -296,6 +317,86 @@ def test_an_item_link_opens_it_with_every_answer(site_runs, page, tmp_path):
     open_site(page, site, f"#item=codis/{truncated['item_id']}")
     page.wait_for_selector(f"#item-title:has-text('{truncated['item_id']}')")
     assert "truncated" in llm.inner_text()
+
+
+@needs_real_data
+def unread(query: dict) -> bool:
+    """Constrained parsing's rule, worked from the reply alone: a reply that is not exactly a label once stripped."""
+    return isinstance(query["judge_reply"], str) and query["judge_reply"].strip() not in ("right", "wrong")
+
+
+@needs_real_data
+def test_unscored_units_are_shown_as_such(site_runs, page):
+    runs, site = site_runs
+    details = details_of(runs["constrained"])
+    queries = [q for d in details for q in d["queries"]]
+    assert all((q["judge_error"] is not None) == unread(q) for q in queries)  # no failure: only unscored replies
+    unscored_q, judged_q = sum(map(unread, queries)), sum(not unread(q) for q in queries)
+    unscored_p = sum(any(map(unread, d["queries"])) for d in details)
+    judged_p = len(details) - unscored_p
+    # the off-label and unusable pairs, both queries each (unless a question repeats): unscored, never failures
+    assert unscored_q >= len(OFF_LABEL) and unscored_p >= len(OFF_LABEL) // 2
+    scores = json.loads((runs["constrained"] / "scores.json").read_text())
+    assert (scores["counts"]["unscored"], scores["counts"]["judge_failures"]) == (unscored_q, 0)
+    open_site(page, site)
+    index = list(runs).index("constrained")
+    for metric, unscored, judged, unit in (
+        ("acc_p", unscored_p, judged_p, "pairs"),
+        ("acc_q", unscored_q, judged_q, "queries"),
+    ):
+        cell = page.inner_text(f"table[data-metric='{metric}'] tr.run[data-run='{index}'] td.value")
+        rate = 100 * unscored / (unscored + judged)
+        assert cell.split("\n")[1] == f"unscored {unscored}/{unscored + judged} {unit} ({rate:.1f}%)", metric
+    llm_index = list(runs).index("llm")
+    assert "unscored" not in page.inner_text(f"table[data-metric='acc_p'] tr.run[data-run='{llm_index}'] td.value")
+
+    # an item unscored in the constrained run, a judge failure in the LLM run (the same "I cannot say." reply)
+    llm = {d["item_id"]: d for d in details_of(runs["llm"])}
+    item = next(
+        d["item_id"]
+        for d in details
+        if all(map(unread, d["queries"]))
+        and all(q["judge_error"] and q["right"] is None for q in llm[d["item_id"]]["queries"])
+    )
+    open_site(page, site, "#view=items&task=codis")
+    page.wait_for_selector("#item-list li")
+    page.check("#f-unscored")
+    page.fill("#f-q", item)
+    assert page.inner_text("#count") == "1 of 353 items"
+    chips = page.locator(f"#item-list li[data-id='{item}'] .chip").all_inner_texts()
+    assert (chips[index], chips[llm_index]) == ("U", "?")
+    # an item unscored only in the constrained run (an off-label reply): the filter finds it through that run alone
+    others = [{d["item_id"]: d for d in details_of(runs[name])} for name in CODIS_RUNS if name != "constrained"]
+    alone = next(
+        d["item_id"]
+        for d in details
+        if any(map(unread, d["queries"]))
+        and not any(
+            q["right"] is None or q.get("answer_status") in ("truncated", "empty")
+            for o in others
+            for q in o[d["item_id"]]["queries"]
+        )
+    )
+    page.fill("#f-q", alone)
+    assert page.inner_text("#count") == "1 of 353 items"
+    page.uncheck("#f-unscored")
+
+    open_site(page, site, f"#item=codis/{item}")
+    page.wait_for_selector(f"#item-title:has-text('{item}')")
+    card = page.locator(f"article.answer[data-run='{index}']")
+    assert card.locator(".verdict-unscored").all_inner_texts() == ["UNSCORED", "UNSCORED"]
+    assert "Judge error" not in card.inner_text() and "neither wrong nor a judge failure" in card.inner_text()
+    failed = page.locator(f"article.answer[data-run='{llm_index}']")
+    assert "Judge error" in failed.inner_text() and "UNSCORED" not in failed.inner_text()
+    # a wrong verdict in the same run reads wrong, not unscored
+    wrong = next(
+        d["item_id"]
+        for d in details
+        if any(q["right"] is False for q in d["queries"]) and not any(map(unread, d["queries"]))
+    )
+    open_site(page, site, f"#item=codis/{wrong}")
+    page.wait_for_selector(f"#item-title:has-text('{wrong}')")
+    assert "wrong" in card.locator(".verdict-bad").all_inner_texts() and card.locator(".verdict-unscored").count() == 0
 
 
 @needs_real_data

@@ -69,7 +69,9 @@ def explain_table(explanation: Explanation, a: ReportRun, b: ReportRun) -> Table
         + f" Every metric and category, with items side by side: `cogbench explain {folders}`"
     )
     title = f"Why two runs of {explanation.a['model']} differ ({explanation.task}): B - A by pipeline stage"
-    return Table(title, ["Metric", "A", "B", "B - A", *STAGES], rows, note=note, best_columns=set())
+    return Table(
+        title, ["Metric", "A", "B", "B - A", *STAGES], rows, note=note, best_columns=set(), numbers_from_second=True
+    )
 
 
 def explain_tables(runs: list[ReportRun]) -> list[Table]:

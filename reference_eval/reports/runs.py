@@ -37,7 +37,13 @@ from cogbench.reference_eval.reports.run_kind import (
     UNRECORDED,
 )
 from cogbench.reference_eval.reports.run_reader import ScoredRun
-from cogbench.reference_eval.reports.tables import Cell, Table, render_html_table, render_markdown
+from cogbench.reference_eval.reports.tables import (
+    Cell,
+    Table,
+    render_html_section,
+    render_html_table,
+    render_markdown,
+)
 from cogbench.reference_eval.run.completeness import coverage_label, sample_label, shown_value, unscored_text
 from cogbench.schemas.features import CATEGORY_LABEL, CODIS_CATEGORIES, COGBENCH_CATEGORIES
 from cogbench.validation.integrity import verify_build
@@ -281,6 +287,8 @@ td:nth-child(2){font-size:11.5px;min-width:7em}
 tr.run td{background:#eef5ff}tr.published td{color:#555;font-style:italic}td.best{font-weight:bold;color:#000}
 .ci{display:block;font-size:10.5px;color:#666;font-weight:normal}.note{font-size:12px;color:#555}figure{margin:1.5em 0}img{max-width:100%;border:1px solid #eee}
 figcaption{font-size:13px;color:#444}
+.md td,.md th{text-align:left}.md td:nth-child(2){font-size:12.5px;min-width:0;text-align:right}.md td:nth-child(3),.md td:nth-child(4){white-space:nowrap}.md code{overflow-wrap:anywhere}
+table.numbers td:nth-child(2),table.numbers th:nth-child(2){text-align:right;font-size:12.5px;min-width:0}
 """
 
 
@@ -362,10 +370,8 @@ def _write_report_files(
     ]
     body.append("</ul>")
     body += [f"<p>{html.escape(n)}</p>" for n in agreement_notes]
-    if section:  # its Markdown as written: the heading, then the text and tables unformatted
-        body.append(
-            f"<h2>{html.escape(section[0].lstrip('# '))}</h2><pre>{html.escape(chr(10).join(section[2:]))}</pre>"
-        )
+    if section:  # its Markdown rendered: heading, paragraphs, tables
+        body.append(render_html_section(section))
     body += [render_html_table(t) for t in tables]
     body.append("<h2>Charts</h2>")
     for path, caption in figures:

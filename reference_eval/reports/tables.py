@@ -27,6 +27,7 @@ class Table:
     # Rows ranked together (comparable rows: the papers' rows; runs of one build and judge); a row in no group is
     # never bold. None: every row is one group.
     rank_groups: list[set[int]] | None = None
+    numbers_from_second: bool = False  # report.html: the second column holds numbers, not a run's source
 
     def best(self) -> set[tuple[int, int]]:
         """(row, column) of the highest value of each column within each group of comparable rows.
@@ -79,4 +80,17 @@ def render_html_table(table: Table) -> str:
         )
         body.append(f"<tr class={row_class}>{tds}</tr>")
     note = f"<p class=note>{html.escape(table.note.replace('`', ''))}</p>" if table.note else ""
-    return f"<h2>{html.escape(table.title)}</h2>\n<div class=scroll><table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>{note}\n"
+    numbers = " class=numbers" if table.numbers_from_second else ""
+    return f"<h2>{html.escape(table.title)}</h2>\n<div class=scroll><table{numbers}><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>{note}\n"
+
+
+def render_html_section(lines: list[str]) -> str:
+    """A section handed over as Markdown lines (judging/certificate_report's) as HTML, its id its heading's words
+    (``judge-certificate``): paragraphs and tables rendered by markdown-it (CommonMark with GFM tables; raw HTML
+    in the text escaped, never passed), each table in a box that scrolls rather than widens the page."""
+    from markdown_it import MarkdownIt  # the eval extra's; `score` imports this module without it
+
+    anchor = "-".join(re.findall(r"[a-z0-9]+", lines[0].lower())) if lines else "section"
+    body = MarkdownIt("commonmark", {"html": False}).enable("table").render("\n".join(lines))
+    body = body.replace("<table>", "<div class=scroll><table>").replace("</table>", "</table></div>")
+    return f"<section id={anchor} class=md>{body}</section>\n"

@@ -7,7 +7,7 @@ from the build the runs were scored on, read through ``validation.integrity.load
 once, as the build stores it, named by its sha256. Each item carries the flags the viewer filters by, decided
 here so the page only compares booleans: runs disagree (their verdicts differ), judges disagree (two runs with
 the same output text got different verdicts), truncated or unscored (an answer truncated or empty, a judge error,
-a verdict of null).
+a verdict of null: a judge reply that constrained parsing left unscored among them).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any
 from PIL import Image
 
 from cogbench.reference_eval.answers.reply_details import answer_dicts, rederived
+from cogbench.reference_eval.judges.verdicts import UNSCORED
 from cogbench.reference_eval.reports.details_dataset import row_fields
 from cogbench.reference_eval.reports.report_runs import ReportRun
 from cogbench.schemas.features import CATEGORY_LABEL
@@ -109,6 +110,9 @@ def run_answer(task: str, detail: dict[str, Any]) -> dict[str, Any]:
         "verdict": fields["judge_verdicts"],
         "judge": fields["judge_replies"],
         "judge_error": fields["judge_errors"],
+        # constrained parsing: each query's (or CoR's) judge reply that is no official label; neither wrong nor a
+        # judge failure (judges/verdicts.py), so the page says UNSCORED, not "Judge error"
+        "unscored": [error == UNSCORED for error in fields["judge_errors"]] if fields["judge_errors"] else None,
         "replies": _replies(task, detail),
     }
     if task == "vqa":

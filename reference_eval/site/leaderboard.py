@@ -19,7 +19,13 @@ from cogbench.reference_eval.reports.published import REFERENCE_MODELS, Publishe
 from cogbench.reference_eval.reports.report_runs import ReportRun, run_line
 from cogbench.reference_eval.reports.run_files import metric_interval
 from cogbench.reference_eval.reports.run_kind import MODE_LABEL, PAPER_JUDGE, judge_name
-from cogbench.reference_eval.run.completeness import coverage_label, run_labels, sample_label, shown_value
+from cogbench.reference_eval.run.completeness import (
+    coverage_label,
+    run_labels,
+    sample_label,
+    shown_value,
+    unscored_text,
+)
 from cogbench.reference_eval.site.significance import RULE, holm, significance_groups
 
 TASK_TITLE = {"description": "Description (CogBench)", "vqa": "VQA (CogBench)", "codis": "CODIS"}
@@ -90,10 +96,14 @@ def _columns(runs: list[ReportRun], metric: str) -> list[str]:
 
 
 def _cell(metric: dict[str, Any], column: str) -> dict[str, Any]:
+    """Value, interval and images; overall, a constrained-parsed metric's unscored rate beside it, as report.md."""
     category = None if column == "overall" else column
     value = shown_value(metric, category)
     interval, images = metric_interval(metric, category)
-    return {"v": value, "ci": interval, "images": images}
+    cell = {"v": value, "ci": interval, "images": images}
+    if category is None and "unscored" in metric:
+        cell["unscored"] = unscored_text(metric)
+    return cell
 
 
 def rank_key(run: ReportRun, metric: str) -> tuple[Any, ...] | None:

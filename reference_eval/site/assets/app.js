@@ -69,7 +69,8 @@
         el("td", { cls: "letters", text: col === "overall" ? row.letters : "" }),
         el("td", {}, el("a", { href: hashOf({ view: "about" }) + "&run=" + row.run, text: r.label })),
         el("td", { text: "run" }),
-        el("td", { cls: "num value" }, link, " ", el("span", { cls: "ci", text: cell.ci ? "[" + fmt(cell.ci[0]) + ", " + fmt(cell.ci[1]) + "]" : (cell.images === 1 ? "[n/a (1 image)]" : "") })),
+        el("td", { cls: "num value" }, link, " ", el("span", { cls: "ci", text: cell.ci ? "[" + fmt(cell.ci[0]) + ", " + fmt(cell.ci[1]) + "]" : (cell.images === 1 ? "[n/a (1 image)]" : "") }),
+          cell.unscored ? el("span", { cls: "unscored-rate", text: cell.unscored }) : null),
         el("td", {}, bar(cell)), el("td", { cls: "num", text: cell.images === null || cell.images === undefined ? "" : String(cell.images) }),
         el("td", { text: r.judge_label }), el("td", { text: r.mode || "" }), el("td", { text: r.thinking }),
         el("td", { text: r.build + (r.sample ? " " + r.sample : "") }), el("td", { text: row.unranked || r.coverage.join("; ") })));
@@ -133,11 +134,15 @@
     if (!a) return { cls: "absent", text: "–", title: "not in this run" };
     var v = a.verdict;
     if (task === "vqa") return v.robust ? { cls: "ok", text: "✓", title: "right" } : { cls: "bad", text: "✗", title: "wrong" };
+    var unscored = a.unscored || [];
     if (task === "codis") {
+      // constrained parsing: a pair whose only missing verdicts are replies that are no official label (scorers.py)
+      if (unscored.some(Boolean) && v.every(function (x, j) { return x !== null || unscored[j]; })) return { cls: "unscored", text: "U", title: "unscored: a judge reply is not an official label (constrained parsing)" };
       if (v.some(function (x) { return x === null; })) return { cls: "none", text: "?", title: "not scored" };
       return v.every(Boolean) ? { cls: "ok", text: "✓", title: "both right" } : { cls: "bad", text: "✗", title: "not both right" };
     }
-    var right = (v || []).filter(function (x) { return x; }).length;
+    var right = (v || []).filter(function (x) { return x; }).length, left = unscored.filter(Boolean).length;
+    if (left) return { cls: "unscored", text: right + "/" + v.length + " U" + left, title: "CoRs right; " + left + " unscored (judge replies not an official label)" };
     return { cls: "none", text: (v ? right + "/" + v.length : a.recognition[0] + "/" + a.recognition[1]), title: v ? "CoRs right" : "entities recognized" };
   }
   function searchText(item) {
@@ -225,10 +230,13 @@
       var parsed = Array.isArray(a.parsed) && task === "codis" ? a.parsed[j] : (Array.isArray(a.parsed) && task === "vqa" ? a.parsed[j] : a.parsed);
       part.appendChild(field("Parsed answer", readable(parsed)));
       var verdict = task === "codis" ? a.verdict[j] : a.verdict;
-      var vtext = task === "description" && verdict === null ? "no Cognition judge in this run" : readable(verdict);
-      part.appendChild(el("p", {}, el("b", { text: "Verdict: " }), el("span", { cls: verdict === true ? "verdict-ok" : verdict === false ? "verdict-bad" : "", text: vtext })));
+      var unscored = task === "codis" && a.unscored && a.unscored[j];
+      var vtext = task === "description" && verdict === null ? "no Cognition judge in this run" : unscored ? "UNSCORED" : readable(verdict);
+      if (task === "description" && a.unscored && verdict) vtext = verdict.map(function (x, i) { return a.unscored[i] ? "UNSCORED" : readable(x); }).join("; ");
+      part.appendChild(el("p", {}, el("b", { text: "Verdict: " }), el("span", { cls: unscored ? "verdict-unscored" : verdict === true ? "verdict-ok" : verdict === false ? "verdict-bad" : "", text: vtext })));
+      if (unscored) part.appendChild(el("p", { cls: "unscored-note", text: "The judge's reply is not one of the official labels (constrained parsing): left out of the score, neither wrong nor a judge failure; counted in the unscored rate beside the number." }));
       if (task === "codis") {
-        if (a.judge_error && a.judge_error[j]) part.appendChild(field("Judge error", a.judge_error[j]));
+        if (a.judge_error && a.judge_error[j] && !unscored) part.appendChild(field("Judge error", a.judge_error[j]));
         part.appendChild(a.judge && a.judge[j] !== null && a.judge[j] !== undefined ? el("details", { cls: "judge", open: "open" }, el("summary", { text: "Judge's reply" }), el("pre", { text: a.judge[j] })) : field("Judge's reply", "none (rule judge or not judged)"));
       }
       card.appendChild(part);
