@@ -160,6 +160,17 @@ def test_pairing_refuses_pairs_of_other_judges_or_of_other_tasks(tmp_path):
         "rule vs openai:gpt-4o, tolerant parsing, endpoint 127.0.0.1 #abc123); "
         "every model's predictions must be scored by the same two judges"
     )
+    llm_first = [
+        run(tmp_path, GPT, "h1", endpoint=HOST),
+        run(tmp_path, RULE, "h1"),
+        run(tmp_path, GPT, "h2", endpoint=HOST),
+    ]
+    with pytest.raises(UsageError) as raised:  # judge A's endpoint is named too
+        pair_runs([*llm_first, run(tmp_path, nli, "h2")])
+    assert str(raised.value).startswith(
+        "--judges: the pairs were judged by different judges (openai:gpt-4o, tolerant parsing, endpoint 127.0.0.1 "
+        "#abc123 vs nli; openai:gpt-4o, tolerant parsing, endpoint 127.0.0.1 #abc123 vs rule); "
+    )
     tasks = [run(tmp_path, RULE, "h1"), run(tmp_path, GPT, "h1"), run(tmp_path, RULE, "h2", task="description")]
     with pytest.raises(UsageError) as raised:
         pair_runs([*tasks, run(tmp_path, GPT, "h2", task="description")])
