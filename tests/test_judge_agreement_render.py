@@ -151,3 +151,140 @@ def test_two_models_kappas_stand_side_by_side_three_tenths_of_a_category_apart(t
         centres[model] = (xs[xs < middle].mean(), xs[xs >= middle].mean())  # the two categories
     one_category = centres["m1"][1] - centres["m1"][0]
     assert (centres["m2"][0] - centres["m1"][0]) / one_category == pytest.approx(0.3, abs=0.03)
+
+
+def test_the_note_names_each_constant_judge_and_a_score_one_judge_lacks_is_still_listed():
+    """B alone constant; both constant; a move row with a score under B only (A had no unit) is kept."""
+    both = result(1000, {})
+    pair = both["pairs"][0]
+    pair["kappa"]["Attributes"] = kappa_row(3, 0.0, None, 1, 100 / 3, ["B"])
+    pair["kappa"]["Relationships"] = kappa_row(2, None, None, 0, 0.0, ["A", "B"])
+    pair["moves"]["acc_q"][1] = {"column": "Attributes", "a": None, "b": 50.0, "move": None, "interval": None}
+    text = render_agreement(both)
+    lines = text.splitlines()
+    assert lines[6] == "1000 images; verdict labels [0, 1]; 2 item(s) left out (no verdict from one of the judges)."
+    assert lines[10:12] == [
+        "| Attributes | 3 | 0.00 | n/a | 1 | 33.3 | 1 | 0 | judge B gave one verdict throughout: kappa is 0 by definition |",
+        "| Relationships | 2 | n/a | n/a | 0 | 0.0 | 0 | 0 | both judges gave one verdict throughout |",
+    ]
+    assert lines[-3:] == [
+        "| Attributes | n/a | 50.00 | n/a | n/a |",
+        "",
+        "Kendall's tau of the rankings needs three or more models scored by both judges.",
+    ]
+    assert text.endswith(".\n")
+
+
+@pytest.mark.parametrize("pairs", [2, 3, 4])
+def test_the_missing_ranking_is_explained_below_three_models_only(pairs):
+    lines = render_agreement(result(200, {}, pairs=pairs)).splitlines()
+    explained = lines[-1] == "Kendall's tau of the rankings needs three or more models scored by both judges."
+    assert explained == (pairs < 3) and lines.count("## m1: runs/a (A) vs runs/b (B)") == pairs
+
+
+def drawn_chart(monkeypatch, tmp_path, chart_result) -> dict:
+    """What ``agreement_chart`` drew, read from its figure before it is saved and closed."""
+    from cogbench.reference_eval.reports import charts
+    from cogbench.reference_eval.reports.judge_agreement import agreement_chart
+
+    drawn, save = {}, charts._save
+
+    def keep(fig, path):
+        (ax,) = fig.axes
+        drawn["size"] = tuple(fig.get_size_inches())
+        drawn["bars"] = []
+        for container in ax.containers:
+            data, caps, (whiskers,) = container.lines
+            ends = [[float(v) for v in segment.ravel()] for segment in whiskers.get_segments()]
+            drawn["bars"].append((data.get_xydata().ravel().tolist(), ends, caps[0].get_markersize()))
+        drawn["texts"] = [(t.get_position(), t.get_text(), t.get_fontsize(), t.get_rotation()) for t in ax.texts]
+        drawn["hlines"] = [
+            (list(line.get_ydata()), line.get_linewidth()) for line in ax.lines if list(line.get_xdata()) == [0, 1]
+        ]
+        drawn["ylim"] = ax.get_ylim()
+        drawn["ticks"] = [(t.get_text(), t.get_fontsize()) for t in ax.get_xticklabels()]
+        drawn["xticks"] = list(ax.get_xticks())
+        drawn["title"] = (ax.get_title(), ax.title.get_fontsize())
+        drawn["grid"] = [line.get_alpha() for line in ax.yaxis.get_gridlines()][:1]
+        return save(fig, path)
+
+    monkeypatch.setattr(charts, "_save", keep)
+    agreement_chart(tmp_path / "agreement.png", chart_result)
+    return drawn
+
+
+def test_one_models_chart_centres_each_kappa_on_its_category(monkeypatch, tmp_path):
+    """One pair: step 0.6, offset x - 0.3 + 0.6 * 0.5 = x. Width 2.0 + 0.9 * 2 inches; height 4.2 plus two
+    legend rows of 0.22 (the model, the footnote)."""
+    drawn = drawn_chart(monkeypatch, tmp_path, result(200, {}))
+    assert drawn["size"] == pytest.approx((3.8, 4.64))
+    ((xy, ends, _cap),) = drawn["bars"]
+    assert xy == pytest.approx([0.0, 0.0, 1.0, 0.61234])  # (x, kappa) of Relationships, then overall
+    assert ends == [[0.0, 0.0, 0.0, 0.0], pytest.approx([1.0, 0.4, 1.0, 0.8])]
+
+
+def test_two_models_chart_kappas_whiskers_and_na_marks_at_hand_computed_places(monkeypatch, tmp_path):
+    """Two pairs: step 0.3, model 0 at x - 0.15, model 1 at x + 0.15; whiskers from each interval's ends;
+    an undefined kappa is an "n/a" (7 pt, upright) at y -0.95; kappa's scale -1.05..1.05."""
+    long = "Object counts extra"  # wrapped at 12 characters: "Object counts" (13) breaks, "counts extra" (12) fits
+    first = {
+        long: kappa_row(5, None),
+        "Relationships": kappa_row(4, 0.2, [-0.1, 0.6]),
+        "overall": kappa_row(9, 0.6, [0.45, 0.8]),
+    }
+    second = {long: kappa_row(5, 0.5), "Relationships": kappa_row(4, None), "overall": kappa_row(9, 0.3, [0.1, 0.35])}
+    chart = result(200, {}, pairs=2)
+    chart["pairs"] = [
+        {**chart["pairs"][0], "kappa": first},
+        {**chart["pairs"][0], "a": {"model": "m2"}, "kappa": second},
+    ]
+    drawn = drawn_chart(monkeypatch, tmp_path, chart)
+    (xy0, ends0, cap0), (xy1, ends1, cap1) = drawn["bars"]
+    assert xy0 == pytest.approx([0.85, 0.2, 1.85, 0.6]) and xy1 == pytest.approx([0.15, 0.5, 2.15, 0.3])
+    whiskers = [[0.85, -0.1, 0.85, 0.6], [1.85, 0.45, 1.85, 0.8], [0.15, 0.5, 0.15, 0.5], [2.15, 0.1, 2.15, 0.35]]
+    assert len(ends0 + ends1) == 4 and all(e == pytest.approx(w) for e, w in zip(ends0 + ends1, whiskers))
+    assert (cap0, cap1) == (6.0, 6.0)  # capsize 3: caps of twice that
+    assert [(text, size, angle) for _, text, size, angle in drawn["texts"]] == [("n/a", 7.0, 90.0)] * 2
+    assert [xy for xy, *_ in drawn["texts"]] == [pytest.approx((-0.15, -0.95)), pytest.approx((1.15, -0.95))]
+    assert drawn["hlines"] == [([0, 0], 0.8)] and drawn["ylim"] == (-1.05, 1.05)
+    assert drawn["xticks"] == [0, 1, 2]
+    assert drawn["ticks"] == [("Object\ncounts extra", 8.0), ("Relationships", 8.0), ("overall", 8.0)]
+    assert drawn["title"] == ("Judge agreement (codis)\nA: rule; B: openai:gpt", 10.0)
+    assert drawn["grid"] == [0.3]
+    assert drawn["size"][0] == pytest.approx(2.0 + 0.9 * 3)
+
+
+def test_the_reports_tables_hold_each_models_kappas_and_overall_moves():
+    """The result as ``--json`` writes it (read back): the categories with items, kappa with its interval or
+    n/a; one move row per metric, its overall column only."""
+    import json
+
+    from cogbench.reference_eval.reports.judge_agreement import agreement_tables
+
+    made = result(200, {})
+    made["pairs"][0]["kappa"]["Attributes"] = kappa_row(3, None, None, 0, 0.0, ["A", "B"])
+    made["pairs"][0]["moves"]["acc_q"].append({"column": "time", "a": 1.0, "b": 2.0, "move": 1.0, "interval": None})
+    kappa, moves = agreement_tables(json.loads(json.dumps(made)))
+    assert (kappa.title, kappa.header) == (
+        "Judge agreement, codis: Cohen's kappa",
+        ["model", "flips %", *made["pairs"][0]["kappa"]],
+    )
+    assert [[cell.text for cell in row] for row in kappa.rows] == [
+        ["m1", "57.4", "n/a", "0.00 n/a", "0.61 [0.40, 0.80]"]
+    ]
+    assert kappa.note == (
+        "A: rule; B: openai:gpt. Kappa [95% interval, percentile bootstrap, clustered by image; none below 200 "
+        "images, where its coverage was measured under 95%]; kappa is 0 wherever one judge gave one verdict "
+        "throughout (see flips), n/a where both did. Kendall's tau of the rankings needs three or more models "
+        "scored by both judges."
+    )
+    assert (moves.title, moves.header) == (
+        "Judge agreement, codis: scores under each judge",
+        ["model", "metric", "A", "B", "B - A [95% CI]"],
+    )
+    assert [[cell.text for cell in row] for row in moves.rows] == [
+        ["m1", "acc_q", "81.58", "80.00", "-1.58 [-3.00, -0.10]"]
+    ]
+    tau = {"models": 3, "tau": 0.3333, "interval": [0.1, 0.9], "p_value": 1.0}
+    kappa, _ = agreement_tables(result(200, {"acc_q": tau}, pairs=3))
+    assert kappa.note.endswith(" n/a where both did. Kendall's tau of the 3 models' acc_q: 0.33 [0.10, 0.90]")
