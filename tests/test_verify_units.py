@@ -338,6 +338,18 @@ def test_each_category_names_only_its_own_items_and_a_metric_without_items_stops
     )
 
 
+def test_a_category_names_no_item_of_another_whatever_its_name_sorts_after():
+    """time sorts after overall (t > o): its column still names only its own items, here none."""
+    lines = details()
+    lines[1]["correct"] = True  # b (event) contradicts itself
+    stated = scores()
+    stated["metrics"]["accuracy_official"]["per_category"]["time"] = 10.0  # no item is of time
+    assert (
+        "run/scores.json: metrics.accuracy_official.per_category.time: says 10.0000, the details give nothing"
+        in shown(checked(lines, stated))
+    )
+
+
 def test_a_description_items_cors_name_it_under_their_categories():
     """Two images, one entity each (recognised) and one time CoR each, judged 1 from its reply."""
     lines = [
