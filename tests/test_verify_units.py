@@ -309,6 +309,16 @@ def test_a_missing_org_name_whose_first_part_is_a_folder_here_is_a_mistyped_loca
     )
 
 
+def test_a_results_files_details_are_found_from_its_first_entrys_source(tmp_path):
+    """publish-results gives every entry one source; the first entry's is the one followed."""
+    entries = [result_entry(75.0), result_entry(75.0)]
+    entries[0]["source"] = {"url": "https://elsewhere.example/datasets/me/details"}
+    path = write(tmp_path / "r.yaml", json.dumps(entries))
+    with pytest.raises(UsageError) as raised:
+        verify(str(path))
+    assert str(raised.value).startswith(f"{path}: source.url is on https://elsewhere.example:443, not on the Hub")
+
+
 def test_details_that_cannot_be_downloaded_are_one_line():
     """A Hub repo id as the target: with the Hub unreachable (the tests run offline), one error line."""
     with pytest.raises(CogbenchError) as raised:
