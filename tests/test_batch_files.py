@@ -268,3 +268,125 @@ def test_the_refusal_counts_the_other_foreign_responses(tmp_path, count):
         refuse_foreign(read_responses([str(path)]), ["item-0@aaaa"])
     more = {1: "", 2: " (1 more such response(s))", 3: " (2 more such response(s))", 4: " (3 more such response(s))"}
     assert str(error.value).endswith(f"refusing it{more[count]}")
+
+
+# --- a folder rewritten: what is refused, removed and recorded -------------------------------------------
+
+
+def shard(index: int, of: int) -> str:
+    return f"requests-{index:05d}-of-{of:05d}.jsonl"
+
+
+def test_shard_named_files_no_manifest_lists_are_refused_by_the_first_name(tmp_path):
+    out = tmp_path / "r"
+    write_requests(out, requests_of(1), 1, 1, {})
+    for index in (1, 2):  # a user's copies, named as the 3-shard writing would name its files
+        (out / shard(index, 3)).write_text("mine\n")
+    with pytest.raises(UsageError) as refused:
+        write_requests(out, requests_of(3), 3, 3, {})
+    assert str(refused.value) == (
+        f"{out / shard(1, 3)}: no manifest of this folder lists this file (a copy of yours?); refusing to "
+        "replace it: move it away or choose another --write-requests"
+    )
+    assert (out / shard(2, 3)).read_text() == "mine\n"
+
+
+def failing(count: int):
+    """Requests that stop with an error after ``count``: a writer killed part way."""
+    yield from requests_of(count)
+    raise RuntimeError("stopped")
+
+
+def test_a_failed_writer_records_every_name_it_may_leave_and_the_next_removes_only_those(tmp_path):
+    out = tmp_path / "r"
+    write_requests(out, requests_of(4), 4, 2, {})
+    old = {name: (out / name).read_bytes() for name in (shard(1, 2), shard(2, 2))}
+    # Rewritten as the same 2 shards, stopped at once: the old shards stay (each is replaced when its
+    # new one is whole), the manifest is gone, and the writing record names the old and new names.
+    with pytest.raises(RuntimeError):
+        write_requests(out, failing(0), 4, 2, {})
+    assert {name: (out / name).read_bytes() for name in old} == old and not (out / "manifest.json").exists()
+    # Then as 3 shards, stopped at once: the 2 old shards removed (no manifest lists them now: the
+    # writing record does), and the record names all 5, the old and the new.
+    with pytest.raises(RuntimeError):
+        write_requests(out, failing(0), 3, 3, {})
+    every = sorted([shard(1, 2), shard(2, 2), shard(1, 3), shard(2, 3), shard(3, 3)])
+    assert json.loads((out / ".requests-writing.json").read_text()) == {"files": every}
+    assert sorted(p.name for p in out.glob("requests-*")) == []
+    # Then as 2 shards again, stopped at once: the record still names all 5 (the 3-shard names were
+    # never written, and removing them finds nothing: no error).
+    with pytest.raises(RuntimeError):
+        write_requests(out, failing(0), 2, 2, {})
+    assert json.loads((out / ".requests-writing.json").read_text()) == {"files": every}
+    assert write_requests(out, requests_of(2), 2, 2, {})["requests"] == 2
+    assert sorted(p.name for p in out.glob("requests-*")) == [shard(1, 2), shard(2, 2)]
+
+
+def test_a_manifest_edited_to_list_a_file_of_another_shape_never_reaches_it(tmp_path):
+    out = tmp_path / "r"
+    write_requests(out, requests_of(1), 1, 1, {})
+    (out / "requests-1-of-1.jsonl").write_text("mine\n")  # a request-file name, not one cogbench writes
+    manifest = json.loads((out / "manifest.json").read_text())
+    manifest["shards"] += [{"file": "requests-1-of-1.jsonl"}, {"file": 7}]
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    write_requests(out, requests_of(2), 2, 2, {})
+    assert (out / "requests-1-of-1.jsonl").read_text() == "mine\n"
+    assert not (out / shard(1, 1)).exists()
+
+
+# --- bytes and sizes of the lines read ---------------------------------------------------------------------
+
+
+def test_a_line_that_is_not_utf8_names_its_first_bad_byte_counting_from_1(tmp_path):
+    path = tmp_path / "out.jsonl"
+    path.write_bytes(b'{"a\xff": 1}\n')  # bytes 1-3 are {"a, byte 4 is 0xff
+    with pytest.raises(CogbenchError) as error:
+        read_responses([str(path)])
+    assert str(error.value) == f"{path} line 1: not UTF-8 text (byte 4); expected a Batch API output line"
+
+
+@pytest.mark.parametrize(
+    "length, shown",
+    [(199, "x" * 199), (200, "x" * 200), (201, "x" * 197 + "..."), (202, "x" * 197 + "...")],
+)
+def test_an_engine_error_is_kept_to_200_characters(tmp_path, length, shown):
+    path = write_lines(tmp_path / "out.jsonl", [failed("a@1", "x" * length)])
+    assert read_responses([str(path)])["a@1"].error == f"engine error: {shown}"
+
+
+def sized(length: int, newline: bool = True, custom_id: str = "b@1") -> bytes:
+    """An answered output line of exactly ``length`` bytes (before its newline)."""
+    bare = len(json.dumps(answered(custom_id, "")))
+    line = json.dumps(answered(custom_id, "x" * (length - bare))).encode()
+    assert len(line) == length
+    return line + (b"\n" if newline else b"")
+
+
+# Odd caps (cap | 1 == cap), one whose cap + 1 CPython caches as a small int and one past them (the
+# identity of len(line) and cap + 1 then differs): only == compares them right in both.
+@pytest.mark.parametrize("cap", [201, 1001])
+@pytest.mark.parametrize(
+    "last, refused",
+    [
+        ((0, True), None),  # a line and its newline may take cap + 1 bytes
+        ((0, False), None),  # the last line without its newline: cap bytes
+        ((1, True), 2),  # cap + 1 bytes before the newline: one too many
+        ((1, False), 2),  # cap + 1 bytes at the end of the file, no newline
+        ((500, True), 2),
+    ],
+)
+def test_a_line_longer_than_the_cap_is_refused_by_number(tmp_path, monkeypatch, cap, last, refused):
+    monkeypatch.setenv("COGBENCH_MAX_REPLY_BYTES", str(cap))
+    path = tmp_path / "out.jsonl"
+    over, newline = last
+    # the first line with its newline exactly cap bytes
+    path.write_bytes(sized(cap - 1, custom_id="a@1") + sized(cap + over, newline))
+    if refused is None:
+        assert [r.where for r in read_responses([str(path)]).values()] == [f"{path} line 1", f"{path} line 2"]
+        return
+    with pytest.raises(CogbenchError) as error:
+        read_responses([str(path)])
+    assert str(error.value) == (
+        f"{path} line {refused}: longer than {cap:,} bytes, the most one reply may take "
+        "(set COGBENCH_MAX_REPLY_BYTES to allow more); not read further"
+    )

@@ -5,7 +5,7 @@ accuracy is 3/4 = 75.0 (location 100.0, event 50.0); the authors' first-letter r
 right, so 50.0 (50.0 and 50.0). The intervals are the ones ``cogbench score`` writes
 (``intervals.score_intervals``): what is tested here is that verify recomputes and compares them.
 No run folder, no build (the end-to-end runs are tests/test_verify*.py): the mutation run of
-``reports/verify.py`` starts with this file.
+``reports/verify.py`` starts with this file (then tests/test_verify_folders.py, on one real run).
 """
 
 from __future__ import annotations
@@ -151,7 +151,10 @@ def test_a_partial_runs_value_is_overall_partial_and_a_metric_without_items_is_o
     ]
     accuracy["overall"] = None
     del stated["metrics"]["accuracy_official"]
-    assert checked(details(), stated).equal == 9 + 6 + 1
+    result = checked(details(), stated)
+    assert result.equal == 9 + 6 + 1
+    # a metric the details give but scores.json does not state is not listed as stated
+    assert list(result.stated) == ["metrics.accuracy_circular (no per-item record to recompute it from)"]
 
 
 def test_a_texts_numbers_are_compared_one_by_one_and_a_changed_count_is_one_difference():
@@ -173,6 +176,10 @@ def test_a_texts_numbers_are_compared_one_by_one_and_a_changed_count_is_one_diff
         0,
         ["report.md: says 2 numbers, the details give 3 (text edited)"],
     )
+    result = Verification()
+    many = " ".join(map(str, range(300)))  # 300 numbers: counts past CPython's cached small ints
+    compare_text("report.md", many, many, result)
+    assert (result.equal, result.differences) == (300, [])
 
 
 def write(path: Path, text: str | bytes) -> Path:
@@ -281,8 +288,35 @@ def test_verify_reads_each_results_file_of_a_folder_and_refuses_what_is_not_a_ta
     other = tmp_path / "results"
     other.mkdir()
     write(other / "a.yaml", "[]\n")  # a folder not named .eval_results, holding no scores.json: no run folder
-    with pytest.raises(CogbenchError):
+    with pytest.raises(UsageError) as raised:
         verify(str(other))
+    assert str(raised.value) == (
+        f"{other}: no scores.json here or in {other / 'score'}; give a folder written by `cogbench score` or `eval`"
+    )
+
+
+def test_a_missing_org_name_whose_first_part_is_a_folder_here_is_a_mistyped_local_path(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "runs").mkdir()
+    with pytest.raises(UsageError) as raised:
+        verify("runs/a")
+    assert str(raised.value) == "runs/a: no such file or folder (runs/ is a folder here, so it is read as a local path)"
+    results = write(tmp_path / "r.yaml", json.dumps([result_entry(75.0)]))
+    with pytest.raises(UsageError) as raised:
+        verify(str(results), details="runs/a/b")
+    assert str(raised.value) == (
+        "runs/a/b: no such file or folder (runs/ is a folder here, so it is read as a local path)"
+    )
+
+
+def test_a_results_files_details_are_found_from_its_first_entrys_source(tmp_path):
+    """publish-results gives every entry one source; the first entry's is the one followed."""
+    entries = [result_entry(75.0), result_entry(75.0)]
+    entries[0]["source"] = {"url": "https://elsewhere.example/datasets/me/details"}
+    path = write(tmp_path / "r.yaml", json.dumps(entries))
+    with pytest.raises(UsageError) as raised:
+        verify(str(path))
+    assert str(raised.value).startswith(f"{path}: source.url is on https://elsewhere.example:443, not on the Hub")
 
 
 def test_details_that_cannot_be_downloaded_are_one_line():
@@ -311,6 +345,18 @@ def test_each_category_names_only_its_own_items_and_a_metric_without_items_stops
     assert (
         "run/scores.json: metrics.accuracy.per_category.event: says 50.0000, the details give 100.0000 (items: b)"
         in differences
+    )
+
+
+def test_a_category_names_no_item_of_another_whatever_its_name_sorts_after():
+    """time sorts after overall (t > o): its column still names only its own items, here none."""
+    lines = details()
+    lines[1]["correct"] = True  # b (event) contradicts itself
+    stated = scores()
+    stated["metrics"]["accuracy_official"]["per_category"]["time"] = 10.0  # no item is of time
+    assert (
+        "run/scores.json: metrics.accuracy_official.per_category.time: says 10.0000, the details give nothing"
+        in shown(checked(lines, stated))
     )
 
 
@@ -345,3 +391,5 @@ def test_a_description_items_cors_name_it_under_their_categories():
         "run/scores.json: metrics.cognition.per_category.time: says 100.0000, the details give 50.0000 (items: i1)"
         in differences
     )
+    lines[0]["category"] = "time"  # a stray field of the Description line, naming its CoR's category too
+    assert shown(checked(lines, stated)) == differences

@@ -113,8 +113,9 @@ def check_task(data: TaskData, result: Verification, dataset: str | None = None)
         text = Verification()
         compare_text(where, data.report, render_report(data.scores), text)
         result.equal += text.equal
-        if text.differences and len(result.differences) > before:
-            # report.md is rendered from scores.json: against an edited scores.json an untouched report differs too
+        # report.md is rendered from scores.json: against an edited scores.json an untouched report differs too.
+        # Only this task's differences count (those before `before` are earlier tasks').
+        if text.differences and result.differences[before:]:
             text.differences = [
                 Difference(
                     where,
