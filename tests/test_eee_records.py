@@ -100,7 +100,7 @@ def test_verify_finds_an_edited_row_and_an_edited_score(written, tmp_path, capsy
     assert "detailed_evaluation_results.checksum" in out  # the rows file is not the one the record names
 
 
-def test_a_result_whose_source_is_the_record_verifies_from_the_hub(codis_run, tmp_path, monkeypatch):  # noqa: F811
+def test_a_result_whose_source_is_the_record_verifies_from_the_hub(codis_run, tmp_path, monkeypatch, capsys):  # noqa: F811
     with LocalHub() as hub:
         hub.repos[DATASET] = HubRepo(tags={"v2.0.0": COMMIT_OID})
         hub.models["me/model"] = HubRepo()
@@ -114,6 +114,14 @@ def test_a_result_whose_source_is_the_record_verifies_from_the_hub(codis_run, tm
         (tmp_path / "codis_acc_p.yaml").write_bytes(text)
         configure_hub(hub, monkeypatch, tmp_path / "hub-cache")  # the Hub configured here (HF_ENDPOINT's)
         assert main(["verify", str(tmp_path / "codis_acc_p.yaml")]) == 0
+        # The record itself is checked too: its checksum edited on the Hub (a fresh cache) fails verify, named.
+        aggregate = json.loads(hub.repos["me/details"].files[record])
+        aggregate["detailed_evaluation_results"]["checksum"] = "0" * 64
+        hub.repos["me/details"].files[record] = json.dumps(aggregate).encode()
+        configure_hub(hub, monkeypatch, tmp_path / "hub-cache-2")
+        capsys.readouterr()
+        assert main(["verify", str(tmp_path / "codis_acc_p.yaml")]) == 1
+        assert "detailed_evaluation_results.checksum" in capsys.readouterr().out
 
 
 EEE_CHECK = """
