@@ -137,3 +137,12 @@ def test_a_report_is_compared_number_by_number_unless_this_tasks_scores_differ(s
     )
     assert [line for line in lines if "report.md" in line] == lines[-1:]
     assert any(line.startswith(f"{run / 'scores.json'}: metrics.accuracy.overall: says ") for line in lines)
+
+
+def test_a_run_folder_whose_name_sorts_before_eval_results_is_still_a_run_folder(scored_run, tmp_path):
+    """Only a folder named exactly `.eval_results` is read as results files: `.a-run` sorts before it and is a
+    run folder, re-derived as the same run under its own name."""
+    renamed = shutil.copytree(scored_run, tmp_path / ".a-run")
+    assert ".a-run" < ".eval_results"
+    found, expected = verify(str(renamed)), verify(str(scored_run))
+    assert found.differences == [] and found.equal == expected.equal > 0
