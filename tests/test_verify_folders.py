@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from cogbench.reference_eval.reports.verify import check_task, run_folder_tasks, verify
+from cogbench.reference_eval.reports.verify import RESULTS_DIR, check_task, run_folder_tasks, verify
 from cogbench.reference_eval.reports.verify_result import Difference, Verification
 
 READ_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")  # a number as a reader of report.md sees one
@@ -143,6 +143,6 @@ def test_a_run_folder_whose_name_sorts_before_eval_results_is_still_a_run_folder
     """Only a folder named exactly `.eval_results` is read as results files: `.a-run` sorts before it and is a
     run folder, re-derived as the same run under its own name."""
     renamed = shutil.copytree(scored_run, tmp_path / ".a-run")
-    assert ".a-run" < ".eval_results"
+    assert renamed.name < RESULTS_DIR  # the mutant `name <= RESULTS_DIR` would read it as results files
     found, expected = verify(str(renamed)), verify(str(scored_run))
     assert found.differences == [] and found.equal == expected.equal > 0
