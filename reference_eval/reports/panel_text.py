@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-METRIC_LABEL = {"cognition": "Cognition Score", "acc_p": "Acc_p", "acc_q": "Acc_q"}
+from cogbench.reference_eval.reports.run_kind import METRIC_LABEL
+
+PANEL_METRICS = ("cognition", "acc_p", "acc_q")  # what a panel judges (judges/panel.py)
 
 
 def _number(value: float | None, digits: int = 1) -> str:
@@ -18,7 +20,7 @@ def render_panel(scores: dict[str, Any]) -> str:
     panel = scores.get("panel")
     if not panel:
         return ""
-    names = [name for name in METRIC_LABEL if name in scores["metrics"]]
+    names = [name for name in PANEL_METRICS if name in scores["metrics"]]
     lines = [
         "\n## Judge panel\n",
         f"{len(panel['members'])} members; the panel's verdict: {panel['rule']}. "

@@ -14,20 +14,10 @@ from cogbench.reference_eval.reports.probe_sections import position_bias_chart
 from cogbench.reference_eval.reports.published import REFERENCE_MODELS, PublishedResult, published_table
 from cogbench.reference_eval.reports.report_runs import ReportRun
 from cogbench.reference_eval.reports.run_files import CODIS_SHORT
-from cogbench.reference_eval.reports.run_kind import MODE_LABEL
+from cogbench.reference_eval.reports.run_kind import METRIC_LABEL, MODE_LABEL
 from cogbench.reference_eval.run.completeness import shown_value
 from cogbench.schemas.features import CATEGORY_LABEL, CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
-METRIC_LABEL = {
-    "recognition_micro": "Recognition Score",
-    "recognition_macro": "Recognition (macro, extra)",
-    "cognition": "Cognition Score",
-    "accuracy": "Accuracy (robust extractor)",
-    "accuracy_official": "Accuracy (first character)",
-    "acc_p": "Acc_p",
-    "acc_q": "Acc_q",
-    "context_awareness": "Context awareness",
-}
 TASK_TITLE = {"description": "CogBench Description", "vqa": "CogBench VQA", "codis": "CODIS"}
 PUBLISHED_RADAR_MODELS = 3  # the best published models drawn beside the runs, plus Human/Oracle
 INTERVAL_NOTE = (

@@ -29,6 +29,17 @@ MODE_STEMS = {
     DESCRIPTION_DIRECTED.id.rsplit("-v", 1)[0]: "directed",
 }
 # The metrics a judge decides (recognition, VQA accuracy and context awareness are rule-based).
+# Each metric's name in charts and tables (report charts, report.md's panel section).
+METRIC_LABEL = {
+    "recognition_micro": "Recognition Score",
+    "recognition_macro": "Recognition (macro, extra)",
+    "cognition": "Cognition Score",
+    "accuracy": "Accuracy (robust extractor)",
+    "accuracy_official": "Accuracy (first character)",
+    "acc_p": "Acc_p",
+    "acc_q": "Acc_q",
+    "context_awareness": "Context awareness",
+}
 JUDGED_METRICS = ("cognition", "acc_p", "acc_q", "output_variability_llm")
 # Who judged the papers' published rows: CogBench Table 3 "evaluated by GPT-4"; CODIS Table 3 "assessed by human".
 PAPER_JUDGE = {"description": "GPT-4 judge", "codis": "human judges"}
