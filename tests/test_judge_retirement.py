@@ -88,7 +88,7 @@ def test_an_endpoint_that_does_not_list_the_judge(real_raw_dir, built_release, t
     server = openai_server(right, models=["Qwen/Qwen3-8B", "other"])
     assert score(real_raw_dir, built_release, tmp_path, "judge-x", server.base_url) == 2
     err = one_error_line(capsys)
-    assert f"{server.base_url}/models does not serve judge judge-x (it serves: 'Qwen/Qwen3-8B', 'other')" in err
+    assert f"{server.base_url}/models does not serve judge judge-x (it serves: Qwen/Qwen3-8B, other)" in err
     assert server.chat_requests == [] and [r.path for r in server.requests] == ["/v1/models"]
     assert server.requests[0].headers["authorization"] == f"Bearer {SECRET}"
 

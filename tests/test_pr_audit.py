@@ -38,9 +38,9 @@ def test_equal_on_main_is_skipped_and_a_conflict_in_an_open_pr_refuses_the_push(
         with pytest.raises(NotPublishable, match="codis_acc_q already hold another value"):
             publish_results(args_for(codis_run[1], tmp_path), api=local_hub_api(hub, monkeypatch), say=lines.append)
     assert len(repo.prs) == 1 and "me/details" not in hub.repos  # nothing pushed: no PR, no details
-    assert f"  codis_acc_p: already present (main '.eval_results/codis_acc_p.yaml': {round(ACC_P, 2)}): skipped" in lines
+    assert f"  codis_acc_p: already present (main .eval_results/codis_acc_p.yaml: {round(ACC_P, 2)}): skipped" in lines
     assert (
-        f"  codis_acc_q: conflict: ours {round(ACC_Q, 2)} | the repo holds PR #1 '.eval_results/acc-q.yaml': 50.0"
+        f"  codis_acc_q: conflict: ours {round(ACC_Q, 2)} | the repo holds PR #1 .eval_results/acc-q.yaml: 50.0"
         in lines
     )
 

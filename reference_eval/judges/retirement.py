@@ -14,7 +14,7 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-from cogbench.errors import UsageError, echoed
+from cogbench.errors import UsageError, shown
 from cogbench.reference_eval.backends.model_list import ModelList
 
 OPENAI_DEPRECATIONS = "OpenAI's deprecations page, https://platform.openai.com/docs/deprecations"
@@ -111,6 +111,6 @@ def check_judge(
     if listing.error is not None:
         raise UsageError(f"cannot check judge {model}: GET {listing.url}: {listing.error}; {INSTEAD}")
     if listing.entry(model) is None:
-        served = sorted(echoed(m["id"], 60) for m in listing.models)  # ids the server chose: escaped, shortened
-        shown = ", ".join(served[:8]) + (f", ... ({len(served) - 8} more)" if len(served) > 8 else "")
-        raise UsageError(f"{listing.url} does not serve judge {model} (it serves: {shown or 'none'}); {INSTEAD}")
+        served = sorted(shown(m["id"], 60) for m in listing.models)  # ids the server chose: escaped, shortened
+        names = ", ".join(served[:8]) + (f", ... ({len(served) - 8} more)" if len(served) > 8 else "")
+        raise UsageError(f"{listing.url} does not serve judge {model} (it serves: {names or 'none'}); {INSTEAD}")

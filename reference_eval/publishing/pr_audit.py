@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from cogbench.errors import CogbenchError, echoed
+from cogbench.errors import CogbenchError, shown
 
 RESULTS_GLOB = ".eval_results/"
 TOLERANCE = 0.005  # values are written with 2 decimals
@@ -65,7 +65,7 @@ class Check:
         return "already present" if self.found else "ready"
 
     def line(self) -> str:
-        held = "; ".join(f"{f.where} {echoed(f.file)}: {f.value}" for f in self.found)  # names others chose
+        held = "; ".join(f"{f.where} {shown(f.file)}: {f.value}" for f in self.found)  # names others chose
         if self.status == "conflict":
             return f"  {self.task_id}: conflict: ours {self.value} | the repo holds {held}"
         if self.status == "already present":
