@@ -154,6 +154,7 @@ class OpenAIServer:
                     return
                 if isinstance(server.models, bytes):  # a broken or hostile server's list
                     self._send(200, server.models, {})
+                    self.close_connection = True  # a client that stops reading it resets the connection
                     return
                 entries = [{"id": m} if isinstance(m, str) else m for m in server.models]
                 data = [{"object": "model", "created": 0, "owned_by": "local", **entry} for entry in entries]
