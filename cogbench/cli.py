@@ -35,8 +35,10 @@ COMMAND_MODULES = (
     "cogbench.reference_eval.run.cli",
     "cogbench.reference_eval.api.cli",
     "cogbench.reference_eval.reports.cli",
+    "cogbench.reference_eval.publishing.cli",
+    "cogbench.reference_eval.verifying.cli",
     "cogbench.reference_eval.harnesses.cli",
-    "cogbench.reference_eval.judging.cli",
+    "cogbench.reference_eval.certifying.cli",
     "cogbench.reference_eval.explaining.cli",
 )
 

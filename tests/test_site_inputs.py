@@ -21,9 +21,9 @@ from test_intervals import codis_example, score_codis, swap_pairs
 from test_report_run_kind import description_predictions, score_description
 
 from cogbench.cli import main
-from cogbench.reference_eval.reports.details_dataset import write_details
-from cogbench.reference_eval.reports.hub_results import publish_results
-from cogbench.reference_eval.reports.run_reader import read_run
+from cogbench.reference_eval.publishing.details_dataset import write_details
+from cogbench.reference_eval.publishing.hub_results import publish_results
+from cogbench.reference_eval.recording.run_reader import read_run
 from cogbench.reference_eval.tasks.prompts import DESCRIPTION_DIRECTED, DESCRIPTION_SPONTANEOUS
 
 from hub_server import COMMIT_OID, HubRepo, LocalHub, local_hub_api

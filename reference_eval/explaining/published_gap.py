@@ -17,9 +17,9 @@ from cogbench.errors import UsageError
 from cogbench.reference_eval.explaining.explain import categories_of, stated
 from cogbench.reference_eval.judges.retirement import KNOWN_SHUTDOWNS
 from cogbench.reference_eval.metrics import intervals
+from cogbench.reference_eval.recording.run_kind import PAPER_JUDGE, description_mode, judge_identity
+from cogbench.reference_eval.recording.run_reader import ScoredRun
 from cogbench.reference_eval.reports.published import published_results
-from cogbench.reference_eval.reports.run_kind import PAPER_JUDGE, description_mode, judge_identity
-from cogbench.reference_eval.reports.run_reader import ScoredRun
 
 PAPER_SPACY = "en_core_web_sm"
 PAPER_EMBEDDER = "sentence-transformers/all-mpnet-base-v2"
