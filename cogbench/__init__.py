@@ -1,15 +1,15 @@
-"""cogbench: build, validate and score the CogBench and CODIS benchmarks.
+"""cogbench: build, validate and score the CogBench and CODIS benchmarks (the core, which every room may import).
 
-The code lives in the top-level folders fixed by the design card and is
-installed as subpackages of this package:
+The code lives in the top-level folders, installed as subpackages of this package (ARCHITECTURE.md: the map):
+``cogbench.schemas`` (the data model), ``cogbench.dataset_builders`` (raw files -> dataset folders),
+``cogbench.validation`` (checks and the release gate), ``cogbench.cards`` (the release side) and
+``cogbench.reference_eval`` (running models and scoring them). This folder holds the core and the command:
 
-- ``cogbench.schemas``: the data model (JSON Schemas, Features, records, CoR grammar)
-- ``cogbench.dataset_builders``: raw annotations -> Hugging Face dataset folders
-- ``cogbench.validation``: integrity checks and the release gate
-- ``cogbench.cards``: the release side (card, versions, publish)
-- ``cogbench.reference_eval``: running models and scoring them
-
-ARCHITECTURE.md at the repository root says which way imports flow.
+- ``errors``: error types and their exit codes; every refusal is one ``error:`` line.
+- ``option_types``: the value types of command-line options, each refusing nonsense in one line.
+- ``redaction``: credentials in URLs and printed command lines shown as ``***``.
+- ``cli``: the ``cogbench`` command, collecting each folder's ``cli.register`` (``COMMAND_MODULES``).
+- ``__main__``: ``python -m cogbench``.
 
 The Python API (``cogbench.evaluate``, ``score``, ``compare``, ``verify``, ``Result``, ``rescore`` with
 its ``Rescored``, ``explain`` and the training callback ``CogbenchCallback``) lives in ``cogbench.reference_eval.api`` and is named

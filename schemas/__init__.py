@@ -1,12 +1,15 @@
-"""The data model: JSON Schemas (draft 2020-12) of the raw files and of the built records.
+"""The data model: JSON Schemas (draft 2020-12) of the raw files, the built records, run folders and judge certificates.
 
-Beside them: ``features`` (the ``datasets`` Features and class orders of each
-config), ``records`` (the typed record of each config, made from one raw item)
-and ``cor`` (the chain-of-reasoning grammar). Everything else builds on these.
+Raw schemas describe the files exactly as their authors publish them; built schemas describe one row of each config as
+stored in Parquet (images as ``{"bytes", "path"}``, class labels as integers). Beside them:
 
-Raw schemas describe the files exactly as their authors publish them; built
-schemas describe one row of each config as stored in Parquet (images as
-``{"bytes", "path"}``, class labels as integers).
+- ``vocabulary``: configs, category and answer-letter names, with no third-party import (the scoring core reads them).
+- ``features``: the ``datasets`` Features and class orders of each config, on that vocabulary.
+- ``records``: one typed record per row, made from one raw item.
+- ``cor``: the chain-of-reasoning grammar ("A1 + A2 -> B").
+- ``text``: text hygiene (blank, unencodable, look-alike characters).
+- ``sources``: the source benchmarks: configs, licence and gating of each.
+- ``prompt_templates``: every prompt the evaluator sends, versioned, with its source (paper section, tier).
 """
 
 from __future__ import annotations

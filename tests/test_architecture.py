@@ -9,6 +9,7 @@ the hf backend loads torch on use), never to hide a cycle.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -262,3 +263,46 @@ def test_a_reintroduced_upward_import_is_caught(tmp_path, folder, code, expected
     modules[module] = planted
     found = [p for p in violations(modules) if "planted.py" in p]
     assert any(expected in problem for problem in found), found
+
+
+def rooms() -> dict[str, Path]:
+    """Every room: each top-level folder and each sub-package of ``reference_eval/``, by its folder."""
+    found = {folder: ROOT / folder for folder in FOLDERS}
+    for init in sorted((ROOT / "reference_eval").glob("*/__init__.py")):
+        found[f"{init.parent.name}"] = init.parent
+    return found
+
+
+def unnamed_modules(folder: Path, docstring: str) -> list[str]:
+    """The modules of a room that its ``__init__`` docstring does not name as ``module``."""
+    modules = sorted(path.stem for path in folder.glob("*.py") if path.name != "__init__.py")
+    return [module for module in modules if f"``{module}``" not in docstring]
+
+
+def test_every_module_is_named_in_its_room_docstring():
+    """Issue 49: each room's ``__init__`` names every module it holds, one line each: the map beside the code."""
+    assert {"verifying", "certifying", "publishing", "recording", "reports"} <= set(rooms())
+    missing = {}
+    for name, folder in rooms().items():
+        docstring = ast.get_docstring(ast.parse((folder / "__init__.py").read_text(encoding="utf-8"))) or ""
+        if unnamed := unnamed_modules(folder, docstring):
+            missing[name] = unnamed
+    assert missing == {}
+
+
+def test_a_module_missing_from_its_room_docstring_is_caught(tmp_path):
+    """The checker itself: a module added to a room without its line is named."""
+    (tmp_path / "__init__.py").write_text('"""A room.\n\n- ``kept``: named.\n"""\n', encoding="utf-8")
+    (tmp_path / "kept.py").write_text("", encoding="utf-8")
+    (tmp_path / "added.py").write_text("", encoding="utf-8")
+    assert unnamed_modules(tmp_path, ast.get_docstring(ast.parse((tmp_path / "__init__.py").read_text())) or "") == [
+        "added"
+    ]
+
+
+def test_the_map_names_every_room():
+    """ARCHITECTURE.md's room table has a row for every room, and no row for a room that is not there."""
+    text = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    table = text.split("## Rooms", 1)[1].split("\n\n| room |", 1)[1].split("\n\n", 1)[0]
+    named = {re.match(r"\| `([a-z_]+)/`", row).group(1) for row in table.splitlines()[2:]}
+    assert named == set(rooms())

@@ -66,9 +66,16 @@ def blocks(path: Path) -> list[Block]:
     return found
 
 
+class MkdocsLoader(yaml.SafeLoader):
+    """mkdocs.yml as data: a ``!!python/name:`` tag (the Mermaid fence's formatter) read as its name, never imported."""
+
+
+MkdocsLoader.add_multi_constructor("tag:yaml.org,2002:python/name:", lambda loader, suffix, node: suffix)
+
+
 def pages() -> list[Path]:
     """README.md, then every page of the site in the order of its nav."""
-    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    config = yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=MkdocsLoader)
     nav = [next(iter(entry.values())) for entry in config["nav"]]
     return [ROOT / "README.md", *(ROOT / "docs" / page for page in nav)]
 
