@@ -47,8 +47,11 @@ class CogbenchCallback(TrainerCallback):
         on_save: evaluate at each checkpoint save.
         processor: the model's processor (default: the trainer's ``processing_class``).
         out: keep each evaluation's run folder as ``out/step-N`` (default: temporary, removed).
-        judge, revision, settings, scoring: as in ``cogbench.evaluate``; ``settings`` defaults to
-            ``num_workers=0`` (no image-decoding processes forked from the training process).
+        judge: as in ``cogbench.evaluate``.
+        revision: as in ``cogbench.evaluate``.
+        settings: as in ``cogbench.evaluate``; defaults to ``num_workers=0`` (no image-decoding
+            processes forked from the training process).
+        scoring: as in ``cogbench.evaluate``.
 
     ``results`` holds (global step, ``Result``) of every evaluation, in order.
     """
