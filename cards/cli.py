@@ -8,8 +8,8 @@ import sys
 import time
 from pathlib import Path
 
-from cogbench.dataset_builders.build import DEFAULT_VERSION
 from cogbench.dataset_builders.cli import default_raw_dir
+from cogbench.schemas.vocabulary import DEFAULT_VERSION
 
 DEFAULT_OUT = Path("dist") / "cogbench"
 

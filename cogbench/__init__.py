@@ -17,17 +17,24 @@ here lazily: nothing of it is imported until it is used.
 """
 
 from importlib import import_module
-from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
 # The distribution's name on PyPI ("cogbench" there is another project, whose
 # version must never be reported as ours).
 DISTRIBUTION = "cogbench-codis"
+__version__: str  # read on first use, by __getattr__ below
 
-try:
-    __version__ = version(DISTRIBUTION)
-except PackageNotFoundError:  # running from a source tree that is not installed
-    __version__ = "0.0.0"
+
+def _installed_version() -> str:
+    """The installed distribution's version; read on first use of ``__version__`` (``importlib.metadata``
+    costs more than the rest of ``cogbench --help``)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(DISTRIBUTION)
+    except PackageNotFoundError:  # running from a source tree that is not installed
+        return "0.0.0"
+
 
 # The Python API (``reference_eval/api``), loaded on first use so that ``import cogbench`` stays
 # light and the core install (``cogbench build``) never imports torch or datasets' scoring stack.
@@ -64,7 +71,10 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
-    """``cogbench.evaluate`` and the rest of the API, imported when first named."""
+    """``cogbench.evaluate`` and the rest of the API (and ``__version__``), loaded when first named."""
+    if name == "__version__":
+        globals()[name] = _installed_version()
+        return globals()[name]
     if name not in _API:
         raise AttributeError(f"module 'cogbench' has no attribute {name!r}")
     value = getattr(import_module(_API[name]), name)
@@ -73,4 +83,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_API})
+    return sorted({*globals(), *_API, "__version__"})

@@ -24,7 +24,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from cogbench import __version__
+import cogbench
 from cogbench.errors import EXIT_CODES, EXIT_USAGE, CogbenchError, UsageError
 
 COMMAND_MODULES = (
@@ -35,8 +35,10 @@ COMMAND_MODULES = (
     "cogbench.reference_eval.run.cli",
     "cogbench.reference_eval.api.cli",
     "cogbench.reference_eval.reports.cli",
+    "cogbench.reference_eval.publishing.cli",
+    "cogbench.reference_eval.verifying.cli",
     "cogbench.reference_eval.harnesses.cli",
-    "cogbench.reference_eval.judging.cli",
+    "cogbench.reference_eval.certifying.cli",
     "cogbench.reference_eval.explaining.cli",
 )
 
@@ -70,13 +72,21 @@ RESUME = {
 EXIT_CODES_HELP = "exit codes: " + "; ".join(f"{code} {meaning}" for code, meaning in EXIT_CODES.items())
 
 
+class VersionAction(argparse.Action):
+    """``--version``: the version is read (``importlib.metadata``) only when asked for."""
+
+    def __call__(self, parser, namespace, values, option_string=None):  # type: ignore[no-untyped-def]
+        print(f"cogbench {cogbench.__version__}")  # stdout, as argparse's own version action
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="cogbench",
         description="Build, validate and score the CogBench and CODIS benchmarks.",
         epilog=EXIT_CODES_HELP,
     )
-    parser.add_argument("--version", action="version", version=f"cogbench {__version__}")
+    parser.add_argument("--version", action=VersionAction, nargs=0, help="show the version and exit")
     subparsers = parser.add_subparsers(
         dest="command",
         required=True,
@@ -217,6 +227,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def run_command(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["--version"]:  # what argparse would print, without registering every command first
+        print(f"cogbench {cogbench.__version__}")
+        return 0
     parser = build_parser()
     refuse_unknown_options(parser, argv)
     args = parser.parse_args(argv)

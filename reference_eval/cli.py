@@ -14,7 +14,8 @@ from cogbench.option_types import (
     positive_int,
     positive_seconds,
 )
-from cogbench.schemas.features import CONFIGS
+from cogbench.reference_eval.metrics.recognition import PAPER_EMBEDDER, PAPER_SPACY_MODEL
+from cogbench.schemas.vocabulary import CONFIGS
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -171,10 +172,10 @@ def add_score_parser(subparsers: argparse._SubParsersAction) -> None:
         "folder's judge_cache.sqlite may be shared) (default: OUT/judge_cache.sqlite)",
     )
     add_judge_check_options(parser)
-    parser.add_argument("--spacy-model", default="en_core_web_sm", help="spaCy pipeline name or path (nouns)")
+    parser.add_argument("--spacy-model", default=PAPER_SPACY_MODEL, help="spaCy pipeline name or path (nouns)")
     parser.add_argument(
         "--embedder",
-        default="sentence-transformers/all-mpnet-base-v2",
+        default=PAPER_EMBEDDER,
         help="sentence-transformers model name or path (Recognition Score)",
     )
     parser.add_argument("--embed-batch-size", type=positive_int, default=64, help="strings per embedder batch")

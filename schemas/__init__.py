@@ -16,9 +16,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
+if TYPE_CHECKING:
+    import jsonschema
 
 RAW_SCHEMAS = {
     "cogbench_description": "raw_cogbench_description.schema.json",
@@ -42,6 +43,9 @@ def load_schema(file_name: str) -> dict[str, Any]:
 
 @cache
 def validator(file_name: str) -> jsonschema.Draft202012Validator:
+    # jsonschema costs ~0.1 s to import: loaded on the first check, never by `cogbench --help`.
+    import jsonschema
+
     schema = load_schema(file_name)
     jsonschema.Draft202012Validator.check_schema(schema)
     return jsonschema.Draft202012Validator(schema)

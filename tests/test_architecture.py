@@ -44,14 +44,18 @@ PARTS = {
     "eval.run_records": (f"{EVAL}.run.completeness", f"{EVAL}.run.progress", f"{EVAL}.run.lock"),
     "eval.provenance": (f"{EVAL}.run.provenance",),
     "eval.task_scoring": (f"{EVAL}.tasks.probes", f"{EVAL}.tasks.scorers"),
-    "eval.orchestration": (EVAL,),  # cli, run.runner, scoring.*, reports.*
-    "eval.explaining": (f"{EVAL}.explaining",),  # above reports: it reads runs through reports.run_reader
+    # cli, run.runner, scoring.*, api.*, recording.*, reports.*, publishing.*, verifying.*
+    "eval.orchestration": (EVAL,),
+    "eval.certifying": (f"{EVAL}.certifying",),  # above reports: it reads runs and their judges' agreement
+    "eval.explaining": (f"{EVAL}.explaining",),  # above reports: it reads runs through recording.run_reader
     "eval.site": (f"{EVAL}.site",),  # the static site of `report --site`: above the reports it shows
     "command": ("cogbench.cli", "cogbench.__main__"),
 }
-# A room's package (`run/`, `tasks/`, `scoring/`) holds only its docstring; `from <room> import module`
+# A room's package (`run/`, `tasks/`, `verifying/`...) holds only its docstring; `from <room> import module`
 # names it as well as the module, so importing it is allowed from anywhere and it may import nothing.
-ROOMS = {f"{EVAL}.run", f"{EVAL}.tasks", f"{EVAL}.scoring", f"{EVAL}.loading", f"{EVAL}.api"}
+ROOMS = {f"{EVAL}.{room}" for room in ("run", "tasks", "scoring", "loading", "api")} | {
+    f"{EVAL}.{room}" for room in ("recording", "reports", "publishing", "verifying", "certifying")
+}
 BELOW_EVAL = {"core", "schemas", "dataset_builders", "validation"}
 MAY_IMPORT = {
     "core": set(),
@@ -81,6 +85,8 @@ MAY_IMPORT = {
         "eval.answers",
     },
     "eval.orchestration": BELOW_EVAL
+    | {p for p in PARTS if p.startswith("eval.") and p not in ("eval.explaining", "eval.site", "eval.certifying")},
+    "eval.certifying": BELOW_EVAL
     | {p for p in PARTS if p.startswith("eval.") and p not in ("eval.explaining", "eval.site")},
     "eval.explaining": BELOW_EVAL | {p for p in PARTS if p.startswith("eval.") and p != "eval.site"},
     "eval.site": BELOW_EVAL | {p for p in PARTS if p.startswith("eval.") and p != "eval.explaining"},
@@ -100,7 +106,9 @@ LAZY_IMPORTS_ALLOWED = {
     "cogbench.reference_eval.api.cli": "a command loads its code when it runs",
     "cogbench.reference_eval.harnesses.cli": "a command loads its code when it runs",
     "cogbench.reference_eval.reports.cli": "a command loads its code when it runs",
-    "cogbench.reference_eval.judging.cli": "a command loads its code when it runs",
+    "cogbench.reference_eval.publishing.cli": "a command loads its code when it runs",
+    "cogbench.reference_eval.verifying.cli": "a command loads its code when it runs",
+    "cogbench.reference_eval.certifying.cli": "a command loads its code when it runs",
     "cogbench.reference_eval.explaining.cli": "a command loads its code when it runs",
     "cogbench.reference_eval.run.runner": "the hf backend imports torch; loaded only when a run uses it",
 }
@@ -111,8 +119,8 @@ LAZY_IMPORTS_ALLOWED = {
 API = f"{EVAL}.api"
 # A command module that may load a part above its own when the command runs (inside its function):
 # `report --site` calls into the site room, which itself reads runs through reports; `report` hands the explaining
-# room's section (two runs of one model) to reports.runs.
-COMMAND_ENTRIES = {"cogbench.reference_eval.reports.cli": {"eval.site", "eval.explaining"}}
+# room's section (two runs of one model) and the certifying room's certificate section to reports.runs.
+COMMAND_ENTRIES = {"cogbench.reference_eval.reports.cli": {"eval.site", "eval.explaining", "eval.certifying"}}
 
 
 def part_of(module: str) -> str | None:
@@ -242,6 +250,7 @@ def test_imports_flow_one_way():
         ("validation", "def f():\n    from cogbench.cards import card\n", "validation imports cogbench.cards (cards)"),
         ("validation", "def f():\n    from cogbench.dataset_builders import raw\n", "imported inside a function"),
         ("reference_eval/reports", "from cogbench.reference_eval.site import leaderboard\n", "which is above it"),
+        ("reference_eval/verifying", "from cogbench.reference_eval.certifying import certify\n", "which is above it"),
     ],
 )
 def test_a_reintroduced_upward_import_is_caught(tmp_path, folder, code, expected):

@@ -15,8 +15,8 @@ from conftest import REPO_ROOT
 from test_runs_report import vqa_run
 
 from cogbench.cli import build_parser, main
-from cogbench.reference_eval.reports.hub_results import NotPublishable, check_publishable
-from cogbench.reference_eval.reports.run_reader import read_run
+from cogbench.reference_eval.publishing.hub_results import NotPublishable, check_publishable
+from cogbench.reference_eval.recording.run_reader import read_run
 from cogbench.reference_eval.run.runner import BACKENDS, default_run_dir
 
 from openai_server import Reply

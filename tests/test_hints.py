@@ -212,7 +212,7 @@ HINT_SITES = {
     "reference_eval/harnesses/cli.py": 3,
     # `report --site` and `explain` refusing a details dataset that does not verify: the `cogbench verify` it names
     # is run by tests/test_site_inputs.py::test_a_details_dataset_is_a_run_of_the_site_and_an_edited_one_is_refused.
-    "reference_eval/reports/run_inputs.py": 1,
+    "reference_eval/verifying/run_inputs.py": 1,
     # `report` skipping an `eval --no-score` folder: the score command it prints is run by
     # tests/test_first_hour.py::test_report_skips_an_unscored_eval_run_with_the_command_that_scores_it.
     "reference_eval/reports/cli.py": 1,
@@ -221,7 +221,7 @@ HINT_SITES = {
     "reference_eval/explaining/report_section.py": 1,
     # publish-results of a run on an unpublished build: `cogbench publish` needs the Hub
     # (tests/test_hub_results.py publishes to the local Hub server with the real client).
-    "reference_eval/reports/hub_results.py": 1,
+    "reference_eval/publishing/hub_results.py": 1,
     # `rescore` of a run that does not verify: the `cogbench verify` it names is run by
     # tests/test_rescore.py::test_rescore_refusals_in_one_line.
     "reference_eval/api/rescoring.py": 1,

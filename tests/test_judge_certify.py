@@ -21,8 +21,8 @@ from sklearn.metrics import cohen_kappa_score
 from test_judge_agreement import codis_truth, expected_verdicts, model_predictions, strict_b
 
 from cogbench.cli import main
-from cogbench.reference_eval.judging import certify as cert
-from cogbench.reference_eval.judging.verdict_archive import COLUMNS, JudgedAnswers
+from cogbench.reference_eval.certifying import certify as cert
+from cogbench.reference_eval.certifying.verdict_archive import COLUMNS, JudgedAnswers
 from cogbench.reference_eval.scoring.pipeline import ScoreOptions, run_scoring
 from cogbench.schemas.features import COGBENCH_CATEGORIES
 

@@ -18,7 +18,7 @@ from test_score import codis_truth_responder, minilm_path
 
 from cogbench.cli import main
 from cogbench.errors import UsageError
-from cogbench.reference_eval.reports.run_kind import description_mode, judge_difference, judge_label
+from cogbench.reference_eval.recording.run_kind import description_mode, judge_difference, judge_label
 from cogbench.reference_eval.tasks.prompts import DESCRIPTION_DIRECTED, DESCRIPTION_SPONTANEOUS
 
 from openai_server import numbered_verdicts

@@ -23,9 +23,9 @@ from test_runs_report import vqa_run
 
 from cogbench.cli import main
 from cogbench.dataset_builders.output import folder_files
-from cogbench.reference_eval.reports.details_dataset import write_details
-from cogbench.reference_eval.reports.hub_results import publish_results
-from cogbench.reference_eval.reports.run_reader import read_run
+from cogbench.reference_eval.publishing.details_dataset import write_details
+from cogbench.reference_eval.publishing.hub_results import publish_results
+from cogbench.reference_eval.recording.run_reader import read_run
 from cogbench.reference_eval.tasks.prompts import DESCRIPTION_DIRECTED, DESCRIPTION_SPONTANEOUS
 
 from hub_server import COMMIT_OID, HubRepo, LocalHub, local_hub_api
@@ -120,7 +120,8 @@ def test_writing_a_site_again_with_fewer_tasks_removes_only_what_it_wrote(built_
     site, fresh = tmp_path / "site", tmp_path / "fresh"
     assert main(["report", str(codis), str(vqa), "--site", str(site), "--permutations", "99"]) == 0
     shown = capsys.readouterr().out
-    assert f"wrote the static site {site}/index.html: 2 run(s), items vqa 64, codis 353, " in shown  # not "the site site"
+    # the page it wrote, not "wrote the site site" (issue 48 item 9l)
+    assert f"wrote the static site {site}/index.html: 2 run(s), items vqa 64, codis 353, " in shown
     assert "data/items-vqa.js" in folder_files(site)
     # Files the patterns own that cogbench did not write as they are: a user's chart, a VQA image edited since.
     (site / "charts" / "mine.png").write_bytes(b"my own chart")

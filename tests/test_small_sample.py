@@ -15,7 +15,7 @@ from scipy import stats
 
 from cogbench.reference_eval.metrics import intervals, small_sample
 from cogbench.reference_eval.metrics.intervals import Unit
-from cogbench.reference_eval.reports.run_files import interval_text
+from cogbench.reference_eval.recording.run_files import interval_text
 
 
 def test_zero_of_64_on_5_images_has_a_positive_upper_bound():

@@ -23,7 +23,7 @@ from cogbench.reference_eval.answers.reasoning import THINK_TAGS, parse_tags, sp
 from cogbench.reference_eval.formats.official import write_official
 from cogbench.reference_eval.formats.predictions import Prediction
 from cogbench.reference_eval.metrics import vqa
-from cogbench.reference_eval.reports.hub_results import results_notes
+from cogbench.reference_eval.publishing.hub_results import results_notes
 from cogbench.reference_eval.scoring.pipeline import ScoreOptions, run_scoring
 
 from oracle_scripts import run_vqa_accuracy

@@ -20,16 +20,16 @@ from typing import TYPE_CHECKING, Any
 
 from cogbench.errors import UsageError
 from cogbench.reference_eval.metrics.recognition import check_models
+from cogbench.reference_eval.publishing.details_dataset import detail_rows
+from cogbench.reference_eval.recording.run_reader import ScoredRun, read_run
 from cogbench.reference_eval.reports.compare import compare_runs
-from cogbench.reference_eval.reports.details_dataset import detail_rows
 from cogbench.reference_eval.reports.judge_agreement import judge_agreement
-from cogbench.reference_eval.reports.run_reader import ScoredRun, read_run
-from cogbench.reference_eval.reports.verify import Verification
-from cogbench.reference_eval.reports.verify import verify as verify_target
 from cogbench.reference_eval.run.completeness import coverage_label, shown_value
 from cogbench.reference_eval.run.ranks import distributed_rank
 from cogbench.reference_eval.run.runner import EvalSettings, RunSummary, run_eval
 from cogbench.reference_eval.scoring.pipeline import ScoreOptions, run_scoring
+from cogbench.reference_eval.verifying.verify import Verification
+from cogbench.reference_eval.verifying.verify import verify as verify_target
 
 if TYPE_CHECKING:
     import datasets
@@ -143,7 +143,7 @@ def run_evaluation(
 
 
 def read_result(folder: PathLike, temporary: bool = False) -> Result:
-    """A run folder read back verified (``reports.run_reader.read_run``), its details as a ``datasets.Dataset``."""
+    """A run folder read back verified (``recording.run_reader.read_run``), its details as a ``datasets.Dataset``."""
     import datasets
 
     run = read_run(folder)

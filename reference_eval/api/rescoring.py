@@ -29,14 +29,14 @@ from cogbench.errors import UsageError
 from cogbench.reference_eval.api.evaluation import Result, read_result
 from cogbench.reference_eval.api.image_changes import changed_images
 from cogbench.reference_eval.formats.predictions import read_predictions
-from cogbench.reference_eval.reports.run_files import RUN_FILES
-from cogbench.reference_eval.reports.run_reader import read_run
-from cogbench.reference_eval.reports.verify import verify as verify_target
+from cogbench.reference_eval.recording.run_files import RUN_FILES
+from cogbench.reference_eval.recording.run_reader import read_run
 from cogbench.reference_eval.run.folder import EVAL_FILES, PARTIAL_NOTE, merge_shards, write_run_json
 from cogbench.reference_eval.run.request_files import check_request_folder, write_eval_requests
 from cogbench.reference_eval.run.runner import EvalSettings, dataset_and_queries, missing_requests_command
 from cogbench.reference_eval.scoring.pipeline import ScoreOptions, run_scoring
 from cogbench.reference_eval.tasks.prompts import CODIS_NO_CONTEXT
+from cogbench.reference_eval.verifying.verify import verify as verify_target
 
 # The judges a rescore can repeat: one judge named by the run's provenance (a panel or an offline
 # Cognition judge is scored again with `cogbench score`, which takes their options).

@@ -17,12 +17,11 @@ from cogbench.errors import UsageError
 from cogbench.reference_eval.explaining.explain import categories_of, stated
 from cogbench.reference_eval.judges.retirement import KNOWN_SHUTDOWNS
 from cogbench.reference_eval.metrics import intervals
+from cogbench.reference_eval.metrics.recognition import PAPER_EMBEDDER, PAPER_SPACY_MODEL
+from cogbench.reference_eval.recording.run_kind import PAPER_JUDGE, description_mode, judge_identity
+from cogbench.reference_eval.recording.run_reader import ScoredRun
 from cogbench.reference_eval.reports.published import published_results
-from cogbench.reference_eval.reports.run_kind import PAPER_JUDGE, description_mode, judge_identity
-from cogbench.reference_eval.reports.run_reader import ScoredRun
 
-PAPER_SPACY = "en_core_web_sm"
-PAPER_EMBEDDER = "sentence-transformers/all-mpnet-base-v2"
 # The judge each paper's own scripts call (retirement.KNOWN_SHUTDOWNS holds their shutdown dates).
 PAPER_SCRIPT_JUDGE = {"description": "gpt-4-turbo", "codis": "gpt-4-turbo-preview"}
 
@@ -116,7 +115,7 @@ def protocol_differences(run: ScoredRun) -> list[str]:
     if task == "description":
         spacy = (models.get("spacy") or {}).get("requested")
         embedder = (models.get("embedder") or {}).get("requested")
-        for what, used, paper in (("spaCy model", spacy, PAPER_SPACY), ("embedder", embedder, PAPER_EMBEDDER)):
+        for what, used, paper in (("spaCy model", spacy, PAPER_SPACY_MODEL), ("embedder", embedder, PAPER_EMBEDDER)):
             if used != paper:
                 found.append(f"{what}: {used or 'not recorded'} stands in for the paper's {paper}")
     return found

@@ -1,2 +1,2 @@
-"""Publishing: a run's results where the field collects them (Every Eval Ever records) and the check
-of what a model repo already holds before a pull request adds to it."""
+"""Publishing: a run's results where the field collects them (``cogbench publish-results``: ``.eval_results``
+files, the details dataset, Every Eval Ever records) and the check of what a model repo already holds."""

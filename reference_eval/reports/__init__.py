@@ -1,6 +1,1 @@
-"""Reports: finished runs shown to people, one module per view.
-
-``run`` (scores.json, details.jsonl, report.md of one run), ``summary`` (the end-of-run table), ``compare`` (two runs,
-paired), ``runs`` (``cogbench report`` over many runs, with ``tables``, ``charts``, ``probes`` and the papers'
-``published`` numbers).
-"""
+"""Reports: finished runs shown to people (``cogbench compare``, ``cogbench report``), one module per view."""

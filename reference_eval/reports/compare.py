@@ -15,15 +15,15 @@ from typing import Any
 
 from cogbench.errors import UsageError
 from cogbench.reference_eval.metrics import intervals, small_sample
+from cogbench.reference_eval.recording.run_kind import JUDGED_METRICS, judge_difference, judge_label
+from cogbench.reference_eval.recording.run_reader import ScoredRun, read_run
 from cogbench.reference_eval.reports.comparable import Mismatch, check_or_refuse
-from cogbench.reference_eval.reports.run_kind import JUDGED_METRICS, judge_difference, judge_label
-from cogbench.reference_eval.reports.run_reader import ScoredRun, read_run
 from cogbench.reference_eval.run.completeness import coverage_label
 from cogbench.schemas.features import CATEGORY_LABEL, CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
 
 def load_run(path: str | Path) -> ScoredRun:
-    """A run folder, verified (``reports.run_reader.read_run``): only recomputable numbers are compared."""
+    """A run folder, verified (``recording.run_reader.read_run``): only recomputable numbers are compared."""
     return read_run(path)
 
 

@@ -18,9 +18,9 @@ from typing import Any
 
 from cogbench.errors import UsageError
 from cogbench.reference_eval.metrics import agreement, intervals, small_sample
+from cogbench.reference_eval.recording.run_reader import ScoredRun
 from cogbench.reference_eval.reports import charts
 from cogbench.reference_eval.reports.comparable import check_or_refuse
-from cogbench.reference_eval.reports.run_reader import ScoredRun
 from cogbench.reference_eval.reports.tables import Cell, Table
 from cogbench.schemas.features import CODIS_CATEGORIES, COGBENCH_CATEGORIES
 

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from cogbench.reference_eval.recording.run_files import CODIS_SHORT, interval_text
 from cogbench.reference_eval.reports import charts
-from cogbench.reference_eval.reports.run_files import CODIS_SHORT, interval_text
 from cogbench.reference_eval.reports.tables import Cell, Table
 from cogbench.reference_eval.run.completeness import coverage_label, shown_value
 from cogbench.reference_eval.tasks.probes import CHOICE_METRICS, blind_hits

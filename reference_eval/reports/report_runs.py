@@ -14,9 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from cogbench.errors import UsageError
-from cogbench.reference_eval.reports.comparable import report_mismatches
-from cogbench.reference_eval.reports.compare import ScoredRun, load_run
-from cogbench.reference_eval.reports.run_kind import (
+from cogbench.reference_eval.recording.run_kind import (
     MIXED,
     MODE_LABEL,
     UNRECORDED,
@@ -26,6 +24,8 @@ from cogbench.reference_eval.reports.run_kind import (
     judge_label,
     judge_name,
 )
+from cogbench.reference_eval.reports.comparable import report_mismatches
+from cogbench.reference_eval.reports.compare import ScoredRun, load_run
 from cogbench.reference_eval.run.completeness import run_labels, sample_label, shown_value
 
 

@@ -19,6 +19,14 @@ from typing import Any
 
 from cogbench.dataset_builders.output import claim_output
 from cogbench.dataset_builders.writes import locked_folder, remove_temporaries, write_file
+from cogbench.reference_eval.recording.run_files import CODIS_SHORT, interval_text, metric_interval
+from cogbench.reference_eval.recording.run_kind import (
+    MIXED,
+    MODE_LABEL,
+    PAPER_JUDGE,
+    UNRECORDED,
+)
+from cogbench.reference_eval.recording.run_reader import ScoredRun
 from cogbench.reference_eval.reports import judge_agreement
 from cogbench.reference_eval.reports.probe_sections import blind_tables, circular_table
 from cogbench.reference_eval.reports.published import (
@@ -29,14 +37,6 @@ from cogbench.reference_eval.reports.published import (
 )
 from cogbench.reference_eval.reports.report_charts import make_charts
 from cogbench.reference_eval.reports.report_runs import ReportRun, leaderboard_rows, load_report_runs, run_line
-from cogbench.reference_eval.reports.run_files import CODIS_SHORT, interval_text, metric_interval
-from cogbench.reference_eval.reports.run_kind import (
-    MIXED,
-    MODE_LABEL,
-    PAPER_JUDGE,
-    UNRECORDED,
-)
-from cogbench.reference_eval.reports.run_reader import ScoredRun
 from cogbench.reference_eval.reports.tables import (
     Cell,
     Table,
@@ -293,7 +293,7 @@ table.numbers td:nth-child(2),table.numbers th:nth-child(2){text-align:right;fon
 
 
 Sections = Callable[[list[ReportRun]], list[Table]]  # more tables from the rooms above (explaining/report_section)
-# (label, run) of each run -> Markdown lines of a section after the runs' list (judging/certificate_report).
+# (label, run) of each run -> Markdown lines of a section after the runs' list (certifying/certificate_report).
 Section = Callable[[list[tuple[str, ScoredRun]]], list[str]]
 
 

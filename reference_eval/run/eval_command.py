@@ -17,7 +17,7 @@ from cogbench.reference_eval.answers.reasoning import parse_tags
 from cogbench.reference_eval.api.evaluation import run_evaluation
 from cogbench.reference_eval.backends.vllm_offline import EngineOptions
 from cogbench.reference_eval.metrics.recognition import check_models
-from cogbench.reference_eval.reports.run_files import interval_summary
+from cogbench.reference_eval.recording.run_files import interval_summary
 from cogbench.reference_eval.reports.summary import render_summary
 from cogbench.reference_eval.run.completeness import failure_line
 from cogbench.reference_eval.run.request_files import write_eval_requests, written_lines

@@ -4,7 +4,7 @@ This module wires a run together: the dataset's rows and the predictions
 (checked against its ids), the judge (``judge_setup``: the judge options' rules,
 the judge and its liveness check), the task's scorer (``task_scorers``), the
 papers' further measurements (``analyses``), intervals and provenance, then the
-run folder (``reports/run``). The options are ``options.ScoreOptions``; the
+run folder (``recording/run_files``). The options are ``options.ScoreOptions``; the
 metrics live in ``metrics/`` (one module per paper metric), the judges in
 ``judges/`` and the file formats in ``formats/``.
 """
@@ -29,7 +29,7 @@ from cogbench.reference_eval.judges import panel as judge_panel
 from cogbench.reference_eval.judges import vllm_judge
 from cogbench.reference_eval.judges.llm import LLMJudge
 from cogbench.reference_eval.metrics import intervals as metric_intervals
-from cogbench.reference_eval.reports.run_files import RUN_FILES, write_run
+from cogbench.reference_eval.recording.run_files import RUN_FILES, write_run
 from cogbench.reference_eval.run import provenance
 from cogbench.reference_eval.run.completeness import failure_line, is_complete, mark_scale
 from cogbench.reference_eval.run.request_files import check_request_folder

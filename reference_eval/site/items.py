@@ -22,7 +22,7 @@ from PIL import Image
 
 from cogbench.reference_eval.answers.reply_details import answer_dicts, rederived
 from cogbench.reference_eval.judges.verdicts import UNSCORED
-from cogbench.reference_eval.reports.details_dataset import row_fields
+from cogbench.reference_eval.publishing.details_dataset import row_fields
 from cogbench.reference_eval.reports.report_runs import ReportRun
 from cogbench.schemas.features import CATEGORY_LABEL
 from cogbench.validation.integrity import load_verified

@@ -14,11 +14,11 @@ from __future__ import annotations
 from itertools import combinations
 from typing import Any
 
+from cogbench.reference_eval.recording.run_files import metric_interval
+from cogbench.reference_eval.recording.run_kind import MODE_LABEL, PAPER_JUDGE, judge_name
 from cogbench.reference_eval.reports.compare import column_label, compare_runs
 from cogbench.reference_eval.reports.published import REFERENCE_MODELS, PublishedResult, published_table
 from cogbench.reference_eval.reports.report_runs import ReportRun, run_line
-from cogbench.reference_eval.reports.run_files import metric_interval
-from cogbench.reference_eval.reports.run_kind import MODE_LABEL, PAPER_JUDGE, judge_name
 from cogbench.reference_eval.run.completeness import (
     coverage_label,
     run_labels,

@@ -22,9 +22,9 @@ from cogbench.dataset_builders.writes import write_file
 from cogbench.reference_eval.reports.published import published_results
 from cogbench.reference_eval.reports.report_charts import make_charts
 from cogbench.reference_eval.reports.report_runs import label_report_runs
-from cogbench.reference_eval.reports.run_inputs import read_inputs
 from cogbench.reference_eval.site.items import image_name, task_items
 from cogbench.reference_eval.site.leaderboard import TASKS, leaderboard
+from cogbench.reference_eval.verifying.run_inputs import read_inputs
 from cogbench.validation.integrity import verify_build
 
 ASSETS = ("index.html", "app.js", "style.css")

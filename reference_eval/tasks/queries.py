@@ -12,7 +12,7 @@ import io
 from dataclasses import dataclass
 
 from cogbench.reference_eval.tasks.prompts import PromptTemplate, template_for
-from cogbench.schemas.features import CHOICE_COLUMNS, ID_COLUMN
+from cogbench.schemas.vocabulary import CHOICE_COLUMNS, ID_COLUMN
 
 DESCRIPTION_MODES = ("spontaneous", "directed")
 ROTATIONS = (0, 1, 2, 3)  # circular VQA (eval --circular); scored by ``metrics.circular``

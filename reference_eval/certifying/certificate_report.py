@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from cogbench.errors import CogbenchError, UsageError, locate
-from cogbench.reference_eval.judging.certificate_text import criteria_table
-from cogbench.reference_eval.judging.certify import Bars, certify
-from cogbench.reference_eval.judging.verdict_archive import read_verdicts
+from cogbench.reference_eval.certifying.certificate_text import criteria_table
+from cogbench.reference_eval.certifying.certify import Bars, certify
+from cogbench.reference_eval.certifying.verdict_archive import read_verdicts
+from cogbench.reference_eval.recording.run_reader import ScoredRun, schema, validator
 from cogbench.reference_eval.reports.judge_agreement import judge_label
-from cogbench.reference_eval.reports.run_reader import ScoredRun, schema, validator
 
 # The papers' judges (judges/retirement.KNOWN_SHUTDOWNS: both shut down on 2026-10-23).
 OFFICIAL_JUDGES = {"description": "gpt-4-turbo", "codis": "gpt-4-turbo-preview"}

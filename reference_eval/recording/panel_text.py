@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cogbench.reference_eval.reports.run_kind import METRIC_LABEL
+from cogbench.reference_eval.recording.run_kind import METRIC_LABEL
 
 PANEL_METRICS = ("cognition", "acc_p", "acc_q")  # what a panel judges (judges/panel.py)
 

@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from cogbench.errors import CogbenchError
-from cogbench.reference_eval.reports.result_source import details_source
-from cogbench.reference_eval.reports.run_reader import RunNotVerified, ScoredRun, prompt_of, read_run
-from cogbench.reference_eval.reports.verify import (
+from cogbench.reference_eval.recording.run_reader import RunNotVerified, ScoredRun, prompt_of, read_run
+from cogbench.reference_eval.verifying.result_source import details_source
+from cogbench.reference_eval.verifying.verify import (
     details_tasks,
     hub_details,
     local_path_meant,
@@ -59,7 +59,7 @@ def eval_results_runs(file: Path) -> list[ScoredRun]:
         entries = read_results_file(file)
     except OSError as error:
         raise CogbenchError(f"{file}: not readable ({type(error).__name__})") from None
-    # Downloaded from the Hub configured here only, where the user's token belongs (reports/result_source).
+    # Downloaded from the Hub configured here only, where the user's token belongs (verifying/result_source).
     repo, revision, _ = details_source(file, str((entries[0].get("source") or {}).get("url", "")))
     _verified(str(file), str(file))
     return details_dataset_runs(hub_details(repo, revision), checked=True)

@@ -15,10 +15,10 @@ from cogbench.reference_eval.answers.reasoning import THINK_TAGS
 from cogbench.reference_eval.judges.verdicts import UNSCORED
 from cogbench.reference_eval.metrics import answer_bias, intervals
 from cogbench.reference_eval.metrics.aggregate import percent
-from cogbench.reference_eval.reports.details_dataset import card_scores_sha256, row_fields
-from cogbench.reference_eval.reports.verify_result import TaskData, Verification
+from cogbench.reference_eval.publishing.details_dataset import card_scores_sha256, row_fields
 from cogbench.reference_eval.run import provenance
 from cogbench.reference_eval.run.completeness import is_complete, unscored_rate
+from cogbench.reference_eval.verifying.verify_result import TaskData, Verification
 from cogbench.schemas.features import CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
 

@@ -27,9 +27,8 @@ from cogbench.dataset_builders.load import dataset_revision
 from cogbench.dataset_builders.output import claim_output
 from cogbench.errors import CogbenchError, UsageError
 from cogbench.redaction import redact_url
-from cogbench.reference_eval.publishing import eee_records, pr_audit
-from cogbench.reference_eval.reports import details_dataset
-from cogbench.reference_eval.reports.run_reader import ScoredRun, read_run
+from cogbench.reference_eval.publishing import details_dataset, eee_records, pr_audit
+from cogbench.reference_eval.recording.run_reader import ScoredRun, read_run
 from cogbench.reference_eval.run.completeness import coverage_label, sample_label
 from cogbench.schemas.vocabulary import BENCHMARK_TASKS
 from cogbench.validation.integrity import verify_build

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from cogbench.dataset_builders.writes import locked_folder, remove_temporaries, write_file
-from cogbench.reference_eval.reports.panel_text import render_panel
-from cogbench.reference_eval.reports.run_kind import MODE_LABEL, description_mode, judge_identity, judge_name
-from cogbench.reference_eval.reports.run_reader import schema
+from cogbench.reference_eval.recording.panel_text import render_panel
+from cogbench.reference_eval.recording.run_kind import MODE_LABEL, description_mode, judge_identity, judge_name
+from cogbench.reference_eval.recording.run_reader import schema
 from cogbench.reference_eval.run.completeness import (
     SCALE_LABEL,
     coverage_label,

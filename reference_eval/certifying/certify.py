@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from cogbench.errors import UsageError
-from cogbench.reference_eval.judging.verdict_archive import JudgedAnswers
+from cogbench.reference_eval.certifying.verdict_archive import JudgedAnswers
 from cogbench.reference_eval.metrics import agreement, intervals, small_sample
 from cogbench.schemas.features import CODIS_CATEGORIES, COGBENCH_CATEGORIES
 

@@ -12,11 +12,11 @@ from typing import Any
 
 from cogbench.reference_eval.answers.reasoning import THINK_TAGS, final_answer
 from cogbench.reference_eval.formats.predictions import read_predictions
-from cogbench.reference_eval.reports.run_reader import read_run_record
-from cogbench.reference_eval.reports.verify_result import TaskData, Verification
+from cogbench.reference_eval.recording.run_reader import read_run_record
 from cogbench.reference_eval.run import provenance
 from cogbench.reference_eval.tasks.prompts import DESCRIPTION_MODES, template_for
 from cogbench.reference_eval.tasks.queries import rotate
+from cogbench.reference_eval.verifying.verify_result import TaskData, Verification
 from cogbench.schemas.vocabulary import CHOICE_COLUMNS
 from cogbench.validation.integrity import verified_rows
 

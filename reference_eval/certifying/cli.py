@@ -119,9 +119,9 @@ def run_certify(args: argparse.Namespace) -> int:
 
     from cogbench.dataset_builders.writes import write_file
     from cogbench.errors import EXIT_FAILURES, EXIT_OK
-    from cogbench.reference_eval.judging.certificate_text import render_card_block, render_certificate
-    from cogbench.reference_eval.judging.certify import Bars, certify
-    from cogbench.reference_eval.judging.verdict_archive import read_verdicts
+    from cogbench.reference_eval.certifying.certificate_text import render_card_block, render_certificate
+    from cogbench.reference_eval.certifying.certify import Bars, certify
+    from cogbench.reference_eval.certifying.verdict_archive import read_verdicts
 
     _output_files([("--json", args.json_out), ("--markdown", args.markdown), ("--card", args.card)])
     references = [judged for source in args.reference for judged in read_verdicts(source)]
@@ -144,7 +144,7 @@ def run_archive(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from cogbench.errors import UsageError
-    from cogbench.reference_eval.judging.verdict_archive import read_verdicts, write_archive
+    from cogbench.reference_eval.certifying.verdict_archive import read_verdicts, write_archive
 
     if Path(args.out).suffix != ".parquet":
         raise UsageError(f"--out {args.out}: give a .parquet file name")

@@ -22,14 +22,14 @@ import yaml
 from cogbench.errors import CogbenchError, UsageError, echoed
 from cogbench.redaction import redact_url
 from cogbench.reference_eval.metrics import intervals
-from cogbench.reference_eval.publishing import eee_check
-from cogbench.reference_eval.reports import details_dataset, verify_panel, verify_rederive, verify_sources
-from cogbench.reference_eval.reports.hub_results import RESULTS_DIR, results_notes
-from cogbench.reference_eval.reports.item_checks import item_problems
-from cogbench.reference_eval.reports.result_source import configured_endpoint, details_source
-from cogbench.reference_eval.reports.run_files import render_report
-from cogbench.reference_eval.reports.run_reader import read_details, read_json_file, score_folder
-from cogbench.reference_eval.reports.verify_result import Difference, TaskData, Verification
+from cogbench.reference_eval.publishing import details_dataset
+from cogbench.reference_eval.publishing.hub_results import RESULTS_DIR, results_notes
+from cogbench.reference_eval.recording.run_files import render_report
+from cogbench.reference_eval.recording.run_reader import read_details, read_json_file, score_folder
+from cogbench.reference_eval.verifying import eee_check, verify_panel, verify_rederive, verify_sources
+from cogbench.reference_eval.verifying.item_checks import item_problems
+from cogbench.reference_eval.verifying.result_source import configured_endpoint, details_source
+from cogbench.reference_eval.verifying.verify_result import Difference, TaskData, Verification
 from cogbench.schemas.features import CODIS_CATEGORIES, COGBENCH_CATEGORIES
 from cogbench.schemas.vocabulary import BENCHMARK_TASKS
 
