@@ -23,7 +23,7 @@ import fnmatch
 import json
 import os
 import secrets
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -294,6 +294,34 @@ def claim_output(out: Path, kind: str, owns: tuple[str, ...], create: bool = Tru
     if task is not None:
         marker["task"] = task
     write_file(out / OUTPUT_MARKER, json.dumps(marker, indent=2) + "\n")
+
+
+WRITTEN = "written"  # in an output marker: each file the command's last run wrote there, with its sha256
+
+
+def record_written(out: Path, owns: tuple[str, ...], written: Iterable[str]) -> tuple[list[str], list[str]]:
+    """After a run wrote ``written`` (names under ``out``, its output folder, claimed with ``owns``): remove the
+    files the previous run recorded there and this one did not write, each only while it holds what was written
+    (its recorded sha256); record this run's files in the marker.
+
+    Returns (removed, kept): kept are the files ``owns`` matches that this run did not write and that are not
+    removed (changed since they were written, or never recorded: a file cogbench cannot tell is its own stays).
+    """
+    marker = read_output_marker(out) or {}
+    recorded = marker.get(WRITTEN)
+    recorded = recorded if isinstance(recorded, dict) else {}
+    now = {name: sha256_file(out / name) for name in sorted(set(written))}
+    removed = []
+    for name, digest in sorted(recorded.items()):
+        path = out / name
+        if name in now or not isinstance(name, str) or not owned(name, owns) or ".." in name.split("/"):
+            continue
+        if path.is_file() and not path.is_symlink() and sha256_file(path) == digest:
+            path.unlink()
+            removed.append(name)
+    kept = [name for name in folder_files(out) if owned(name, owns) and name not in now]
+    write_file(out / OUTPUT_MARKER, json.dumps({**marker, WRITTEN: now}, indent=2) + "\n")
+    return removed, kept
 
 
 def check_option_file(path: Path, option: str, shared: tuple[str, str] | None = None) -> None:

@@ -263,3 +263,25 @@ def test_score_never_replaces_a_score_of_another_task(built_release, tmp_path, c
     )
     assert snapshot(out) == before
     assert main(score_argv(built_release, out)) == 0  # the same command and task re-scores in place
+
+
+@pytest.mark.parametrize("listed", ["../outside.txt", "images/../../outside.txt", "ABSOLUTE", "notes.txt"])
+def test_a_marker_edited_to_list_a_foreign_file_deletes_nothing(listed, tmp_path):
+    """record_written (issue 48 item 9m) removes only files its own patterns own, inside the folder, as written."""
+    from cogbench.dataset_builders.output import OUTPUT_MARKER, WRITTEN, claim_output, record_written
+
+    out = tmp_path / "site"
+    claim_output(out, "site", ("images/*", "data/*.js"))
+    (out / "images").mkdir()
+    (out / "images" / "a.png").write_bytes(b"a")
+    (out / "data").mkdir()
+    (out / "data" / "old.js").write_bytes(b"old")
+    assert record_written(out, ("images/*", "data/*.js"), ["images/a.png", "data/old.js"]) == ([], [])
+    victim = out / "notes.txt" if listed == "notes.txt" else tmp_path / "outside.txt"
+    victim.write_bytes(b"mine")
+    marker = json.loads((out / OUTPUT_MARKER).read_text())
+    listed = str(victim) if listed == "ABSOLUTE" else listed
+    marker[WRITTEN][listed] = hashlib.sha256(b"mine").hexdigest()
+    (out / OUTPUT_MARKER).write_text(json.dumps(marker))
+    removed, kept = record_written(out, ("images/*", "data/*.js"), ["images/a.png"])
+    assert removed == ["data/old.js"] and kept == [] and victim.read_bytes() == b"mine"

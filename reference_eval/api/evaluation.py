@@ -305,10 +305,21 @@ def compare(
     if judges:
         if len(runs) < 2:
             raise UsageError("compare --judges: give two or more runs (two scorings of each model's predictions)")
-        return judge_agreement([_run(r) for r in runs], resamples, seed)
+        return plain(judge_agreement([_run(r) for r in runs], resamples, seed))
     if len(runs) != 2:
         raise UsageError(f"compare: give two runs, RUN_A and RUN_B ({len(runs)} given; --judges takes more)")
-    return compare_runs(_run(runs[0]), _run(runs[1]), resamples, seed, permutations, allow_mismatch)
+    return plain(compare_runs(_run(runs[0]), _run(runs[1]), resamples, seed, permutations, allow_mismatch))
+
+
+def plain(value: Any) -> Any:
+    """``value`` with every numpy scalar as the Python number it holds (``0.5``, not ``np.float64(0.5)``), throughout."""
+    if isinstance(value, dict):
+        return {key: plain(inner) for key, inner in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(plain(inner) for inner in value)
+    if type(value).__module__ == "numpy" and hasattr(value, "item"):
+        return value.item()
+    return value
 
 
 def verify(

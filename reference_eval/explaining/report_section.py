@@ -68,7 +68,11 @@ def explain_table(explanation: Explanation, a: ReportRun, b: ReportRun) -> Table
         + "".join(f" {line}." for line in notes)
         + f" Every metric and category, with items side by side: `cogbench explain {folders}`"
     )
-    title = f"Why two runs of {explanation.a['model']} differ ({explanation.task}): B - A by pipeline stage"
+    # named by the runs: a model's first run against each later one gives one section each (issue 48 item 9l)
+    title = (
+        f"Why two runs of {explanation.a['model']} differ ({explanation.task}), A {a.label} and B {b.label}: "
+        "B - A by pipeline stage"
+    )
     return Table(
         title, ["Metric", "A", "B", "B - A", *STAGES], rows, note=note, best_columns=set(), numbers_from_second=True
     )

@@ -11,6 +11,7 @@ endpoint's model list (``backends/model_list``), and refuses with what to do ins
 from __future__ import annotations
 
 import datetime as dt
+import difflib
 from dataclasses import dataclass
 from typing import Any
 
@@ -109,8 +110,32 @@ def check_judge(
     if listing is None or listing.unsupported:
         return
     if listing.error is not None:
-        raise UsageError(f"cannot check judge {model}: GET {listing.url}: {listing.error}; {INSTEAD}")
+        raise UsageError(
+            f"cannot check judge {model}: GET {listing.url}: {listing.error}; {unreachable_advice(listing)}"
+        )
     if listing.entry(model) is None:
         served = sorted(m["id"] for m in listing.models)
         shown = ", ".join(served[:8]) + (f", ... ({len(served) - 8} more)" if len(served) > 8 else "")
-        raise UsageError(f"{listing.url} does not serve judge {model} (it serves: {shown or 'none'}); {INSTEAD}")
+        raise UsageError(
+            f"{listing.url} does not serve judge {model} (it serves: {shown or 'none'}); {unlisted_advice(model, served)}"
+        )
+
+
+def unreachable_advice(listing: ModelList) -> str:
+    """What to do when the model list could not be read: a server that is down is not a retired judge."""
+    if listing.error in ("HTTP 401", "HTTP 403"):
+        return "check the key sent to it (OPENAI_API_KEY, or the variable a judge spec names after #)"
+    if listing.error == "connection failed" or (listing.error or "").startswith("no answer within"):
+        return f"is the server running at {listing.url.removesuffix('/models')}?"
+    return f"is {listing.url.removesuffix('/models')} an OpenAI-compatible endpoint? --judge-accept-retired skips this check"
+
+
+def unlisted_advice(model: str, served: list[str]) -> str:
+    """What to do about a judge the endpoint does not list: a misspelt name, another model served, or a retired judge."""
+    if any(shutdown.model == model for shutdown in KNOWN_SHUTDOWNS):
+        return INSTEAD  # a papers' judge no longer served: the retired judge's way out
+    lowered = {name.lower(): name for name in served}  # case apart: QWEN/QWEN3-8B is Qwen/Qwen3-8B misspelt
+    close = difflib.get_close_matches(model.lower(), list(lowered), n=1)
+    if close:
+        return f"did you mean {lowered[close[0]]}?"
+    return "name one of the models it serves (--judge openai:MODEL), or the endpoint that serves this one"

@@ -252,5 +252,17 @@ def run_report(args: argparse.Namespace) -> int:
 
         site = write_site(runs, Path(args.site), args.allow_mismatch, args.alpha, args.permutations)
         items = ", ".join(f"{task} {count}" for task, count in site["items"].items())
-        print(f"wrote the site {site['folder']}: {site['runs']} run(s), items {items}, {site['images']} image(s)")
+        index = Path(site["folder"]) / "index.html"
+        print(f"wrote the static site {index}: {site['runs']} run(s), items {items}, {site['images']} image(s)")
+        if site["removed"]:
+            print(
+                f"removed {len(site['removed'])} file(s) an earlier `report --site` wrote there and this one did not: "
+                + _some(site["removed"])
+            )
+        if site["kept"]:
+            print(f"kept {_some(site['kept'])}: not as cogbench wrote them (changed since, or not its own)")
     return 0
+
+
+def _some(names: list[str], shown: int = 5) -> str:
+    return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")

@@ -8,6 +8,7 @@ the same code as ``cogbench score`` and ``cogbench.evaluate``).
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -49,9 +50,7 @@ def eval_from_args(args: argparse.Namespace, engine_options: tuple[str, ...]) ->
             args.spacy_model or ScoreOptions.spacy_model, args.embedder or ScoreOptions.embedder
         )
     args.mode = args.mode or "spontaneous"
-    out = Path(args.out) if args.out else default_run_dir(args.task, args.model, args.mode, args.no_context)
-    if not args.out:  # probes get their own default folder beside the plain run's
-        out = out.with_name(out.name + ("-circular" if args.circular else "") + ("-no-image" if args.no_image else ""))
+    out = Path(args.out) if args.out else default_folder(args)
     settings = EvalSettings(
         task=args.task,
         model=args.model,
@@ -95,6 +94,36 @@ def eval_from_args(args: argparse.Namespace, engine_options: tuple[str, ...]) ->
     print(render_summary(evaluation.scores, evaluation.score_folder))
     print(f"intervals: {interval_summary(evaluation.scores)}")
     return 0
+
+
+def default_folder(args: argparse.Namespace) -> Path:
+    """The run folder when no --out is given; probes get their own beside the plain run's.
+
+    Before the default named the thinking setting, a --thinking on or off run went to the folder an auto run now
+    takes: found there (its run.json says the same thinking setting), it goes on there, as the same command did.
+    """
+    probes = ("-circular" if args.circular else "") + ("-no-image" if args.no_image else "")
+    out = default_run_dir(args.task, args.model, args.mode, args.no_context, args.thinking)
+    out = out.with_name(out.name + probes)
+    before = default_run_dir(args.task, args.model, args.mode, args.no_context)
+    before = before.with_name(before.name + probes)
+    if args.thinking != "auto" and not out.exists() and _thinking_of(before) == args.thinking:
+        print(
+            f"note: resuming {before}, a --thinking {args.thinking} run in the folder the default named before it "
+            f"named the thinking setting (new runs: {out})",
+            file=sys.stderr,
+        )
+        return before
+    return out
+
+
+def _thinking_of(folder: Path) -> str | None:
+    """The thinking setting of the eval run in ``folder``, or None (no run there, or not readable)."""
+    try:
+        generation = json.loads((folder / "run.json").read_text(encoding="utf-8")).get("generation")
+    except (OSError, ValueError, RecursionError, AttributeError):
+        return None
+    return generation.get("thinking", "auto") if isinstance(generation, dict) else None
 
 
 def _print_generated(summary: RunSummary) -> None:

@@ -166,13 +166,14 @@ def parse_model_spec(spec: str) -> tuple[str, str]:
     return backend, name
 
 
-def default_run_dir(task: str, model: str, mode: str, no_context: bool = False) -> Path:
-    """``runs/eval-TASK[-MODE]-BACKEND-MODEL``: the backend too, so ``hf:``, ``vllm:`` and ``openai:`` runs of one
-    model never resume (and refuse) each other's folder."""
+def default_run_dir(task: str, model: str, mode: str, no_context: bool = False, thinking: str = "auto") -> Path:
+    """``runs/eval-TASK[-MODE]-BACKEND-MODEL[-thinking-on|off]``: the backend too, so ``hf:``, ``vllm:`` and
+    ``openai:`` runs of one model never resume (and refuse) each other's folder, nor runs with thinking on, off
+    and the model's own default (auto)."""
     backend, _, name = model.partition(":")
     slug = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_")[-80:]
     suffix = f"-{mode}" if task == "description" else ("-no-context" if no_context else "")
-    return Path("runs") / f"eval-{task}{suffix}-{backend}-{slug}"
+    return Path("runs") / f"eval-{task}{suffix}-{backend}-{slug}{'' if thinking == 'auto' else f'-thinking-{thinking}'}"
 
 
 def _backend(settings: EvalSettings, backend: str, name: str, queries: list[Query], images, failures: list[str]):

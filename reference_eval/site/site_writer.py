@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from cogbench import __version__
-from cogbench.dataset_builders.output import claim_output
+from cogbench.dataset_builders.output import claim_output, record_written
 from cogbench.dataset_builders.writes import write_file
 from cogbench.reference_eval.reports.published import published_results
 from cogbench.reference_eval.reports.report_charts import make_charts
@@ -83,6 +83,7 @@ def write_site(
     board = leaderboard(runs, published, alpha, permutations)
     claim_output(out, "site", SITE_FILES)
     images: set[str] = set()
+    written: list[str] = []  # every file this run writes: the files an earlier run wrote and this one did not go
 
     def write_image(data: bytes) -> str:
         name = image_name(data)
@@ -103,6 +104,7 @@ def write_site(
             script(f"items-{task}", {"task": task, "runs": indexes, "items": items, "note": note}),
             root=out,
         )
+        written.append(f"data/items-{task}.js")
     (out / "charts").mkdir(exist_ok=True)
     figures = make_charts(runs, published, out / "charts")
     board["charts"] = [{"file": f"charts/{path.name}", "caption": caption} for path, caption in figures]
@@ -115,4 +117,14 @@ def write_site(
     write_file(
         out / "README.md", SPACE_README.format(version=__version__, runs=len(runs), tasks=tasks, rule=board["rule"])
     )
-    return {"runs": len(runs), "items": item_counts, "images": len(images), "folder": str(out)}
+    written += ["data/site.js", "README.md", *ASSETS, *(f"images/{name}" for name in images)]
+    written += [f"charts/{path.name}" for path, _ in figures]
+    removed, kept = record_written(out, SITE_FILES, written)
+    return {
+        "runs": len(runs),
+        "items": item_counts,
+        "images": len(images),
+        "folder": str(out),
+        "removed": removed,
+        "kept": kept,
+    }
