@@ -118,7 +118,9 @@ def render_report(scores: dict[str, Any]) -> str:
                 )
             )
             parts.append(
-                f"\n{counts['cors_judged']} of {counts['cors']} CoRs judged; judge failures: {counts['judge_failures']}.\n"
+                f"\n{counts['cors_judged']} of {counts['cors']} CoRs judged; judge failures: {counts['judge_failures']}"
+                + _beside(unscored_text(cognition))
+                + ".\n"
             )
     elif scores["task"] == "vqa":
         parts.append("## VQA accuracy (CogBench Table 5)\n")
@@ -158,7 +160,11 @@ def render_report(scores: dict[str, Any]) -> str:
         ]
         parts.append("## CODIS (CODIS Table 3)\n")
         parts.append(_table(header, [row]))
-        parts.append(f"\nJudge failures: {counts['judge_failures']} of {counts['queries']} queries.\n")
+        parts.append(
+            f"\nJudge failures: {counts['judge_failures']} of {counts['queries']} queries"
+            + _beside(unscored_text(metrics["acc_q"]))
+            + ".\n"
+        )
         if scores["judge_agreement"] is not None:
             parts.append(f"Agreement of the LLM judge with the rule judge: {_cell(scores['judge_agreement'])}%.\n")
     if scores.get("analyses"):
@@ -187,15 +193,22 @@ def render_report(scores: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
+def _beside(unscored: str) -> str:
+    """The replies constrained parsing left unscored, beside the judge failures (they are neither)."""
+    return f"; {unscored}" if unscored else ""
+
+
 def judge_line(judge: dict[str, Any]) -> str:
-    """An ``openai`` judge's cost line from what its block states: the schema requires only ``kind``, so a
-    scores.json written by another tool (or an older cogbench) may lack any count or ``usage``."""
+    """An ``openai`` judge's cost line (prompts, cache hits, HTTP requests, tokens) from what its block states:
+    the schema requires only ``kind``, so a scores.json written by another tool (or an older cogbench) may
+    lack any count or ``usage``."""
     counts = [
         f"{judge[key]} {label}"
         for key, label in (("prompts", "prompts"), ("cache_hits", "from cache"), ("calls", "HTTP requests"))
         if key in judge
     ]
-    counts += [f"{judge['failures']} failures"] if "failures" in judge else []
+    # Its failures are not repeated here: the task's section gives them once, in its own units (queries,
+    # CoRs), beside the replies constrained parsing left unscored.
     usage = judge.get("usage") or {}
     tokens = [
         f"{usage[key]} {label}"
