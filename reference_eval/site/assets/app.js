@@ -214,6 +214,28 @@
     if (typeof v === "object") return Object.keys(v).map(function (k) { return k + ": " + readable(v[k]); }).join(", ");
     return String(v);
   }
+  function verdictClass(v) { return v === true ? "verdict-ok" : v === false ? "verdict-bad" : ""; }
+  // A judge panel's members on one CODIS query (j) or on every CoR of a description: each member's verdict, its
+  // error and its raw replies; the run's verdict above is their majority (judges/panel.py).
+  function panelBlock(task, members, j) {
+    var body = el("tbody");
+    members.forEach(function (m) {
+      var verdict = task === "codis" ? m.verdicts[j] : m.verdicts, error = task === "codis" ? m.errors[j] : m.errors.filter(Boolean)[0];
+      var vtext = task === "codis" ? readable(verdict) : verdict.filter(function (x) { return x; }).length + "/" + verdict.length + " CoRs right (" + verdict.map(readable).join("; ") + ")";
+      var replies = el("td", { cls: "replies" });
+      var given = task === "codis" ? [{ reply: m.replies[j] }] : m.replies;
+      given.forEach(function (r) {
+        if (r.reply === null || r.reply === undefined) return;
+        replies.appendChild(el("pre", { text: (r.figure ? "Figure " + r.figure + ": " : "") + r.reply }));
+      });
+      if (!replies.childNodes.length) replies.appendChild(document.createTextNode(m.judge === "rule" ? "none (the rule judge gives no reply)" : "none kept"));
+      body.appendChild(el("tr", { cls: "member", "data-judge": m.judge }, el("td", {}, el("code", { text: m.judge })),
+        el("td", { cls: "verdict " + verdictClass(verdict), text: vtext + (error ? " (judge error: " + error + ")" : "") }), replies));
+    });
+    var head = el("tr", {}, el("th", { scope: "col", text: "Member" }), el("th", { scope: "col", text: "Verdict" }), el("th", { scope: "col", text: "Reply" }));
+    return el("details", { cls: "panel", open: "open" }, el("summary", { text: "Judge panel: each of its " + members.length + " members (the verdict above is their majority)" }),
+      el("table", {}, el("thead", {}, head), body));
+  }
   function field(label, text) { return el("p", {}, el("b", { text: label + ": " }), text === null || text === undefined ? "-" : String(text)); }
   function answerCard(task, a, r, k, focus) {
     var card = el("article", { cls: "answer" + (r === focus ? " focus" : ""), "data-run": r }, el("h3", { text: run(r).label }));
@@ -237,13 +259,15 @@
       if (unscored) part.appendChild(el("p", { cls: "unscored-note", text: "The judge's reply is not one of the official labels (constrained parsing): left out of the score, neither wrong nor a judge failure; counted in the unscored rate beside the number." }));
       if (task === "codis") {
         if (a.judge_error && a.judge_error[j] && !unscored) part.appendChild(field("Judge error", a.judge_error[j]));
-        part.appendChild(a.judge && a.judge[j] !== null && a.judge[j] !== undefined ? el("details", { cls: "judge", open: "open" }, el("summary", { text: "Judge's reply" }), el("pre", { text: a.judge[j] })) : field("Judge's reply", "none (rule judge or not judged)"));
+        if (a.panel) part.appendChild(panelBlock(task, a.panel, j));
+        else part.appendChild(a.judge && a.judge[j] !== null && a.judge[j] !== undefined ? el("details", { cls: "judge", open: "open" }, el("summary", { text: "Judge's reply" }), el("pre", { text: a.judge[j] })) : field("Judge's reply", "none (rule judge or not judged)"));
       }
       card.appendChild(part);
     });
     if (task === "description") {
       card.appendChild(field("Entities recognized", a.recognition[0] + " of " + a.recognition[1]));
       if (a.judge) card.appendChild(el("details", { cls: "judge" }, el("summary", { text: "Judge's replies (" + a.judge.length + ")" }), el("pre", { text: JSON.stringify(a.judge, null, 1) })));
+      if (a.panel) card.appendChild(panelBlock(task, a.panel));
     }
     return card;
   }
