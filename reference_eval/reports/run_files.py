@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from cogbench.dataset_builders.writes import locked_folder, remove_temporaries, write_file
+from cogbench.numbers import fixed
 from cogbench.reference_eval.reports.panel_text import render_panel
 from cogbench.reference_eval.reports.run_kind import MODE_LABEL, description_mode, judge_identity, judge_name
 from cogbench.reference_eval.reports.run_reader import schema
@@ -65,7 +66,7 @@ def write_run(out: Path, scores: dict[str, Any], details: list[dict[str, Any]]) 
 
 
 def _cell(value: float | None) -> str:
-    return "-" if value is None else f"{value:.1f}"
+    return "-" if value is None else fixed(value)
 
 
 def _table(header: list[str], rows: list[list[str]]) -> str:
@@ -252,8 +253,8 @@ def interval_text(value: float | None, interval: list[float] | None, clusters: i
     if value is None:
         return "-"
     if not interval and clusters == 1:
-        return f"{value:.1f} [n/a (1 image)]"
-    return f"{value:.1f}" + (f" [{interval[0]:.1f}, {interval[1]:.1f}]" if interval else "")
+        return f"{fixed(value)} [n/a (1 image)]"
+    return fixed(value) + (f" [{fixed(interval[0])}, {fixed(interval[1])}]" if interval else "")
 
 
 def metric_interval(metric: dict[str, Any], category: str | None = None) -> tuple[list[float] | None, int | None]:

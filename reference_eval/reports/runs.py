@@ -19,6 +19,7 @@ from typing import Any
 
 from cogbench.dataset_builders.output import claim_output
 from cogbench.dataset_builders.writes import locked_folder, remove_temporaries, write_file
+from cogbench.numbers import fixed
 from cogbench.reference_eval.reports import judge_agreement
 from cogbench.reference_eval.reports.probe_sections import blind_tables, circular_table
 from cogbench.reference_eval.reports.published import (
@@ -99,7 +100,7 @@ def _run_cell(metric: dict[str, Any] | None, category: str | None = None) -> Cel
 
 
 def _published_cell(value: float | None) -> Cell:
-    return Cell("-" if value is None else f"{value:.1f}", value)
+    return Cell("-" if value is None else fixed(value), value)
 
 
 def _source(run: ReportRun, judged: bool = False) -> str:

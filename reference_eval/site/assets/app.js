@@ -20,7 +20,9 @@
     }
     return node;
   }
-  function fmt(v) { return v === null || v === undefined ? "-" : v.toFixed(1); }
+  // Every number is shown as the data gives its text (t, ci_t, ..._t): written by cogbench's one rounding rule
+  // (cogbench/numbers.py, as the command line and report.md show them); the page never rounds a number itself.
+  function txt(t) { return t === null || t === undefined ? "-" : t; }
   function params() {
     var p = new URLSearchParams(location.hash.replace(/^#/, ""));
     return p;
@@ -64,12 +66,12 @@
       var r = run(row.run), cell = row.cells[col] || { v: null };
       var link = cell.v === null || cell.v === undefined ? el("span", { text: "-" }) :
         el("a", { cls: "cell-link", href: hashOf({ view: "items", task: task.task, cat: col === "overall" ? "" : col, run: row.run }), "data-run": row.run, "data-col": col,
-          "aria-label": r.label + " " + metric.label + " " + fmt(cell.v) + ": show the items" }, fmt(cell.v));
+          "aria-label": r.label + " " + metric.label + " " + txt(cell.t) + ": show the items" }, txt(cell.t));
       body.appendChild(el("tr", { cls: "run", "data-run": row.run, "data-metric": metric.name },
         el("td", { cls: "letters", text: col === "overall" ? row.letters : "" }),
         el("td", {}, el("a", { href: hashOf({ view: "about" }) + "&run=" + row.run, text: r.label })),
         el("td", { text: "run" }),
-        el("td", { cls: "num value" }, link, " ", el("span", { cls: "ci", text: cell.ci ? "[" + fmt(cell.ci[0]) + ", " + fmt(cell.ci[1]) + "]" : (cell.images === 1 ? "[n/a (1 image)]" : "") }),
+        el("td", { cls: "num value" }, link, " ", el("span", { cls: "ci", text: cell.ci_t || "" }),
           cell.unscored ? el("span", { cls: "unscored-rate", text: cell.unscored }) : null),
         el("td", {}, bar(cell)), el("td", { cls: "num", text: cell.images === null || cell.images === undefined ? "" : String(cell.images) }),
         el("td", { text: r.judge_label }), el("td", { text: r.mode || "" }), el("td", { text: r.thinking }),
@@ -80,7 +82,7 @@
       if (!cell) return;
       body.appendChild(el("tr", { cls: "published", "data-kind": p.kind },
         el("td", { text: "" }), el("td", {}, p.model, el("span", { cls: "tag", text: p.kind })), el("td", { text: p.source }),
-        el("td", { cls: "num", text: fmt(cell.v) }), el("td", {}, bar(cell)), el("td"), el("td"), el("td"), el("td"), el("td"), el("td", { text: "no interval published" })));
+        el("td", { cls: "num", text: txt(cell.t) }), el("td", {}, bar(cell)), el("td"), el("td"), el("td"), el("td"), el("td"), el("td", { text: "no interval published" })));
     });
     return el("table", { "data-metric": metric.name }, el("caption", { cls: "sr-only", text: metric.label + (col === "overall" ? "" : " — " + col) }), el("thead", {}, head), body);
   }
@@ -88,13 +90,12 @@
     var box = el("div", { cls: "note" });
     metric.groups.forEach(function (g) {
       var kind = run(g.members[0]);
-      box.appendChild(el("p", { text: g.members.length + " runs ranked together (" + (kind.sample || "full release") + ", " + kind.judge_label + "). Minimum detectable difference (80% power): " +
-        (g.mdd ? fmt(g.mdd[0]) + "–" + fmt(g.mdd[1]) + " points over the pairs" : "n/a") + "." }));
+      box.appendChild(el("p", { text: g.members.length + " runs ranked together (" + (kind.sample || "full release") + ", " + kind.judge_label + "). Minimum detectable difference (80% power): " + g.mdd_t + "." }));
       var t = el("tbody");
       g.pairs.forEach(function (p) {
         t.appendChild(el("tr", { cls: "pair", "data-a": p.a, "data-b": p.b }, el("td", { text: run(p.a).label }), el("td", { text: run(p.b).label }),
-          el("td", { cls: "num", text: (p.difference > 0 ? "+" : "") + fmt(p.difference) }), el("td", { cls: "num", text: String(p.p) }),
-          el("td", { cls: "num", text: p.p_holm.toFixed(4) }), el("td", { text: p.differs ? "differ" : "cannot tell apart" }), el("td", { cls: "num", text: fmt(p.mdd) })));
+          el("td", { cls: "num", text: p.difference_t }), el("td", { cls: "num", text: String(p.p) }),
+          el("td", { cls: "num", text: p.p_holm_t }), el("td", { text: p.differs ? "differ" : "cannot tell apart" }), el("td", { cls: "num", text: txt(p.mdd_t) })));
       });
       box.appendChild(el("details", {}, el("summary", { text: "Pairwise tests (" + g.pairs.length + " pairs, Holm-adjusted)" }),
         el("table", {}, el("thead", {}, el("tr", {}, el("th", { text: "A" }), el("th", { text: "B" }), el("th", { text: "A − B" }), el("th", { text: "p" }), el("th", { text: "p (Holm)" }), el("th", { text: "at α=" + S.alpha }), el("th", { text: "MDD" }))), t)));
