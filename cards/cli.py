@@ -197,7 +197,7 @@ def run_diff(args: argparse.Namespace) -> int:
 def errata_build_command(old: Path, new: Path, errata: Path, diff) -> str:
     """The build of ``new`` again, with its errata since ``old`` (the raw folder: the default one)."""
     from cogbench.dataset_builders.build import load_manifest
-    from cogbench.dataset_builders.raw import build_command
+    from cogbench.dataset_builders.output import build_command
 
     repo_id = load_manifest(new).get("repo_id")
     options = ["--version", diff.proposed_version, "--previous", str(old), "--errata", str(errata)]

@@ -2,7 +2,8 @@
 
 A build writes into a staging folder beside ``--out``; the last file it writes
 there is the marker ``.cogbench-build.json`` (builder name, marker format and
-the list of files the build wrote). An existing ``--out`` is replaced only when
+the list of files the build wrote, and the raw folder it read, for the ``cogbench build`` a hint
+prints: the marker stays on this disk, ``publish`` uploads everything else). An existing ``--out`` is replaced only when
 it is empty or holds that marker and exactly the files the marker lists, and
 the old folder is then removed file by file from that list: a file the build
 did not write is never deleted. The swap into place is done under an exclusive
@@ -23,11 +24,12 @@ import fnmatch
 import json
 import os
 import secrets
+import shlex
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from cogbench.dataset_builders.raw import sha256_file
+from cogbench.dataset_builders.raw import default_raw_dir, sha256_file
 from cogbench.dataset_builders.writes import temporary_pattern, write_file
 from cogbench.errors import CogbenchError, UsageError
 
@@ -76,9 +78,12 @@ def check_contained(folder: Path, names: list[str], marker: str = MARKER_FILE) -
             )
 
 
-def write_marker(staging: Path, builder_version: str, hashed: tuple[str, ...] = ()) -> None:
+def write_marker(
+    staging: Path, builder_version: str, hashed: tuple[str, ...] = (), raw_dir: str | os.PathLike | None = None
+) -> None:
     """Write the marker last, listing every file written so far (and itself), with the
-    sha256 of the ``hashed`` ones (the manifest and the card: no other file vouches for them)."""
+    sha256 of the ``hashed`` ones (the manifest and the card: no other file vouches for them)
+    and the raw folder the build read (absolute), which the hints' ``cogbench build`` names."""
     files = sorted(set(folder_files(staging)) | {MARKER_FILE})
     marker = {
         "builder": MARKER_BUILDER,
@@ -87,7 +92,29 @@ def write_marker(staging: Path, builder_version: str, hashed: tuple[str, ...] = 
         "files": files,
         "sha256": {name: sha256_file(staging / name) for name in hashed},
     }
+    if raw_dir is not None:
+        marker["raw_dir"] = str(Path(raw_dir).resolve())
     write_file(staging / MARKER_FILE, json.dumps(marker, indent=2, sort_keys=True) + "\n")
+
+
+def built_from(folder: str | os.PathLike) -> Path | None:
+    """The raw folder ``folder`` was built from, as its build marker records it, while it is still a folder;
+    shown relative to the current folder when inside it. None for a build whose marker names none."""
+    marker = read_marker(Path(folder))
+    recorded = marker.get("raw_dir") if marker else None
+    if not isinstance(recorded, str) or not Path(recorded).is_dir():
+        return None
+    try:
+        return Path(os.path.relpath(recorded)) if Path(recorded).is_relative_to(Path.cwd()) else Path(recorded)
+    except (OSError, ValueError):  # no current folder, another drive
+        return Path(recorded)
+
+
+def build_command(out: str | os.PathLike, *options: str) -> str:
+    """The ``cogbench build`` call a hint prints: runnable as printed, from the raw folder ``out`` was built
+    from (its build marker records it), else from the default raw folder."""
+    raw_dir = built_from(out) or default_raw_dir()
+    return " ".join(["cogbench build --raw-dir", shlex.quote(str(raw_dir)), "--out", shlex.quote(str(out)), *options])
 
 
 def foreign_files(out: Path) -> list[str]:

@@ -194,7 +194,7 @@ def test_template_hints_run_once_filled_in(user_folder, built_release):
 
 # Where the code prints a cogbench command with arguments, and how many: a new one fails the test
 # below until it has its row above. Not hints: harness.py names the `cogbench export` call a file
-# comes from, lmms_eval.py writes that call into the YAML it generates, raw.py builds `build_command`.
+# comes from, lmms_eval.py writes that call into the YAML it generates, output.py builds `build_command`.
 # Not run here: harnesses/cli.py's description and its two `score:` lines, whose --predictions is the
 # file another harness (lmms-eval, VLMEvalKit) writes (tested on real harness output in test_harnesses).
 HINT_SITES = {
@@ -204,7 +204,8 @@ HINT_SITES = {
     "dataset_builders/cli.py": 1,
     "dataset_builders/fetch.py": 1,
     "dataset_builders/load.py": 1,
-    "dataset_builders/raw.py": 2,
+    "dataset_builders/output.py": 1,
+    "dataset_builders/raw.py": 1,
     "validation/api.py": 1,
     "validation/integrity.py": 5,
     "reference_eval/formats/harness.py": 1,

@@ -131,6 +131,22 @@ def test_judges_differ_in_model_or_parsing():
     assert judge_difference(unjudged, {**unjudged, "provenance": {"judge": {"kind": "rule"}}}) is None
 
 
+def test_a_judge_is_labelled_by_what_it_is_a_panel_by_its_members():
+    """Issue 48 item 9c: only an offline judge reads "(offline)"; a panel with LLM members names them and its
+    parsing, a vllm: judge its model."""
+
+    def scores(**judge):
+        return {"metrics": {"acc_p": {}}, "provenance": {"judge": judge}}
+
+    members = [{"name": "openai:gpt-4o", "kind": "openai"}, {"name": "rule", "kind": "rule"}]
+    panel = scores(kind="panel", model="openai:gpt-4o + rule", members=members, parsing="tolerant")
+    assert judge_label(panel) == "judge panel openai:gpt-4o + rule (tolerant parsing)"
+    vllm = scores(kind="vllm", model="/models/qwen", parsing="constrained")
+    assert judge_label(vllm) == "judge vllm:/models/qwen (constrained parsing)"
+    assert judge_label(scores(kind="rule")) == "judge rule (offline)"
+    assert judge_label(scores(kind="rouge")) == "judge rouge (offline)"
+
+
 @needs_real_data
 def test_runs_judged_apart_are_labelled_and_compare_refuses_them(
     built_release, tmp_path, openai_server, capsys, monkeypatch

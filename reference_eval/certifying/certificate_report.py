@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from cogbench.errors import CogbenchError, UsageError, locate
+from cogbench.numbers import fixed
 from cogbench.reference_eval.certifying.certificate_text import criteria_table
 from cogbench.reference_eval.certifying.certify import Bars, certify
 from cogbench.reference_eval.certifying.verdict_archive import read_verdicts
@@ -106,7 +107,7 @@ def _judged_otherwise(run: ScoredRun) -> str | None:
         agreement = (run.scores.get("panel") or {}).get("agreement") or {}
         alpha = agreement.get("krippendorff_alpha")
         effective = (agreement.get("error_correlation") or {}).get("effective_judges")
-        figures = [f"Krippendorff's alpha {alpha:.3f}" if alpha is not None else "alpha undefined"]
+        figures = [f"Krippendorff's alpha {fixed(alpha, 3)}" if alpha is not None else "alpha undefined"]
         figures += [f"{effective:g} effective judges"] if effective is not None else []
         return f"panel {judge.get('model', '')} ({', '.join(figures)})"
     official = OFFICIAL_JUDGES.get(run.scores["task"])

@@ -9,14 +9,15 @@ from __future__ import annotations
 from typing import Any
 
 from cogbench import __version__
+from cogbench.numbers import fixed
 
 
 def _value(value: float | None, digits: int = 2) -> str:
-    return "n/a" if value is None else f"{value:.{digits}f}"
+    return "n/a" if value is None else fixed(value, digits)
 
 
 def _interval(value: list[float] | None, digits: int = 2) -> str:
-    return f"[{value[0]:.{digits}f}, {value[1]:.{digits}f}]" if value else "n/a"
+    return f"[{fixed(value[0], digits)}, {fixed(value[1], digits)}]" if value else "n/a"
 
 
 def _confusion(row: dict[str, Any], labels: list[int]) -> str:
@@ -77,7 +78,7 @@ def render_certificate(result: dict[str, Any]) -> str:
                 )
         lines += [
             "",
-            f"### Scores per model (candidate - reference; paired interval over images at {100 * task['difference_level']:.2f}%, "
+            f"### Scores per model (candidate - reference; paired interval over images at {fixed(100 * task['difference_level'], 2)}%, "
             "95% for all models together)",
             "",
             "| model | units | kappa | raw agreement % | metric | column | reference | candidate | difference | 95% CI |",

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from cogbench.errors import UsageError
+from cogbench.numbers import fixed
 from cogbench.reference_eval.explaining.explain import categories_of, stated
 from cogbench.reference_eval.judges.retirement import KNOWN_SHUTDOWNS
 from cogbench.reference_eval.metrics import intervals
@@ -132,18 +133,18 @@ def gap_markdown(gap: dict[str, Any]) -> str:
             interval = row["interval"]
             lines.append(
                 f"| {column} | {_n(row['run'])} | {_n(row['published'])} | {_n(row['difference'], '+')} | "
-                f"{f'[{interval[0]:.1f}, {interval[1]:.1f}]' if interval else '-'} | "
+                f"{f'[{fixed(interval[0])}, {fixed(interval[1])}]' if interval else '-'} | "
                 f"{'-' if row['inside'] is None else 'yes' if row['inside'] else 'no'} |"
             )
         carried = entry["carried_by"]
         if carried:
-            parts = ", ".join(f"{c} {v:+.2f}" for c, v in carried["categories"].items())
+            parts = ", ".join(f"{c} {fixed(v, 2, sign=True)}" for c, v in carried["categories"].items())
             lines += ["", f"Carried by (category share x difference, points of overall): {parts}; "]
-            lines[-1] += f"not accounted for by the categories: {carried['rest']:+.2f}."
+            lines[-1] += f"not accounted for by the categories: {fixed(carried['rest'], 2, sign=True)}."
     lines += ["", "## Protocol differences known for this row", ""]
     lines += [f"- {line}" for line in gap["protocol_differences"]] or ["- none known"]
     return "\n".join(lines)
 
 
 def _n(value: float | None, sign: str = "") -> str:
-    return "-" if value is None else f"{value:{sign}.2f}"
+    return "-" if value is None else fixed(value, 2, sign=sign == "+")

@@ -26,6 +26,7 @@ from cogbench import __version__
 from cogbench.dataset_builders.load import dataset_revision
 from cogbench.dataset_builders.output import claim_output
 from cogbench.errors import CogbenchError, UsageError
+from cogbench.numbers import fixed
 from cogbench.redaction import redact_url
 from cogbench.reference_eval.publishing import details_dataset, eee_records, pr_audit
 from cogbench.reference_eval.recording.run_reader import ScoredRun, read_run
@@ -159,7 +160,7 @@ def results_notes(scores: dict[str, Any], metric: str) -> str:
         else ""
     )
     return (
-        f"{100 * settings['level']:.0f}% CI [{low:.2f}, {high:.2f}] over {settings['clusters']} images "
+        f"{100 * settings['level']:.0f}% CI [{fixed(low, 2)}, {fixed(high, 2)}] over {settings['clusters']} images "
         f"(Korn-Graubard, clustered by image); {scores['counts']['dataset_images']} images; "
         f"judge {judge['kind']}{':' + judge['model'] if judge.get('model') else ''}; parsing: {parsing_mode(scores)}; "
         f"{truncated}cogbench {(scores.get('provenance') or {}).get('cogbench_version', '?')}"
@@ -179,7 +180,7 @@ def result_entries(run: ScoredRun, pinned: Pinned, source_url: str | None) -> di
         entries[f"{RESULTS_DIR}/{task_id}.yaml"] = EvalResultEntry(
             dataset_id=pinned.repo_id,
             task_id=task_id,
-            value=round(scores["metrics"][metric]["overall"], 2),
+            value=float(fixed(scores["metrics"][metric]["overall"], 2)),  # the one rounding rule (cogbench/numbers.py)
             dataset_revision=pinned.revision,
             date=date,
             source_url=source_url,

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from cogbench.errors import UsageError
+from cogbench.numbers import fixed
 from cogbench.reference_eval.metrics import agreement, intervals, small_sample
 from cogbench.reference_eval.recording.run_reader import ScoredRun
 from cogbench.reference_eval.reports import charts
@@ -218,11 +219,11 @@ def judge_agreement(runs: Sequence[ScoredRun], resamples: int = 2000, seed: int 
 
 
 def _interval(value: list[float] | None, digits: int = 2) -> str:
-    return f"[{value[0]:.{digits}f}, {value[1]:.{digits}f}]" if value else "n/a"
+    return f"[{fixed(value[0], digits)}, {fixed(value[1], digits)}]" if value else "n/a"
 
 
 def _value(value: float | None, digits: int = 2) -> str:
-    return "n/a" if value is None else f"{value:.{digits}f}"
+    return "n/a" if value is None else fixed(value, digits)
 
 
 def _constant(row: dict[str, Any]) -> str:
@@ -325,7 +326,7 @@ def agreement_chart(path: Path, result: dict[str, Any]) -> Path:
 
 
 def _kappa_text(row: dict[str, Any]) -> str:
-    return "n/a" if row["kappa"] is None else f"{row['kappa']:.2f} {_interval(row['interval'])}"
+    return "n/a" if row["kappa"] is None else f"{fixed(row['kappa'], 2)} {_interval(row['interval'])}"
 
 
 def agreement_tables(result: dict[str, Any]) -> list[Table]:

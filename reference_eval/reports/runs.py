@@ -19,6 +19,7 @@ from typing import Any
 
 from cogbench.dataset_builders.output import claim_output
 from cogbench.dataset_builders.writes import locked_folder, remove_temporaries, write_file
+from cogbench.numbers import fixed
 from cogbench.reference_eval.recording.run_files import CODIS_SHORT, interval_text, metric_interval
 from cogbench.reference_eval.recording.run_kind import (
     MIXED,
@@ -99,7 +100,7 @@ def _run_cell(metric: dict[str, Any] | None, category: str | None = None) -> Cel
 
 
 def _published_cell(value: float | None) -> Cell:
-    return Cell("-" if value is None else f"{value:.1f}", value)
+    return Cell("-" if value is None else fixed(value), value)
 
 
 def _source(run: ReportRun, judged: bool = False) -> str:

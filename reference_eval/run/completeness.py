@@ -17,6 +17,8 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+from cogbench.numbers import fixed
+
 
 def mark_coverage(
     metric: dict[str, Any], judged: int, scored: int, denominator: int, unit: str, unscored: int | None = None
@@ -52,14 +54,14 @@ def unscored_text(metric: dict[str, Any] | None) -> str:
     if not metric or "unscored" not in metric:
         return ""
     answered = metric["judged"] + metric["unscored"]
-    return f"unscored {metric['unscored']}/{answered} {metric.get('unit', 'units')} ({metric['unscored_rate']:.1f}%)"
+    return f"unscored {metric['unscored']}/{answered} {metric.get('unit', 'units')} ({fixed(metric['unscored_rate'])}%)"
 
 
 def unscored_label(metric: dict[str, Any]) -> str:
     """``UNSCORED (3/706 queries, 0.4%: judge replies not an official label)``: a run label."""
     answered = metric["judged"] + metric["unscored"]
     return (
-        f"UNSCORED ({metric['unscored']}/{answered} {metric.get('unit', 'units')}, {metric['unscored_rate']:.1f}%: "
+        f"UNSCORED ({metric['unscored']}/{answered} {metric.get('unit', 'units')}, {fixed(metric['unscored_rate'])}%: "
         "judge replies not an official label)"
     )
 
@@ -148,7 +150,7 @@ def truncation_labels(scores: dict[str, Any]) -> list[str]:
     if answers.get("truncated"):
         share = 100 * answers["truncated"] / replies
         labels.append(
-            f"TRUNCATED ({answers['truncated']}/{replies} replies, {share:.1f}%: no answer before the token limit)"
+            f"TRUNCATED ({answers['truncated']}/{replies} replies, {fixed(share)}%: no answer before the token limit)"
         )
     if answers.get("cut"):
         labels.append(f"CUT ({answers['cut']}/{replies} answers stopped at the token limit, scored as they stand)")

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from cogbench.errors import CogbenchError, UsageError
+from cogbench.numbers import fixed
 from cogbench.reference_eval.answers.reasoning import THINK_TAGS, final_answer
 from cogbench.reference_eval.formats.official import OfficialIds, read_any_predictions
 from cogbench.reference_eval.judges import codis_equality
@@ -297,14 +298,16 @@ def _number(value: float | None, digits: int = 3) -> str:
 
 
 def _percent(value: float | None) -> str:
-    return "-" if value is None else f"{value:.1f}"
+    return "-" if value is None else fixed(value)
 
 
 def _percent_interval(metric: dict[str, Any]) -> str:
     """The overall value and its 95% interval over images, as the report's other cells show it."""
     interval = (metric.get("interval") or {}).get("overall")
     text = _percent(metric["overall"])
-    return text + (f" [{interval[0]:.1f}, {interval[1]:.1f}]" if metric["overall"] is not None and interval else "")
+    return text + (
+        f" [{fixed(interval[0])}, {fixed(interval[1])}]" if metric["overall"] is not None and interval else ""
+    )
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
