@@ -14,6 +14,7 @@ from cogbench.option_types import (
     positive_int,
     positive_seconds,
 )
+from cogbench.reference_eval.answers.reasoning import THINKING_SETTINGS
 from cogbench.reference_eval.metrics.recognition import PAPER_EMBEDDER, PAPER_SPACY_MODEL
 from cogbench.schemas.vocabulary import CONFIGS
 
@@ -205,6 +206,15 @@ def add_score_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (same seed, same intervals)")
     _add_analysis_options(parser)
     add_reply_options(parser)
+    parser.add_argument(
+        "--thinking",
+        choices=THINKING_SETTINGS,
+        default="auto",
+        help="whether the model thought before answering, for replies whose predictions record no thinking setting "
+        "(third-party files; eval --thinking auto): on, a reply with no closing tag and no reasoning field is an "
+        "open think block (no answer); off, it is the answer. auto (default): a reply cut at the token limit with "
+        "no tag is not read (UNSCORED, scored as no answer). A prediction recording the other setting is refused",
+    )
     add_failure_options(parser)
     add_request_file_options(parser, "the judge queries", "no cached verdict answers (--judge openai:MODEL)")
     parser.set_defaults(func=run_score, only_for=SCORE_ONLY_FOR)

@@ -54,6 +54,15 @@ def thinking_chat_template() -> str:
     )
 
 
+def opened_think_chat_template() -> str:
+    """The Qwen2.5-VL chat template whose generation prompt always opens a think block (``<think>\\n``, no
+    switch), as DeepSeek-R1's and Qwen3-Thinking-2507's do: a reply carries only ``...</think>answer``."""
+    template = json.loads((QWEN_PROCESSOR_DIR / "chat_template.json").read_text())["chat_template"]
+    prompt = "{% if add_generation_prompt %}<|im_start|>assistant\n"
+    assert prompt in template
+    return template.replace(prompt, prompt + "<think>\n")
+
+
 def build_tiny_llava(out_dir: Path, seed: int = 0, chat_template: str | None = None) -> Path:
     """Write a random-weight LLaVA (CLIP vision tower + Qwen2 text model) and its processor
     (``chat_template``: another template than Qwen2.5-VL's)."""

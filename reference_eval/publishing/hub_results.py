@@ -159,6 +159,9 @@ def results_notes(scores: dict[str, Any], metric: str) -> str:
         if answers.get("truncated") or answers.get("with_reasoning")
         else ""
     )
+    for status, words in (("unclosed", "think block never closed"), ("unscored", "cut, thinking unknown: not read")):
+        if answers.get(status):
+            truncated += f"no answer ({words}) {answers[status]} of {answers['replies']} replies; "
     return (
         f"{100 * settings['level']:.0f}% CI [{fixed(low, 2)}, {fixed(high, 2)}] over {settings['clusters']} images "
         f"(Korn-Graubard, clustered by image); {scores['counts']['dataset_images']} images; "

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from cogbench.errors import UsageError
+from cogbench.reference_eval.answers.reply_details import OPTIONAL_STATUSES
 from cogbench.reference_eval.recording.run_kind import (
     MIXED,
     MODE_LABEL,
@@ -168,6 +169,11 @@ def leaderboard_rows(runs: list[ReportRun]) -> list[dict[str, Any]]:
             # empty for runs scored before these were counted.
             "truncated": (scores.get("answers") or {}).get("truncated", ""),
             "cut": (scores.get("answers") or {}).get("cut", ""),
+            # A think block never closed without the limit, and cut replies not read (thinking unknown).
+            **{
+                status: (scores["answers"].get(status, 0) if scores.get("answers") else "")
+                for status in OPTIONAL_STATUSES
+            },
             "replies": (scores.get("answers") or {}).get("replies", ""),
         }
         for name, metric in run.metrics.items():

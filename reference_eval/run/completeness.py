@@ -143,15 +143,20 @@ def sample_label(scores: dict[str, Any]) -> str:
 
 
 def truncation_labels(scores: dict[str, Any]) -> list[str]:
-    """``TRUNCATED (3/706 replies, 0.4%: no answer before the token limit)`` and ``CUT (...)`` when above zero."""
+    """Above zero, each: ``TRUNCATED (3/706 replies, 0.4%: no answer before the token limit)``, ``UNCLOSED``
+    (a think block never closed by a reply that did not stop at the limit), ``UNSCORED`` (replies cut at the
+    limit that nobody can tell reasoning from answer in: not read) and ``CUT``. Shares are of all replies."""
     answers = scores.get("answers") or {}
     replies = answers.get("replies")
     labels = []
-    if answers.get("truncated"):
-        share = 100 * answers["truncated"] / replies
-        labels.append(
-            f"TRUNCATED ({answers['truncated']}/{replies} replies, {fixed(share)}%: no answer before the token limit)"
-        )
+    for status, name, why in (
+        ("truncated", "TRUNCATED", "no answer before the token limit"),
+        ("unclosed", "UNCLOSED", "a think block never closed, not at the token limit: no answer"),
+        ("unscored", "UNSCORED", "cut at the token limit, thinking unknown: not read, scored as no answer"),
+    ):
+        if answers.get(status):
+            share = 100 * answers[status] / replies
+            labels.append(f"{name} ({answers[status]}/{replies} replies, {fixed(share)}%: {why})")
     if answers.get("cut"):
         labels.append(f"CUT ({answers['cut']}/{replies} answers stopped at the token limit, scored as they stand)")
     return labels

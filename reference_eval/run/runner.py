@@ -457,6 +457,7 @@ def _prediction(settings: EvalSettings, template, generation: dict[str, Any], an
         seconds=round(answer.seconds, 4),
         reasoning=answer.reasoning,
         finish_reason=answer.finish_reason,
+        think_opened=answer.think_opened,
         tokens={
             name: count
             for name, count in (("completion", answer.generated_tokens), ("reasoning", answer.reasoning_tokens))

@@ -179,7 +179,8 @@ def run_offline_judge(
 def _no_context_outputs(options: Any, rows) -> dict[tuple[str, int], str]:
     predictions = read_any_predictions(options.no_context_predictions, "codis", OfficialIds.from_rows("codis", rows))
     tags = getattr(options, "think_tags", None) or THINK_TAGS
-    return {(p.item_id, p.query): final_answer(p, tags).answer for p in predictions}
+    thinking = getattr(options, "thinking", "auto")
+    return {(p.item_id, p.query): final_answer(p, tags, thinking).answer for p in predictions}
 
 
 def run_output_variability(

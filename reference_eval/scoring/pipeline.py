@@ -18,8 +18,8 @@ from typing import Any
 from cogbench import __version__
 from cogbench.dataset_builders.load import dataset_revision
 from cogbench.dataset_builders.output import check_option_file, claim_output
-from cogbench.errors import CogbenchError, IncompleteRunError, UsageError
-from cogbench.reference_eval.answers.reasoning import THINK_TAGS, Reply, final_answer
+from cogbench.errors import CogbenchError, IncompleteRunError, UsageError, echoed
+from cogbench.reference_eval.answers.reasoning import THINK_TAGS, Reply, final_answer, stated_thinking
 from cogbench.reference_eval.answers.reply_details import answers_block, attach_replies
 from cogbench.reference_eval.backends import batch_files
 from cogbench.reference_eval.formats.harness import harness_provenance
@@ -65,7 +65,8 @@ def _outputs_by_id(options: ScoreOptions, rows: list[dict[str, Any]]) -> tuple[d
         expected = {row[id_column] for row in rows}
     given = {key: p.output for key, p in keyed.items()}
     tags = options.think_tags or THINK_TAGS
-    replies = {key: _reply(keyed[key], tags) for key in given if key in expected}
+    refuse_other_thinking(options, predictions)
+    replies = {key: _reply(keyed[key], tags, options.thinking) for key in given if key in expected}
     missing = sorted(expected - set(given), key=str)
     extra = sorted(set(given) - expected, key=str)
     if (missing or extra) and not options.allow_partial:
@@ -93,15 +94,31 @@ def _outputs_by_id(options: ScoreOptions, rows: list[dict[str, Any]]) -> tuple[d
     return {key: reply.answer for key, (_, reply, _) in replies.items()}, info
 
 
-def _reply(prediction, tags) -> tuple[str, Reply, dict[str, Any]]:
-    """(output as written, its split, the split's inputs as recorded) of one prediction."""
+def _reply(prediction, tags, stated: str = "auto") -> tuple[str, Reply, dict[str, Any]]:
+    """(output as written, its split, the split's inputs as recorded) of one prediction; ``stated``:
+    ``score --thinking``, for a prediction that records no setting."""
     inputs = {
         "reasoning": prediction.reasoning,
         "finish_reason": prediction.finish_reason,
-        "thinking": (prediction.generation or {}).get("thinking"),
+        "thinking": stated_thinking((prediction.generation or {}).get("thinking"), stated),
+        "think_opened": prediction.think_opened,
         "reasoning_tokens": (prediction.tokens or {}).get("reasoning"),
     }
-    return prediction.output, final_answer(prediction, tags), inputs
+    return prediction.output, final_answer(prediction, tags, stated), inputs
+
+
+def refuse_other_thinking(options: ScoreOptions, predictions) -> None:
+    """``score --thinking on|off`` against a file whose predictions record the other setting: one of them is wrong."""
+    if options.thinking not in ("on", "off"):
+        return
+    for prediction in predictions:
+        recorded = (prediction.generation or {}).get("thinking")
+        if recorded in ("on", "off") and recorded != options.thinking:
+            query = "" if prediction.query is None else f" query {prediction.query}"
+            raise UsageError(
+                f"{options.predictions}: item {echoed(prediction.item_id)}{query}: generation.thinking is "
+                f"{recorded!r} but --thinking {options.thinking} was given; drop --thinking to score by the file's setting"
+            )
 
 
 def refuse_unflagged_circular(options: ScoreOptions, predictions) -> None:
@@ -212,7 +229,7 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
             "unknown_predictions": source.get("unknown_predictions", []),
         },
     }
-    answers = answers_block(options.task, result.details, options.think_tags or THINK_TAGS)
+    answers = answers_block(options.task, result.details, options.think_tags or THINK_TAGS, options.thinking)
     if answers is not None:
         scores["answers"] = answers
     scores["complete"] = is_complete(scores)

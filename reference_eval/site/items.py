@@ -21,6 +21,7 @@ from typing import Any
 
 from PIL import Image
 
+from cogbench.reference_eval.answers.reasoning import NO_ANSWER
 from cogbench.reference_eval.answers.reply_details import answer_dicts, rederived
 from cogbench.reference_eval.judges.verdicts import UNSCORED
 from cogbench.reference_eval.publishing.details_dataset import row_fields
@@ -29,7 +30,7 @@ from cogbench.schemas.features import CATEGORY_LABEL
 from cogbench.validation.integrity import load_verified
 
 ID_COLUMN = {"description": "image_id", "vqa": "question_id", "codis": "id"}
-UNSCORED_STATUS = ("truncated", "empty")
+UNSCORED_STATUS = NO_ANSWER  # every reply scored as no answer (answers/reasoning.py)
 
 
 def image_name(data: bytes) -> str:

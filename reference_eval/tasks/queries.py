@@ -68,6 +68,9 @@ class Answer:
     reasoning: str = ""
     finish_reason: str = ""
     reasoning_tokens: int | None = None
+    # Whether the chat template's generation prompt opened a think block (the reply begins inside it);
+    # None where the backend did not render the template (`answers.reasoning.thinking_state`).
+    think_opened: bool | None = None
 
 
 def build_queries(

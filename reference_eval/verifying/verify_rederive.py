@@ -330,7 +330,8 @@ def check_replies(data: TaskData, result: Verification) -> None:
             continue
         scored = (answer.get(reply_details.SCORED_FIELD[task]), answer["answer_status"])
         result.same(f"{data.where}: item {key}: final answer and status", scored, (again.answer, again.status))
-    counted = reply_details.answers_block(task, data.details, tags)  # type: ignore[arg-type]
+    stated_thinking = (stated or {}).get("thinking", "auto")  # score --thinking, where each reply records it too
+    counted = reply_details.answers_block(task, data.details, tags, stated_thinking)  # type: ignore[arg-type]
     result.same(f"{data.scores_path.name}: answers", stated, counted)
     if hashed:
         result.state(f"the final answers of {hashed} replies (their reasoning kept as sha256 only)")

@@ -45,8 +45,9 @@ def check_run_record(data: TaskData, result: Verification) -> None:
         result.same(f"{where}: {key} (each line of predictions.jsonl)", [repr(record.get(key))], seen)
     # Scoring hashed each reply's final answer (answers/reasoning.py), with the think tags it used.
     tags = tuple(tuple(pair) for pair in (scores.get("answers") or {}).get("think_tags", THINK_TAGS))
+    thinking = (scores.get("answers") or {}).get("thinking", "auto")  # score --thinking, when it was given
     answers = {
-        (p.item_id, p.query) if p.query is not None else p.item_id: final_answer(p, tags).answer  # type: ignore[arg-type]
+        (p.item_id, p.query) if p.query is not None else p.item_id: final_answer(p, tags, thinking).answer  # type: ignore[arg-type]
         for p in predictions
     }
     if "answers_sha256" in (scores.get("provenance") or {}):
