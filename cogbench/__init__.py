@@ -8,6 +8,7 @@ The code lives in the top-level folders, installed as subpackages of this packag
 - ``errors``: error types and their exit codes; every refusal is one ``error:`` line.
 - ``option_types``: the value types of command-line options, each refusing nonsense in one line.
 - ``redaction``: credentials in URLs and printed command lines shown as ``***``.
+- ``jsonl``: JSON Lines split at ``\n`` only, the one way every JSONL file is read.
 - ``numbers``: ``fixed``, the one rounding rule of every number shown (command line, report.md, the site).
 - ``cli``: the ``cogbench`` command, collecting each folder's ``cli.register`` (``COMMAND_MODULES``).
 - ``__main__``: ``python -m cogbench``.

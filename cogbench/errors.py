@@ -68,3 +68,13 @@ def echoed(value: object, limit: int = 80) -> str:
     if len(shown) <= limit:
         return shown
     return f"{shown[: limit - 3]}... ({len(str(value)):,} characters)"
+
+
+def shown(value: object, limit: int = 80) -> str:
+    """Text that others chose (a model id a server lists, a file name in someone's pull request, a model name
+    in a verdict archive) as cogbench prints it: itself when it is printable and at most ``limit`` characters,
+    else ``echoed``: quoted, escaped (a newline or an ANSI escape cannot forge a line or a colour) and cut."""
+    text = str(value)
+    if text.isprintable() and len(text) <= limit:
+        return text
+    return echoed(text, limit)

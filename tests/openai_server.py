@@ -112,13 +112,13 @@ class OpenAIServer:
         responder: Responder,
         record: bool = True,
         tls: tuple[str, str] | None = None,
-        models: list[str | dict[str, Any]] | None = None,
+        models: list[str | dict[str, Any]] | bytes | None = None,
         api_key: str | None = None,
     ):
         """``tls``: (certificate file, key file) to serve ``https://`` instead of ``http://``.
 
         ``models``: what ``GET /v1/models`` lists (ids, or whole entries with an ``id``); None: no such
-        route (404), as a minimal server has none.
+        route (404), as a minimal server has none; bytes: the body of its answer (200), sent as is.
 
         ``api_key``: every request without ``Authorization: Bearer API_KEY`` is answered 401, as ``vllm serve
         --api-key`` answers it (recorded all the same); None: no key is demanded.
@@ -151,6 +151,9 @@ class OpenAIServer:
                     return
                 if server.models is None or not self.path.rstrip("/").endswith("/models"):
                     self._send(404, b'{"error": {"message": "not found"}}', {})
+                    return
+                if isinstance(server.models, bytes):  # a broken or hostile server's list
+                    self._send(200, server.models, {})
                     return
                 entries = [{"id": m} if isinstance(m, str) else m for m in server.models]
                 data = [{"object": "model", "created": 0, "owned_by": "local", **entry} for entry in entries]
@@ -292,7 +295,7 @@ def openai_server_fixture():
     started: list[OpenAIServer] = []
 
     def start(
-        responder: Responder, models: list[str | dict[str, Any]] | None = None, api_key: str | None = None
+        responder: Responder, models: list[str | dict[str, Any]] | bytes | None = None, api_key: str | None = None
     ) -> OpenAIServer:
         server = OpenAIServer(responder, models=models, api_key=api_key).start()
         started.append(server)

@@ -8,6 +8,7 @@ side of today add their own with ``--judge-shutdown``.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import socket
 
 import pytest
@@ -114,6 +115,40 @@ def test_a_papers_judge_the_endpoint_no_longer_lists_gets_the_retired_advice(
     assert score(real_raw_dir, built_release, tmp_path, "gpt-4o", server.base_url, *later) == 2
     err = one_error_line(capsys)
     assert "does not serve judge gpt-4o " in err and RETIRED_ADVICE in err and "did you mean" not in err
+
+
+def test_model_ids_from_the_server_are_printed_escaped_and_shortened(
+    real_raw_dir, built_release, tmp_path, openai_server, capsys
+):
+    """A served id with a newline and ANSI escapes forged an `error:` line of its own; a 5 MB id filled the terminal."""
+    forged = "judge-y\n\x1b[31merror: the judge passed\x1b[0m"
+    server = openai_server(right, models=[forged, "z" * 5_000_000])
+    assert score(real_raw_dir, built_release, tmp_path, "judge-x", server.base_url) == 2
+    err = one_error_line(capsys)  # one line: the newline is shown as \n
+    assert "\x1b" not in err and len(err) < 2000, err[:300]
+    assert "'judge-y\\n\\x1b[31merror: the judge passed\\x1b[0m'" in err
+    assert "(5,000,000 characters)" in err
+
+
+@pytest.mark.parametrize(
+    ("body", "expect"),
+    [
+        (json.dumps({"data": [{"id": "judge-x", "pad": "p" * 200_000}]}).encode(), "reply larger than 65,536 bytes"),
+        (b'{"data": ' + b"[" * 30_000 + b"]" * 30_000 + b"}", "the answer is not a model list"),
+    ],
+    ids=["over-the-cap", "nested-30000-deep"],
+)
+def test_a_model_list_over_the_cap_or_nested_too_deep_is_one_line(
+    body, expect, real_raw_dir, built_release, tmp_path, openai_server, monkeypatch, capsys
+):
+    """`GET /models` was read whole (300 MB took 1.23 GB) and parsed without a bound on its depth (a
+    RecursionError traceback): it is read up to COGBENCH_MAX_REPLY_BYTES as a chat reply is."""
+    monkeypatch.setenv("COGBENCH_MAX_REPLY_BYTES", "65536")
+    server = openai_server(right, models=body)
+    assert score(real_raw_dir, built_release, tmp_path, "judge-x", server.base_url) == 2
+    err = one_error_line(capsys)
+    assert f"cannot check judge judge-x: GET {server.base_url}/models: {expect}" in err
+    assert server.chat_requests == []
 
 
 def test_a_listed_judge_is_asked_after_one_look_at_the_list(real_raw_dir, built_release, tmp_path, openai_server):

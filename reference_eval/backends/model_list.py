@@ -16,7 +16,14 @@ from typing import Any
 
 from cogbench import __version__
 from cogbench.redaction import redact_url
-from cogbench.reference_eval.backends.connections import proxy_config, single_connection, tls_context
+from cogbench.reference_eval.backends.connections import (
+    ReplyTooLarge,
+    max_reply_bytes,
+    proxy_config,
+    read_capped,
+    single_connection,
+    tls_context,
+)
 from cogbench.reference_eval.backends.deadline import attempt_deadline
 from cogbench.reference_eval.backends.openai_api import API_KEY_VARIABLE, OPENAI_BASE_URL, check_base_url, key_headers
 
@@ -56,14 +63,20 @@ def list_models(
         (b"Accept", b"application/json"),
         (b"User-Agent", f"cogbench/{__version__}".encode()),
     ]
+    cap = max_reply_bytes()  # a model list is read as a chat reply is: up to the cap, never whole
     seconds = timeout_seconds
     timeouts = {"timeout": {"connect": seconds, "read": seconds, "write": seconds, "pool": seconds}}
     connection = single_connection(tls_context(url), proxy_config(url))
     try:
-        with attempt_deadline(seconds):
-            response = connection.request("GET", url, headers=headers, extensions=timeouts)
+        with (
+            attempt_deadline(seconds),
+            connection.stream("GET", url, headers=headers, extensions=timeouts) as response,
+        ):
+            content = read_capped(response, cap) if response.status < 400 else b""
     except httpcore.TimeoutException:
         return ModelList(shown, [], f"no answer within {seconds:g} s")
+    except ReplyTooLarge as error:
+        return ModelList(shown, [], str(error))
     except (httpcore.NetworkError, httpcore.ProtocolError, httpcore.ProxyError):
         return ModelList(shown, [], "connection failed")
     finally:
@@ -73,8 +86,8 @@ def list_models(
     if response.status >= 400:
         return ModelList(shown, [], f"HTTP {response.status}")
     try:
-        data = json.loads(response.content)["data"]
+        data = json.loads(content)["data"]
         models = [entry for entry in data if isinstance(entry, dict) and isinstance(entry.get("id"), str)]
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):  # RecursionError: JSON nested too deeply
         return ModelList(shown, [], "the answer is not a model list (JSON with a data array)")
     return ModelList(shown, models)

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from cogbench.errors import CogbenchError, locate
+from cogbench.jsonl import file_lines
 from cogbench.reference_eval.formats.predictions import Prediction, parse_json_object
 from cogbench.schemas.vocabulary import ID_COLUMN
 
@@ -76,44 +77,41 @@ def _response_text(record: dict[str, Any], where: str) -> str:
 def read_lmms_eval_samples(path: Path, task: str, docs: list[TaskDoc] | None = None) -> list[Prediction]:
     """An lmms-eval ``--log_samples`` JSONL file of one exported task; ``docs``: the task's docs, in order."""
     predictions: list[Prediction] = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            at = partial(locate, str(path), f"line {number}")
-            where = at()
-            record = parse_json_object(line, where)
-            if not is_lmms_eval_sample(record):
-                raise CogbenchError(f"{where}: not an lmms-eval sample (needs doc_id and filtered_resps)")
-            output = _response_text(record, where)
-            # The prompt text lmms-eval gave the model (``input``), hashed like `eval`'s own queries.
-            given = record.get("input")
-            rendered = hashlib.sha256(given.encode("utf-8")).hexdigest() if isinstance(given, str) else ""
-            if isinstance(record.get("doc"), dict):
-                item_id, query = _id_from_doc(record["doc"], task, at)
-                prompt = ("", "")
-            else:
-                doc = _doc_of(record, docs, task, at)
-                _check(record, "target", doc.target, at)
-                if "input" in record and record["input"] not in doc.prompts:
-                    raise CogbenchError(
-                        f"{at('input')}: not the prompt of doc {record['doc_id']} ({doc.item_id}) in this "
-                        "dataset (samples of another build, dataset version or cogbench version?)"
-                    )
-                item_id, query = doc.item_id, doc.query
-                prompt = doc.prompts.get(record["input"], ("", "")) if "input" in record else ("", "")
-            predictions.append(
-                Prediction(
-                    task=task,
-                    item_id=item_id,
-                    query=query,
-                    output=output,
-                    model=str(record.get("model", "")),
-                    prompt_id=prompt[0],
-                    prompt_sha256=prompt[1],
-                    rendered_prompt_sha256=rendered,
+    for number, line in file_lines(path):
+        at = partial(locate, str(path), f"line {number}")
+        where = at()
+        record = parse_json_object(line, where)
+        if not is_lmms_eval_sample(record):
+            raise CogbenchError(f"{where}: not an lmms-eval sample (needs doc_id and filtered_resps)")
+        output = _response_text(record, where)
+        # The prompt text lmms-eval gave the model (``input``), hashed like `eval`'s own queries.
+        given = record.get("input")
+        rendered = hashlib.sha256(given.encode("utf-8")).hexdigest() if isinstance(given, str) else ""
+        if isinstance(record.get("doc"), dict):
+            item_id, query = _id_from_doc(record["doc"], task, at)
+            prompt = ("", "")
+        else:
+            doc = _doc_of(record, docs, task, at)
+            _check(record, "target", doc.target, at)
+            if "input" in record and record["input"] not in doc.prompts:
+                raise CogbenchError(
+                    f"{at('input')}: not the prompt of doc {record['doc_id']} ({doc.item_id}) in this "
+                    "dataset (samples of another build, dataset version or cogbench version?)"
                 )
+            item_id, query = doc.item_id, doc.query
+            prompt = doc.prompts.get(record["input"], ("", "")) if "input" in record else ("", "")
+        predictions.append(
+            Prediction(
+                task=task,
+                item_id=item_id,
+                query=query,
+                output=output,
+                model=str(record.get("model", "")),
+                prompt_id=prompt[0],
+                prompt_sha256=prompt[1],
+                rendered_prompt_sha256=rendered,
             )
+        )
     return _unique(predictions, path)
 
 

@@ -26,6 +26,7 @@ from typing import Any
 
 from cogbench.dataset_builders.writes import write_file
 from cogbench.errors import UsageError, locate
+from cogbench.jsonl import file_lines
 from cogbench.reference_eval.formats.harness import (
     LMMS_EVAL_FORMAT,
     VLMEVALKIT_SUFFIXES,
@@ -80,11 +81,8 @@ class OfficialIds:
 
 
 def _json_lines(path: Path) -> Iterable[tuple[int, dict[str, Any]]]:
-    with path.open(encoding="utf-8") as handle:
-        for line_number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            yield line_number, parse_json_object(line, locate(str(path), f"line {line_number}"))
+    for line_number, line in file_lines(path):
+        yield line_number, parse_json_object(line, locate(str(path), f"line {line_number}"))
 
 
 def _text_field(record: dict[str, Any], name: str, where: str) -> str:
@@ -177,8 +175,8 @@ def read_codis_output(path: Path) -> list[Prediction]:
 
 def detect_format(path: Path) -> str:
     """Tell the format from the first record, read whole however long: the project's, or an official one."""
-    with path.open(encoding="utf-8") as handle:  # blank lines before the first record, however many
-        number, first_line = next(((n, line) for n, line in enumerate(handle, 1) if line.strip()), (1, ""))
+    # blank lines before the first record, however many
+    number, first_line = next(iter(file_lines(path)), (1, ""))
     if first_line.lstrip().startswith("["):
         records = _json_list(path)
         first = records[0] if records else None

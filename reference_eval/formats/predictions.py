@@ -32,6 +32,7 @@ from typing import Any
 
 from cogbench.dataset_builders.writes import make_folder, open_existing_or_new
 from cogbench.errors import CogbenchError, UsageError, echoed, locate
+from cogbench.jsonl import file_lines
 
 TASKS = ("description", "vqa", "codis")
 
@@ -154,21 +155,16 @@ def read_predictions(path: str | os.PathLike, skip_torn_tail: bool = False) -> l
     path = Path(path)
     predictions: list[Prediction] = []
     seen: dict[tuple[str, int | None], int] = {}
-    with path.open(encoding="utf-8") as handle:
-        for line_number, line in enumerate(handle, start=1):
-            if skip_torn_tail and not line.endswith("\n"):
-                break
-            if not line.strip():
-                continue
-            prediction = _parse(line, path, line_number)
-            if prediction.key in seen:
-                raise UsageError(
-                    f"{locate(str(path), f'line {line_number}')}: duplicate prediction for item "
-                    f"{echoed(prediction.item_id)}{'' if prediction.query is None else f' query {prediction.query}'} "
-                    f"(first on line {seen[prediction.key]})"
-                )
-            seen[prediction.key] = line_number
-            predictions.append(prediction)
+    for line_number, line in file_lines(path, skip_torn_tail):
+        prediction = _parse(line, path, line_number)
+        if prediction.key in seen:
+            raise UsageError(
+                f"{locate(str(path), f'line {line_number}')}: duplicate prediction for item "
+                f"{echoed(prediction.item_id)}{'' if prediction.query is None else f' query {prediction.query}'} "
+                f"(first on line {seen[prediction.key]})"
+            )
+        seen[prediction.key] = line_number
+        predictions.append(prediction)
     return predictions
 
 

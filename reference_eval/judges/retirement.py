@@ -15,7 +15,7 @@ import difflib
 from dataclasses import dataclass
 from typing import Any
 
-from cogbench.errors import UsageError
+from cogbench.errors import UsageError, shown
 from cogbench.reference_eval.backends.model_list import ModelList
 
 OPENAI_DEPRECATIONS = "OpenAI's deprecations page, https://platform.openai.com/docs/deprecations"
@@ -115,9 +115,10 @@ def check_judge(
         )
     if listing.entry(model) is None:
         served = sorted(m["id"] for m in listing.models)
-        shown = ", ".join(served[:8]) + (f", ... ({len(served) - 8} more)" if len(served) > 8 else "")
+        names = [shown(name, 60) for name in served]  # ids the server chose: escaped, shortened
+        listed = ", ".join(names[:8]) + (f", ... ({len(names) - 8} more)" if len(names) > 8 else "")
         raise UsageError(
-            f"{listing.url} does not serve judge {model} (it serves: {shown or 'none'}); {unlisted_advice(model, served)}"
+            f"{listing.url} does not serve judge {model} (it serves: {listed or 'none'}); {unlisted_advice(model, served)}"
         )
 
 
@@ -137,5 +138,5 @@ def unlisted_advice(model: str, served: list[str]) -> str:
     lowered = {name.lower(): name for name in served}  # case apart: QWEN/QWEN3-8B is Qwen/Qwen3-8B misspelt
     close = difflib.get_close_matches(model.lower(), list(lowered), n=1)
     if close:
-        return f"did you mean {lowered[close[0]]}?"
+        return f"did you mean {shown(lowered[close[0]], 60)}?"
     return "name one of the models it serves (--judge openai:MODEL), or the endpoint that serves this one"

@@ -10,6 +10,7 @@ PRs; the Every Eval Ever converter audits the same way (``already_present``, ``s
 
 from __future__ import annotations
 
+import math
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,10 +18,26 @@ from typing import Any
 
 import yaml
 
-from cogbench.errors import CogbenchError
+from cogbench.errors import CogbenchError, shown
 
 RESULTS_GLOB = ".eval_results/"
 TOLERANCE = 0.005  # values are written with 2 decimals
+MAX_DEPTH = 64  # a results file nests 3 deep; deeper is not one (50,000 deep took Python's stack)
+
+
+class _Loader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that gives up past ``MAX_DEPTH`` levels, before Python's recursion limit."""
+
+    depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        self.depth += 1
+        try:
+            if self.depth > MAX_DEPTH:
+                raise yaml.YAMLError(f"nested deeper than {MAX_DEPTH} levels")
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
 
 
 @dataclass
@@ -42,12 +59,13 @@ class Check:
 
     @property
     def status(self) -> str:
-        if any(abs(f.value - self.value) > TOLERANCE for f in self.found):
+        # not a number (.nan), or another one: a value that is not ours can never be "already present"
+        if any(not math.isfinite(f.value) or abs(f.value - self.value) > TOLERANCE for f in self.found):
             return "conflict"
         return "already present" if self.found else "ready"
 
     def line(self) -> str:
-        held = "; ".join(f"{f.where} {f.file}: {f.value}" for f in self.found)
+        held = "; ".join(f"{f.where} {shown(f.file)}: {f.value}" for f in self.found)  # names others chose
         if self.status == "conflict":
             return f"  {self.task_id}: conflict: ours {self.value} | the repo holds {held}"
         if self.status == "already present":
@@ -65,12 +83,14 @@ def _entries(api: Any, repo: str, revision: str, where: str) -> list[tuple[str, 
         for name in files:
             local = api.hf_hub_download(repo, name, revision=revision, local_dir=tmp)
             try:
-                entries = yaml.safe_load(Path(local).read_text(encoding="utf-8"))
-            except (yaml.YAMLError, UnicodeDecodeError):
+                entries = yaml.load(Path(local).read_text(encoding="utf-8"), Loader=_Loader)  # a SafeLoader
+            except (yaml.YAMLError, UnicodeDecodeError, RecursionError):
                 continue  # not ours to judge: a broken file is the repo's, and holds no value we could match
             for entry in entries if isinstance(entries, list) else []:
-                if isinstance(entry, dict) and isinstance(entry.get("value"), (int, float)):
-                    found.append((name, Found(where, name, float(entry["value"])), entry.get("dataset") or {}))
+                value, dataset = (entry.get("value"), entry.get("dataset")) if isinstance(entry, dict) else (None, None)
+                # an entry of another shape (``dataset: [1]``, a string) names no dataset we could match
+                if isinstance(value, (int, float)) and not isinstance(value, bool) and isinstance(dataset, dict):
+                    found.append((name, Found(where, name, float(value)), dataset))
     return found
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from cogbench.errors import CogbenchError, UsageError, locate
+from cogbench.jsonl import text_lines
 from cogbench.numbers import fixed
 from cogbench.reference_eval.metrics import intervals
 from cogbench.schemas.features import CODIS_CATEGORIES, COGBENCH_CATEGORIES
@@ -108,9 +109,7 @@ def read_details(path: Path, task: str) -> list[dict[str, Any]]:
         raise UsageError(f"{path}: missing; intervals and comparisons need the per-item details")
     rules = validator({**schema("details.schema.json"), "$ref": f"#/$defs/{task}"})
     details, seen = [], {}
-    for number, line in enumerate(_read_text(path).splitlines(), 1):
-        if not line.strip():
-            continue
+    for number, line in text_lines(_read_text(path)):
         detail = _json_value(path, line, str(number))
         _check_schema(detail, rules, path, str(number))
         item = detail["item_id"]

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from cogbench.errors import CogbenchError, UsageError
+from cogbench.jsonl import text_lines
 from cogbench.reference_eval.metrics import small_sample
 from cogbench.reference_eval.metrics.intervals import Unit, cluster_table
 from cogbench.reference_eval.verifying.verify_result import Verification
@@ -46,9 +47,7 @@ def _read(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], str]:
         raise CogbenchError(f"{path}: detailed_evaluation_results.file_path: {samples.name} is not beside the record")
     text = samples.read_text(encoding="utf-8")
     rows = []
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
+    for number, line in text_lines(text):
         try:
             row = json.loads(line)
         except ValueError:
