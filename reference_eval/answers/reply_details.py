@@ -66,6 +66,16 @@ def reply_record(output: str, reply: Reply, inputs: dict[str, Any], keep: str = 
     return record
 
 
+def reply_inputs(prediction: Any) -> dict[str, Any]:
+    """The inputs of a prediction's split as it records them (``reply_record``'s ``inputs``)."""
+    return {
+        "reasoning": prediction.reasoning,
+        "finish_reason": prediction.finish_reason,
+        "thinking": (prediction.generation or {}).get("thinking"),
+        "reasoning_tokens": (prediction.tokens or {}).get("reasoning"),
+    }
+
+
 def attach_replies(
     task: str, details: list[dict[str, Any]], replies: dict[Any, tuple[str, Reply, dict[str, Any]]], keep: str = "full"
 ) -> None:

@@ -20,7 +20,7 @@ from cogbench.dataset_builders.load import dataset_revision
 from cogbench.dataset_builders.output import check_option_file, claim_output
 from cogbench.errors import CogbenchError, IncompleteRunError, UsageError
 from cogbench.reference_eval.answers.reasoning import THINK_TAGS, Reply, final_answer
-from cogbench.reference_eval.answers.reply_details import answers_block, attach_replies
+from cogbench.reference_eval.answers.reply_details import answers_block, attach_replies, reply_inputs
 from cogbench.reference_eval.backends import batch_files
 from cogbench.reference_eval.formats.harness import harness_provenance
 from cogbench.reference_eval.formats.official import OfficialIds, read_any_predictions
@@ -95,13 +95,7 @@ def _outputs_by_id(options: ScoreOptions, rows: list[dict[str, Any]]) -> tuple[d
 
 def _reply(prediction, tags) -> tuple[str, Reply, dict[str, Any]]:
     """(output as written, its split, the split's inputs as recorded) of one prediction."""
-    inputs = {
-        "reasoning": prediction.reasoning,
-        "finish_reason": prediction.finish_reason,
-        "thinking": (prediction.generation or {}).get("thinking"),
-        "reasoning_tokens": (prediction.tokens or {}).get("reasoning"),
-    }
-    return prediction.output, final_answer(prediction, tags), inputs
+    return prediction.output, final_answer(prediction, tags), reply_inputs(prediction)
 
 
 def refuse_unflagged_circular(options: ScoreOptions, predictions) -> None:
