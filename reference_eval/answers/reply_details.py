@@ -23,7 +23,7 @@ import hashlib
 from collections.abc import Iterator
 from typing import Any
 
-from cogbench.reference_eval.answers.reasoning import STATUSES, THINK_TAGS, Reply, split_reply
+from cogbench.reference_eval.answers.reasoning import STATUSES, THINK_TAGS, Reply, split_reply, stated_thinking
 
 # The field of each task's answer dict that holds the scored text.
 SCORED_FIELD = {"description": "description", "vqa": "response", "codis": "output"}
@@ -66,6 +66,18 @@ def reply_record(output: str, reply: Reply, inputs: dict[str, Any], keep: str = 
     if reply.note:
         record["note"] = reply.note
     return record
+
+
+def reply_inputs(prediction: Any, stated: str | None = "auto") -> dict[str, Any]:
+    """The inputs of a prediction's split as it records them (``reply_record``'s ``inputs``); ``stated``:
+    ``score --thinking``, for a prediction that records no setting."""
+    return {
+        "reasoning": prediction.reasoning,
+        "finish_reason": prediction.finish_reason,
+        "thinking": stated_thinking((prediction.generation or {}).get("thinking"), stated),
+        "think_opened": prediction.think_opened,
+        "reasoning_tokens": (prediction.tokens or {}).get("reasoning"),
+    }
 
 
 def attach_replies(

@@ -254,14 +254,7 @@ def run_answer_bias(options: Any, rows, outputs) -> dict[str, Any]:
         for q in (1, 2)
         if (row["id"], q) in outputs
     ]
-    counts = [answer_bias.word_pair_counts(triples, pair) for pair in pairs]
-    return {
-        "pairs": counts,
-        "queries": sum(c["queries"] for c in counts),
-        "paper_queries": answer_bias.PAPER_QUERIES,
-        "rule": "metrics/answer_bias.py (selection rules 1-4)",
-        "reference": "CODIS paper, Section 5.2, Table 6",
-    }
+    return answer_bias.bias_block([answer_bias.word_pair_counts(triples, pair) for pair in pairs])
 
 
 def run_analyses(

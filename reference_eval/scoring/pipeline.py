@@ -19,8 +19,8 @@ from cogbench import __version__
 from cogbench.dataset_builders.load import dataset_revision
 from cogbench.dataset_builders.output import check_option_file, claim_output
 from cogbench.errors import CogbenchError, IncompleteRunError, UsageError, echoed
-from cogbench.reference_eval.answers.reasoning import THINK_TAGS, Reply, final_answer, stated_thinking
-from cogbench.reference_eval.answers.reply_details import answers_block, attach_replies
+from cogbench.reference_eval.answers.reasoning import THINK_TAGS, Reply, final_answer
+from cogbench.reference_eval.answers.reply_details import answers_block, attach_replies, reply_inputs
 from cogbench.reference_eval.backends import batch_files
 from cogbench.reference_eval.formats.harness import harness_provenance
 from cogbench.reference_eval.formats.official import OfficialIds, read_any_predictions
@@ -97,14 +97,7 @@ def _outputs_by_id(options: ScoreOptions, rows: list[dict[str, Any]]) -> tuple[d
 def _reply(prediction, tags, stated: str = "auto") -> tuple[str, Reply, dict[str, Any]]:
     """(output as written, its split, the split's inputs as recorded) of one prediction; ``stated``:
     ``score --thinking``, for a prediction that records no setting."""
-    inputs = {
-        "reasoning": prediction.reasoning,
-        "finish_reason": prediction.finish_reason,
-        "thinking": stated_thinking((prediction.generation or {}).get("thinking"), stated),
-        "think_opened": prediction.think_opened,
-        "reasoning_tokens": (prediction.tokens or {}).get("reasoning"),
-    }
-    return prediction.output, final_answer(prediction, tags, stated), inputs
+    return prediction.output, final_answer(prediction, tags, stated), reply_inputs(prediction, stated)
 
 
 def refuse_other_thinking(options: ScoreOptions, predictions) -> None:

@@ -80,6 +80,19 @@ def _scored(task: str, name: str, details: list[dict[str, Any]], units: list[Any
     return len(units), len(units)
 
 
+def metric_unit(task: str, name: str) -> str:
+    """What one unit of a metric is (``run.completeness.mark_coverage``'s ``unit``), as each scorer counts it."""
+    if name.startswith("recognition"):
+        return "entities"
+    if name.startswith("cognition"):
+        return "CoRs"
+    if name.startswith("choice_"):  # circular VQA: each letter's share of the four responses per question
+        return "responses"
+    if task == "vqa":
+        return "questions"
+    return "pairs" if name in ("acc_p", "context_awareness") else "queries"
+
+
 def _metric_unscored(task: str, name: str, details: list[dict[str, Any]]) -> int:
     """A metric's unscored units (constrained parsing): CODIS pairs with an unscored query and no failed one."""
     if task == "codis" and name == "acc_p":
@@ -125,6 +138,7 @@ def check_counts(data: TaskData, result: Verification, expected: dict[str, int] 
             result.same(
                 f"{where}: metrics.{name}.unscored_rate", metric.get("unscored_rate"), unscored_rate(judged, unscored)
             )
+        result.same(f"{where}: metrics.{name}.unit", metric.get("unit"), metric_unit(task, name))
         for key, value in (("n_scored", judged), ("judged", judged), ("failed", scored - judged - unscored)):
             result.same(f"{where}: metrics.{name}.{key}", metric.get(key), value)
         for key in ("n_expected", "denominator"):
@@ -228,9 +242,8 @@ def check_analyses(data: TaskData, result: Verification) -> None:
             pairs = [answer_bias.WordPair(*p["pair"].split(":", 1)) for p in bias.get("pairs") or []]
             triples = [(d["question"], q["answer"], q["output"]) for d in data.details for q in d["queries"]]
             counts = [answer_bias.word_pair_counts(triples, pair) for pair in pairs]
-            derived = {**bias, "pairs": counts, "queries": sum(c["queries"] for c in counts)}
-            derived["paper_queries"] = answer_bias.PAPER_QUERIES
-            result.same(f"{where}: analyses.answer_bias", bias, derived)
+            result.same(f"{where}: analyses.answer_bias", bias, answer_bias.bias_block(counts))
+            result.state("analyses.answer_bias word pairs (the run's --word-pairs, as stated)")
         else:
             result.state("analyses.answer_bias (details written before questions were kept)")
     variability = analyses.get("output_variability")
@@ -330,6 +343,16 @@ def check_replies(data: TaskData, result: Verification) -> None:
             continue
         scored = (answer.get(reply_details.SCORED_FIELD[task]), answer["answer_status"])
         result.same(f"{data.where}: item {key}: final answer and status", scored, (again.answer, again.status))
+    recorded = {
+        name
+        for _, answer, _ in reply_details.answer_dicts(task, data.details)
+        for name in ("finish_reason", "thinking", "reasoning_tokens")
+        if name in (answer.get("reply") or {})
+    }
+    if recorded and data.run_dir is None:  # an eval run folder's are checked against its predictions.jsonl
+        result.state(
+            f"each reply's {', '.join(sorted(recorded))} (as the predictions recorded them: no eval run folder)"
+        )
     stated_thinking = (stated or {}).get("thinking", "auto")  # score --thinking, where each reply records it too
     counted = reply_details.answers_block(task, data.details, tags, stated_thinking)  # type: ignore[arg-type]
     result.same(f"{data.scores_path.name}: answers", stated, counted)
