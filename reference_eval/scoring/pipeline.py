@@ -27,7 +27,7 @@ from cogbench.reference_eval.formats.official import OfficialIds, read_any_predi
 from cogbench.reference_eval.harnesses.lmms_eval_tasks import task_docs
 from cogbench.reference_eval.judges import panel as judge_panel
 from cogbench.reference_eval.judges import vllm_judge
-from cogbench.reference_eval.judges.llm import LLMJudge
+from cogbench.reference_eval.judges.llm import JudgeSpec, LLMJudge
 from cogbench.reference_eval.metrics import intervals as metric_intervals
 from cogbench.reference_eval.reports.run_files import RUN_FILES, write_run
 from cogbench.reference_eval.run import provenance
@@ -140,10 +140,10 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
     if options.judge_cache:  # a cache that may not be written is refused before any request (and again on use)
         check_option_file(Path(options.judge_cache), "--judge-cache", shared=("score", "judge_cache.sqlite"))
     if spec.kind == "openai" and not options.read_responses:  # replies read from files send nothing
-        judge_setup.check_judge_alive(options, spec.model)
-    for member in judge_panel.llm_members(options):
-        if member.kind == "openai":  # a vllm: member is weights on disk: it never retires
-            judge_setup.check_judge_alive(options, member.model, member.base_url, member.key_variable)
+        judge_setup.check_judge_alive(options, spec)
+    for m in judge_panel.llm_members(options):
+        if m.kind == "openai":  # a vllm: member is weights on disk: it never retires
+            judge_setup.check_judge_alive(options, JudgeSpec(m.kind, m.model, m.base_url, m.key_variable))
     rows = _dataset_rows(options)
     outputs, source = _outputs_by_id(options, rows)
     # Before any item is scored: a judge model whose weights did not load stops the run here (model_checks).
@@ -222,7 +222,7 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
         "prompt_templates": source.get("prompt_templates", []) + provenance.judge_templates(options.task, spec.kind),
         "judge": provenance.panel_provenance(judge.members, options.judge_parsing, judge_panel.PANEL_RULE, engines)
         if isinstance(judge, judge_panel.Panel)
-        else provenance.judge_provenance(spec.kind, spec.model, options.judge_base_url, options.judge_parsing)
+        else provenance.judge_provenance(spec.kind, spec.model, spec.base_url, options.judge_parsing)
         | (judge.identity if isinstance(judge, vllm_judge.VLLMJudge) else {})
         | ({"structured_outputs": "official labels"} if options.judge_structured_outputs else {}),
         "models": provenance.with_libraries(
