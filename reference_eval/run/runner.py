@@ -308,7 +308,8 @@ def run_eval(settings: EvalSettings) -> RunSummary:
     ):
         check_hf_model(name, backend)  # only when there is something to generate: a finished run re-merges without it
     new_folders = [folder for folder in (run_dir, *run_dir.parents) if not folder.exists()]
-    claim_output(run_dir, "eval", EVAL_FILES)
+    reads = [("--dataset", settings.dataset), *(("--read-responses", path) for path in settings.read_responses)]
+    claim_output(run_dir, "eval", EVAL_FILES, reads=reads)
     lock = RunLock(run_dir, rank).acquire()
     summary = RunSummary(
         run_dir, total_queries=len(queries), resumed=0, generated=0, seconds=0.0, rank=rank, world=world
