@@ -26,6 +26,7 @@ from pathlib import Path
 
 import cogbench
 from cogbench.errors import EXIT_CODES, EXIT_USAGE, CogbenchError, UsageError
+from cogbench.redaction import redact_text
 
 COMMAND_MODULES = (
     "cogbench.dataset_builders.cli",
@@ -80,8 +81,16 @@ class VersionAction(argparse.Action):
         parser.exit()
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, whose usage errors (which repeat the value typed) mask a URL's credentials, as every
+    ``error:`` line does (cogbench/redaction.py)."""
+
+    def error(self, message: str):  # type: ignore[override]
+        super().error(redact_text(message))
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="cogbench",
         description="Build, validate and score the CogBench and CODIS benchmarks.",
         epilog=EXIT_CODES_HELP,
@@ -91,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
         dest="command",
         required=True,
         metavar="COMMAND",
-        parser_class=functools.partial(argparse.ArgumentParser, epilog=EXIT_CODES_HELP),
+        parser_class=functools.partial(Parser, epilog=EXIT_CODES_HELP),
     )
     for module_name in COMMAND_MODULES:
         importlib.import_module(module_name).register(subparsers)
@@ -243,13 +252,17 @@ def run_command(argv: list[str] | None = None) -> int:
                 raise
             raise extra from None
     except CogbenchError as error:
-        print(f"error: {error}", file=sys.stderr)
+        # Any URL the message repeats (a path or option typed as a URL, a server's words) with its credentials masked.
+        print(f"error: {redact_text(str(error))}", file=sys.stderr)
         return error.exit_code
     except OSError as error:
         if error.errno != errno.ENAMETOOLONG:
             raise
         # Any path the user named (an --out, a predictions file whose name makes the default --out).
-        print(f"error: {error.filename}: name too long for the file system; choose a shorter one", file=sys.stderr)
+        print(
+            f"error: {redact_text(str(error.filename))}: name too long for the file system; choose a shorter one",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     except KeyboardInterrupt:
         print(f"interrupted: {RESUME.get(args.command, 'run the same command again')}", file=sys.stderr)

@@ -278,7 +278,15 @@ def owned(name: str, patterns: tuple[str, ...]) -> bool:
     return any(fnmatch.fnmatchcase(name, p) and name.count("/") == p.count("/") for p in patterns)
 
 
-def claim_output(out: Path, kind: str, owns: tuple[str, ...], create: bool = True, task: str | None = None) -> None:
+def claim_output(
+    out: Path,
+    kind: str,
+    owns: tuple[str, ...],
+    create: bool = True,
+    task: str | None = None,
+    reads: Iterable[tuple[str, Path | str | None]] = (),
+    option: str = "--out",
+) -> None:
     """Make ``out`` this command's output folder, or refuse it in one line.
 
     ``owns``: glob patterns (posix, relative to ``out``) of every file the command
@@ -286,8 +294,10 @@ def claim_output(out: Path, kind: str, owns: tuple[str, ...], create: bool = Tru
     nothing else; the marker is written first, so a crash leaves a folder the same
     command may resume into. ``create=False`` only checks (a command's first step).
     ``task``, when given, is recorded too: the rule is then same command and same task,
-    so a score of one task never silently replaces another's.
+    so a score of one task never silently replaces another's. ``reads``: what the command reads, which ``out``
+    (named by ``option``) stays apart from (``check_apart``).
     """
+    check_apart(out, option, reads)
     if out.is_symlink() or (out.exists() and not out.is_dir()):
         raise UsageError(f"{out} exists and is not a folder; give a folder as --out")
     check_not_nested(out, kind)
@@ -351,10 +361,17 @@ def record_written(out: Path, owns: tuple[str, ...], written: Iterable[str]) -> 
     return removed, kept
 
 
-def check_option_file(path: Path, option: str, shared: tuple[str, str] | None = None) -> None:
+def check_option_file(
+    path: Path,
+    option: str,
+    shared: tuple[str, str] | None = None,
+    reads: Iterable[tuple[str, Path | str | None]] = (),
+) -> None:
     """A file an option names (``compare --json``, ``--judge-cache``) may be anywhere but in a folder
     cogbench owns (a build, any command's output). ``shared``: (kind, name), the one file of such a
-    folder the option may name, being that file itself (``--judge-cache`` a score folder's cache)."""
+    folder the option may name, being that file itself (``--judge-cache`` a score folder's cache). ``reads``: what
+    the command reads (``check_apart``)."""
+    check_apart(path, option, reads)
     path = Path(os.path.abspath(path))
     if path.is_symlink() or (path.exists() and not path.is_file()):
         raise UsageError(f"{option} {path}: not a plain file (a folder or a symbolic link); give a file name")
@@ -366,3 +383,30 @@ def check_option_file(path: Path, option: str, shared: tuple[str, str] | None = 
             return
         what = "a built dataset" if kind == "build" else f"the output folder of `cogbench {kind}`"
         raise UsageError(f"{option} {path}: inside {parent}, {what}; refusing to write there: choose a file outside it")
+
+
+def placement(path: Path | str, other: Path | str) -> str | None:
+    """Where ``path`` is against ``other``, links followed: "the same folder as", "inside", "around", or None
+    when apart."""
+    mine, theirs = Path(os.path.realpath(path)), Path(os.path.realpath(other))
+    if mine == theirs:
+        return "the same folder as"
+    if theirs in mine.parents:
+        return "inside"
+    return "around" if mine in theirs.parents else None
+
+
+def check_apart(out: Path | str, option: str, reads: Iterable[tuple[str, Path | str | None]]) -> None:
+    """The one rule of what a command writes and what it reads: ``out`` (an ``--out`` folder, a ``--json`` file)
+    is neither one of the command's inputs, nor inside one, nor around one, or it could replace or write into
+    what it is reading (``rescore RUN --out RUN`` replaced the run it rescored). ``reads``: (how the input is
+    named, its path); one not on the disk (a Hub repo id) is not a local input."""
+    for name, given in reads:
+        if given is None or not os.path.lexists(given):
+            continue
+        where = placement(out, given)
+        if where is not None:
+            raise UsageError(
+                f"{option} {out}: {where} {name} {given}, which this command reads; refusing to write there: "
+                f"give {option} a place of its own"
+            )

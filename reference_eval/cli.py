@@ -134,7 +134,8 @@ def add_score_parser(subparsers: argparse._SubParsersAction) -> None:
         "--judge",
         default=None,
         action=_JudgeValues,
-        help="rule (offline CODIS judge), none (skip judge-based metrics), openai:MODEL, vllm:PATH_OR_ID[@REVISION] "
+        help="rule (offline CODIS judge), none (skip judge-based metrics), openai:MODEL[@BASE_URL][#KEY_VARIABLE] "
+        "(its own endpoint and key as a panel member's), vllm:PATH_OR_ID[@REVISION] "
         "(in this process, constrained to the official labels; needs vllm), or an offline "
         "Cognition judge rouge|bertscore|nli (description); repeat it for a panel judged by majority, "
         "each member rule, vllm:PATH_OR_ID or openai:MODEL[@BASE_URL][#KEY_VARIABLE], a member on another host "

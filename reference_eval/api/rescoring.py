@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from cogbench.dataset_builders.load import dataset_revision
-from cogbench.dataset_builders.output import claim_output
+from cogbench.dataset_builders.output import check_apart, claim_output
 from cogbench.dataset_builders.writes import write_file
 from cogbench.errors import UsageError
 from cogbench.reference_eval.api.evaluation import Result, read_result
@@ -129,17 +129,22 @@ def rescore(
     shards: int = 1,
 ) -> Rescored:
     """Score RUN's stored answers against ``dataset`` (a corrected build) into the eval folder ``out``."""
+    reads = [("RUN", run), ("--dataset", dataset)]
+    check_apart(out, "--out", reads)  # RUN --out RUN would replace the run it reads
+    if write_requests is not None:
+        check_apart(write_requests, "--write-requests", reads)
     old_dir, record = _eval_folder(run)
+    reads.append(("RUN", old_dir))  # RUN named by its score folder: the eval folder around it is read too
     old_scores = json.loads((old_dir / "score" / "scores.json").read_text(encoding="utf-8"))
     judge, parsing = _judge_of(old_scores)
     out = Path(out)
     settings = settings_from_record(record, dataset, revision, out)
     if write_requests is not None:
         check_request_folder(Path(write_requests), out)
-    claim_output(out, "eval", EVAL_FILES, create=False)  # refused before any work
+    claim_output(out, "eval", EVAL_FILES, create=False, reads=reads)  # refused before any work
     loaded, _, queries = dataset_and_queries(settings)  # the new build, verified
     images = changed_images(record, str(dataset), revision, loaded)
-    claim_output(out, "eval", EVAL_FILES)
+    claim_output(out, "eval", EVAL_FILES, reads=reads)
     asked = {query.key: hashlib.sha256(query.prompt.encode("utf-8")).hexdigest() for query in queries}
     stored = read_predictions(old_dir / "predictions.jsonl")
     same_text = [p for p in stored if asked.get(p.key) == p.rendered_prompt_sha256]

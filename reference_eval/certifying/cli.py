@@ -100,7 +100,7 @@ def add_archive_parser(commands: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run_archive)
 
 
-def _output_files(pairs: list[tuple[str, str | None]]) -> None:
+def _output_files(pairs: list[tuple[str, str | None]], reads: list[tuple[str, str]]) -> None:
     from pathlib import Path
 
     from cogbench.dataset_builders.output import check_option_file
@@ -110,7 +110,7 @@ def _output_files(pairs: list[tuple[str, str | None]]) -> None:
         if value and (Path(value).is_dir() or not Path(value).parent.is_dir()):
             raise UsageError(f"{option} {value}: give a file name in an existing folder (not a folder)")
         if value:
-            check_option_file(Path(value), option)  # never into a build or another command's folder
+            check_option_file(Path(value), option, reads=reads)  # never into a build, a command's folder, an input
 
 
 def run_certify(args: argparse.Namespace) -> int:
@@ -123,7 +123,8 @@ def run_certify(args: argparse.Namespace) -> int:
     from cogbench.reference_eval.certifying.certify import Bars, certify
     from cogbench.reference_eval.certifying.verdict_archive import read_verdicts
 
-    _output_files([("--json", args.json_out), ("--markdown", args.markdown), ("--card", args.card)])
+    reads = [("--reference", s) for s in args.reference] + [("--candidate", s) for s in args.candidate]
+    _output_files([("--json", args.json_out), ("--markdown", args.markdown), ("--card", args.card)], reads)
     references = [judged for source in args.reference for judged in read_verdicts(source)]
     candidates = [judged for source in args.candidate for judged in read_verdicts(source)]
     bars = Bars(args.min_kappa, args.min_tau, args.max_difference)
@@ -148,7 +149,7 @@ def run_archive(args: argparse.Namespace) -> int:
 
     if Path(args.out).suffix != ".parquet":
         raise UsageError(f"--out {args.out}: give a .parquet file name")
-    _output_files([("--out", args.out)])
+    _output_files([("--out", args.out)], [("RUN", run) for run in args.runs])
     judged = [answers for run in args.runs for answers in read_verdicts(run)]
     rows = write_archive(judged, Path(args.out))
     print(f"wrote {rows} verdicts of {len(judged)} run(s) to {args.out}")

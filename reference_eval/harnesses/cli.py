@@ -79,7 +79,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from cogbench.dataset_builders.output import claim_output
+    from cogbench.dataset_builders.output import check_apart, claim_output
     from cogbench.reference_eval.harnesses.lmms_eval import (
         dataset_location,
         export_lmms_eval,
@@ -91,12 +91,13 @@ def run_export(args: argparse.Namespace) -> int:
     from cogbench.validation.integrity import load_verified
 
     out = args.out or default_export_dir(args.format, args.dataset, args.revision)
+    check_apart(out, "--out", [("--dataset", args.dataset)])  # before the build is read
     vqa = load_verified(args.dataset, "vqa", args.revision)  # fails early, as a usage error, on a bad --dataset
-    claim_output(out, "export", export_files(), create=False)  # refused before any work
+    claim_output(out, "export", export_files(), create=False, reads=[("--dataset", args.dataset)])  # before any work
     if args.format == "lmms-eval":  # a missing model fails here, before the folder or any file is written
         args.spacy_model, args.embedder = model_reference(args.spacy_model), model_reference(args.embedder)
         check_models(args.spacy_model, args.embedder)
-    claim_output(out, "export", export_files())
+    claim_output(out, "export", export_files(), reads=[("--dataset", args.dataset)])
     revision = f" --revision {args.revision}" if args.revision else ""
     dataset = Path(args.dataset).resolve() if Path(args.dataset).exists() else args.dataset  # from any folder
     if args.format == "vlmevalkit":

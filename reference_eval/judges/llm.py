@@ -25,16 +25,25 @@ from cogbench.dataset_builders.writes import refuse_link
 from cogbench.errors import UsageError
 from cogbench.redaction import redact_url
 from cogbench.reference_eval.backends.batch_files import Request, Response, request
-from cogbench.reference_eval.backends.openai_api import ChatClient, ChatSettings, chat_body, text_message
+from cogbench.reference_eval.backends.openai_api import (
+    API_KEY_VARIABLE,
+    ChatClient,
+    ChatSettings,
+    chat_body,
+    text_message,
+)
 from cogbench.reference_eval.judges.constraints import constraint
 
 
 @dataclass(frozen=True)
 class JudgeSpec:
-    """What ``--judge`` asked for: ``rule``, ``none``, or ``openai``/``vllm`` with a model."""
+    """What ``--judge`` asked for: ``rule``, ``none``, or ``openai``/``vllm`` with a model; an ``openai:`` judge
+    with its endpoint and the environment variable of its key (judges/panel.openai_member: never in its name)."""
 
     kind: str
     model: str | None = None
+    base_url: str | None = None  # None: --judge-base-url's (OpenAI's without one)
+    key_variable: str | None = API_KEY_VARIABLE
 
     @classmethod
     def parse(cls, value: str) -> JudgeSpec:

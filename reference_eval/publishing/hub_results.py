@@ -24,7 +24,7 @@ import yaml
 
 from cogbench import __version__
 from cogbench.dataset_builders.load import dataset_revision
-from cogbench.dataset_builders.output import claim_output
+from cogbench.dataset_builders.output import check_apart, claim_output
 from cogbench.errors import CogbenchError, UsageError
 from cogbench.numbers import fixed
 from cogbench.redaction import redact_url
@@ -247,13 +247,15 @@ def publish_results(args: Any, api: Any = None, say=print) -> int:
             raise UsageError(f"{option} must be ORG/NAME, got {value!r}")
     if args.dry_run and not args.out:
         raise UsageError("--dry-run writes the files to --out DIR: give --out")
+    if args.out:  # before any run is read: never into one
+        check_apart(args.out, "--out", [("RUN", run) for run in args.runs])
     api = api or HfApi()
     runs = load_runs(args.runs)
     pins = [pin_dataset(run, api, args.dry_run) for run in runs]
     if len({pin.repo_id for pin in pins}) > 1:
         raise UsageError("runs of different Hub datasets: publish them separately")
     if args.out:
-        claim_output(Path(args.out), "publish-results", OWNS)
+        claim_output(Path(args.out), "publish-results", OWNS, reads=[("RUN", run) for run in args.runs])
         return _write_and_push(args, api, runs, pins, Path(args.out), say)
     with tempfile.TemporaryDirectory(prefix="cogbench-results-") as tmp:
         return _write_and_push(args, api, runs, pins, Path(tmp), say)

@@ -83,7 +83,8 @@ def run_compare(args: argparse.Namespace) -> int:
         if value and (Path(value).is_dir() or not Path(value).parent.is_dir()):
             raise UsageError(f"{option} {value}: give a file name in an existing folder (not a folder)")
         if value:
-            check_option_file(Path(value), option)  # never onto a build's manifest.json or into a run
+            # Never onto a build's manifest.json, nor into a run, marked or not (nor one being compared).
+            check_option_file(Path(value), option, reads=[("RUN", run) for run in args.runs])
     if args.judges:
         from cogbench.reference_eval.reports.judge_agreement import agreement_chart, render_agreement
 

@@ -306,13 +306,14 @@ def write_report(
     judge_section: Section | None = None,
 ) -> dict[str, Any]:
     """Load the runs, write every file of the report into ``out``; returns what was written."""
-    claim_output(out, "report", REPORT_FILES, create=False)
+    reads = [("RUN_DIR", path) for path in paths]
+    claim_output(out, "report", REPORT_FILES, create=False, reads=reads)
     runs = load_report_runs(paths, allow_mismatch)
     for dataset in sorted({run.run.scores["dataset"] for run in runs}):
         if Path(dataset).is_dir():  # a local build the runs were scored on, if still there: checked like `score` does
             verify_build(dataset)
     published = published_results()
-    claim_output(out, "report", REPORT_FILES)
+    claim_output(out, "report", REPORT_FILES, reads=reads)
     with locked_folder(out):  # one report at a time: a killed one's temporaries are cleaned, a running one's kept
         remove_temporaries(out, REPORT_FILES, LEGACY_TEMPORARIES)
         section = judge_section([(r.label, r.run) for r in runs]) if judge_section else []

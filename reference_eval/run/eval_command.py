@@ -22,7 +22,7 @@ from cogbench.reference_eval.reports.summary import render_summary
 from cogbench.reference_eval.run.completeness import failure_line
 from cogbench.reference_eval.run.request_files import write_eval_requests, written_lines
 from cogbench.reference_eval.run.runner import EvalSettings, RunSummary, default_run_dir, parse_model_spec
-from cogbench.reference_eval.scoring.judge_setup import check_judge_alive, check_judge_options
+from cogbench.reference_eval.scoring.judge_setup import check_judge_alive, check_judge_options, openai_judge
 from cogbench.reference_eval.scoring.options import ScoreOptions
 
 
@@ -43,7 +43,7 @@ def eval_from_args(args: argparse.Namespace, engine_options: tuple[str, ...]) ->
         judge_options = ScoreOptions(args.task, args.dataset, judge_base_url=args.judge_base_url)
         judge_options.judge_accept_retired = args.judge_accept_retired
         judge_options.judge_shutdowns = tuple(args.judge_shutdowns)
-        check_judge_alive(judge_options, args.judge.split(":", 1)[1])
+        check_judge_alive(judge_options, openai_judge(args.judge, args.judge_base_url))
     if args.task == "description" and not args.no_score:
         # The scorer's models, loaded before the first query: not found missing after every description.
         args.loaded_models = check_models(

@@ -74,14 +74,15 @@ def write_site(
     permutations: int = 9999,
 ) -> dict[str, Any]:
     """Load and verify the runs (run folders, local details datasets: ``inputs``), write the site into ``out``."""
-    claim_output(out, "site", SITE_FILES, create=False)
+    reads = [("RUN_DIR", path) for path in paths]
+    claim_output(out, "site", SITE_FILES, create=False, reads=reads, option="--site")
     runs = label_report_runs(read_inputs(paths), allow_mismatch)
     for dataset in sorted({run.run.scores["dataset"] for run in runs}):
         if Path(dataset).is_dir():  # a local build the runs were scored on: checked like `score` does
             verify_build(dataset)
     published = published_results()
     board = leaderboard(runs, published, alpha, permutations)
-    claim_output(out, "site", SITE_FILES)
+    claim_output(out, "site", SITE_FILES, reads=reads, option="--site")
     images: set[str] = set()
     written: list[str] = []  # every file this run writes: the files an earlier run wrote and this one did not go
 
