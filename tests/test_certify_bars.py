@@ -1,5 +1,5 @@
 """Every PASS/FAIL bar of ``judges certify`` at and around its boundary, on hand-worked verdicts (issue 48
-item 10). Fast: no run folder, no model; the mutation run of ``judging/certify.py`` starts here.
+item 10). Fast: no run folder, no model; the mutation run of ``certifying/certify.py`` starts here.
 
 Each model's verdicts are laid out by hand: one unit per image (or ``per_image``), the reference's and the
 candidate's verdict given as counts of the four (reference, candidate) pairs. Kappa, tau and the score moves
@@ -16,7 +16,7 @@ from __future__ import annotations
 import pytest
 
 from cogbench.reference_eval.judging import certify as cert
-from cogbench.reference_eval.judging.verdict_archive import JudgedAnswers
+from cogbench.reference_eval.certifying.verdict_archive import JudgedAnswers
 from cogbench.reference_eval.metrics import agreement
 from cogbench.schemas.features import COGBENCH_CATEGORIES
 

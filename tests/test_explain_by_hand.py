@@ -16,7 +16,7 @@ import pytest
 
 from cogbench.reference_eval.explaining.explain import decompose, explain_runs
 from cogbench.reference_eval.explaining.stages import STAGES, compare_item
-from cogbench.reference_eval.reports.run_reader import ScoredRun
+from cogbench.reference_eval.recording.run_reader import ScoredRun
 
 
 def vqa_line(item: str, response: str, extracted: str | None, category: str = "Attributes", answer: str = "B"):
