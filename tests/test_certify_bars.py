@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pytest
 
-from cogbench.reference_eval.judging import certify as cert
+from cogbench.reference_eval.certifying import certify as cert
 from cogbench.reference_eval.certifying.verdict_archive import JudgedAnswers
 from cogbench.reference_eval.metrics import agreement
 from cogbench.schemas.features import COGBENCH_CATEGORIES
