@@ -159,7 +159,7 @@ def run_build(args: argparse.Namespace) -> int:
 def run_diff(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
-    from cogbench.cards.errata import errata_of, read_reasons, write_errata
+    from cogbench.cards.errata import check_reasons, errata_of, read_reasons, write_errata
     from cogbench.cards.versions import diff_builds, format_diff
     from cogbench.dataset_builders.memory import cap_malloc_arenas
     from cogbench.dataset_builders.output import check_option_file
@@ -172,6 +172,10 @@ def run_diff(args: argparse.Namespace) -> int:
     if args.errata is not None:
         check_option_file(args.errata, "--errata")
     diff = diff_builds(args.old, args.new)
+    errata = None
+    if args.errata is not None:
+        errata = errata_of(args.old, args.new, diff, reasons)
+        check_reasons(reasons, errata, args.reasons)  # before anything is printed or written
     if args.json:
         data = asdict(diff) | {
             "bump": diff.bump,
@@ -181,8 +185,7 @@ def run_diff(args: argparse.Namespace) -> int:
         print(json.dumps(data, indent=2, ensure_ascii=False))
     else:
         print(format_diff(diff, args.old, args.new))
-    if args.errata is not None:
-        errata = errata_of(args.old, args.new, diff, reasons)
+    if errata is not None:
         write_errata(args.errata, errata)
         unexplained = sorted({item["id"] for item in errata["items"] if item["reason"] is None})
         print(

@@ -22,7 +22,7 @@ from cogbench.dataset_builders.build import load_manifest
 from cogbench.dataset_builders.load import dataset_revision
 from cogbench.dataset_builders.output import check_option_file
 from cogbench.dataset_builders.writes import write_file
-from cogbench.errors import UsageError
+from cogbench.errors import UsageError, echoed
 
 ERRATA_FORMAT = 1
 SCHEMA_FILE = "errata.schema.json"
@@ -97,9 +97,28 @@ def read_reasons(path: Path | None) -> dict[str, str]:
         notes = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
         raise UsageError(f"--reasons {path}: not a readable JSON or YAML file ({type(error).__name__})") from None
+    except RecursionError:  # PyYAML composes nested collections recursively
+        raise UsageError(f"--reasons {path}: not a readable JSON or YAML file (nested too deeply)") from None
     if not isinstance(notes, dict) or not all(isinstance(v, str) for v in notes.values()):
         raise UsageError(f"--reasons {path}: give a mapping of item id to reason, such as {{'010': 'typo fixed'}}")
     return {str(key): value for key, value in notes.items()}
+
+
+def check_reasons(reasons: dict[str, str], errata: dict[str, Any], path: Path) -> None:
+    """Refuse reasons for items the diff does not change (a mistyped id, ``010`` read by YAML as the
+    number 8): each would be dropped without a word, and its item left without its reason."""
+    changed = sorted({item["id"] for item in errata["items"]})
+    unknown = sorted(set(reasons) - set(changed))
+    if not unknown:
+        return
+    shown = ", ".join(echoed(name, 40) for name in unknown[:5]) + (
+        f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+    )
+    known = ", ".join(echoed(name, 40) for name in changed[:5]) + (", ..." if len(changed) > 5 else "")
+    raise UsageError(
+        f"--reasons {path}: {len(unknown)} reason(s) for items this diff does not change: {shown} (it changes: "
+        f"{known or 'none'}); correct the ids (quote them in YAML: '010') or remove those reasons"
+    )
 
 
 def write_errata(path: Path, errata: dict[str, Any]) -> None:

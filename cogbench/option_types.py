@@ -37,6 +37,19 @@ def token_count(text: str) -> int:
     return value
 
 
+# The most resamples (bootstrap, permutations) an option may ask: 50 times certify's and score's 2,000, and 10
+# times compare's 9,999 permutations; more changes an interval's third decimal at most and runs for hours
+# (certify --resamples 10**12 never ended).
+MAX_RESAMPLES = 100_000
+
+
+def resample_count(text: str) -> int:
+    """Resamples of a bootstrap or random permutations of a test: a positive integer up to ``MAX_RESAMPLES``."""
+    value = int(text)
+    _checked(text[:40], value, lambda v: 1 <= v <= MAX_RESAMPLES, f"a positive integer up to {MAX_RESAMPLES:,}")
+    return value
+
+
 def non_negative_int(text: str) -> int:
     value = int(text)
     _checked(text, value, lambda v: v >= 0, "0 or a positive integer")

@@ -13,6 +13,7 @@ from cogbench.option_types import (
     non_negative_seconds,
     positive_int,
     positive_seconds,
+    resample_count,
 )
 from cogbench.reference_eval.answers.reasoning import THINKING_SETTINGS
 from cogbench.reference_eval.metrics.recognition import PAPER_EMBEDDER, PAPER_SPACY_MODEL
@@ -199,7 +200,7 @@ def add_score_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--resamples",
-        type=positive_int,
+        type=resample_count,
         default=2000,
         help="recorded in scores.json for compare; the 95%% intervals are Korn-Graubard "
         "(metrics/small_sample.py) and need no resampling",

@@ -18,7 +18,9 @@ from conftest import needs_real_data
 
 from cogbench.cards.release import build_release
 from cogbench.cli import main
+from cogbench.dataset_builders.load import load_config
 from cogbench.jsonl import file_lines, text_lines
+from cogbench.reference_eval.formats.official import OfficialIds, read_any_predictions, write_official
 from cogbench.reference_eval.formats.predictions import Prediction, PredictionWriter, read_predictions
 
 from openai_server import OpenAIServer, Reply
@@ -121,3 +123,18 @@ def test_a_predictions_file_is_split_at_newlines_only(tmp_path):
     ]
     assert [number for number, _ in file_lines(path)] == [1, 2, 3]
     assert [number for number, _ in text_lines("a\u2028b\n\n c\r\n")] == [1, 3]
+
+
+@pytest.mark.parametrize(("task", "id_column"), [("vqa", "question_id"), ("description", "image_id"), ("codis", "id")])
+def test_the_official_format_writers_round_trip_the_separators(task, id_column, built_release, tmp_path):
+    """`eval` writes each task's official file beside predictions.jsonl (JSON Lines for vqa and description)."""
+    rows = load_config(str(built_release), task).remove_columns("image").to_list()
+    queries = (1, 2) if task == "codis" else (None,)
+    predictions = [
+        Prediction(task, r[id_column], f"{number}{SEPARATORS}answer{SEPARATORS}", query=q)
+        for number, r in enumerate(rows)
+        for q in queries
+    ]
+    path = write_official(task, tmp_path, rows, predictions)
+    back = read_any_predictions(path, task, OfficialIds.from_rows(task, rows))
+    assert {p.key: p.output for p in back} == {p.key: p.output for p in predictions}

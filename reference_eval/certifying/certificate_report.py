@@ -75,7 +75,9 @@ def verified_certificate(path: str) -> dict[str, Any]:
     except OSError as error:
         raise UsageError(f"--certificate {path}: cannot read it ({error.strerror or error})") from None
     except ValueError as error:
-        raise UsageError(f"--certificate {path}: not JSON ({error})") from None
+        raise UsageError(f"--certificate {path}: not JSON ({str(error)[:200]})") from None
+    except RecursionError:
+        raise UsageError(f"--certificate {path}: not usable JSON (nested too deeply)") from None
     problems = sorted(
         validator(schema("judge_certificate.schema.json")).iter_errors(certificate), key=lambda e: list(e.path)
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from cogbench import __version__
+from cogbench.errors import shown
 from cogbench.numbers import fixed
 
 
@@ -46,8 +47,8 @@ def render_certificate(result: dict[str, Any]) -> str:
     lines = [
         f"# Judge certificate: {result['status']}",
         "",
-        f"Candidate judge: {result['candidate_judge']}",
-        f"Reference judge: {'; '.join(result['reference_judges'])}",
+        f"Candidate judge: {shown(result['candidate_judge'])}",
+        f"Reference judge: {'; '.join(shown(judge) for judge in result['reference_judges'])}",
         f"Method: {result['method']}.",
         "",
         "Bars (PASS needs every one, in every task):",
@@ -88,7 +89,7 @@ def render_certificate(result: dict[str, Any]) -> str:
             for name, rows in m["moves"].items():
                 for r in rows:
                     lines.append(
-                        f"| {m['model']} | {m['units']} | {_value(m['kappa'])} | {_value(m['raw_agreement'], 1)} "
+                        f"| {_cell(shown(m['model']))} | {m['units']} | {_value(m['kappa'])} | {_value(m['raw_agreement'], 1)} "
                         f"| {name} | {r['column']} | {_value(r['reference'])} | {_value(r['candidate'])} "
                         f"| {_value(r['difference'])} | {_interval(r['interval'])} |"
                     )
@@ -113,7 +114,8 @@ def render_card_block(result: dict[str, Any]) -> str:
     lines = [
         "## Judge",
         "",
-        f"Scores judged by **{result['candidate_judge']}**, in place of {'; '.join(result['reference_judges'])} "
+        f"Scores judged by **{shown(result['candidate_judge'])}**, in place of "
+        f"{'; '.join(shown(judge) for judge in result['reference_judges'])} "
         f"(retired). Migration certificate (cogbench {__version__}, `cogbench judges certify`): **{result['status']}**.",
         "",
     ]

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from cogbench.errors import UsageError
+from cogbench.errors import UsageError, shown
 from cogbench.reference_eval.certifying.verdict_archive import JudgedAnswers
 from cogbench.reference_eval.metrics import agreement, intervals, small_sample
 from cogbench.schemas.features import CODIS_CATEGORIES, COGBENCH_CATEGORIES
@@ -59,11 +59,12 @@ def pair_verdicts(
     """Per task, (reference, candidate) for each model's answers; one line naming what cannot be paired."""
     judges = sorted({c.judge for c in candidates})
     if len(judges) != 1:
-        raise UsageError(f"certify one candidate judge at a time (the candidate runs hold {'; '.join(judges)})")
+        held = "; ".join(shown(judge) for judge in judges)
+        raise UsageError(f"certify one candidate judge at a time (the candidate runs hold {held})")
     index: dict[tuple[str, str], JudgedAnswers] = {}
     for ref in references:
         if ref.judge == judges[0]:
-            raise UsageError(f"{ref.where}: the reference was judged by the candidate itself ({ref.judge})")
+            raise UsageError(f"{ref.where}: the reference was judged by the candidate itself ({shown(ref.judge)})")
         other = index.setdefault((ref.task, ref.answers), ref)
         if other is not ref:
             raise UsageError(f"{ref.where} and {other.where}: two reference verdict sets for the same answers")
@@ -73,8 +74,8 @@ def pair_verdicts(
         ref = index.get((cand.task, cand.answers))
         if ref is None:
             raise UsageError(
-                f"{cand.where}: no reference verdicts for these answers ({cand.task}, model {cand.model}, "
-                f"answers_sha256 {cand.answers[:12]}); give the official judge's run or archive of the same answers"
+                f"{cand.where}: no reference verdicts for these answers ({cand.task}, model {shown(cand.model)}, "
+                f"answers_sha256 {shown(cand.answers[:12])}); give the official judge's run or archive of the same answers"
             )
         if (cand.task, cand.answers) in seen:
             raise UsageError(f"{cand.where}: the candidate judged these answers twice; give one run per model")
@@ -83,7 +84,8 @@ def pair_verdicts(
     for task, pairs in by_task.items():
         reference_judges = sorted({ref.judge for ref, _ in pairs})
         if len(reference_judges) > 1:
-            raise UsageError(f"{task}: the references were judged by different judges ({'; '.join(reference_judges)})")
+            held = "; ".join(shown(judge) for judge in reference_judges)
+            raise UsageError(f"{task}: the references were judged by different judges ({held})")
     return by_task
 
 
@@ -231,9 +233,9 @@ def certify_task(
         detail = "; ".join(
             part
             for part in (
-                f"largest: {largest[0]}" if largest else "no model scored",
-                f"over the bar: {', '.join(too_far)}" if too_far else "",
-                f"interval excludes 0: {', '.join(outside)}" if outside else "",
+                f"largest: {shown(largest[0])}" if largest else "no model scored",
+                f"over the bar: {', '.join(shown(m) for m in too_far)}" if too_far else "",
+                f"interval excludes 0: {', '.join(shown(m) for m in outside)}" if outside else "",
             )
             if part
         )

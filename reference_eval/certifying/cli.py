@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import functools
 
-from cogbench.option_types import finite, positive_int
+from cogbench.option_types import finite, resample_count
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -70,7 +70,7 @@ def add_certify_parser(commands: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--resamples",
-        type=positive_int,
+        type=resample_count,
         default=2000,
         help="bootstrap resamples of kappa and tau (default: %(default)s)",
     )

@@ -26,12 +26,13 @@ from pathlib import Path
 from typing import Any
 
 from cogbench.dataset_builders.writes import write_with
-from cogbench.errors import UsageError, locate
+from cogbench.errors import UsageError, echoed, locate, shown
 from cogbench.reference_eval.recording.run_reader import ScoredRun, read_run
 from cogbench.reference_eval.reports.judge_agreement import _answers_id, judge_label, verdicts
 
 COLUMNS = ("task", "model", "answers_sha256", "item_id", "query", "image_id", "category", "verdict", "judge")
 TASKS = ("codis", "description")
+VERDICTS = (0, 1, 2)  # wrong, right, and 2 where the authors' parsing sums two labels
 
 Key = tuple[str, str, str]  # (item_id, category, query)
 
@@ -61,13 +62,15 @@ def from_run(run: ScoredRun) -> JudgedAnswers:
 def _field(path: Path, number: int, row: dict[str, Any], name: str) -> Any:
     value = row.get(name)
     if name == "verdict":
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
-            raise UsageError(f"{locate(str(path), str(number), name)}: {value!r} is not a verdict (0, 1, 2 or null)")
+        if value is not None and (isinstance(value, bool) or value not in VERDICTS):
+            raise UsageError(
+                f"{locate(str(path), str(number), name)}: {echoed(value)} is not a verdict (0, 1, 2 or null)"
+            )
         return value
     if not isinstance(value, str) or not value:
-        raise UsageError(f"{locate(str(path), str(number), name)}: {value!r} is not a non-empty string")
+        raise UsageError(f"{locate(str(path), str(number), name)}: {echoed(value)} is not a non-empty string")
     if name == "task" and value not in TASKS:
-        raise UsageError(f"{locate(str(path), str(number), name)}: {value!r}: expected one of {', '.join(TASKS)}")
+        raise UsageError(f"{locate(str(path), str(number), name)}: {echoed(value)}: expected one of {', '.join(TASKS)}")
     return value
 
 
@@ -91,10 +94,12 @@ def read_archive(path: Path) -> list[JudgedAnswers]:
         group = groups.setdefault((task, answers, judge), JudgedAnswers(task, model, answers, judge, str(path), {}))
         if group.model != model:
             raise UsageError(
-                f"{locate(str(path), str(number), 'model')}: {model!r}, but {answers[:12]} is {group.model!r}"
+                f"{locate(str(path), str(number), 'model')}: {echoed(model)}, but {shown(answers[:12])} is "
+                f"{echoed(group.model)}"
             )
         if (item, category, query) in group.units:
-            raise UsageError(f"{locate(str(path), str(number), 'query')}: {item}/{category}/{query} is given twice")
+            given = "/".join(shown(part, 40) for part in (item, category, query))
+            raise UsageError(f"{locate(str(path), str(number), 'query')}: {given} is given twice")
         group.units[(item, category, query)] = (image, category, verdict)
     if not groups:
         raise UsageError(f"{path}: the verdict archive holds no rows")

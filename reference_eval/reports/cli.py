@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from cogbench.option_types import positive_int, significance
+from cogbench.option_types import resample_count, significance
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -47,12 +47,14 @@ def add_compare_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--chart", help="with --judges: also draw the kappas to this PNG file (default: no chart)")
     parser.add_argument(
         "--resamples",
-        type=positive_int,
+        type=resample_count,
         default=2000,
         help="with --judges: bootstrap resamples of the kappa and tau intervals; otherwise recorded only (the "
         "interval of A - B is a t interval over images, not resampled)",
     )
-    parser.add_argument("--permutations", type=positive_int, default=9999, help="random swaps of the permutation test")
+    parser.add_argument(
+        "--permutations", type=resample_count, default=9999, help="random swaps of the permutation test"
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the resampling (same seed, same result)")
     parser.add_argument(
         "--alpha", type=significance, default=0.05, help="significance level marked with * (default 0.05)"
@@ -147,7 +149,7 @@ def add_report_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--permutations",
-        type=positive_int,
+        type=resample_count,
         default=9999,
         help="--site: permutations of each pair's paired permutation test, as `compare` (default: 9999)",
     )
@@ -204,7 +206,7 @@ def _skip_unscored(folder) -> bool:
     try:
         run = json.loads((folder / "run.json").read_text(encoding="utf-8"))
         options = ["--task", run["task"], "--dataset", run["dataset"]]
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return False  # not a run folder this note can help with: read_run says what is wrong
     if not (folder / "predictions.jsonl").is_file():
         print(

@@ -14,9 +14,9 @@ from typing import Any
 
 from cogbench.dataset_builders.output import OUTPUT_MARKER
 from cogbench.dataset_builders.writes import write_file
-from cogbench.errors import CogbenchError
+from cogbench.errors import CogbenchError, UsageError
 from cogbench.reference_eval.formats.official import OFFICIAL_FILE_NAME
-from cogbench.reference_eval.formats.predictions import Prediction, read_predictions
+from cogbench.reference_eval.formats.predictions import Prediction, parse_json, read_predictions
 from cogbench.reference_eval.recording.run_files import RUN_FILES
 from cogbench.reference_eval.tasks.queries import Query
 
@@ -47,10 +47,7 @@ def check_run_record(run_dir: Path, record: dict[str, Any]) -> None:
     """Write ``run.json``, or check that a resumed run is the same run."""
     path = run_dir / "run.json"
     if path.exists():
-        try:
-            existing = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as error:
-            raise CogbenchError(f"{path}: not valid JSON ({error.msg}); remove it or use another --out") from None
+        existing = read_run_json(path)
         if isinstance(existing.get("generation"), dict):  # runs made before the thinking setting: auto
             existing["generation"] = {"thinking": "auto", **existing["generation"]}
         notes = (OOM_NOTE, ENGINE_NOTE, PARTIAL_NOTE)
@@ -89,14 +86,28 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+def read_run_json(path: Path) -> dict[str, Any]:
+    """A run folder's ``run.json`` as an object; anything else (not JSON, nested too deeply, a list) is one line."""
+    fix = "remove it or use another --out"
+    try:
+        record = parse_json(path.read_text(encoding="utf-8"), str(path))
+    except UnicodeDecodeError as error:
+        raise UsageError(f"{path}: not UTF-8 text (byte {error.start}); {fix}") from None
+    except UsageError as error:
+        raise UsageError(f"{error}; {fix}") from None
+    if not isinstance(record, dict):
+        raise UsageError(f"{path}: not a run record (a JSON object, as `cogbench eval` writes); {fix}")
+    return record
+
+
 def write_run_json(path: Path, record: dict[str, Any]) -> None:
     write_file(path, json.dumps(record, indent=2, sort_keys=True) + "\n")
 
 
 def recorded_oom_batch_size(run_dir: Path) -> int | None:
     try:
-        value = json.loads((run_dir / "run.json").read_text(encoding="utf-8")).get(OOM_NOTE)
-    except (OSError, ValueError, AttributeError):
+        value = read_run_json(run_dir / "run.json").get(OOM_NOTE)
+    except (OSError, UsageError):
         return None
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 1 else None
 

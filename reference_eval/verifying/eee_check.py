@@ -13,57 +13,139 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from pathlib import Path
 from typing import Any
 
-from cogbench.errors import CogbenchError, UsageError
+from cogbench.errors import CogbenchError, UsageError, echoed, shown
 from cogbench.jsonl import text_lines
+from cogbench.reference_eval.formats.predictions import parse_json
 from cogbench.reference_eval.metrics import small_sample
 from cogbench.reference_eval.metrics.intervals import Unit, cluster_table
 from cogbench.reference_eval.verifying.verify_result import Verification
 from cogbench.schemas.features import CODIS_CATEGORIES, COGBENCH_CATEGORIES
 from cogbench.schemas.vocabulary import BENCHMARK_TASKS
 
+# The parts of a record this check reads, with the shapes it reads them in (the whole EEE schema is the EEE
+# validator's): anything else is one line naming the file and field, exit 2, before a number is used.
+OBJECT = {"type": ["object", "null"]}
+AGGREGATE_SHAPE = {
+    "type": "object",
+    "required": ["evaluation_results", "detailed_evaluation_results"],
+    "properties": {
+        "evaluation_results": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["evaluation_result_id"],
+                "properties": {
+                    "evaluation_result_id": {"type": "string"},
+                    "score_details": {
+                        **OBJECT,
+                        "properties": {"uncertainty": {**OBJECT, "properties": {"confidence_interval": OBJECT}}},
+                    },
+                },
+            },
+        },
+        "detailed_evaluation_results": {
+            "type": "object",
+            "required": ["file_path"],
+            "properties": {"file_path": {"type": "string"}},
+        },
+        "model_info": OBJECT,
+    },
+}
+ROW_SHAPE = {
+    "type": "object",
+    "required": ["metadata"],
+    "properties": {
+        "evaluation": OBJECT,
+        "evaluation_result_id": {"type": "string"},
+        "metadata": {
+            "type": "object",
+            "required": ["image_id", "hits", "total"],
+            "properties": {"image_id": {"type": ["string", "integer"]}, "category": {"type": ["string", "null"]}},
+        },
+    },
+}
+
+
+def _check_shape(value: Any, shape: dict[str, Any], where: str) -> None:
+    import jsonschema
+
+    try:
+        error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(shape).iter_errors(value))
+        if error is None:
+            return
+        field = ".".join(str(part) for part in error.absolute_path) or "(top level)"
+        message = error.message[:160]
+    except RecursionError:  # a value nested nearly as deep as Python reads, shown in the message
+        raise UsageError(f"{where}: not usable JSON (nested too deeply)") from None
+    raise UsageError(f"{where}: field {field}: {message} (not an EEE record as cogbench writes one)")
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise UsageError(f"{path}: not UTF-8 text (byte {error.start})") from None
+
 
 def is_record(path: Path) -> bool:
-    """A JSON file that says it is an EEE aggregate (``verify`` tells it from an ``.eval_results`` file)."""
+    """A JSON file that says it is an EEE aggregate (``verify`` tells it from an ``.eval_results`` file); a
+    ``.json`` file that cannot be read as JSON at all (nested too deeply) is one line, exit 2."""
     if path.suffix != ".json" or not path.is_file():
         return False
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError):
         return False
+    except RecursionError:
+        raise UsageError(f"{path}: not usable JSON (nested too deeply)") from None
     return isinstance(data, dict) and "evaluation_results" in data and "schema_version" in data
 
 
 def _read(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], str]:
-    """(aggregate, rows, the rows file's text), or a one-line refusal naming the file and line."""
-    aggregate = json.loads(path.read_text(encoding="utf-8"))
-    detail = aggregate.get("detailed_evaluation_results")
-    if not isinstance(detail, dict) or not isinstance(detail.get("file_path"), str):
-        raise UsageError(f"{path}: detailed_evaluation_results.file_path: missing; no instance rows to re-derive from")
+    """(aggregate, rows, the rows file's text), each checked for the shape read; else one line naming the
+    file, line and field."""
+    aggregate = parse_json(_text(path), str(path))  # nested too deeply, a bad escape: one line, exit 2
+    _check_shape(aggregate, AGGREGATE_SHAPE, str(path))
+    detail = aggregate["detailed_evaluation_results"]
     samples = path.parent / Path(detail["file_path"]).name
     if samples.name != f"{path.stem}_samples.jsonl" or not samples.is_file():
-        raise CogbenchError(f"{path}: detailed_evaluation_results.file_path: {samples.name} is not beside the record")
-    text = samples.read_text(encoding="utf-8")
+        raise CogbenchError(
+            f"{path}: detailed_evaluation_results.file_path: {echoed(samples.name)} is not beside the record"
+        )
+    text = _text(samples)
     rows = []
     for number, line in text_lines(text):
-        try:
-            row = json.loads(line)
-        except ValueError:
-            raise CogbenchError(f"{samples}: line {number}: not valid JSON") from None
-        if not isinstance(row, dict):
-            raise CogbenchError(f"{samples}: line {number}: not a JSON object")
+        where = f"{samples}: line {number}"
+        row = parse_json(line, where)
+        _check_shape(row, ROW_SHAPE, where)
         rows.append(row)
     return aggregate, rows, text
 
 
-def _unit(row: dict[str, Any], where: str) -> Unit:
-    meta = row.get("metadata") or {}
+def _count(value: Any) -> float | None:
+    """A row's hits or total: a number, or the text of one (EEE metadata values are strings)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return None
     try:
-        return Unit(str(meta["image_id"]), meta.get("category"), float(meta["hits"]), float(meta["total"]))
-    except (KeyError, TypeError, ValueError):
-        raise CogbenchError(f"{where}: metadata: image_id, hits and total are needed to re-derive the score") from None
+        number = float(value)
+    except (ValueError, OverflowError):
+        return None
+    return number if math.isfinite(number) and number >= 0 else None
+
+
+def _unit(row: dict[str, Any], where: str) -> Unit:
+    meta = row["metadata"]
+    hits, total = _count(meta["hits"]), _count(meta["total"])
+    if hits is None or total is None or total == 0:
+        raise UsageError(
+            f"{where}: metadata: hits {echoed(meta['hits'])} and total {echoed(meta['total'])} are not counts "
+            "(numbers, total above 0) to re-derive the score from"
+        )
+    return Unit(str(meta["image_id"]), meta.get("category"), hits, total)
 
 
 def check_record(path: Path, result: Verification) -> None:
@@ -88,9 +170,9 @@ def check_record(path: Path, result: Verification) -> None:
         result.compare(f"{where}: evaluation.score", evaluation.get("score"), unit.hits / unit.total, tol=1e-9)
         result.same(f"{where}: evaluation.is_correct", evaluation.get("is_correct"), unit.hits == unit.total)
         by_result.setdefault(str(row.get("evaluation_result_id")), []).append((number, row))
-    for index, entry in enumerate(aggregate.get("evaluation_results") or []):
-        name = entry.get("evaluation_result_id")
-        where = f"{path}: evaluation_results[{index}] ({name})"
+    for index, entry in enumerate(aggregate["evaluation_results"]):
+        name = entry["evaluation_result_id"]
+        where = f"{path}: evaluation_results[{index}] ({shown(name)})"
         if name not in BENCHMARK_TASKS:
             raise UsageError(f"{where}: not a cogbench benchmark task; this record was not written by cogbench")
         config, metric = BENCHMARK_TASKS[name]
@@ -111,7 +193,7 @@ def check_record(path: Path, result: Verification) -> None:
             for bound, fresh in zip(("lower", "upper"), interval or [None, None]):
                 result.compare(f"{where}: confidence_interval.{bound}", stated.get(bound), fresh, tol=1e-3)
     for name, left in by_result.items():
-        result.problem(f"{samples}", f"{len(left)} row(s) of {name!r}, which the aggregate does not report")
+        result.problem(f"{samples}", f"{len(left)} row(s) of {echoed(name)}, which the aggregate does not report")
     result.state(
         "the record's model_info (name, id, deployment)",
         "judge configuration (metric_config.llm_scoring, additional_details)",
