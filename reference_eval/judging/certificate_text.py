@@ -10,6 +10,7 @@ from typing import Any
 
 from cogbench import __version__
 from cogbench.numbers import fixed
+from cogbench.reference_eval.judges.retirement import paper_judge_text
 
 
 def _value(value: float | None, digits: int = 2) -> str:
@@ -110,11 +111,13 @@ def render_certificate(result: dict[str, Any]) -> str:
 
 def render_card_block(result: dict[str, Any]) -> str:
     """A short Markdown section for a dataset or model card: the verdict, each criterion, the bars' sources."""
+    replaced = "; ".join(dict.fromkeys(paper_judge_text(task["task"]) for task in result["tasks"]))
     lines = [
         "## Judge",
         "",
-        f"Scores judged by **{result['candidate_judge']}**, in place of {'; '.join(result['reference_judges'])} "
-        f"(retired). Migration certificate (cogbench {__version__}, `cogbench judges certify`): **{result['status']}**.",
+        f"Scores judged by **{result['candidate_judge']}**, in place of {replaced}; certified against the verdicts "
+        f"of {'; '.join(result['reference_judges'])}. Migration certificate (cogbench {__version__}, "
+        f"`cogbench judges certify`): **{result['status']}**.",
         "",
     ]
     for task in result["tasks"]:
