@@ -102,12 +102,14 @@ def built_from(folder: str | os.PathLike) -> Path | None:
     shown relative to the current folder when inside it. None for a build whose marker names none."""
     marker = read_marker(Path(folder))
     recorded = marker.get("raw_dir") if marker else None
-    if not isinstance(recorded, str) or not Path(recorded).is_dir():
+    if not isinstance(recorded, str):
         return None
-    try:
+    try:  # an edited marker may name anything: a name too long, a NUL byte, a folder gone
+        if not Path(recorded).is_dir():
+            return None
         return Path(os.path.relpath(recorded)) if Path(recorded).is_relative_to(Path.cwd()) else Path(recorded)
-    except (OSError, ValueError):  # no current folder, another drive
-        return Path(recorded)
+    except (OSError, ValueError):
+        return None
 
 
 def build_command(out: str | os.PathLike, *options: str) -> str:

@@ -285,3 +285,28 @@ def test_a_marker_edited_to_list_a_foreign_file_deletes_nothing(listed, tmp_path
     (out / OUTPUT_MARKER).write_text(json.dumps(marker))
     removed, kept = record_written(out, ("images/*", "data/*.js"), ["images/a.png"])
     assert removed == ["data/old.js"] and kept == [] and victim.read_bytes() == b"mine"
+
+
+def test_a_hints_build_names_the_recorded_raw_folder_and_survives_an_edited_marker(tmp_path, monkeypatch):
+    """Issue 48 item 9a: `build_command` names the raw folder the build marker records (quoted for the shell), the
+    default one where the marker names none that is a folder here, and no edit of the marker makes it raise."""
+    from cogbench.dataset_builders.output import build_command
+
+    monkeypatch.delenv("COGBENCH_RAW_DIR", raising=False)
+    monkeypatch.chdir(tmp_path)
+    raw = tmp_path / "raw files"
+    raw.mkdir()
+    out = tmp_path / "dist"
+    out.mkdir()
+    for recorded, shown in [
+        (str(raw), "'raw files'"),  # inside the current folder: relative, quoted
+        ("/no/such/folder", "raw"),
+        ("a" * 5000, "raw"),  # a name too long for the file system
+        ("x\x00y", "raw"),
+        (7, "raw"),
+    ]:
+        marker = {"builder": "cogbench", "format": 1, "files": [MARKER_FILE], "raw_dir": recorded}
+        (out / MARKER_FILE).write_text(json.dumps(marker))
+        assert (
+            build_command(out, "--version", "3.0.0") == f"cogbench build --raw-dir {shown} --out {out} --version 3.0.0"
+        )

@@ -11,6 +11,7 @@ from typing import Any
 from cogbench import __version__
 from cogbench.errors import shown
 from cogbench.numbers import fixed
+from cogbench.reference_eval.judges.retirement import paper_judge_text
 
 
 def _value(value: float | None, digits: int = 2) -> str:
@@ -111,12 +112,13 @@ def render_certificate(result: dict[str, Any]) -> str:
 
 def render_card_block(result: dict[str, Any]) -> str:
     """A short Markdown section for a dataset or model card: the verdict, each criterion, the bars' sources."""
+    replaced = "; ".join(dict.fromkeys(paper_judge_text(task["task"]) for task in result["tasks"]))
     lines = [
         "## Judge",
         "",
-        f"Scores judged by **{shown(result['candidate_judge'])}**, in place of "
-        f"{'; '.join(shown(judge) for judge in result['reference_judges'])} "
-        f"(retired). Migration certificate (cogbench {__version__}, `cogbench judges certify`): **{result['status']}**.",
+        f"Scores judged by **{shown(result['candidate_judge'])}**, in place of {replaced}; certified against the verdicts "
+        f"of {'; '.join(shown(judge) for judge in result['reference_judges'])}. Migration certificate (cogbench {__version__}, "
+        f"`cogbench judges certify`): **{result['status']}**.",
         "",
     ]
     for task in result["tasks"]:

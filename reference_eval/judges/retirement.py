@@ -44,6 +44,19 @@ KNOWN_SHUTDOWNS = (
     Shutdown("gpt-4o", dt.date(2027, 1, 14), "a common replacement judge", OPENAI_DEPRECATIONS),
 )
 
+# The papers' own judges, each retired (KNOWN_SHUTDOWNS): what a certified judge takes the place of.
+PAPER_JUDGES = {"description": "gpt-4-turbo", "codis": "gpt-4-turbo-preview"}
+PAPER_TASK_NAMES = {"description": "CogBench Cognition", "codis": "CODIS"}
+
+
+def paper_judge_text(task: str) -> str:
+    """``the papers' CODIS judge `gpt-4-turbo-preview` (its role, shut down 2026-10-23)``: what a judge replaces."""
+    model = PAPER_JUDGES[task]
+    shutdown = next((s for s in KNOWN_SHUTDOWNS if s.model == model), None)
+    about = f" ({shutdown.role}, shut down {shutdown.date.isoformat()})" if shutdown else ""
+    return f"the papers' {PAPER_TASK_NAMES[task]} judge `{model}`{about}"
+
+
 INSTEAD = (
     "judge with a pinned open-weight model instead (`vllm serve MODEL --revision REV`, then --judge openai:MODEL "
     "--judge-base-url http://HOST:PORT/v1; docs/judges.md) and certify it against the official verdicts with "

@@ -39,6 +39,9 @@ def judge_label(run: ScoredRun, endpoint: bool = False) -> str:
         where = _endpoint(run)
         at = f", endpoint {where.get('endpoint_host')} #{where.get('endpoint_id', '?')}" if endpoint else ""
         return f"openai:{judge.get('model')}, {judge.get('parsing', 'tolerant')} parsing{at}"
+    if kind in ("vllm", "panel"):  # a panel by its members (``openai:a + rule``), a vllm: judge by its model
+        name = f"vllm:{judge.get('model')}" if kind == "vllm" else f"panel of {judge.get('model')}"
+        return f"{name}, {judge.get('parsing', 'tolerant')} parsing"
     if kind in OFFLINE_KINDS:
         offline = (run.scores.get("analyses") or {}).get("offline_judge") or {}
         threshold = offline.get("threshold")
