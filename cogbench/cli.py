@@ -41,6 +41,7 @@ COMMAND_MODULES = (
     "cogbench.reference_eval.harnesses.cli",
     "cogbench.reference_eval.certifying.cli",
     "cogbench.reference_eval.explaining.cli",
+    "cogbench.reference_eval.demo.cli",
 )
 
 # The modules of the `eval` extra (pyproject.toml), by import name: a command that needs one on the

@@ -56,6 +56,13 @@ def non_negative_int(text: str) -> int:
     return value
 
 
+def port_number(text: str) -> int:
+    """A TCP port: 1 to 65535, or 0 for a free one."""
+    value = int(text)
+    _checked(text, value, lambda v: 0 <= v <= 65535, "a port number (0 to 65535; 0: a free one)")
+    return value
+
+
 def finite(text: str) -> float:
     value = float(text)
     _checked(text, value, math.isfinite, "a finite number")

@@ -34,6 +34,7 @@ PARTS = {
     "dataset_builders": ("cogbench.dataset_builders",),
     "validation": ("cogbench.validation",),
     "cards": ("cogbench.cards",),
+    "eval.demo": (f"{EVAL}.demo",),  # stand-ins to try it with: `cogbench demo` (a tiny model, a local server)
     "eval.loading": (f"{EVAL}.loading",),
     "eval.answers": (f"{EVAL}.answers",),
     "eval.queries": (f"{EVAL}.tasks.prompts", f"{EVAL}.tasks.queries"),
@@ -64,6 +65,7 @@ MAY_IMPORT = {
     "dataset_builders": {"core", "schemas"},
     "validation": {"core", "schemas", "dataset_builders"},
     "cards": {"core", "schemas", "dataset_builders", "validation"},
+    "eval.demo": BELOW_EVAL,
     "eval.loading": BELOW_EVAL,
     "eval.answers": BELOW_EVAL,
     "eval.queries": BELOW_EVAL,
@@ -111,6 +113,7 @@ LAZY_IMPORTS_ALLOWED = {
     "cogbench.reference_eval.verifying.cli": "a command loads its code when it runs",
     "cogbench.reference_eval.certifying.cli": "a command loads its code when it runs",
     "cogbench.reference_eval.explaining.cli": "a command loads its code when it runs",
+    "cogbench.reference_eval.demo.cli": "a command loads its code when it runs (tiny-model needs torch)",
     "cogbench.reference_eval.run.runner": "the hf backend imports torch; loaded only when a run uses it",
 }
 
