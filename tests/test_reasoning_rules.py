@@ -63,6 +63,8 @@ RULES = [
     ("<|channel|>analysis<|message|>Answer: A", None, "length", None, "", "truncated"),
     ("<|channel|>analysis<|message|>Answer: A<|end|>", None, "stop", None, "", "unclosed"),
     ("<think>A</think>   ", None, "stop", None, "", "empty"),  # rule 6
+    (" \n ", None, "stop", None, "", "empty"),
+    ("◁think▷a◁/think▷x<think>b</think>D", None, "stop", None, "D", "answered"),  # the last tag, whichever pair
     ("B", 42, None, None, "B", "answered"),  # a reasoning field of the wrong type: ignored, noted
 ]
 
@@ -106,6 +108,12 @@ def test_a_generation_prompt_that_ends_in_an_open_block(prompt, opens):
 
 
 def test_think_tags_are_configurable_and_checked():
+    assert parse_tags([["<a>", "<b>"]]) == (("<a>", "<b>"),)  # any two different tags, in either order
+    assert parse_tags([["<b>", "<a>"]]) == (("<b>", "<a>"),)
+    with pytest.raises(UsageError, match="--think-tags"):
+        parse_tags([["<x>", "<x>"]])
+    # Overlapping closing tags: the one that starts last ends the reasoning.
+    assert split_reply("[xabcdE", tags=parse_tags([["[", "ab"], ["{", "bcd"]])).answer == "E"
     tags = parse_tags([["[R]", "[/R]"]])
     assert split_reply("[R]A[/R]B", tags=tags).answer == "B"
     assert split_reply("<think>A</think>B", tags=tags).answer == "<think>A</think>B"
