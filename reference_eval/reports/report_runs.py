@@ -170,7 +170,10 @@ def leaderboard_rows(runs: list[ReportRun]) -> list[dict[str, Any]]:
             "truncated": (scores.get("answers") or {}).get("truncated", ""),
             "cut": (scores.get("answers") or {}).get("cut", ""),
             # A think block never closed without the limit, and cut replies not read (thinking unknown).
-            **{status: (scores["answers"].get(status, 0) if scores.get("answers") else "") for status in OPTIONAL_STATUSES},
+            **{
+                status: (scores["answers"].get(status, 0) if scores.get("answers") else "")
+                for status in OPTIONAL_STATUSES
+            },
             "replies": (scores.get("answers") or {}).get("replies", ""),
         }
         for name, metric in run.metrics.items():
