@@ -1,6 +1,7 @@
 """Replies that reason (issue 39): only the final answer is scored, the reasoning is kept, truncation counted.
 
-The rules are ``answers/reasoning.py``'s (docs/scoring.md, "Replies that reason"). The end-to-end
+The rules are ``answers/reasoning.py``'s (docs/scoring.md, "Replies that reason"), each pinned by hand in
+``test_reasoning_rules.py``. The end-to-end
 tests pin their numbers independently: the authors' ``vqa_accuracy.py`` run on the final answers
 alone must equal cogbench on the whole replies, and CODIS truncation is counted by hand from the
 authors' ground-truth example (every output right, so each truncated query is exactly one miss).
@@ -10,146 +11,18 @@ from __future__ import annotations
 
 import csv
 import json
-import tracemalloc
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from cogbench.cli import main
 from cogbench.dataset_builders.load import load_config
-from cogbench.errors import UsageError
-from cogbench.reference_eval.answers.reasoning import THINK_TAGS, parse_tags, prompt_opens_think, split_reply
 from cogbench.reference_eval.formats.official import write_official
 from cogbench.reference_eval.formats.predictions import Prediction
-from cogbench.reference_eval.metrics import vqa
 from cogbench.reference_eval.publishing.hub_results import results_notes
 from cogbench.reference_eval.scoring.pipeline import ScoreOptions, run_scoring
 
 from oracle_scripts import run_vqa_accuracy
 from shared_files import codis_example
-
-HARMONY_RAW = "<|channel|>analysis<|message|>Answer: A? A fits.<|end|><|start|>assistant<|channel|>final<|message|>"
-
-# (content, separate reasoning, finish reason, thinking) -> (answer, status): one row per rule.
-RULES = [
-    ("B", None, None, None, "B", "answered"),  # no tag, no field: the text as given
-    (" B ", None, "stop", None, " B ", "answered"),  # ... unstripped, as the authors' parsing reads it
-    ("<think>A, surely A</think>\n\nB", None, "stop", None, "B", "answered"),  # rule 1
-    ("◁think▷A◁/think▷B", None, None, None, "B", "answered"),  # Kimi-VL's tags
-    ("<think>a<think>b</think>c</think> D", None, None, None, "D", "answered"),  # nested: the last close ends all
-    ("<think>a</think>x<think>b</think>C", None, None, None, "C", "answered"),  # several blocks
-    ("A, surely A</think>B", None, None, "on", "B", "answered"),  # the template opened the block
-    ("B", "I think A", "stop", None, "B", "answered"),  # separate field (reasoning_content)
-    (None, "I think A", "stop", None, "", "empty"),  # content null, reasoning only
-    ("<think>A is likely", None, "stop", None, "", "unclosed"),  # rule 2: never closed, stopped normally
-    ("<think>A is likely", None, None, None, "", "unclosed"),  # ... or no finish reason recorded
-    ("<think>A is likely", None, "length", None, "", "truncated"),  # ... at the token limit
-    ("<think>a</think>B<think>c", None, "stop", None, "", "unclosed"),  # re-opened, never closed
-    ("", "so far A", "length", None, "", "truncated"),  # rule 3: the limit, no answer
-    ("A is likely, so", None, "length", "on", "", "truncated"),  # rule 3: thinking on, block never closed
-    ("Answer: A, hmm", None, "stop", "on", "", "unclosed"),  # thinking on: untagged text is the open block
-    ("Answer: A, hmm", None, None, "on", "", "unclosed"),
-    ("B", "I think A", "stop", "on", "B", "answered"),  # ... unless a reasoning field took the reasoning
-    ("A, surely A</think>B", None, "stop", None, "B", "answered"),  # R1-style: the template opened the block
-    ("A, surely A</think>B", None, "stop", "auto", "B", "answered"),
-    ("Answer: A. Or is it", None, "length", None, "", "unscored"),  # rule 4: cut, thinking unknown: not read
-    ("Answer: A. Or is it", None, "length", "auto", "", "unscored"),
-    ("Answer: A. Or is it", None, "length", "on", "", "truncated"),
-    ("The answer is B because", None, "length", "off", "The answer is B because", "cut"),  # rule 5
-    ("The answer is B because", "so B", "length", None, "The answer is B because", "cut"),  # a field took it
-    ("<think>x</think>B, since", None, "length", None, "B, since", "cut"),
-    ("<THINK>Answer: A</THINK>B", None, "stop", None, "B", "answered"),  # tags in any case
-    ("<Think>Answer: A</think>\nB", None, "stop", None, "B", "answered"),
-    ("◁THINK▷A◁/Think▷B", None, None, None, "B", "answered"),
-    ("<Thinking>A", None, "length", "off", "", "truncated"),
-    (HARMONY_RAW + "B", None, "stop", None, "B", "answered"),  # gpt-oss harmony served raw
-    (HARMONY_RAW + "B<|return|>", None, "stop", None, "B", "answered"),
-    ("<|channel|>analysis<|message|>Answer: A", None, "length", None, "", "truncated"),
-    ("<|channel|>analysis<|message|>Answer: A<|end|>", None, "stop", None, "", "unclosed"),
-    ("<think>A</think>   ", None, "stop", None, "", "empty"),  # rule 6
-    ("B", 42, None, None, "B", "answered"),  # a reasoning field of the wrong type: ignored, noted
-]
-
-
-@pytest.mark.parametrize(("content", "reasoning", "finish", "thinking", "answer", "status"), RULES)
-def test_each_rule(content, reasoning, finish, thinking, answer, status):
-    reply = split_reply(content, reasoning, finish, thinking)
-    assert (reply.answer, reply.status) == (answer, status)
-    assert ("ignored" in reply.note) == (reasoning == 42)
-
-
-# The chat template's generation prompt, where the backend saw it (``think_opened``), decides over the setting.
-OPENED = [
-    ("Answer: A. Or is it", "length", "auto", True, "", "truncated"),  # the template opened the block
-    ("Answer: A. Or is it", "length", "auto", False, "Answer: A. Or is it", "cut"),  # it did not: the text is answer
-    ("B", "stop", "on", False, "B", "answered"),  # thinking on, a template without the switch
-    ("Answer: A", "stop", "off", True, "", "unclosed"),
-    ("A</think>B", "length", None, True, "B", "cut"),
-]
-
-
-@pytest.mark.parametrize(("content", "finish", "thinking", "opened", "answer", "status"), OPENED)
-def test_a_known_template_decides_where_the_reply_begins(content, finish, thinking, opened, answer, status):
-    reply = split_reply(content, None, finish, thinking, opened=opened)
-    assert (reply.answer, reply.status) == (answer, status)
-
-
-@pytest.mark.parametrize(
-    ("prompt", "opens"),
-    [
-        ("<|im_start|>assistant\n<think>\n", True),  # Qwen3-Thinking, Qwen3 with enable_thinking
-        ("<｜Assistant｜><think>\n", True),  # DeepSeek-R1
-        ("<|im_start|>assistant\n<THINK>", True),
-        ("<|im_start|>assistant\n<think>\n\n</think>\n\n", False),  # Qwen3 with enable_thinking false
-        ("<|im_start|>assistant\n", False),
-        ("<|start|>assistant", False),  # gpt-oss: the model writes its channels itself
-    ],
-)
-def test_a_generation_prompt_that_ends_in_an_open_block(prompt, opens):
-    assert prompt_opens_think(prompt) is opens
-
-
-def test_think_tags_are_configurable_and_checked():
-    tags = parse_tags([["[R]", "[/R]"]])
-    assert split_reply("[R]A[/R]B", tags=tags).answer == "B"
-    assert split_reply("<think>A</think>B", tags=tags).answer == "<think>A</think>B"
-    assert parse_tags(None) == THINK_TAGS
-    with pytest.raises(UsageError, match="--think-tags"):
-        parse_tags([["", "</think>"]])
-
-
-LETTERS = st.sampled_from("ABCD")
-NOISE = st.text(st.characters(blacklist_characters="<>◁▷"), max_size=40)
-
-
-@settings(max_examples=300, deadline=None)
-@given(
-    reasoning=st.lists(st.one_of(LETTERS, NOISE, LETTERS.map(lambda x: f"Answer: {x}")), max_size=8),
-    final=LETTERS,
-    tags=st.sampled_from(THINK_TAGS),
-    field=st.booleans(),
-)
-def test_the_scored_letter_comes_from_the_final_answer_only(reasoning, final, tags, field):
-    """Whatever letters or "Answer: X" the reasoning holds, inline or in a field, the letter is the final one."""
-    thought = " ".join(reasoning)
-    content = f"Answer: {final}" if field else f"{tags[0]}{thought}{tags[1]}\nAnswer: {final}"
-    reply = split_reply(content, thought if field else None, "stop")
-    choices = ["w", "x", "y", "z"]
-    assert vqa.extract_robust(reply.answer, choices) == final
-    assert reply.answer == f"Answer: {final}"
-    assert thought in reply.reasoning
-
-
-def test_ten_megabytes_of_reasoning_keep_memory_flat():
-    thought = "hmm, maybe A. " * (10 * 2**20 // 14)
-    content = f"<think>{thought}</think>B"
-    tracemalloc.start()
-    reply = split_reply(content, None, "stop")
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    assert reply.answer == "B"
-    assert peak < 3 * len(content)  # the reasoning copied at most twice, never per character
 
 
 @pytest.fixture(scope="module")

@@ -189,3 +189,22 @@ def test_no_judge_sees_text_from_reasoning(built_release, tmp_path, openai_serve
                 no_answer = index % 5 in (0, 1)
                 assert query["answer_status"] == (("unscored", "unclosed")[index % 5] if no_answer else "answered")
                 assert query["rule_right"] is (not no_answer) and query["right"] is (not no_answer)
+
+
+def test_verify_refuses_an_unread_reply_made_an_answer(built_release, vqa_rows, tmp_path, capsys):
+    """An unscored reply relabelled cut, its thought put back as the response, is caught: verify splits the
+    kept reply again by the same rule."""
+    predictions = _file(tmp_path / "replies.jsonl", vqa_rows[:6])
+    out = tmp_path / "run"
+    _score(built_release, predictions, out, "--allow-partial")
+    assert main(["verify", str(out)]) == 0
+    path = out / "details.jsonl"
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    unread = lines[1]
+    assert unread["answer_status"] == "unscored"
+    unread.update(answer_status="cut", response=unread["reply"]["content"])
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    capsys.readouterr()
+    assert main(["verify", str(out)]) != 0
+    printed = capsys.readouterr()
+    assert f"item {unread['item_id']}: final answer and status" in printed.out + printed.err

@@ -41,7 +41,6 @@ from __future__ import annotations
 import re
 from collections import deque
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 from cogbench.errors import UsageError
@@ -132,8 +131,9 @@ def split_reply(
         if closing is None and not separate and state == "auto":
             return Reply("", separate, "unscored", note)  # rule 4: reasoning or answer, nobody can tell
         return Reply(answer, _join(separate, inline), "cut", note)  # rule 5
-    status = "answered" if answer.strip() else "empty"
-    return Reply(answer if status == "answered" else "", _join(separate, inline), status, note)
+    if answer.strip():
+        return Reply(answer, _join(separate, inline), "answered", note)
+    return Reply("", _join(separate, inline), "empty", note)
 
 
 def prompt_opens_think(prompt: str, tags: tuple[tuple[str, str], ...] = THINK_TAGS) -> bool:
@@ -169,15 +169,10 @@ def _last_tag(text: str, candidates: tuple[str, ...]) -> tuple[int, int, str] | 
     """The last occurrence of any of ``candidates`` in ``text``, in any case: (start, end, tag), or None."""
     best: tuple[int, int, str] | None = None
     for tag in candidates:
-        last = deque(_pattern(tag).finditer(text), maxlen=1)
+        last = deque(re.finditer(re.escape(tag), text, re.IGNORECASE), maxlen=1)  # re caches the pattern
         if last and (best is None or last[0].start() > best[0]):
             best = (last[0].start(), last[0].end(), tag)
     return best
-
-
-@lru_cache(maxsize=64)
-def _pattern(tag: str) -> re.Pattern[str]:
-    return re.compile(re.escape(tag), re.IGNORECASE)
 
 
 def _final_message(answer: str, closing: str) -> str:

@@ -181,6 +181,7 @@ def rescore(
         circular=settings.circular,
         no_image=settings.no_image,
         think_tags=tuple(tuple(pair) for pair in tags) if tags else None,  # type: ignore[misc]
+        thinking=(old_scores.get("answers") or {}).get("thinking", "auto"),  # score --thinking, as RUN stated it
     )
     run_scoring(options)
     rescored = Rescored(
