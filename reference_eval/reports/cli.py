@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from cogbench.option_types import positive_int, significance
+from cogbench.option_types import DEFAULT_PERMUTATIONS, DEFAULT_RESAMPLES, DEFAULT_SEED, positive_int, significance
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -49,12 +49,16 @@ def add_compare_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--resamples",
         type=positive_int,
-        default=2000,
+        default=DEFAULT_RESAMPLES,
         help="with --judges: bootstrap resamples of the kappa and tau intervals; otherwise recorded only (the "
         "interval of A - B is a t interval over images, not resampled)",
     )
-    parser.add_argument("--permutations", type=positive_int, default=9999, help="random swaps of the permutation test")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the resampling (same seed, same result)")
+    parser.add_argument(
+        "--permutations", type=positive_int, default=DEFAULT_PERMUTATIONS, help="random swaps of the permutation test"
+    )
+    parser.add_argument(
+        "--seed", type=int, default=DEFAULT_SEED, help="seed of the resampling (same seed, same result)"
+    )
     parser.add_argument(
         "--alpha", type=significance, default=0.05, help="significance level marked with * (default 0.05)"
     )
@@ -149,7 +153,7 @@ def add_report_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--permutations",
         type=positive_int,
-        default=9999,
+        default=DEFAULT_PERMUTATIONS,
         help="--site: permutations of each pair's paired permutation test, as `compare` (default: 9999)",
     )
     parser.add_argument(

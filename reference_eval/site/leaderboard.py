@@ -14,6 +14,7 @@ from __future__ import annotations
 from itertools import combinations
 from typing import Any
 
+from cogbench.option_types import DEFAULT_PERMUTATIONS, DEFAULT_SEED
 from cogbench.reference_eval.reports.compare import column_label, compare_runs
 from cogbench.reference_eval.reports.published import REFERENCE_MODELS, PublishedResult, published_table
 from cogbench.reference_eval.reports.report_runs import ReportRun, run_line
@@ -205,8 +206,8 @@ def leaderboard(
     runs: list[ReportRun],
     published: list[PublishedResult],
     alpha: float = 0.05,
-    permutations: int = 9999,
-    seed: int = 0,
+    permutations: int = DEFAULT_PERMUTATIONS,
+    seed: int = DEFAULT_SEED,
 ) -> dict[str, Any]:
     """Everything the leaderboard page shows, as plain data (the site writes it as a script)."""
     tasks = []
