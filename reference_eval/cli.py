@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 
 from cogbench.option_types import (
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
     finite,
     non_negative_seconds,
     positive_int,
@@ -201,11 +203,13 @@ def add_score_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--resamples",
         type=resample_count,
-        default=2000,
+        default=DEFAULT_RESAMPLES,
         help="recorded in scores.json for compare; the 95%% intervals are Korn-Graubard "
         "(metrics/small_sample.py) and need no resampling",
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (same seed, same intervals)")
+    parser.add_argument(
+        "--seed", type=int, default=DEFAULT_SEED, help="seed of the bootstrap (same seed, same intervals)"
+    )
     _add_analysis_options(parser)
     add_reply_options(parser)
     parser.add_argument(

@@ -26,6 +26,7 @@ from cogbench.dataset_builders.load import dataset_revision
 from cogbench.dataset_builders.output import check_apart, claim_output
 from cogbench.dataset_builders.writes import write_file
 from cogbench.errors import UsageError
+from cogbench.reference_eval.api.arguments import checked
 from cogbench.reference_eval.api.evaluation import Result, read_result
 from cogbench.reference_eval.api.image_changes import changed_images
 from cogbench.reference_eval.formats.predictions import read_predictions
@@ -128,7 +129,13 @@ def rescore(
     write_requests: str | None = None,
     shards: int = 1,
 ) -> Rescored:
-    """Score RUN's stored answers against ``dataset`` (a corrected build) into the eval folder ``out``."""
+    """Score RUN's stored answers against ``dataset`` (a corrected build) into the eval folder ``out``; each
+    argument checked as ``cogbench rescore``'s option (api/arguments.py)."""
+    given = {"run": run, "dataset": dataset, "out": out, "revision": revision, "judge_base_url": judge_base_url}
+    given |= {"judge_cache": judge_cache, "write_requests": write_requests, "shards": shards}
+    run, dataset, out, revision, judge_base_url, judge_cache, write_requests, shards = checked(
+        "rescore", given
+    ).values()
     reads = [("RUN", run), ("--dataset", dataset)]
     check_apart(out, "--out", reads)  # RUN --out RUN would replace the run it reads
     if write_requests is not None:

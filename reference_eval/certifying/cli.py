@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import functools
 
-from cogbench.option_types import finite, resample_count
+from cogbench.option_types import DEFAULT_RESAMPLES, DEFAULT_SEED, finite, resample_count
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -71,11 +71,14 @@ def add_certify_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--resamples",
         type=resample_count,
-        default=2000,
+        default=DEFAULT_RESAMPLES,
         help="bootstrap resamples of kappa and tau (default: %(default)s)",
     )
     parser.add_argument(
-        "--seed", type=int, default=0, help="seed of the resampling, same seed, same result (default: %(default)s)"
+        "--seed",
+        type=int,
+        default=DEFAULT_SEED,
+        help="seed of the resampling, same seed, same result (default: %(default)s)",
     )
     parser.add_argument(
         "--json", dest="json_out", help="also write the certificate as JSON to this file (default: print Markdown only)"

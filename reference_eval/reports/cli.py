@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from cogbench.option_types import resample_count, significance
+from cogbench.option_types import DEFAULT_PERMUTATIONS, DEFAULT_RESAMPLES, DEFAULT_SEED, resample_count, significance
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -48,14 +48,16 @@ def add_compare_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--resamples",
         type=resample_count,
-        default=2000,
+        default=DEFAULT_RESAMPLES,
         help="with --judges: bootstrap resamples of the kappa and tau intervals; otherwise recorded only (the "
         "interval of A - B is a t interval over images, not resampled)",
     )
     parser.add_argument(
-        "--permutations", type=resample_count, default=9999, help="random swaps of the permutation test"
+        "--permutations", type=resample_count, default=DEFAULT_PERMUTATIONS, help="random swaps of the permutation test"
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the resampling (same seed, same result)")
+    parser.add_argument(
+        "--seed", type=int, default=DEFAULT_SEED, help="seed of the resampling (same seed, same result)"
+    )
     parser.add_argument(
         "--alpha", type=significance, default=0.05, help="significance level marked with * (default 0.05)"
     )
@@ -150,7 +152,7 @@ def add_report_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--permutations",
         type=resample_count,
-        default=9999,
+        default=DEFAULT_PERMUTATIONS,
         help="--site: permutations of each pair's paired permutation test, as `compare` (default: 9999)",
     )
     parser.add_argument(

@@ -47,7 +47,7 @@ def compare_runs(
     b: ScoredRun,
     resamples: int = intervals.DEFAULT_RESAMPLES,
     seed: int = intervals.DEFAULT_SEED,
-    permutations: int = 9999,
+    permutations: int = intervals.DEFAULT_PERMUTATIONS,
     allow_mismatch: bool = False,
 ) -> dict[str, Any]:
     """Per metric and column (categories, overall): A, B, A - B, its 95% interval and p-value."""

@@ -187,7 +187,9 @@ def pair_agreement(a: ScoredRun, b: ScoredRun, resamples: int, seed: int, endpoi
     }
 
 
-def judge_agreement(runs: Sequence[ScoredRun], resamples: int = 2000, seed: int = 0) -> dict[str, Any]:
+def judge_agreement(
+    runs: Sequence[ScoredRun], resamples: int = intervals.DEFAULT_RESAMPLES, seed: int = intervals.DEFAULT_SEED
+) -> dict[str, Any]:
     """Every pair's agreement, and Kendall's tau of the models' rankings per judged metric (3+ models)."""
     pairs = pair_runs(runs)
     endpoint = needs_endpoint(pairs)

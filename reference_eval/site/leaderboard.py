@@ -15,6 +15,7 @@ from itertools import combinations
 from typing import Any
 
 from cogbench.numbers import fixed
+from cogbench.option_types import DEFAULT_PERMUTATIONS, DEFAULT_SEED
 from cogbench.reference_eval.recording.run_files import metric_interval
 from cogbench.reference_eval.recording.run_kind import MODE_LABEL, PAPER_JUDGE, judge_name
 from cogbench.reference_eval.reports.compare import column_label, compare_runs
@@ -220,8 +221,8 @@ def leaderboard(
     runs: list[ReportRun],
     published: list[PublishedResult],
     alpha: float = 0.05,
-    permutations: int = 9999,
-    seed: int = 0,
+    permutations: int = DEFAULT_PERMUTATIONS,
+    seed: int = DEFAULT_SEED,
 ) -> dict[str, Any]:
     """Everything the leaderboard page shows, as plain data (the site writes it as a script)."""
     tasks = []

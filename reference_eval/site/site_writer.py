@@ -19,6 +19,7 @@ from typing import Any
 from cogbench import __version__
 from cogbench.dataset_builders.output import claim_output, record_written
 from cogbench.dataset_builders.writes import write_file
+from cogbench.option_types import DEFAULT_PERMUTATIONS
 from cogbench.reference_eval.reports.published import published_results
 from cogbench.reference_eval.reports.report_charts import make_charts
 from cogbench.reference_eval.reports.report_runs import label_report_runs
@@ -71,7 +72,7 @@ def write_site(
     out: Path,
     allow_mismatch: bool = False,
     alpha: float = 0.05,
-    permutations: int = 9999,
+    permutations: int = DEFAULT_PERMUTATIONS,
 ) -> dict[str, Any]:
     """Load and verify the runs (run folders, local details datasets: ``inputs``), write the site into ``out``."""
     reads = [("RUN_DIR", path) for path in paths]
