@@ -22,6 +22,8 @@ from test_verify_edits import _details, _scores
 
 from cogbench.cli import main
 from cogbench.reference_eval.metrics import codis as codis_metrics
+from cogbench.reference_eval.reports import verify_rederive
+from cogbench.reference_eval.verifying.verify_result import TaskData, Verification
 
 
 def _verify(argv: list[str], capsys) -> tuple[int, str]:
@@ -51,6 +53,10 @@ def _rule_error(lines):
     lines[2]["queries"][0]["judge_error"] = "timeout"
 
 
+def _over_scale(s):
+    s["metrics"]["acc_p"]["exceeds_scale"] = True
+
+
 def _bias_rule(s):
     s["analyses"]["answer_bias"]["rule"] = "counted by hand"
 
@@ -60,6 +66,11 @@ RULE_CASES = [
     ("metric unit", lambda r: _scores(r, _unit), "metrics.acc_p.unit: says 'queries', the details give 'pairs'"),
     ("judge_error of a rule verdict", lambda r: _details(r, _rule_error), "query 1: judge_error 'timeout', but no LLM"),
     ("answer bias rule", lambda r: _scores(r, _bias_rule), "analyses.answer_bias: says"),
+    (
+        "exceeds_scale label",
+        lambda r: _scores(r, _over_scale),
+        "acc_p.exceeds_scale: says True, the details give False",
+    ),
 ]
 
 
@@ -71,6 +82,23 @@ def test_each_field_once_taken_as_stated_is_re_derived(codis_run, tmp_path, caps
     code, out = _verify([str(run)], capsys)
     assert code == 1 and named in out, out
     assert out.splitlines()[-1].startswith("NOT verified: ")
+
+
+def test_a_score_over_100_must_carry_its_exceeds_scale_label():
+    """Official parsing counts a Cognition verdict of 2 as 2 (the authors' sum): one CoR judged 2 scores 200,
+    which scores.json labels exceeds_scale; the label is re-derived from the numbers, dropped or added."""
+    detail = {"item_id": "img", "recognition": {"annotated": 0, "recognized": 0, "matches": []}}
+    detail["cognition"] = [{"category": "Event", "index": 1, "verdict": 2}]
+    metric = {"overall": 200.0, "per_category": {"Event": 200.0}, "exceeds_scale": True}
+    for label, named in ((True, False), (None, True)):
+        stated = {k: v for k, v in metric.items() if label or k != "exceeds_scale"}
+        scores = {"task": "description", "judge": {"kind": "openai"}, "metrics": {"cognition": stated}, "counts": {}}
+        result = Verification()
+        verify_rederive.check_counts(TaskData("d", [detail], scores, Path("scores.json"), None), result)
+        lines = [d.line() for d in result.differences if "exceeds_scale" in d.where]
+        assert lines == (
+            ["scores.json: metrics.cognition.exceeds_scale: says False, the details give True"] if named else []
+        )
 
 
 def test_which_word_pairs_a_run_counted_is_named_as_stated(codis_run, tmp_path, capsys):  # noqa: F811

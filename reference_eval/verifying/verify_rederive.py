@@ -17,7 +17,7 @@ from cogbench.reference_eval.metrics import answer_bias, intervals
 from cogbench.reference_eval.metrics.aggregate import percent
 from cogbench.reference_eval.publishing.details_dataset import card_scores_sha256, row_fields
 from cogbench.reference_eval.run import provenance
-from cogbench.reference_eval.run.completeness import is_complete, unscored_rate
+from cogbench.reference_eval.run.completeness import is_complete, mark_scale, unscored_rate
 from cogbench.reference_eval.verifying.verify_result import TaskData, Verification
 from cogbench.schemas.features import CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
@@ -145,6 +145,10 @@ def check_counts(data: TaskData, result: Verification, expected: dict[str, int] 
             result.same(f"{where}: metrics.{name}.{key}", metric.get(key), needed)
         partial[name] = isinstance(needed, int) and judged + unscored < needed
         result.same(f"{where}: metrics.{name}.partial", metric.get("partial"), partial[name])
+    for name, metric in scores["metrics"].items():  # the label follows from the numbers checked above
+        unlabelled = {k: v for k, v in metric.items() if k != "exceeds_scale"}
+        over = "exceeds_scale" in mark_scale({**unlabelled, "per_category": metric.get("per_category") or {}})
+        result.same(f"{where}: metrics.{name}.exceeds_scale", metric.get("exceeds_scale", False), over)
     missing = counts.get("missing_predictions") or []
     missing_pairs = {str(m).split("#")[0] for m in missing}
     scored_ids = {d["item_id"] for d in details}
