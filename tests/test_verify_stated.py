@@ -22,7 +22,7 @@ from test_verify_edits import _details, _scores
 
 from cogbench.cli import main
 from cogbench.reference_eval.metrics import codis as codis_metrics
-from cogbench.reference_eval.reports import verify_rederive
+from cogbench.reference_eval.verifying import verify_rederive
 from cogbench.reference_eval.verifying.verify_result import TaskData, Verification
 
 

@@ -24,6 +24,7 @@ from cogbench.reference_eval import cli as score_cli
 from cogbench.reference_eval.api import cli as rescore_cli
 from cogbench.reference_eval.reports import cli as reports_cli
 from cogbench.reference_eval.run import cli as eval_cli
+from cogbench.reference_eval.verifying import cli as verify_cli
 
 # ``EvalSettings`` fields whose ``eval`` option has another name.
 EVAL_OPTION_NAMES = {"timeout_seconds": "request_timeout"}
@@ -32,6 +33,7 @@ REGISTERS: tuple[Callable[[argparse._SubParsersAction], None], ...] = (
     eval_cli.register,
     rescore_cli.register,
     reports_cli.register,
+    verify_cli.register,
 )
 
 
