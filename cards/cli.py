@@ -8,8 +8,8 @@ import sys
 import time
 from pathlib import Path
 
-from cogbench.dataset_builders.build import DEFAULT_VERSION
 from cogbench.dataset_builders.cli import default_raw_dir
+from cogbench.schemas.vocabulary import DEFAULT_VERSION
 
 DEFAULT_OUT = Path("dist") / "cogbench"
 
@@ -200,7 +200,7 @@ def run_diff(args: argparse.Namespace) -> int:
 def errata_build_command(old: Path, new: Path, errata: Path, diff) -> str:
     """The build of ``new`` again, with its errata since ``old`` (the raw folder: the default one)."""
     from cogbench.dataset_builders.build import load_manifest
-    from cogbench.dataset_builders.raw import build_command
+    from cogbench.dataset_builders.output import build_command
 
     repo_id = load_manifest(new).get("repo_id")
     options = ["--version", diff.proposed_version, "--previous", str(old), "--errata", str(errata)]

@@ -18,8 +18,7 @@ from typing import Any
 
 from cogbench.cards.card import render_card
 from cogbench.dataset_builders.build import CARD_FILE, MANIFEST_FILE, load_manifest
-from cogbench.dataset_builders.output import MARKER_FILE, folder_files
-from cogbench.dataset_builders.raw import build_command
+from cogbench.dataset_builders.output import MARKER_FILE, build_command, folder_files
 from cogbench.errors import CogbenchError, UsageError
 from cogbench.schemas.sources import expected_licence
 from cogbench.validation import validate as validate_release

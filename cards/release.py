@@ -105,7 +105,7 @@ def build_release(
         (staging / EVAL_YAML_FILE).write_text(eval_yaml_text(render_eval_yaml(manifest)), encoding="utf-8")
         write_json(staging / METADATA_FILE, render_mm_eval(manifest))
         hashed = (MANIFEST_FILE, CARD_FILE, CROISSANT_FILE, EVAL_YAML_FILE, METADATA_FILE)
-        write_marker(staging, manifest["builder_version"], hashed=hashed)
+        write_marker(staging, manifest["builder_version"], hashed=hashed, raw_dir=sources.root)
         require_valid(validate(staging, expected=None), f"the built release {out}")
         move_into_place(staging, out)
     except BaseException:

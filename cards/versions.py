@@ -23,7 +23,7 @@ from typing import Any
 import yaml
 
 from cogbench.dataset_builders.build import SEMVER, load_manifest
-from cogbench.dataset_builders.raw import build_command
+from cogbench.dataset_builders.output import build_command
 from cogbench.errors import UsageError
 
 BUMPS = ("patch", "minor", "major")

@@ -24,8 +24,9 @@ import shlex
 import sys
 from pathlib import Path
 
-from cogbench import __version__
+import cogbench
 from cogbench.errors import EXIT_CODES, EXIT_USAGE, CogbenchError, UsageError
+from cogbench.redaction import redact_text
 
 COMMAND_MODULES = (
     "cogbench.dataset_builders.cli",
@@ -35,9 +36,12 @@ COMMAND_MODULES = (
     "cogbench.reference_eval.run.cli",
     "cogbench.reference_eval.api.cli",
     "cogbench.reference_eval.reports.cli",
+    "cogbench.reference_eval.publishing.cli",
+    "cogbench.reference_eval.verifying.cli",
     "cogbench.reference_eval.harnesses.cli",
-    "cogbench.reference_eval.judging.cli",
+    "cogbench.reference_eval.certifying.cli",
     "cogbench.reference_eval.explaining.cli",
+    "cogbench.reference_eval.demo.cli",
 )
 
 # The modules of the `eval` extra (pyproject.toml), by import name: a command that needs one on the
@@ -70,18 +74,34 @@ RESUME = {
 EXIT_CODES_HELP = "exit codes: " + "; ".join(f"{code} {meaning}" for code, meaning in EXIT_CODES.items())
 
 
+class VersionAction(argparse.Action):
+    """``--version``: the version is read (``importlib.metadata``) only when asked for."""
+
+    def __call__(self, parser, namespace, values, option_string=None):  # type: ignore[no-untyped-def]
+        print(f"cogbench {cogbench.__version__}")  # stdout, as argparse's own version action
+        parser.exit()
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, whose usage errors (which repeat the value typed) mask a URL's credentials, as every
+    ``error:`` line does (cogbench/redaction.py)."""
+
+    def error(self, message: str):  # type: ignore[override]
+        super().error(redact_text(message))
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="cogbench",
         description="Build, validate and score the CogBench and CODIS benchmarks.",
         epilog=EXIT_CODES_HELP,
     )
-    parser.add_argument("--version", action="version", version=f"cogbench {__version__}")
+    parser.add_argument("--version", action=VersionAction, nargs=0, help="show the version and exit")
     subparsers = parser.add_subparsers(
         dest="command",
         required=True,
         metavar="COMMAND",
-        parser_class=functools.partial(argparse.ArgumentParser, epilog=EXIT_CODES_HELP),
+        parser_class=functools.partial(Parser, epilog=EXIT_CODES_HELP),
     )
     for module_name in COMMAND_MODULES:
         importlib.import_module(module_name).register(subparsers)
@@ -217,6 +237,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def run_command(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["--version"]:  # what argparse would print, without registering every command first
+        print(f"cogbench {cogbench.__version__}")
+        return 0
     parser = build_parser()
     refuse_unknown_options(parser, argv)
     args = parser.parse_args(argv)
@@ -230,13 +253,17 @@ def run_command(argv: list[str] | None = None) -> int:
                 raise
             raise extra from None
     except CogbenchError as error:
-        print(f"error: {error}", file=sys.stderr)
+        # Any URL the message repeats (a path or option typed as a URL, a server's words) with its credentials masked.
+        print(f"error: {redact_text(str(error))}", file=sys.stderr)
         return error.exit_code
     except OSError as error:
         if error.errno != errno.ENAMETOOLONG:
             raise
         # Any path the user named (an --out, a predictions file whose name makes the default --out).
-        print(f"error: {error.filename}: name too long for the file system; choose a shorter one", file=sys.stderr)
+        print(
+            f"error: {redact_text(str(error.filename))}: name too long for the file system; choose a shorter one",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     except KeyboardInterrupt:
         print(f"interrupted: {RESUME.get(args.command, 'run the same command again')}", file=sys.stderr)

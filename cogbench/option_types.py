@@ -4,6 +4,10 @@ argparse turns an ``ArgumentTypeError`` into the usage error ``argument --x: MES
 so a value that would give a nonsense result (a timeout of 0 or nan, a significance level of 2)
 never reaches the code. Each type converts first (``int("x")`` fails the same way) and then
 checks its range.
+
+The Python API (``cogbench.evaluate``, ``score``, ``compare``...) checks its arguments by the same options:
+``as_option`` runs a value through an option's own type and choices, by argparse itself, and raises
+``UsageError`` with the message the command line prints after ``error:``.
 """
 
 from __future__ import annotations
@@ -11,7 +15,16 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 from collections.abc import Callable
+from typing import Any
+
+from cogbench.errors import UsageError, echoed
+
+# Defaults a command's option and the Python API's argument share: one constant each.
+DEFAULT_SEED = 0  # of every resampling and permutation (same seed, same result)
+DEFAULT_RESAMPLES = 2000  # bootstrap resamples
+DEFAULT_PERMUTATIONS = 9999  # random swaps of a paired permutation test
 
 
 def _checked(text: str, value: float, ok: Callable[[float], bool], what: str) -> None:
@@ -53,6 +66,13 @@ def resample_count(text: str) -> int:
 def non_negative_int(text: str) -> int:
     value = int(text)
     _checked(text, value, lambda v: v >= 0, "0 or a positive integer")
+    return value
+
+
+def port_number(text: str) -> int:
+    """A TCP port: 1 to 65535, or 0 for a free one."""
+    value = int(text)
+    _checked(text, value, lambda v: 0 <= v <= 65535, "a port number (0 to 65535; 0: a free one)")
     return value
 
 
@@ -100,3 +120,52 @@ def json_counts(text: str) -> dict[str, int]:
     ):
         raise argparse.ArgumentTypeError(f"{text!r} is not a JSON object of counts, e.g. '{{\"image\":1}}'")
     return value
+
+
+class _Refused(Exception):
+    """argparse's usage error, raised instead of printed and exited on."""
+
+
+class _OneOption(argparse.ArgumentParser):
+    def error(self, message: str):  # type: ignore[override]
+        raise _Refused(message)
+
+
+def as_option(action: argparse.Action, value: Any) -> Any:
+    """``value``, given to the Python API where a command takes the option ``action``, converted and checked as
+    the command line converts and checks what is typed there: the option's own type and choices, run by argparse
+    on ``str(value)``, so ``limit="3"`` is 3 and ``limit=-1`` is ``UsageError("argument --limit: -1 is not a
+    positive integer")``, the message ``cogbench eval --limit -1`` prints. None is the option left out; a flag
+    takes True or False; an option given several times (``action="append"``, ``nargs="+"``) takes a list of
+    values, each checked; an option without a type takes text (a path may be an ``os.PathLike``)."""
+    name = "/".join(action.option_strings) or str(action.metavar or action.dest)
+    if value is None:
+        return None
+    if action.nargs == 0:  # a flag (store_true)
+        if not isinstance(value, bool):
+            raise UsageError(f"argument {name}: {echoed(value)} is not True or False")
+        return value
+    if isinstance(action, argparse._AppendAction) or action.nargs in ("+", "*"):
+        if isinstance(action.nargs, int):  # a pair per value (--think-tags): checked where it is read
+            return value
+        values = [value] if isinstance(value, (str, os.PathLike)) else value
+        if not isinstance(values, (list, tuple)):
+            raise UsageError(f"argument {name}: expected a list of values, not {type(value).__name__} {echoed(value)}")
+        return tuple(_one(action, name, item) for item in values)
+    return _one(action, name, value)
+
+
+def _one(action: argparse.Action, name: str, value: Any) -> Any:
+    if action.type is None and not isinstance(value, (str, os.PathLike)):
+        raise UsageError(f"argument {name}: expected text, not {type(value).__name__} {echoed(value)}")
+    text = os.fspath(value) if isinstance(value, os.PathLike) else str(value)
+    if not action.option_strings:  # a positional (a run, a folder): text, and one of its choices if it has any
+        if action.choices is not None and text not in action.choices:
+            raise UsageError(f"argument {name}: invalid choice: {echoed(text)}")
+        return text
+    parser = _OneOption(prog="cogbench", add_help=False)
+    parser.add_argument(*action.option_strings, dest="value", type=action.type, choices=action.choices)
+    try:
+        return parser.parse_args([f"{action.option_strings[-1]}={text}"]).value
+    except _Refused as refused:
+        raise UsageError(str(refused)) from None

@@ -36,11 +36,11 @@ from cogbench.schemas.features import (
     ID_COLUMN,
     SPLIT,
 )
+from cogbench.schemas.vocabulary import DEFAULT_VERSION  # noqa: F401 (the build's default, named here too)
 
 MANIFEST_FORMAT = 1
 MANIFEST_FILE = "manifest.json"
 CARD_FILE = "README.md"
-DEFAULT_VERSION = "2.0.0"  # cards/changelog.yaml says why
 # The Hub's guidance is shards of a few hundred MB; images dominate the size.
 DEFAULT_MAX_SHARD_BYTES = 500 * 1024 * 1024
 # Rows per Parquet row group: the value `datasets` uses for image datasets, and a cap on

@@ -7,7 +7,7 @@ import json
 import re
 from pathlib import Path
 
-from cogbench.dataset_builders.raw import build_command
+from cogbench.dataset_builders.output import build_command
 from cogbench.errors import UsageError
 from cogbench.schemas.features import CONFIGS, FEATURES, SPLIT
 

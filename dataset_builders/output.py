@@ -2,7 +2,8 @@
 
 A build writes into a staging folder beside ``--out``; the last file it writes
 there is the marker ``.cogbench-build.json`` (builder name, marker format and
-the list of files the build wrote). An existing ``--out`` is replaced only when
+the list of files the build wrote, and the raw folder it read, for the ``cogbench build`` a hint
+prints: the marker stays on this disk, ``publish`` uploads everything else). An existing ``--out`` is replaced only when
 it is empty or holds that marker and exactly the files the marker lists, and
 the old folder is then removed file by file from that list: a file the build
 did not write is never deleted. The swap into place is done under an exclusive
@@ -23,11 +24,12 @@ import fnmatch
 import json
 import os
 import secrets
-from collections.abc import Iterator
+import shlex
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from cogbench.dataset_builders.raw import sha256_file
+from cogbench.dataset_builders.raw import default_raw_dir, sha256_file
 from cogbench.dataset_builders.writes import temporary_pattern, write_file
 from cogbench.errors import CogbenchError, UsageError
 
@@ -76,9 +78,12 @@ def check_contained(folder: Path, names: list[str], marker: str = MARKER_FILE) -
             )
 
 
-def write_marker(staging: Path, builder_version: str, hashed: tuple[str, ...] = ()) -> None:
+def write_marker(
+    staging: Path, builder_version: str, hashed: tuple[str, ...] = (), raw_dir: str | os.PathLike | None = None
+) -> None:
     """Write the marker last, listing every file written so far (and itself), with the
-    sha256 of the ``hashed`` ones (the manifest and the card: no other file vouches for them)."""
+    sha256 of the ``hashed`` ones (the manifest and the card: no other file vouches for them)
+    and the raw folder the build read (absolute), which the hints' ``cogbench build`` names."""
     files = sorted(set(folder_files(staging)) | {MARKER_FILE})
     marker = {
         "builder": MARKER_BUILDER,
@@ -87,7 +92,31 @@ def write_marker(staging: Path, builder_version: str, hashed: tuple[str, ...] = 
         "files": files,
         "sha256": {name: sha256_file(staging / name) for name in hashed},
     }
+    if raw_dir is not None:
+        marker["raw_dir"] = str(Path(raw_dir).resolve())
     write_file(staging / MARKER_FILE, json.dumps(marker, indent=2, sort_keys=True) + "\n")
+
+
+def built_from(folder: str | os.PathLike) -> Path | None:
+    """The raw folder ``folder`` was built from, as its build marker records it, while it is still a folder;
+    shown relative to the current folder when inside it. None for a build whose marker names none."""
+    marker = read_marker(Path(folder))
+    recorded = marker.get("raw_dir") if marker else None
+    if not isinstance(recorded, str):
+        return None
+    try:  # an edited marker may name anything: a name too long, a NUL byte, a folder gone
+        if not Path(recorded).is_dir():
+            return None
+        return Path(os.path.relpath(recorded)) if Path(recorded).is_relative_to(Path.cwd()) else Path(recorded)
+    except (OSError, ValueError):
+        return None
+
+
+def build_command(out: str | os.PathLike, *options: str) -> str:
+    """The ``cogbench build`` call a hint prints: runnable as printed, from the raw folder ``out`` was built
+    from (its build marker records it), else from the default raw folder."""
+    raw_dir = built_from(out) or default_raw_dir()
+    return " ".join(["cogbench build --raw-dir", shlex.quote(str(raw_dir)), "--out", shlex.quote(str(out)), *options])
 
 
 def foreign_files(out: Path) -> list[str]:
@@ -251,7 +280,15 @@ def owned(name: str, patterns: tuple[str, ...]) -> bool:
     return any(fnmatch.fnmatchcase(name, p) and name.count("/") == p.count("/") for p in patterns)
 
 
-def claim_output(out: Path, kind: str, owns: tuple[str, ...], create: bool = True, task: str | None = None) -> None:
+def claim_output(
+    out: Path,
+    kind: str,
+    owns: tuple[str, ...],
+    create: bool = True,
+    task: str | None = None,
+    reads: Iterable[tuple[str, Path | str | None]] = (),
+    option: str = "--out",
+) -> None:
     """Make ``out`` this command's output folder, or refuse it in one line.
 
     ``owns``: glob patterns (posix, relative to ``out``) of every file the command
@@ -259,8 +296,10 @@ def claim_output(out: Path, kind: str, owns: tuple[str, ...], create: bool = Tru
     nothing else; the marker is written first, so a crash leaves a folder the same
     command may resume into. ``create=False`` only checks (a command's first step).
     ``task``, when given, is recorded too: the rule is then same command and same task,
-    so a score of one task never silently replaces another's.
+    so a score of one task never silently replaces another's. ``reads``: what the command reads, which ``out``
+    (named by ``option``) stays apart from (``check_apart``).
     """
+    check_apart(out, option, reads)
     if out.is_symlink() or (out.exists() and not out.is_dir()):
         raise UsageError(f"{out} exists and is not a folder; give a folder as --out")
     check_not_nested(out, kind)
@@ -296,10 +335,45 @@ def claim_output(out: Path, kind: str, owns: tuple[str, ...], create: bool = Tru
     write_file(out / OUTPUT_MARKER, json.dumps(marker, indent=2) + "\n")
 
 
-def check_option_file(path: Path, option: str, shared: tuple[str, str] | None = None) -> None:
+WRITTEN = "written"  # in an output marker: each file the command's last run wrote there, with its sha256
+
+
+def record_written(out: Path, owns: tuple[str, ...], written: Iterable[str]) -> tuple[list[str], list[str]]:
+    """After a run wrote ``written`` (names under ``out``, its output folder, claimed with ``owns``): remove the
+    files the previous run recorded there and this one did not write, each only while it holds what was written
+    (its recorded sha256); record this run's files in the marker.
+
+    Returns (removed, kept): kept are the files ``owns`` matches that this run did not write and that are not
+    removed (changed since they were written, or never recorded: a file cogbench cannot tell is its own stays).
+    """
+    marker = read_output_marker(out) or {}
+    recorded = marker.get(WRITTEN)
+    recorded = recorded if isinstance(recorded, dict) else {}
+    now = {name: sha256_file(out / name) for name in sorted(set(written))}
+    removed = []
+    for name, digest in sorted(recorded.items()):
+        path = out / name
+        if name in now or not isinstance(name, str) or not owned(name, owns) or ".." in name.split("/"):
+            continue
+        if path.is_file() and not path.is_symlink() and sha256_file(path) == digest:
+            path.unlink()
+            removed.append(name)
+    kept = [name for name in folder_files(out) if owned(name, owns) and name not in now]
+    write_file(out / OUTPUT_MARKER, json.dumps({**marker, WRITTEN: now}, indent=2) + "\n")
+    return removed, kept
+
+
+def check_option_file(
+    path: Path,
+    option: str,
+    shared: tuple[str, str] | None = None,
+    reads: Iterable[tuple[str, Path | str | None]] = (),
+) -> None:
     """A file an option names (``compare --json``, ``--judge-cache``) may be anywhere but in a folder
     cogbench owns (a build, any command's output). ``shared``: (kind, name), the one file of such a
-    folder the option may name, being that file itself (``--judge-cache`` a score folder's cache)."""
+    folder the option may name, being that file itself (``--judge-cache`` a score folder's cache). ``reads``: what
+    the command reads (``check_apart``)."""
+    check_apart(path, option, reads)
     path = Path(os.path.abspath(path))
     if path.is_symlink() or (path.exists() and not path.is_file()):
         raise UsageError(f"{option} {path}: not a plain file (a folder or a symbolic link); give a file name")
@@ -311,3 +385,30 @@ def check_option_file(path: Path, option: str, shared: tuple[str, str] | None = 
             return
         what = "a built dataset" if kind == "build" else f"the output folder of `cogbench {kind}`"
         raise UsageError(f"{option} {path}: inside {parent}, {what}; refusing to write there: choose a file outside it")
+
+
+def placement(path: Path | str, other: Path | str) -> str | None:
+    """Where ``path`` is against ``other``, links followed: "the same folder as", "inside", "around", or None
+    when apart."""
+    mine, theirs = Path(os.path.realpath(path)), Path(os.path.realpath(other))
+    if mine == theirs:
+        return "the same folder as"
+    if theirs in mine.parents:
+        return "inside"
+    return "around" if mine in theirs.parents else None
+
+
+def check_apart(out: Path | str, option: str, reads: Iterable[tuple[str, Path | str | None]]) -> None:
+    """The one rule of what a command writes and what it reads: ``out`` (an ``--out`` folder, a ``--json`` file)
+    is neither one of the command's inputs, nor inside one, nor around one, or it could replace or write into
+    what it is reading (``rescore RUN --out RUN`` replaced the run it rescored). ``reads``: (how the input is
+    named, its path); one not on the disk (a Hub repo id) is not a local input."""
+    for name, given in reads:
+        if given is None or not os.path.lexists(given):
+            continue
+        where = placement(out, given)
+        if where is not None:
+            raise UsageError(
+                f"{option} {out}: {where} {name} {given}, which this command reads; refusing to write there: "
+                f"give {option} a place of its own"
+            )

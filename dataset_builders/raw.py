@@ -50,11 +50,6 @@ def default_raw_dir() -> Path:
     return Path(os.environ.get("COGBENCH_RAW_DIR") or "raw")
 
 
-def build_command(out: str | os.PathLike, *options: str) -> str:
-    """The ``cogbench build`` call a hint prints: runnable as printed, from the default raw folder."""
-    return " ".join(["cogbench build --raw-dir", str(default_raw_dir()), "--out", str(out), *options])
-
-
 def find_sources(raw_dir: str | os.PathLike) -> RawSources:
     """Find the benchmark folders in ``raw_dir`` (or ``raw_dir`` itself being one)."""
     root = Path(raw_dir)

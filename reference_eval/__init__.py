@@ -1,11 +1,7 @@
-"""Running models on the configs and scoring them as the papers define.
+"""Running models on the configs and scoring them as the papers define (ARCHITECTURE.md: the map of its rooms).
 
-Orchestration lives here (``cli``, ``runner`` for ``eval``, ``scoring`` for
-``score``, ``report``, ``tasks`` and ``prompts``); the parts it wires together
-live in one sub-package per role:
-
-- ``backends/``: ways of running a model (one module per backend);
-- ``judges/``: deciding whether an output is right (LLM judge, offline rules);
-- ``metrics/``: the papers' scores, one module per metric, plus pooling;
-- ``formats/``: prediction files, ours and the authors' official ones.
+Its top holds only ``cli`` (``score``, and the option groups it shares with ``eval``) and one
+sub-package (room) per role, each naming its modules in its own docstring: ``loading``, ``answers``, ``tasks``,
+``formats``, ``metrics``, ``backends``, ``judges``, ``harnesses``, ``run``, ``scoring``, ``api``, ``recording``,
+``reports``, ``publishing``, ``verifying``, ``certifying``, ``explaining``, ``site``.
 """

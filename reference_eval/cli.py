@@ -9,13 +9,17 @@ from __future__ import annotations
 import argparse
 
 from cogbench.option_types import (
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
     finite,
     non_negative_seconds,
     positive_int,
     positive_seconds,
     resample_count,
 )
-from cogbench.schemas.features import CONFIGS
+from cogbench.reference_eval.answers.reasoning import THINKING_SETTINGS
+from cogbench.reference_eval.metrics.recognition import PAPER_EMBEDDER, PAPER_SPACY_MODEL
+from cogbench.schemas.vocabulary import CONFIGS
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -133,7 +137,8 @@ def add_score_parser(subparsers: argparse._SubParsersAction) -> None:
         "--judge",
         default=None,
         action=_JudgeValues,
-        help="rule (offline CODIS judge), none (skip judge-based metrics), openai:MODEL, vllm:PATH_OR_ID[@REVISION] "
+        help="rule (offline CODIS judge), none (skip judge-based metrics), openai:MODEL[@BASE_URL][#KEY_VARIABLE] "
+        "(its own endpoint and key as a panel member's), vllm:PATH_OR_ID[@REVISION] "
         "(in this process, constrained to the official labels; needs vllm), or an offline "
         "Cognition judge rouge|bertscore|nli (description); repeat it for a panel judged by majority, "
         "each member rule, vllm:PATH_OR_ID or openai:MODEL[@BASE_URL][#KEY_VARIABLE], a member on another host "
@@ -172,10 +177,10 @@ def add_score_parser(subparsers: argparse._SubParsersAction) -> None:
         "folder's judge_cache.sqlite may be shared) (default: OUT/judge_cache.sqlite)",
     )
     add_judge_check_options(parser)
-    parser.add_argument("--spacy-model", default="en_core_web_sm", help="spaCy pipeline name or path (nouns)")
+    parser.add_argument("--spacy-model", default=PAPER_SPACY_MODEL, help="spaCy pipeline name or path (nouns)")
     parser.add_argument(
         "--embedder",
-        default="sentence-transformers/all-mpnet-base-v2",
+        default=PAPER_EMBEDDER,
         help="sentence-transformers model name or path (Recognition Score)",
     )
     parser.add_argument("--embed-batch-size", type=positive_int, default=64, help="strings per embedder batch")
@@ -198,13 +203,24 @@ def add_score_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--resamples",
         type=resample_count,
-        default=2000,
+        default=DEFAULT_RESAMPLES,
         help="recorded in scores.json for compare; the 95%% intervals are Korn-Graubard "
         "(metrics/small_sample.py) and need no resampling",
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (same seed, same intervals)")
+    parser.add_argument(
+        "--seed", type=int, default=DEFAULT_SEED, help="seed of the bootstrap (same seed, same intervals)"
+    )
     _add_analysis_options(parser)
     add_reply_options(parser)
+    parser.add_argument(
+        "--thinking",
+        choices=THINKING_SETTINGS,
+        default="auto",
+        help="whether the model thought before answering, for replies whose predictions record no thinking setting "
+        "(third-party files; eval --thinking auto): on, a reply with no closing tag and no reasoning field is an "
+        "open think block (no answer); off, it is the answer. auto (default): a reply cut at the token limit with "
+        "no tag is not read (UNSCORED, scored as no answer). A prediction recording the other setting is refused",
+    )
     add_failure_options(parser)
     add_request_file_options(parser, "the judge queries", "no cached verdict answers (--judge openai:MODEL)")
     parser.set_defaults(func=run_score, only_for=SCORE_ONLY_FOR)

@@ -1,12 +1,15 @@
-"""The data model: JSON Schemas (draft 2020-12) of the raw files and of the built records.
+"""The data model: JSON Schemas (draft 2020-12) of the raw files, the built records, run folders and judge certificates.
 
-Beside them: ``features`` (the ``datasets`` Features and class orders of each
-config), ``records`` (the typed record of each config, made from one raw item)
-and ``cor`` (the chain-of-reasoning grammar). Everything else builds on these.
+Raw schemas describe the files exactly as their authors publish them; built schemas describe one row of each config as
+stored in Parquet (images as ``{"bytes", "path"}``, class labels as integers). Beside them:
 
-Raw schemas describe the files exactly as their authors publish them; built
-schemas describe one row of each config as stored in Parquet (images as
-``{"bytes", "path"}``, class labels as integers).
+- ``vocabulary``: configs, category and answer-letter names, with no third-party import (the scoring core reads them).
+- ``features``: the ``datasets`` Features and class orders of each config, on that vocabulary.
+- ``records``: one typed record per row, made from one raw item.
+- ``cor``: the chain-of-reasoning grammar ("A1 + A2 -> B").
+- ``text``: text hygiene (blank, unencodable, look-alike characters).
+- ``sources``: the source benchmarks: configs, licence and gating of each.
+- ``prompt_templates``: every prompt the evaluator sends, versioned, with its source (paper section, tier).
 """
 
 from __future__ import annotations
@@ -16,9 +19,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
+if TYPE_CHECKING:
+    import jsonschema
 
 RAW_SCHEMAS = {
     "cogbench_description": "raw_cogbench_description.schema.json",
@@ -42,6 +46,9 @@ def load_schema(file_name: str) -> dict[str, Any]:
 
 @cache
 def validator(file_name: str) -> jsonschema.Draft202012Validator:
+    # jsonschema costs ~0.1 s to import: loaded on the first check, never by `cogbench --help`.
+    import jsonschema
+
     schema = load_schema(file_name)
     jsonschema.Draft202012Validator.check_schema(schema)
     return jsonschema.Draft202012Validator(schema)

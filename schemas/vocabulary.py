@@ -56,4 +56,6 @@ BENCHMARK_TASKS = {
     "codis_acc_q": ("codis", "acc_q"),
 }
 # eval.yaml's `evaluation_framework`: the spec allows any identifier ("could be your own").
+# The dataset version a build writes unless told otherwise (cards/changelog.yaml says why).
+DEFAULT_VERSION = "2.0.0"
 EVALUATION_FRAMEWORK = "cogbench"

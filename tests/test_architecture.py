@@ -9,6 +9,7 @@ the hf backend loads torch on use), never to hide a cycle.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -33,6 +34,7 @@ PARTS = {
     "dataset_builders": ("cogbench.dataset_builders",),
     "validation": ("cogbench.validation",),
     "cards": ("cogbench.cards",),
+    "eval.demo": (f"{EVAL}.demo",),  # stand-ins to try it with: `cogbench demo` (a tiny model, a local server)
     "eval.loading": (f"{EVAL}.loading",),
     "eval.answers": (f"{EVAL}.answers",),
     "eval.queries": (f"{EVAL}.tasks.prompts", f"{EVAL}.tasks.queries"),
@@ -44,14 +46,18 @@ PARTS = {
     "eval.run_records": (f"{EVAL}.run.completeness", f"{EVAL}.run.progress", f"{EVAL}.run.lock"),
     "eval.provenance": (f"{EVAL}.run.provenance",),
     "eval.task_scoring": (f"{EVAL}.tasks.probes", f"{EVAL}.tasks.scorers"),
-    "eval.orchestration": (EVAL,),  # cli, run.runner, scoring.*, reports.*
-    "eval.explaining": (f"{EVAL}.explaining",),  # above reports: it reads runs through reports.run_reader
+    # cli, run.runner, scoring.*, api.*, recording.*, reports.*, publishing.*, verifying.*
+    "eval.orchestration": (EVAL,),
+    "eval.certifying": (f"{EVAL}.certifying",),  # above reports: it reads runs and their judges' agreement
+    "eval.explaining": (f"{EVAL}.explaining",),  # above reports: it reads runs through recording.run_reader
     "eval.site": (f"{EVAL}.site",),  # the static site of `report --site`: above the reports it shows
     "command": ("cogbench.cli", "cogbench.__main__"),
 }
-# A room's package (`run/`, `tasks/`, `scoring/`) holds only its docstring; `from <room> import module`
+# A room's package (`run/`, `tasks/`, `verifying/`...) holds only its docstring; `from <room> import module`
 # names it as well as the module, so importing it is allowed from anywhere and it may import nothing.
-ROOMS = {f"{EVAL}.run", f"{EVAL}.tasks", f"{EVAL}.scoring", f"{EVAL}.loading", f"{EVAL}.api"}
+ROOMS = {f"{EVAL}.{room}" for room in ("run", "tasks", "scoring", "loading", "api")} | {
+    f"{EVAL}.{room}" for room in ("recording", "reports", "publishing", "verifying", "certifying")
+}
 BELOW_EVAL = {"core", "schemas", "dataset_builders", "validation"}
 MAY_IMPORT = {
     "core": set(),
@@ -59,6 +65,7 @@ MAY_IMPORT = {
     "dataset_builders": {"core", "schemas"},
     "validation": {"core", "schemas", "dataset_builders"},
     "cards": {"core", "schemas", "dataset_builders", "validation"},
+    "eval.demo": BELOW_EVAL,
     "eval.loading": BELOW_EVAL,
     "eval.answers": BELOW_EVAL,
     "eval.queries": BELOW_EVAL,
@@ -81,6 +88,8 @@ MAY_IMPORT = {
         "eval.answers",
     },
     "eval.orchestration": BELOW_EVAL
+    | {p for p in PARTS if p.startswith("eval.") and p not in ("eval.explaining", "eval.site", "eval.certifying")},
+    "eval.certifying": BELOW_EVAL
     | {p for p in PARTS if p.startswith("eval.") and p not in ("eval.explaining", "eval.site")},
     "eval.explaining": BELOW_EVAL | {p for p in PARTS if p.startswith("eval.") and p != "eval.site"},
     "eval.site": BELOW_EVAL | {p for p in PARTS if p.startswith("eval.") and p != "eval.explaining"},
@@ -100,8 +109,11 @@ LAZY_IMPORTS_ALLOWED = {
     "cogbench.reference_eval.api.cli": "a command loads its code when it runs",
     "cogbench.reference_eval.harnesses.cli": "a command loads its code when it runs",
     "cogbench.reference_eval.reports.cli": "a command loads its code when it runs",
-    "cogbench.reference_eval.judging.cli": "a command loads its code when it runs",
+    "cogbench.reference_eval.publishing.cli": "a command loads its code when it runs",
+    "cogbench.reference_eval.verifying.cli": "a command loads its code when it runs",
+    "cogbench.reference_eval.certifying.cli": "a command loads its code when it runs",
     "cogbench.reference_eval.explaining.cli": "a command loads its code when it runs",
+    "cogbench.reference_eval.demo.cli": "a command loads its code when it runs (tiny-model needs torch)",
     "cogbench.reference_eval.run.runner": "the hf backend imports torch; loaded only when a run uses it",
 }
 
@@ -111,8 +123,8 @@ LAZY_IMPORTS_ALLOWED = {
 API = f"{EVAL}.api"
 # A command module that may load a part above its own when the command runs (inside its function):
 # `report --site` calls into the site room, which itself reads runs through reports; `report` hands the explaining
-# room's section (two runs of one model) to reports.runs.
-COMMAND_ENTRIES = {"cogbench.reference_eval.reports.cli": {"eval.site", "eval.explaining"}}
+# room's section (two runs of one model) and the certifying room's certificate section to reports.runs.
+COMMAND_ENTRIES = {"cogbench.reference_eval.reports.cli": {"eval.site", "eval.explaining", "eval.certifying"}}
 
 
 def part_of(module: str) -> str | None:
@@ -242,6 +254,7 @@ def test_imports_flow_one_way():
         ("validation", "def f():\n    from cogbench.cards import card\n", "validation imports cogbench.cards (cards)"),
         ("validation", "def f():\n    from cogbench.dataset_builders import raw\n", "imported inside a function"),
         ("reference_eval/reports", "from cogbench.reference_eval.site import leaderboard\n", "which is above it"),
+        ("reference_eval/verifying", "from cogbench.reference_eval.certifying import certify\n", "which is above it"),
     ],
 )
 def test_a_reintroduced_upward_import_is_caught(tmp_path, folder, code, expected):
@@ -253,3 +266,46 @@ def test_a_reintroduced_upward_import_is_caught(tmp_path, folder, code, expected
     modules[module] = planted
     found = [p for p in violations(modules) if "planted.py" in p]
     assert any(expected in problem for problem in found), found
+
+
+def rooms() -> dict[str, Path]:
+    """Every room: each top-level folder and each sub-package of ``reference_eval/``, by its folder."""
+    found = {folder: ROOT / folder for folder in FOLDERS}
+    for init in sorted((ROOT / "reference_eval").glob("*/__init__.py")):
+        found[f"{init.parent.name}"] = init.parent
+    return found
+
+
+def unnamed_modules(folder: Path, docstring: str) -> list[str]:
+    """The modules of a room that its ``__init__`` docstring does not name as ``module``."""
+    modules = sorted(path.stem for path in folder.glob("*.py") if path.name != "__init__.py")
+    return [module for module in modules if f"``{module}``" not in docstring]
+
+
+def test_every_module_is_named_in_its_room_docstring():
+    """Issue 49: each room's ``__init__`` names every module it holds, one line each: the map beside the code."""
+    assert {"verifying", "certifying", "publishing", "recording", "reports"} <= set(rooms())
+    missing = {}
+    for name, folder in rooms().items():
+        docstring = ast.get_docstring(ast.parse((folder / "__init__.py").read_text(encoding="utf-8"))) or ""
+        if unnamed := unnamed_modules(folder, docstring):
+            missing[name] = unnamed
+    assert missing == {}
+
+
+def test_a_module_missing_from_its_room_docstring_is_caught(tmp_path):
+    """The checker itself: a module added to a room without its line is named."""
+    (tmp_path / "__init__.py").write_text('"""A room.\n\n- ``kept``: named.\n"""\n', encoding="utf-8")
+    (tmp_path / "kept.py").write_text("", encoding="utf-8")
+    (tmp_path / "added.py").write_text("", encoding="utf-8")
+    assert unnamed_modules(tmp_path, ast.get_docstring(ast.parse((tmp_path / "__init__.py").read_text())) or "") == [
+        "added"
+    ]
+
+
+def test_the_map_names_every_room():
+    """ARCHITECTURE.md's room table has a row for every room, and no row for a room that is not there."""
+    text = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    table = text.split("## Rooms", 1)[1].split("\n\n| room |", 1)[1].split("\n\n", 1)[0]
+    named = {re.match(r"\| `([a-z_]+)/`", row).group(1) for row in table.splitlines()[2:]}
+    assert named == set(rooms())

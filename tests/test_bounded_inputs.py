@@ -315,7 +315,7 @@ def test_any_response_file_reads_or_is_one_documented_line(lines):
 @FUZZ
 @given(st.binary(max_size=300) | any_json.map(lambda value: yaml.safe_dump(value).encode()))
 def test_any_eval_results_file_reads_or_is_one_documented_line(content):
-    from cogbench.reference_eval.reports.verify import verify
+    from cogbench.reference_eval.verifying.verify import verify
 
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "codis_acc_p.yaml"

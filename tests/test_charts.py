@@ -29,12 +29,12 @@ matplotlib.use("Agg")
 from matplotlib.container import BarContainer, ErrorbarContainer
 from matplotlib.text import Text
 
+from cogbench.reference_eval.recording.run_files import CODIS_SHORT
 from cogbench.reference_eval.reports import charts
 from cogbench.reference_eval.reports.compare import ScoredRun
 from cogbench.reference_eval.reports.probe_sections import NO_LETTER, draw_position_bias, position_bias_series
 from cogbench.reference_eval.reports.report_charts import METRIC_LABEL
 from cogbench.reference_eval.reports.report_runs import ReportRun
-from cogbench.reference_eval.reports.run_files import CODIS_SHORT
 from cogbench.schemas.features import ANSWER_LETTERS, CATEGORY_LABEL, CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
 SIZES = (2, 6, 17)

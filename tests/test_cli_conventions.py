@@ -168,3 +168,37 @@ def test_help_still_marks_required_options(capsys):
     with pytest.raises(SystemExit):
         main(["score", "--help"])
     assert "usage: cogbench score [-h] --task {description,vqa,codis} --dataset DATASET" in capsys.readouterr().out
+
+
+def test_no_user_facing_text_cites_an_internal_issue():
+    """Issue 48 item 9f: what cogbench prints or writes (every string literal that is not a docstring, and its
+    templates) never cites the project's own issue numbers ("issue 40"), which mean nothing to a user."""
+    import ast
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    found = []
+    for folder in ("cogbench", "cards", "dataset_builders", "validation", "reference_eval", "schemas"):
+        for path in sorted((root / folder).rglob("*")):
+            if path.suffix in (".md", ".yaml", ".json", ".html", ".js", ".css"):
+                found += [f"{path.name}: {m}" for m in re.findall(r"(?i)\bissues? \d+", path.read_text())]
+            if path.suffix != ".py":
+                continue
+            tree = ast.parse(path.read_text())
+            docstrings = {
+                id(node.body[0].value)
+                for node in ast.walk(tree)
+                if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                and node.body
+                and isinstance(node.body[0], ast.Expr)
+            }
+            found += [
+                f"{path.relative_to(root)}:{node.lineno}"
+                for node in ast.walk(tree)
+                if isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and id(node) not in docstrings
+                and re.search(r"(?i)\bissues? \d", node.value)
+            ]
+    assert found == []

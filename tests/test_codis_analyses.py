@@ -14,7 +14,7 @@ from cogbench.reference_eval.formats.predictions import read_predictions
 from cogbench.reference_eval.judges import codis as codis_judge
 from cogbench.reference_eval.judges import codis_equality
 from cogbench.reference_eval.metrics.answer_bias import PAPER_PAIRS, WordPair, parse_word_pairs, stated_word
-from cogbench.reference_eval.reports.run_reader import read_run
+from cogbench.reference_eval.recording.run_reader import read_run
 from cogbench.reference_eval.scoring.pipeline import ScoreOptions, run_scoring
 from cogbench.reference_eval.tasks.prompts import CODIS_NO_CONTEXT
 

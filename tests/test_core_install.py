@@ -65,6 +65,7 @@ def scored_run(built_release, tmp_path_factory):
         "verify {run}",
         "publish-results {run} --model-repo o/m --details-repo o/d --out pr",
         "export --format lmms-eval --dataset {build} --out ex",
+        "demo tiny-model tiny",
     ],
 )
 def test_a_command_of_the_eval_extra_says_so_in_one_line(argv, built_release, scored_run, tmp_path):
@@ -78,7 +79,7 @@ def test_a_command_of_the_eval_extra_says_so_in_one_line(argv, built_release, sc
     ]
     assert "Traceback" not in shown.stderr and shown.stdout == ""
     assert eval_extra_command() == f"{sys.executable} -m pip install -e '{REPO_ROOT}[eval]'"
-    assert not any((tmp_path / name).exists() for name in ("r1", "r2", "r3", "rep", "ex", "pr"))
+    assert not any((tmp_path / name).exists() for name in ("r1", "r2", "r3", "rep", "ex", "pr", "tiny"))
 
 
 def test_the_core_install_still_builds_and_exports_for_vlmevalkit(built_release, tmp_path):

@@ -256,7 +256,7 @@ def test_only_a_metric_labelled_exceeds_scale_may_pass_100(two_vqa_runs):
     """scores.schema.json: above 100 (a verdict of 2 counts 2) only with "exceeds_scale", value or interval."""
     import jsonschema
 
-    from cogbench.reference_eval.reports.run_files import scores_schema
+    from cogbench.reference_eval.recording.run_files import scores_schema
 
     _, full, _, _ = two_vqa_runs
     scores = json.loads((full / "scores.json").read_text())

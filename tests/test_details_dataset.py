@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from cogbench.cli import main
-from cogbench.reference_eval.reports.details_dataset import detail_rows, render_card
-from cogbench.reference_eval.reports.run_reader import ScoredRun, read_run
+from cogbench.reference_eval.publishing.details_dataset import detail_rows, render_card
+from cogbench.reference_eval.recording.run_reader import ScoredRun, read_run
 from cogbench.reference_eval.scoring.pipeline import ScoreOptions, run_scoring
 from cogbench.reference_eval.tasks.prompts import template_for
 

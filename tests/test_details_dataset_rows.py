@@ -2,7 +2,7 @@
 
 Every expected column is the details line's own field, picked out by hand (the module docstring
 says which field goes where); the card's lines are written out in full. No server, no build: the
-mutation run of ``reports/details_dataset.py`` uses this file (tests/test_details_dataset.py holds
+mutation run of ``publishing/details_dataset.py`` uses this file (tests/test_details_dataset.py holds
 the end-to-end runs against a real local server).
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 
-from cogbench.reference_eval.reports.details_dataset import (
+from cogbench.reference_eval.publishing.details_dataset import (
     detail_rows,
     read_details_folder,
     render_card,
@@ -19,7 +19,7 @@ from cogbench.reference_eval.reports.details_dataset import (
     template_sha256,
     write_details,
 )
-from cogbench.reference_eval.reports.run_reader import ScoredRun
+from cogbench.reference_eval.recording.run_reader import ScoredRun
 
 CODIS_LINE = {
     "item_id": "pair7",

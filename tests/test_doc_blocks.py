@@ -66,9 +66,16 @@ def blocks(path: Path) -> list[Block]:
     return found
 
 
+class MkdocsLoader(yaml.SafeLoader):
+    """mkdocs.yml as data: a ``!!python/name:`` tag (the Mermaid fence's formatter) read as its name, never imported."""
+
+
+MkdocsLoader.add_multi_constructor("tag:yaml.org,2002:python/name:", lambda loader, suffix, node: suffix)
+
+
 def pages() -> list[Path]:
     """README.md, then every page of the site in the order of its nav."""
-    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    config = yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=MkdocsLoader)
     nav = [next(iter(entry.values())) for entry in config["nav"]]
     return [ROOT / "README.md", *(ROOT / "docs" / page for page in nav)]
 
@@ -108,6 +115,36 @@ def test_readme_quickstart_reaches_a_score():
     code = "".join(block.code for block in runnable() if block.page == "README.md")
     for step in ("cogbench fetch-raw", "cogbench build", "load_dataset(", "cogbench validate", "cogbench score"):
         assert step in code
+
+
+def slug(heading: str) -> str:
+    """A heading's anchor as MkDocs' toc extension makes it (``## During training`` -> ``during-training``)."""
+    return re.sub(r"[\s-]+", "-", re.sub(r"[^\w\s-]", "", heading.strip().lower())).strip("-")
+
+
+def test_readme_leads_to_what_else_it_does():
+    """Issue 48 item 9j: after the quickstart, README names the Python API, the training callback, `explain`,
+    `rescore` and the site, each with a link to its page (every link and anchor resolving); its set-up block first."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    first = blocks(ROOT / "README.md")[0]
+    assert first.code.startswith("# 1. install and run the main job") and "# 2. install everything" in first.code
+    headings = re.findall(r"^## (.+)$", text, re.MULTILINE)
+    assert headings.index("What else it does") == headings.index("Quickstart") + 1
+    section = text.split("## What else it does\n", 1)[1].split("\n## ", 1)[0]
+    for named, page in (
+        ("cogbench.evaluate", "docs/python.md"),
+        ("CogbenchCallback", "docs/python.md#during-training"),
+        ("cogbench explain", "docs/explain.md"),
+        ("cogbench rescore", "docs/explain.md#errata"),
+        ("--site", "docs/site.md"),
+    ):
+        assert named in section and f"]({page}" in section, named
+    for target in re.findall(r"\]\(([^)#\s]+\.md)(?:#([^)\s]+))?\)", text):
+        path, fragment = ROOT / target[0], target[1]
+        assert path.is_file(), target
+        if fragment:
+            anchors = {slug(h) for h in re.findall(r"^#+ (.+)$", path.read_text(encoding="utf-8"), re.MULTILINE)}
+            assert fragment in anchors, target
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ import yaml
 from test_hub_results import ACC_P, ACC_Q, DATASET, args_for, codis_run  # noqa: F401  (the module's fixture)
 
 from cogbench.cli import main
-from cogbench.reference_eval.reports.hub_results import publish_results
+from cogbench.reference_eval.publishing.hub_results import publish_results
 
 from hub_server import COMMIT_OID, HubRepo, LocalHub, configure_hub, local_hub_api
 

@@ -77,9 +77,13 @@ def test_build_carries_the_errata_into_manifest_and_card_and_an_edit_is_caught(
     out, errata = tmp_path / "new", tmp_path / "errata.json"
     assert main(["build", "--raw-dir", str(raw), "--out", str(out), "--version", "3.0.0"]) == 0
     capsys.readouterr()
-    monkeypatch.setenv("COGBENCH_RAW_DIR", str(raw))  # the raw folder the hint's build names (the default one)
+    # No COGBENCH_RAW_DIR: the hint names the raw folder `out` was built from, recorded in its build marker, not
+    # the default one (./raw, absent here), and runs as printed (issue 48 item 9a).
+    monkeypatch.delenv("COGBENCH_RAW_DIR", raising=False)
+    monkeypatch.chdir(tmp_path)
     assert main(["diff", str(old), str(out), "--errata", str(errata)]) == 0
     hint = re.search(r"carry them into the build: `(cogbench build [^`]+)`", capsys.readouterr().out).group(1)
+    assert shlex.split(hint)[2:4] == ["--raw-dir", str(raw)]
     assert main(shlex.split(hint)[1:]) == 0  # runs as printed: the same build again, with its errata
     assert "errata: 1 corrected field(s), on the card" in capsys.readouterr().out
     manifest = load_manifest(out)

@@ -123,7 +123,8 @@ def test_resuming_with_other_settings_is_refused(tiny_llava, built_release, tmp_
     changed[changed.index("--max-new-tokens") + 1] = "20"
     assert main(changed) == 1
     error = capsys.readouterr().err
-    assert f"{out / 'run.json'}: field generation:" in error and "use another --out" in error
+    assert f"{out / 'run.json'}: this run's settings differ" in error and "use another --out" in error
+    assert "generation.max_new_tokens: " in error and " → 20" in error
     assert (out / "predictions.jsonl").read_text() == before
 
 

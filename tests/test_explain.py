@@ -26,7 +26,7 @@ from conftest import needs_real_data
 from cogbench.reference_eval.explaining.explain import explain_runs
 from cogbench.reference_eval.explaining.explain_text import as_json, as_markdown
 from cogbench.reference_eval.explaining.stages import STAGES
-from cogbench.reference_eval.reports.run_reader import read_run
+from cogbench.reference_eval.recording.run_reader import read_run
 from cogbench.reference_eval.scoring.pipeline import ScoreOptions, run_scoring
 
 from openai_server import Reply

@@ -40,9 +40,9 @@ from test_hub_results import (
 )
 
 from cogbench.cli import main
-from cogbench.reference_eval.reports.details_dataset import write_details
-from cogbench.reference_eval.reports.hub_results import publish_results
-from cogbench.reference_eval.reports.run_reader import read_run
+from cogbench.reference_eval.publishing.details_dataset import write_details
+from cogbench.reference_eval.publishing.hub_results import publish_results
+from cogbench.reference_eval.recording.run_reader import read_run
 from cogbench.reference_eval.scoring.pipeline import ScoreOptions, run_scoring
 
 from hub_server import COMMIT_OID, HubRepo, LocalHub, local_hub_api

@@ -55,16 +55,20 @@ def test_a_report_of_two_runs_of_one_model_explains_their_difference(
     ids = {row["id"] for row in chosen}
     flip = {(row["question"].strip(), row["answer_1"].strip()) for row in chosen}
     runs = []
-    for name, responder in (("judge-a", flipping_judge(set())), ("judge-b", flipping_judge(flip))):
+    judges = (("judge-a", flipping_judge(set())), ("judge-b", flipping_judge(flip)), ("judge-c", flipping_judge(set())))
+    for name, responder in judges:
         server = openai_server(responder, models=[name])
         judge = {"judge": f"openai:{name}", "judge_base_url": server.base_url, "judge_backoff": 0.01}
         runs.append(score(built_release, "codis", codis_lines(), tmp_path / name, **judge))
 
     out = tmp_path / "report"
-    assert main(["report", str(runs[0]), str(runs[1]), str(vqa_a), "--out", str(out)]) == 0
+    assert main(["report", *map(str, runs), str(vqa_a), "--out", str(out)]) == 0
     markdown = (out / "report.md").read_text()
-    title = "Why two runs of example-vlm differ (codis): B - A by pipeline stage"
-    assert markdown.count("## Why two runs of") == 1  # one model's VQA run is alone: no section
+    # A against each later run: one section each, headed apart by the runs' labels (issue 48 item 9l)
+    title = "Why two runs of example-vlm differ (codis), A example-vlm · judge-a and B example-vlm · judge-b: B - A by pipeline stage"
+    other = title.replace("B example-vlm · judge-b", "B example-vlm · judge-c")
+    headings = re.findall(r"^## (Why two runs of .*)$", markdown, re.MULTILINE)
+    assert headings == [title, other]  # one model's VQA run is alone: no section
     header = ["Metric", "A", "B", "B - A", *STAGES]
     assert table_row(markdown, title, "Metric") == header
     acc_q = dict(zip(header, table_row(markdown, title, "acc_q")))

@@ -15,8 +15,8 @@ from conftest import REPO_ROOT
 from test_runs_report import vqa_run
 
 from cogbench.cli import build_parser, main
-from cogbench.reference_eval.reports.hub_results import NotPublishable, check_publishable
-from cogbench.reference_eval.reports.run_reader import read_run
+from cogbench.reference_eval.publishing.hub_results import NotPublishable, check_publishable
+from cogbench.reference_eval.recording.run_reader import read_run
 from cogbench.reference_eval.run.runner import BACKENDS, default_run_dir
 
 from openai_server import Reply
@@ -40,6 +40,58 @@ def test_default_run_folders_name_the_backend(built_release, tmp_path, openai_se
     assert (tmp_path / "runs" / "eval-vqa-openai-m" / "predictions.jsonl").is_file()
     folders = {default_run_dir("vqa", f"{backend}:models/m", "spontaneous") for backend in BACKENDS}
     assert len(folders) == len(BACKENDS), folders
+
+
+def test_a_resume_with_other_settings_names_the_fields(built_release, tmp_path, openai_server, monkeypatch, capsys):
+    """Issue 48 item 9k: the fields that differ, old -> new, in one line; not the two whole settings dicts."""
+    monkeypatch.setenv("OPENAI_API_KEY", "local")
+    server = openai_server(lambda request: Reply(text="A"))
+    out = ("--out", str(tmp_path / "run"))
+    assert main(eval_argv(built_release, server, "--limit", "2", *out)) == 0
+    capsys.readouterr()
+    assert (
+        main(eval_argv(built_release, server, "--limit", "2", "--max-new-tokens", "9", "--thinking", "off", *out)) == 1
+    )
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "{" not in err, err
+    assert (
+        f"error: {tmp_path / 'run' / 'run.json'}: this run's settings differ from those of the run the folder holds: "
+        "generation.max_new_tokens: 32 → 9, generation.thinking: auto → off; use another --out to keep both\n"
+    ) == err
+
+
+def test_the_default_folder_names_the_thinking_setting(built_release, tmp_path, openai_server, monkeypatch, capsys):
+    """Issue 48 item 9k: --thinking on/off runs get their own default folder; one made before that resumes."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OPENAI_API_KEY", "local")
+    server = openai_server(lambda request: Reply(text="A"))
+    for thinking in ("auto", "on", "off"):
+        assert main(eval_argv(built_release, server, "--limit", "2", "--thinking", thinking)) == 0
+    runs = tmp_path / "runs"
+    assert sorted(path.name for path in runs.iterdir()) == [
+        "eval-vqa-openai-m",
+        "eval-vqa-openai-m-thinking-off",
+        "eval-vqa-openai-m-thinking-on",
+    ]
+    assert (
+        json.loads((runs / "eval-vqa-openai-m-thinking-on" / "run.json").read_text())["generation"]["thinking"] == "on"
+    )
+    assert default_run_dir("vqa", "openai:m", "spontaneous").name == "eval-vqa-openai-m"
+    # A --thinking on run in the folder the default named before: the same command goes on there, and says so.
+    (runs / "eval-vqa-openai-m").rename(tmp_path / "auto-run")
+    (runs / "eval-vqa-openai-m-thinking-on").rename(runs / "eval-vqa-openai-m")
+    capsys.readouterr()
+    assert main(eval_argv(built_release, server, "--limit", "3", "--thinking", "on")) == 0
+    shown = capsys.readouterr()
+    assert "queries: 3 total, 2 already done, 1 generated now" in shown.out
+    assert (
+        "note: resuming runs/eval-vqa-openai-m, a --thinking on run in the folder the default named before it named "
+        "the thinking setting (new runs: runs/eval-vqa-openai-m-thinking-on)"
+    ) in shown.err
+    assert not (runs / "eval-vqa-openai-m-thinking-on").exists()
+    # The default (auto) run now meets that folder: refused, naming the field.
+    assert main(eval_argv(built_release, server, "--limit", "2")) == 1
+    assert "generation.thinking: on → auto; use another --out" in capsys.readouterr().err
 
 
 def test_an_eval_whose_every_query_failed_says_none_was_saved(

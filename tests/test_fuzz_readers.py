@@ -1,7 +1,7 @@
 """Every reader of a user's or a folder's file, fed arbitrary bytes and arbitrary JSON (hypothesis):
 the only outcomes are success or a CogbenchError (a documented exit code) with a one-line message.
 
-Readers: predictions in each format, scores.json, run.json, details.jsonl (reports.run_reader), the
+Readers: predictions in each format, scores.json, run.json, details.jsonl (recording.run_reader), the
 build marker (claiming a build --out) and the manifest (verify_build). 2,000 examples each.
 """
 
@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from cogbench.dataset_builders.output import MARKER_FILE, check_replaceable
 from cogbench.errors import EXIT_CODES, CogbenchError
 from cogbench.reference_eval.formats.official import OfficialIds, read_any_predictions
-from cogbench.reference_eval.reports.run_reader import read_run
+from cogbench.reference_eval.recording.run_reader import read_run
 from cogbench.validation.integrity import verify_build
 
 pytestmark = needs_real_data

@@ -17,8 +17,6 @@ import os
 import re
 import subprocess
 import sys
-import threading
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -26,6 +24,7 @@ import pytest
 from cogbench.dataset_builders.fetch import PUBLIC_SOURCES
 
 from raw_mirror import lay_out_mirror, serve
+from shared_files import missing_message, skip_or_fail
 
 BIN = str(Path(sys.executable).parent)
 
@@ -194,7 +193,7 @@ def test_template_hints_run_once_filled_in(user_folder, built_release):
 
 # Where the code prints a cogbench command with arguments, and how many: a new one fails the test
 # below until it has its row above. Not hints: harness.py names the `cogbench export` call a file
-# comes from, lmms_eval.py writes that call into the YAML it generates, raw.py builds `build_command`.
+# comes from, lmms_eval.py writes that call into the YAML it generates, output.py builds `build_command`.
 # Not run here: harnesses/cli.py's description and its two `score:` lines, whose --predictions is the
 # file another harness (lmms-eval, VLMEvalKit) writes (tested on real harness output in test_harnesses).
 HINT_SITES = {
@@ -204,7 +203,8 @@ HINT_SITES = {
     "dataset_builders/cli.py": 1,
     "dataset_builders/fetch.py": 1,
     "dataset_builders/load.py": 1,
-    "dataset_builders/raw.py": 2,
+    "dataset_builders/output.py": 1,
+    "dataset_builders/raw.py": 1,
     "validation/api.py": 1,
     "validation/integrity.py": 5,
     "reference_eval/formats/harness.py": 1,
@@ -212,7 +212,7 @@ HINT_SITES = {
     "reference_eval/harnesses/cli.py": 3,
     # `report --site` and `explain` refusing a details dataset that does not verify: the `cogbench verify` it names
     # is run by tests/test_site_inputs.py::test_a_details_dataset_is_a_run_of_the_site_and_an_edited_one_is_refused.
-    "reference_eval/reports/run_inputs.py": 1,
+    "reference_eval/verifying/run_inputs.py": 1,
     # `report` skipping an `eval --no-score` folder: the score command it prints is run by
     # tests/test_first_hour.py::test_report_skips_an_unscored_eval_run_with_the_command_that_scores_it.
     "reference_eval/reports/cli.py": 1,
@@ -221,7 +221,7 @@ HINT_SITES = {
     "reference_eval/explaining/report_section.py": 1,
     # publish-results of a run on an unpublished build: `cogbench publish` needs the Hub
     # (tests/test_hub_results.py publishes to the local Hub server with the real client).
-    "reference_eval/reports/hub_results.py": 1,
+    "reference_eval/publishing/hub_results.py": 1,
     # `rescore` of a run that does not verify: the `cogbench verify` it names is run by
     # tests/test_rescore.py::test_rescore_refusals_in_one_line.
     "reference_eval/api/rescoring.py": 1,
@@ -251,41 +251,47 @@ def _foreign_judge_on(port: int):
     """Another OpenAI-compatible server (not the block's) on ``port`` while the block runs, when it is free."""
     from openai_server import OpenAIServer, Reply
 
-    stand_in = OpenAIServer(lambda request: Reply(text="wrong"), record=False)
-    stand_in._httpd.server_close()  # its handler, on the port asked
     try:
-        httpd = ThreadingHTTPServer(("127.0.0.1", port), stand_in._httpd.RequestHandlerClass)
+        stand_in = OpenAIServer(lambda request: Reply(text="wrong"), record=False, port=port)
     except OSError:  # taken by someone else: the block must not talk to it either way
         yield
         return
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with stand_in:
         yield
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
 
 
 def test_readme_offline_cpu_block_runs_as_written(built_release, real_raw_dir, tmp_path):
-    """Issue 32 item 7: the tiny-model and local-judge block of docs/running.md, run by bash as written (the
-    test extra's modules hidden from its Python: it needs the eval extra alone)."""
+    """Issue 32 item 7, issue 48 item 9i: the tiny-model and local-judge block of docs/running.md, run by bash as
+    written from the quickstart's folder, with the installed package's commands alone (no tests/ folder; the test
+    extra's modules hidden from its Python: it needs the eval extra alone). Its Hub is a local one holding
+    Qwen2.5-VL's tokenizer files, which the first line downloads into an empty cache."""
+    from hub_server import HubRepo, LocalHub
+    from tiny_models import QWEN_PROCESSOR_DIR
+
+    if not QWEN_PROCESSOR_DIR.is_dir():
+        skip_or_fail(missing_message(QWEN_PROCESSOR_DIR, "the Qwen2.5-VL tokenizer files"))
     readme = (Path(__file__).resolve().parents[1] / "docs" / "running.md").read_text()
-    block = re.search(r"```bash\n(python tests/tiny_models.py .*?)```", readme, re.S).group(1)
+    block = re.search(r"```bash\n(cogbench demo tiny-model .*?)```", readme, re.S).group(1)
+    assert "tests/" not in block  # what a wheel user does not have
     (tmp_path / "dist").mkdir()
     (tmp_path / "dist" / "cogbench").symlink_to(built_release)
-    (tmp_path / "tests").symlink_to(Path(__file__).resolve().parent)
+    (tmp_path / "raw").symlink_to(real_raw_dir)
     hide = tmp_path / "hide"  # `import pytest` fails in the block's Python, as without the test extra
     hide.mkdir()
     (hide / "pytest.py").write_text("raise ModuleNotFoundError('pytest is not installed', name='pytest')\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("COGBENCH_")}
-    env |= {"PATH": f"{BIN}{os.pathsep}{env.get('PATH', '')}", "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(hide)}
-    env |= {"COGBENCH_RAW_DIR": str(real_raw_dir)}
-    env |= {"COGBENCH_SHARED": os.environ["COGBENCH_SHARED"]} if os.environ.get("COGBENCH_SHARED") else {}
+    env |= {"PATH": f"{BIN}{os.pathsep}{env.get('PATH', '')}", "PYTHONPATH": str(hide)}
+    env |= {"HF_HUB_OFFLINE": "0", "TRANSFORMERS_OFFLINE": "0", "HF_HOME": str(tmp_path / "hf-home")}
     assert not re.search(r"--port|127\.0\.0\.1:\d", block)  # a port chosen at run time: never one already taken
-    with _foreign_judge_on(8001):  # what once listened where the block looked: it answers "wrong"
-        shown = _run("set -e\n" + block, tmp_path, env)
+    files = {path.name: path.read_bytes() for path in QWEN_PROCESSOR_DIR.iterdir() if path.is_file()}
+    with LocalHub() as hub, _foreign_judge_on(8001):  # 8001: what once listened where the block looked ("wrong")
+        hub.models["Qwen/Qwen2.5-VL-7B-Instruct"] = HubRepo(files=files)
+        shown = _run("set -e\n" + block, tmp_path, env | {"HF_ENDPOINT": hub.endpoint})
     assert shown.returncode == 0, (shown.stdout + shown.stderr)[-3000:]
+    downloaded = {path.rsplit("/", 1)[-1] for method, path in hub.requests if "/resolve/" in path}
+    assert {"vocab.json", "merges.txt", "tokenizer_config.json"} <= downloaded
+    marker = json.loads((tmp_path / "models" / "tiny-llava" / ".cogbench-output.json").read_text())
+    assert marker["kind"] == "demo tiny-model"
     assert (tmp_path / "runs" / "eval-vqa-hf-models_tiny-llava" / "predictions.jsonl").is_file()
     scores = json.loads((tmp_path / "runs" / "codis-local-judge" / "scores.json").read_text())
     assert scores["judge"]["kind"] == "openai" and scores["metrics"]["acc_q"]["overall"] == 100.0

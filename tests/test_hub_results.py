@@ -19,8 +19,8 @@ from huggingface_hub import parse_eval_result_entries
 
 from cogbench.cards.release import build_release
 from cogbench.cli import main
-from cogbench.reference_eval.reports.hub_results import check_publishable, publish_results
-from cogbench.reference_eval.reports.run_reader import read_run
+from cogbench.reference_eval.publishing.hub_results import check_publishable, publish_results
+from cogbench.reference_eval.recording.run_reader import read_run
 from cogbench.reference_eval.scoring.pipeline import ScoreOptions, run_scoring
 
 from hub_server import COMMIT_OID, HubRepo, LocalHub, configure_hub, local_hub_api

@@ -4,7 +4,7 @@ Every expected verdict, parsed answer and flag below is worked out by hand from 
 module cites (CODIS: the last line without its "Answer:" label, nearer its own ground truth;
 VQA: the authors' first character, an explicit letter or one quoted option; Recognition:
 similarity above 0.6), never from the code under test. Fast (no run folder, no model): the
-mutation run of ``reports/item_checks.py`` uses this file.
+mutation run of ``verifying/item_checks.py`` uses this file.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 import json
 
-from cogbench.reference_eval.reports.item_checks import item_problems
+from cogbench.reference_eval.verifying.item_checks import item_problems
 
 
 def codis_pair(**edits) -> dict:

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from cogbench.errors import UsageError
+from cogbench.reference_eval.recording.run_reader import ScoredRun
 from cogbench.reference_eval.reports.judge_agreement import _answers_id, render_agreement, verdicts
-from cogbench.reference_eval.reports.run_reader import ScoredRun
 
 
 def kappa_row(items, kappa, interval=None, flips=0, share=None, constant=()) -> dict:

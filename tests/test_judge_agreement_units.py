@@ -13,6 +13,7 @@ import pytest
 
 from cogbench.errors import UsageError
 from cogbench.reference_eval.metrics import small_sample
+from cogbench.reference_eval.recording.run_reader import ScoredRun
 from cogbench.reference_eval.reports.judge_agreement import (
     judge_agreement,
     judge_identity,
@@ -23,7 +24,6 @@ from cogbench.reference_eval.reports.judge_agreement import (
     report_section,
     verdicts,
 )
-from cogbench.reference_eval.reports.run_reader import ScoredRun
 
 LOCATION, TEMPORAL = "Location and Orientation", "Temporal Information"
 RULE = {"kind": "rule"}

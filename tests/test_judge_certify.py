@@ -11,6 +11,7 @@ the candidates, through the CLI, from run folders and from a Parquet archive.
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pyarrow as pa
@@ -21,8 +22,8 @@ from sklearn.metrics import cohen_kappa_score
 from test_judge_agreement import codis_truth, expected_verdicts, model_predictions, strict_b
 
 from cogbench.cli import main
-from cogbench.reference_eval.judging import certify as cert
-from cogbench.reference_eval.judging.verdict_archive import COLUMNS, JudgedAnswers
+from cogbench.reference_eval.certifying import certify as cert
+from cogbench.reference_eval.certifying.verdict_archive import COLUMNS, JudgedAnswers
 from cogbench.reference_eval.scoring.pipeline import ScoreOptions, run_scoring
 from cogbench.schemas.features import COGBENCH_CATEGORIES
 
@@ -250,6 +251,13 @@ def test_certify_end_to_end_through_the_cli(codis_runs, capsys):
     assert "CogBench Table 4" in printed and "96.5%" in printed and "CODIS Tables 7-8" in printed
     card = out["card"].read_text()
     assert card.startswith("## Judge") and "**FAIL**" in card and "McHugh (2012)" in card
+    # The card names the judge really retired (the papers' CODIS judge), apart from the reference the candidate
+    # was certified against, and cites no internal issue (issue 48 item 9f).
+    assert (
+        "in place of the papers' CODIS judge `gpt-4-turbo-preview` (the CODIS judge (authors' data/eval.py), "
+        "shut down 2026-10-23); certified against the verdicts of openai:reference-judge, tolerant parsing." in card
+    )
+    assert "(retired)" not in card and not re.search(r"(?i)\bissue \d", card + printed)
     # The rule judge reads these answers as the reference does: it passes every bar.
     argv = ["judges", "certify", "--reference", *_runs(runs, "reference-judge"), "--candidate", *_runs(runs, "rule")]
     assert main(argv) == 0
@@ -292,3 +300,15 @@ def test_certify_refuses_what_it_cannot_pair_in_one_line(codis_runs, capsys):
         assert main(["judges", "certify", *argv]) == 2
         err = capsys.readouterr().err
         assert err.startswith("error: ") and message in err and err.count("\n") == 1, err
+
+
+def test_a_panel_candidate_is_named_by_its_members_and_a_vllm_judge_by_its_model(tmp_path):
+    """Issue 48 item 9f: the certificate and its card name the judges they are about, never "panel" or "vllm" alone."""
+    from cogbench.reference_eval.recording.run_reader import ScoredRun
+    from cogbench.reference_eval.reports.judge_agreement import judge_label
+
+    members = [{"name": "openai:a", "kind": "openai"}, {"name": "rule", "kind": "rule"}]
+    panel = {"kind": "panel", "model": "openai:a + rule", "members": members, "parsing": "tolerant"}
+    assert judge_label(ScoredRun(tmp_path, {"judge": panel}, [], None)) == "panel of openai:a + rule, tolerant parsing"
+    vllm = {"kind": "vllm", "model": "/models/qwen", "parsing": "constrained"}
+    assert judge_label(ScoredRun(tmp_path, {"judge": vllm}, [], None)) == "vllm:/models/qwen, constrained parsing"

@@ -51,7 +51,7 @@ def constrained_run(built_release, tmp_path_factory):
         )
         score = ["score", "--task", "codis", "--dataset", str(built_release), "--allow-partial"]
         score += ["--predictions", str(root / "eval" / "predictions.jsonl"), "--judge", "openai:judge"]
-        score += ["--judge-base-url", http.base_url, "--judge-concurrency", "1", "--judge-max-attempts", "1"]
+        score += ["--judge-base-url", http.base_url, "--judge-concurrency", "1"]  # the default attempts (3)
         score += ["--judge-parsing", "constrained", "--judge-structured-outputs", "--out", str(root / "run")]
         code = main(score)
         requests = [r for r in http.chat_requests if isinstance(r.messages[0]["content"], str)]
@@ -79,6 +79,10 @@ def test_unread_replies_are_unscored_not_wrong_nor_failures(constrained_run, cap
     assert comparison["metrics"]["acc_q"] == pytest.approx(100 * 3 / 6)
     summary = (run / "report.md").read_text()
     assert "unscored 2/6 queries (33.3%)" in summary and "UNSCORED (2/6 queries, 33.3%" in summary
+    # An unscored reply is final: asked once, never retried (issue 48 item 9b), and no failure in any count.
+    assert scores["judge"]["calls"] == 6 and scores["judge"]["failures"] == 0
+    assert "Judge failures: 0 of 6 queries; unscored 2/6 queries (33.3%)." in summary
+    assert summary.lower().count("failure") == 1  # one figure, one name: the judge's cost line repeats none
 
 
 def test_each_judge_request_carries_its_prompts_labels(constrained_run):

@@ -416,6 +416,9 @@ def test_report_names_a_panel_run_as_not_certified_with_its_agreement(codis_pane
     members = " + ".join(f"openai:judge-{n}" for n in CODIS_PATTERNS)
     assert f"(panel {members} (Krippendorff's alpha {alpha:.3f}, {effective:g} effective judges))" in section
     assert "No certificate given" in section and "with no certificate here" in section
+    # The run is labelled by what its members are (issue 48 item 9c): LLMs, not "(offline)".
+    text = (tmp_path / "report" / "report.md").read_text()
+    assert f"judge panel {members} (tolerant parsing)" in text and "(offline)" not in text
 
 
 def test_a_keyless_member_refused_at_its_first_request_says_why(built_release, tmp_path, openai_server, capsys):

@@ -20,6 +20,7 @@ from cogbench.reference_eval.judges import retirement
 from openai_server import Reply
 
 SECRET = "sk-retirement-test-98765"
+RETIRED_ADVICE = "cogbench judges certify"  # the way out of a retired judge, and only of one
 DISTINCT_PROMPTS = 555  # of the 706 CODIS judge queries of the authors' example (identical prompts go once)
 
 
@@ -89,8 +90,31 @@ def test_an_endpoint_that_does_not_list_the_judge(real_raw_dir, built_release, t
     assert score(real_raw_dir, built_release, tmp_path, "judge-x", server.base_url) == 2
     err = one_error_line(capsys)
     assert f"{server.base_url}/models does not serve judge judge-x (it serves: Qwen/Qwen3-8B, other)" in err
+    assert "name one of the models it serves" in err and RETIRED_ADVICE not in err and "did you mean" not in err
     assert server.chat_requests == [] and [r.path for r in server.requests] == ["/v1/models"]
     assert server.requests[0].headers["authorization"] == f"Bearer {SECRET}"
+
+
+@pytest.mark.parametrize("typed", ["Qwen/Qwen3-8b", "Qwen/Qwen3-8", "QWEN/QWEN3-8B", "qwen3-8B"])
+def test_a_misspelt_judge_is_asked_did_you_mean(typed, real_raw_dir, built_release, tmp_path, openai_server, capsys):
+    """A typo is not a retired judge (issue 48 item 9h): the closest model the endpoint lists, not certify's advice."""
+    server = openai_server(right, models=["Qwen/Qwen3-8B", "meta-llama/Llama-3.3-70B-Instruct"])
+    assert score(real_raw_dir, built_release, tmp_path, typed, server.base_url) == 2
+    err = one_error_line(capsys)
+    assert f"does not serve judge {typed} " in err and err.endswith("did you mean Qwen/Qwen3-8B?\n")
+    assert RETIRED_ADVICE not in err and "--judge-accept-retired" not in err
+    assert server.chat_requests == []
+
+
+def test_a_papers_judge_the_endpoint_no_longer_lists_gets_the_retired_advice(
+    real_raw_dir, built_release, tmp_path, openai_server, capsys
+):
+    # gpt-4o answers until 2027-01-14 by the table; an endpoint that has dropped it already: certify a pinned judge.
+    later = ("--judge-shutdown", "gpt-4o=2999-01-01")
+    server = openai_server(right, models=["gpt-4o-mini", "gpt-4.1"])
+    assert score(real_raw_dir, built_release, tmp_path, "gpt-4o", server.base_url, *later) == 2
+    err = one_error_line(capsys)
+    assert "does not serve judge gpt-4o " in err and RETIRED_ADVICE in err and "did you mean" not in err
 
 
 def test_model_ids_from_the_server_are_printed_escaped_and_shortened(
@@ -172,6 +196,21 @@ def test_an_unreachable_endpoint_is_one_line(real_raw_dir, built_release, tmp_pa
     assert score(real_raw_dir, built_release, tmp_path, "judge-x", f"http://127.0.0.1:{port}/v1") == 2
     err = one_error_line(capsys)
     assert f"cannot check judge judge-x: GET http://127.0.0.1:{port}/v1/models: connection failed" in err
+    # A server that is down is not a retired judge (issue 48 item 9h): where it was looked for, credentials masked.
+    assert err.endswith(f"; is the server running at http://127.0.0.1:{port}/v1?\n")
+    assert RETIRED_ADVICE not in err and "--judge-accept-retired" not in err
+    url = f"http://user:{SECRET}@127.0.0.1:{port}/v1?api-key={SECRET}"
+    assert score(real_raw_dir, built_release, tmp_path, "judge-x", url) == 2
+    err = one_error_line(capsys)  # the secret nowhere in it
+    assert f"is the server running at http://***@127.0.0.1:{port}/v1?api-key=***" in err
+
+
+def test_an_endpoint_refusing_the_key_says_so(real_raw_dir, built_release, tmp_path, openai_server, capsys):
+    server = openai_server(right, models=["judge-x"], api_key="another-key")
+    assert score(real_raw_dir, built_release, tmp_path, "judge-x", server.base_url) == 2
+    err = one_error_line(capsys)
+    assert f"GET {server.base_url}/models: HTTP 401; check the key sent to it (OPENAI_API_KEY" in err
+    assert RETIRED_ADVICE not in err
 
 
 def test_a_server_without_a_model_list_is_not_checked_there(real_raw_dir, built_release, tmp_path, openai_server):

@@ -145,9 +145,10 @@ def test_a_thinking_model_through_the_lmms_eval_cli_scores_its_final_answers_onl
             pairs_details = [json.loads(line) for line in (out / "details.jsonl").read_text().splitlines()]
             answers = [query for pair in pairs_details for query in pair["queries"]]
             assert [a["right"] for a in answers] == right
-        # A block never closed is no answer (truncated); so is a null content, which lmms-eval 0.7.3 writes as the
-        # text "None" (its sample writer str()s every response) after its process_results saw None: empty.
+        # A block never closed is no answer (unclosed: the samples keep no finish reason, so not said to be cut at
+        # the limit); so is a null content, which lmms-eval 0.7.3 writes as the text "None" (its sample writer
+        # str()s every response) after its process_results saw None: empty.
         statuses = [a["answer_status"] for a in answers]
-        assert statuses == [{5: "truncated", 6: "empty"}.get(i % 7, "answered") for i in range(LIMIT)], statuses
+        assert statuses == [{5: "unclosed", 6: "empty"}.get(i % 7, "answered") for i in range(LIMIT)], statuses
         assert [r["filtered_resps"] for r in records if r["doc_id"] % 7 == 6] == ["None", "None"]
-        assert (scores["answers"]["answered"], scores["answers"]["truncated"], scores["answers"]["empty"]) == (10, 2, 2)
+        assert (scores["answers"]["answered"], scores["answers"]["unclosed"], scores["answers"]["empty"]) == (10, 2, 2)

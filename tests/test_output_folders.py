@@ -189,7 +189,7 @@ def test_folders_inside_a_build_or_another_kind_of_output_are_refused(built_rele
         main(["export", "--format", "vlmevalkit", "--dataset", str(build), "--out", str(build / "x")]),
         capsys.readouterr().err,
     )
-    assert "inside" in line and "built dataset" in line and snapshot(build) == before
+    assert f"inside --dataset {build}, which this command reads" in line and snapshot(build) == before
     scored = tmp_path / "scored"
     assert main(score_argv(build, scored)) == 0
     run_files = snapshot(scored)
@@ -263,3 +263,50 @@ def test_score_never_replaces_a_score_of_another_task(built_release, tmp_path, c
     )
     assert snapshot(out) == before
     assert main(score_argv(built_release, out)) == 0  # the same command and task re-scores in place
+
+
+@pytest.mark.parametrize("listed", ["../outside.txt", "images/../../outside.txt", "ABSOLUTE", "notes.txt"])
+def test_a_marker_edited_to_list_a_foreign_file_deletes_nothing(listed, tmp_path):
+    """record_written (issue 48 item 9m) removes only files its own patterns own, inside the folder, as written."""
+    from cogbench.dataset_builders.output import OUTPUT_MARKER, WRITTEN, claim_output, record_written
+
+    out = tmp_path / "site"
+    claim_output(out, "site", ("images/*", "data/*.js"))
+    (out / "images").mkdir()
+    (out / "images" / "a.png").write_bytes(b"a")
+    (out / "data").mkdir()
+    (out / "data" / "old.js").write_bytes(b"old")
+    assert record_written(out, ("images/*", "data/*.js"), ["images/a.png", "data/old.js"]) == ([], [])
+    victim = out / "notes.txt" if listed == "notes.txt" else tmp_path / "outside.txt"
+    victim.write_bytes(b"mine")
+    marker = json.loads((out / OUTPUT_MARKER).read_text())
+    listed = str(victim) if listed == "ABSOLUTE" else listed
+    marker[WRITTEN][listed] = hashlib.sha256(b"mine").hexdigest()
+    (out / OUTPUT_MARKER).write_text(json.dumps(marker))
+    removed, kept = record_written(out, ("images/*", "data/*.js"), ["images/a.png"])
+    assert removed == ["data/old.js"] and kept == [] and victim.read_bytes() == b"mine"
+
+
+def test_a_hints_build_names_the_recorded_raw_folder_and_survives_an_edited_marker(tmp_path, monkeypatch):
+    """Issue 48 item 9a: `build_command` names the raw folder the build marker records (quoted for the shell), the
+    default one where the marker names none that is a folder here, and no edit of the marker makes it raise."""
+    from cogbench.dataset_builders.output import build_command
+
+    monkeypatch.delenv("COGBENCH_RAW_DIR", raising=False)
+    monkeypatch.chdir(tmp_path)
+    raw = tmp_path / "raw files"
+    raw.mkdir()
+    out = tmp_path / "dist"
+    out.mkdir()
+    for recorded, shown in [
+        (str(raw), "'raw files'"),  # inside the current folder: relative, quoted
+        ("/no/such/folder", "raw"),
+        ("a" * 5000, "raw"),  # a name too long for the file system
+        ("x\x00y", "raw"),
+        (7, "raw"),
+    ]:
+        marker = {"builder": "cogbench", "format": 1, "files": [MARKER_FILE], "raw_dir": recorded}
+        (out / MARKER_FILE).write_text(json.dumps(marker))
+        assert (
+            build_command(out, "--version", "3.0.0") == f"cogbench build --raw-dir {shown} --out {out} --version 3.0.0"
+        )

@@ -11,7 +11,7 @@ import yaml
 from huggingface_hub import EvalResultEntry, eval_result_entries_to_yaml
 from test_hub_results import ACC_P, ACC_Q, DATASET, args_for, codis_run  # noqa: F401  (the module's fixture)
 
-from cogbench.reference_eval.reports.hub_results import NotPublishable, publish_results
+from cogbench.reference_eval.publishing.hub_results import NotPublishable, publish_results
 
 from hub_server import COMMIT_OID, HubRepo, LocalHub, local_hub_api
 

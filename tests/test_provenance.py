@@ -10,7 +10,7 @@ import jsonschema
 from test_score import minilm_path
 
 from cogbench import __version__
-from cogbench.reference_eval.reports.run_files import scores_schema
+from cogbench.reference_eval.recording.run_files import scores_schema
 from cogbench.reference_eval.scoring.pipeline import ScoreOptions, run_scoring
 
 from openai_server import numbered_verdicts

@@ -17,6 +17,7 @@ import pytest
 import cogbench
 from cogbench.errors import CogbenchError, UsageError
 
+from openai_server import Reply
 from shared_files import codis_example
 
 
@@ -56,6 +57,36 @@ def test_the_cli_writes_what_the_api_returns(built_release, tmp_path):
         assert result.scores["metrics"][name]["overall"] == metric["overall"]
         assert result.intervals[name] == metric["interval"]["overall"]
     assert cogbench.verify(result).differences == []
+
+
+def numpy_values(value, where: str = "") -> list[str]:
+    """Where a result holds a numpy scalar or array (a plain float shows as 1.5, a numpy one as np.float64(1.5))."""
+    if isinstance(value, dict):
+        return [found for key, inner in value.items() for found in numpy_values(inner, f"{where}.{key}")]
+    if isinstance(value, (list, tuple)):
+        return [found for k, inner in enumerate(value) for found in numpy_values(inner, f"{where}[{k}]")]
+    return [f"{where}: {type(value).__name__}"] if type(value).__module__ == "numpy" else []
+
+
+def test_compare_returns_plain_python_numbers(built_release, tmp_path, openai_server, monkeypatch):
+    """Issue 48 item 9l: every number of compare's results is a plain float or int, never np.float64."""
+    monkeypatch.setenv("OPENAI_API_KEY", "local")
+    kept = cogbench.score("codis", built_release, codis_example(), out=tmp_path / "rule")
+    other = cogbench.score("codis", built_release, _first_pairs(tmp_path, 200), allow_partial=True, out=tmp_path / "b")
+    compared = cogbench.compare(kept, other, allow_mismatch=True)
+    low, high = compared["metrics"]["acc_p"][-1]["interval"]
+    assert type(low) is float and type(high) is float and low <= 0.0 <= high
+    assert numpy_values(compared) == []
+    server = openai_server(lambda request: Reply(text="right"))
+    judged = cogbench.score(
+        "codis", built_release, codis_example(), judge="openai:judge", judge_base_url=server.base_url
+    )
+    agreement = cogbench.compare(kept, judged, judges=True)
+    assert numpy_values(agreement) == []
+    assert (
+        numpy_values([judged.metrics, judged.intervals, judged.scores, cogbench.explain(kept.folder, other.folder)])
+        == []
+    )
 
 
 def test_errors_are_the_projects_exceptions_never_system_exit(built_release, tmp_path):

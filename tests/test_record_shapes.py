@@ -24,7 +24,7 @@ from test_judge_certify import simulated_judges
 
 from cogbench.cli import main
 from cogbench.option_types import MAX_RESAMPLES, resample_count
-from cogbench.reference_eval.judging.verdict_archive import COLUMNS, JudgedAnswers, write_archive
+from cogbench.reference_eval.certifying.verdict_archive import COLUMNS, JudgedAnswers, write_archive
 
 from openai_server import OpenAIServer, Reply
 

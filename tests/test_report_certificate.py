@@ -52,7 +52,11 @@ def test_a_certificate_section_with_its_verdict_and_figures(codis_runs, tmp_path
     assert main(["report", *given, "--out", str(out), "--allow-mismatch", "--certificate", str(path)]) == 0
     report = (out / "report.md").read_text()
     section = _section(report)
-    assert "candidate judge **openai:judge-b, tolerant parsing** in place of openai:reference-judge" in section
+    assert (
+        "candidate judge **openai:judge-b, tolerant parsing** in place of the papers' CODIS judge `gpt-4-turbo-preview` "
+        "(the CODIS judge (authors' data/eval.py), shut down 2026-10-23), certified against the verdicts of "
+        "openai:reference-judge, tolerant parsing: **FAIL**." in section
+    )
     assert ": **FAIL**." in section and certificate["status"] == "FAIL"
     kappa = certificate["tasks"][0]["agreement"]["overall"]["kappa"]
     result = "pass" if kappa >= 0.8 else "FAIL"

@@ -18,7 +18,7 @@ from test_score import codis_truth_responder, minilm_path
 
 from cogbench.cli import main
 from cogbench.errors import UsageError
-from cogbench.reference_eval.reports.run_kind import description_mode, judge_difference, judge_label
+from cogbench.reference_eval.recording.run_kind import description_mode, judge_difference, judge_label
 from cogbench.reference_eval.tasks.prompts import DESCRIPTION_DIRECTED, DESCRIPTION_SPONTANEOUS
 
 from openai_server import numbered_verdicts
@@ -129,6 +129,22 @@ def test_judges_differ_in_model_or_parsing():
     assert judge_difference(gpt_tolerant, scores(kind="rule")) == "judge 'openai:gpt-4o' vs 'rule' (acc_p)"
     unjudged = {"metrics": {"accuracy": {}}, "provenance": {"judge": {"kind": "none"}}}
     assert judge_difference(unjudged, {**unjudged, "provenance": {"judge": {"kind": "rule"}}}) is None
+
+
+def test_a_judge_is_labelled_by_what_it_is_a_panel_by_its_members():
+    """Issue 48 item 9c: only an offline judge reads "(offline)"; a panel with LLM members names them and its
+    parsing, a vllm: judge its model."""
+
+    def scores(**judge):
+        return {"metrics": {"acc_p": {}}, "provenance": {"judge": judge}}
+
+    members = [{"name": "openai:gpt-4o", "kind": "openai"}, {"name": "rule", "kind": "rule"}]
+    panel = scores(kind="panel", model="openai:gpt-4o + rule", members=members, parsing="tolerant")
+    assert judge_label(panel) == "judge panel openai:gpt-4o + rule (tolerant parsing)"
+    vllm = scores(kind="vllm", model="/models/qwen", parsing="constrained")
+    assert judge_label(vllm) == "judge vllm:/models/qwen (constrained parsing)"
+    assert judge_label(scores(kind="rule")) == "judge rule (offline)"
+    assert judge_label(scores(kind="rouge")) == "judge rouge (offline)"
 
 
 @needs_real_data

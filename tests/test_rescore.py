@@ -227,6 +227,13 @@ def test_the_docs_errata_walk_through_runs_as_written(built_release, real_raw_di
         assert ran.returncode == 0, ran.stdout[-2000:] + ran.stderr[-2000:]
         outputs.append(ran.stdout)
     assert '| `codis` | `000` | `answer_2` | "Taking off my clothes." | "Undressing." |' in outputs[0]
+    # diff --errata's hint, run as printed with no COGBENCH_RAW_DIR: the build again from the raw folder the new
+    # build was made from (raw-fixed, which its build marker records), not the default raw/ (issue 48 item 9a)
+    hint = re.search(r"carry them into the build: `(cogbench build [^`]+)`", outputs[0]).group(1)
+    assert shlex.split(hint)[2:4] == ["--raw-dir", "raw-fixed"], hint
+    again = subprocess.run(["bash", "-c", hint], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
+    assert "errata: 1 corrected field(s), on the card" in again.stdout
     assert "rescored: 706 stored answer(s) of runs/codis-v2, no model called" in outputs[1]
     shown = re.search(r"```text\n(## acc_q.*?)```", section, re.S).group(1)
     assert outputs[1].endswith(shown)  # the page shows what the block prints

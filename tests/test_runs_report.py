@@ -89,7 +89,8 @@ def test_report_over_four_runs_writes_every_file(built_release, tmp_path, capsys
 
 
 def test_report_of_a_folder_without_scores_is_a_usage_error(tmp_path, capsys):
-    assert main(["report", str(tmp_path), "--out", str(tmp_path / "r")]) == UsageError.exit_code
+    (tmp_path / "run").mkdir()
+    assert main(["report", str(tmp_path / "run"), "--out", str(tmp_path / "r")]) == UsageError.exit_code
     assert "no scores.json" in capsys.readouterr().err
 
 

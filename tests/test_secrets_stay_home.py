@@ -22,7 +22,7 @@ from test_judge_request_files import _score
 
 from cogbench.cli import main
 from cogbench.redaction import redact_text, redact_url
-from cogbench.reference_eval.reports.hub_results import publish_results
+from cogbench.reference_eval.publishing.hub_results import publish_results
 
 from hub_server import COMMIT_OID, HubRepo, LocalHub, configure_hub, local_hub_api
 from openai_server import Reply, answer_as_engine, request_lines
@@ -138,7 +138,7 @@ def test_an_eee_record_source_is_held_to_the_same_rules(url, refusal, monkeypatc
     from huggingface_hub import constants
 
     from cogbench.errors import UsageError
-    from cogbench.reference_eval.reports.result_source import details_source
+    from cogbench.reference_eval.verifying.result_source import details_source
 
     monkeypatch.setattr(constants, "ENDPOINT", "https://hub.example")
     with pytest.raises(UsageError, match=refusal):

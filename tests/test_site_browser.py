@@ -23,6 +23,7 @@ from test_report_run_kind import description_predictions, score_description
 from test_runs_report import vqa_run
 
 from cogbench.cli import main
+from cogbench.reference_eval.answers.reasoning import NO_ANSWER
 from cogbench.reference_eval.scoring.pipeline import ScoreOptions, run_scoring
 from cogbench.reference_eval.tasks.prompts import DESCRIPTION_DIRECTED
 
@@ -63,7 +64,8 @@ def swap(indexes):
 
 
 def think(index, pair):
-    """Reasoning before the answer on some pairs; a think block never closed (no answer: truncated) on others."""
+    """Reasoning before the answer on some pairs; a think block never closed (no answer: unclosed, the authors'
+    format keeps no finish reason) on others."""
     if index in THINKING:
         pair["output"]["output_1"] = f"<think>Look at the context of pair {index}.</think>{pair['output']['output_1']}"
     if index in TRUNCATED:
@@ -250,7 +252,7 @@ def expected_counts(runs: dict[str, Path]) -> dict[str, int]:
             by_answer.setdefault(tuple(q["final_answer"] for q in d["queries"]), set()).add(verdict)
         counts["judges"] += any(len(v) > 1 for v in by_answer.values())
         counts["unscored"] += any(
-            q["right"] is None or q.get("judge_error") or q.get("answer_status") in ("truncated", "empty")
+            q["right"] is None or q.get("judge_error") or q.get("answer_status") in NO_ANSWER
             for d in lines
             for q in d["queries"]
         )
@@ -316,7 +318,7 @@ def test_an_item_link_opens_it_with_every_answer(site_runs, page, tmp_path):
     truncated = details[TRUNCATED[0]]
     open_site(page, site, f"#item=codis/{truncated['item_id']}")
     page.wait_for_selector(f"#item-title:has-text('{truncated['item_id']}')")
-    assert "truncated" in llm.inner_text()
+    assert "unclosed" in llm.inner_text()
 
 
 @needs_real_data
@@ -372,7 +374,7 @@ def test_unscored_units_are_shown_as_such(site_runs, page):
         for d in details
         if any(map(unread, d["queries"]))
         and not any(
-            q["right"] is None or q.get("answer_status") in ("truncated", "empty")
+            q["right"] is None or q.get("answer_status") in NO_ANSWER
             for o in others
             for q in o[d["item_id"]]["queries"]
         )

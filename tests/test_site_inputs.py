@@ -19,11 +19,13 @@ from test_hub_results import (
 )
 from test_intervals import codis_example, score_codis, swap_pairs
 from test_report_run_kind import description_predictions, score_description
+from test_runs_report import vqa_run
 
 from cogbench.cli import main
-from cogbench.reference_eval.reports.details_dataset import write_details
-from cogbench.reference_eval.reports.hub_results import publish_results
-from cogbench.reference_eval.reports.run_reader import read_run
+from cogbench.dataset_builders.output import folder_files
+from cogbench.reference_eval.publishing.details_dataset import write_details
+from cogbench.reference_eval.publishing.hub_results import publish_results
+from cogbench.reference_eval.recording.run_reader import read_run
 from cogbench.reference_eval.tasks.prompts import DESCRIPTION_DIRECTED, DESCRIPTION_SPONTANEOUS
 
 from hub_server import COMMIT_OID, HubRepo, LocalHub, local_hub_api
@@ -107,3 +109,38 @@ def test_runs_of_different_description_modes_are_ranked_apart(built_release, tmp
     micro = next(m for m in site_data(site)["tasks"][0]["metrics"] if m["name"] == "recognition_micro")
     assert [g["members"] for g in micro["groups"]] == [[1, 2]]
     assert micro["rows"][0]["unranked"].startswith("not ranked: no other run of its kind")
+
+
+@needs_real_data
+def test_writing_a_site_again_with_fewer_tasks_removes_only_what_it_wrote(built_release, tmp_path, capsys):
+    """Issue 48 item 9m: the items, images and charts of a task no longer shown go; nothing else does."""
+    codis = tmp_path / "codis"
+    score_codis(built_release, codis_example(), codis, resamples=100)
+    vqa = vqa_run(built_release, tmp_path, "vqa", 2)
+    site, fresh = tmp_path / "site", tmp_path / "fresh"
+    assert main(["report", str(codis), str(vqa), "--site", str(site), "--permutations", "99"]) == 0
+    shown = capsys.readouterr().out
+    # the page it wrote, not "wrote the site site" (issue 48 item 9l)
+    assert f"wrote the static site {site}/index.html: 2 run(s), items vqa 64, codis 353, " in shown
+    assert "data/items-vqa.js" in folder_files(site)
+    # Files the patterns own that cogbench did not write as they are: a user's chart, a VQA image edited since.
+    (site / "charts" / "mine.png").write_bytes(b"my own chart")
+    vqa_images = {name for name in folder_files(site) if name.startswith("images/")}
+    assert main(["report", str(codis), "--site", str(fresh), "--permutations", "99"]) == 0
+    vqa_images -= set(folder_files(fresh))
+    edited = sorted(vqa_images)[0]
+    (site / edited).write_bytes(b"edited by hand")
+    stale = set(folder_files(site)) - set(folder_files(fresh)) - {"charts/mine.png", edited}
+    assert "data/items-vqa.js" in stale and len(stale) > len(vqa_images)
+    capsys.readouterr()
+
+    assert main(["report", str(codis), "--site", str(site), "--permutations", "99"]) == 0
+    out = capsys.readouterr().out
+    assert set(folder_files(site)) == set(folder_files(fresh)) | {"charts/mine.png", edited}
+    assert (site / "charts" / "mine.png").read_bytes() == b"my own chart"
+    assert (site / edited).read_bytes() == b"edited by hand"
+    assert f"removed {len(stale)} file(s) an earlier `report --site` wrote there and this one did not" in out
+    assert "data/items-vqa.js" in out and f"kept charts/mine.png, {edited}: not as cogbench wrote them" in out
+    for name in folder_files(fresh):
+        if name != ".cogbench-output.json":
+            assert (site / name).read_bytes() == (fresh / name).read_bytes(), name

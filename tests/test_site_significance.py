@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
+from cogbench.reference_eval.site.leaderboard import ranked_metric
 from cogbench.reference_eval.site.significance import holm, significance_groups
 
 
@@ -33,3 +36,29 @@ def test_four_runs_in_a_chain():
     """Values 4 > 3 > 2 > 1; only neighbours cannot be told apart: groups {4,3}, {3,2}, {2,1}."""
     differs = {(0, 1): False, (0, 2): True, (0, 3): True, (1, 2): False, (1, 3): True, (2, 3): False}
     assert significance_groups([4.0, 3.0, 2.0, 1.0], differs) == ["a", "ab", "bc", "c"]
+
+
+def _row(column: str, p: float, difference: float = 0.0, mdd: float | None = None) -> dict:
+    """One column of ``compare.compare_runs``' rows for a metric (categories first, overall last)."""
+    return {"column": column, "difference": difference, "interval": None, "p_value": p, "min_detectable": mdd}
+
+
+def test_the_groups_come_from_the_overall_p_values_never_a_categorys():
+    """Runs 80, 70, 75. Overall: A-B p .001, A-C and B-C .4; Holm over 3 pairs: .003, .8, .8: only A-B differ,
+    so A a, B b, C ab. The first category's p-values are all .9 (nothing differs there): read by mistake,
+    every run would be in one group."""
+    runs = [SimpleNamespace(metrics={"acc": {"overall": value, "per_category": {}}}) for value in (80.0, 70.0, 75.0)]
+    overall = {(0, 1): 0.001, (0, 2): 0.4, (1, 2): 0.4}
+    tests = {
+        pair: {"metrics": {"acc": [_row("Attributes", 0.9), _row("Relationships", 0.9), _row("overall", p, mdd=3.0)]}}
+        for pair, p in overall.items()
+    }
+    ranked = ranked_metric(runs, [0, 1, 2], "acc", tests, alpha=0.05)
+    assert ranked["letters"] == {0: "a", 1: "b", 2: "ab"}
+    assert [(p["a"], p["b"], p["p"], p["differs"]) for p in ranked["pairs"]] == [
+        (0, 1, 0.001, True),
+        (0, 2, 0.4, False),
+        (1, 2, 0.4, False),
+    ]
+    assert [p["p_holm"] for p in ranked["pairs"]] == pytest.approx([0.003, 0.8, 0.8])
+    assert ranked["mdd"] == [3.0, 3.0]

@@ -15,7 +15,8 @@ from scipy import stats
 
 from cogbench.reference_eval.metrics import intervals, small_sample
 from cogbench.reference_eval.metrics.intervals import Unit
-from cogbench.reference_eval.reports.run_files import interval_text
+from cogbench.reference_eval.recording.run_files import interval_text
+from cogbench.reference_eval.reports.compare import _metric_rows
 
 
 def test_zero_of_64_on_5_images_has_a_positive_upper_bound():
@@ -116,3 +117,18 @@ def test_all_wrong_and_one_image_categories_through_the_scoring_entry_point():
     assert low == 0.0 and high > 100 * (1 - 0.025 ** (1 / 64)) > 5.6
     assert result["accuracy"]["per_category"]["time"] is None
     assert result["accuracy"]["clusters"]["per_category"]["time"] == 1
+
+
+def test_the_minimum_detectable_difference_of_two_runs_uses_the_smaller_runs_units():
+    """5 images; run A counts 4 units on each (20 in all), run B 8 (40), both right on half of every image:
+    the paired SE is 0, so the binomial SE stands in, on the smaller run's 20 units (the one whose noise
+    limits what can be told apart): sqrt(2 * 0.25 / 20) = 15.81 points, times t_.975 + t_.8 on 4 df.
+    On B's 40 units it would be 11.18 points."""
+    images = [f"img{g}" for g in range(5)]
+    table_a = intervals.cluster_table([Unit(g, "x", 2.0, 4.0) for g in images], ["x"], images)
+    table_b = intervals.cluster_table([Unit(g, "x", 4.0, 8.0) for g in images], ["x"], images)
+    for a, b in ((table_a, table_b), (table_b, table_a)):
+        (_, overall) = _metric_rows(a, b, seed=0, permutations=99)
+        assert overall["se"] == 0.0 and overall["clusters"] == 5
+        factor = stats.t.ppf(0.975, 4) + stats.t.ppf(0.8, 4)
+        assert overall["min_detectable"] == round(factor * 100 * math.sqrt(2 * 0.25 / 20), 1)

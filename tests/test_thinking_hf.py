@@ -64,6 +64,37 @@ def test_eval_records_the_setting_and_a_reply_at_the_budget_is_length(thinking_l
     assert [p.output for p in runs["on"]] != [p.output for p in runs["auto"]]
 
 
+@pytest.fixture(scope="module")
+def opened_llava(tmp_path_factory):
+    from tiny_models import QWEN_PROCESSOR_DIR, build_tiny_llava, opened_think_chat_template
+
+    if not QWEN_PROCESSOR_DIR.is_dir():
+        pytest.skip(missing_message(QWEN_PROCESSOR_DIR, "the Qwen2.5-VL tokenizer files"))
+    return build_tiny_llava(tmp_path_factory.mktemp("opened-llava"), chat_template=opened_think_chat_template())
+
+
+def test_the_chat_template_says_whether_a_reply_begins_inside_a_think_block(
+    opened_llava, thinking_llava, built_release, tmp_path
+):
+    """Under thinking auto, a template that opens the block in the prompt (R1-style) makes every reply cut at
+    the limit reasoning, no answer (truncated); one that does not makes it an answer cut (never unscored)."""
+    statuses = {}
+    runs = (("opened", opened_llava, "auto"), ("plain", thinking_llava, "auto"), ("switched-on", thinking_llava, "on"))
+    for name, model, setting in runs:
+        out = tmp_path / name
+        argv = ["eval", "--task", "vqa", "--model", f"hf:{model}", "--dataset", str(built_release), "--out", str(out)]
+        argv += ["--limit", "3", "--max-new-tokens", "3", "--num-workers", "0", "--thinking", setting]
+        assert main(argv) == 0
+        predictions = read_predictions(out / "predictions.jsonl")
+        assert {p.think_opened for p in predictions} == {name != "plain"}
+        assert {p.finish_reason for p in predictions} == {"length"}
+        scores = json.loads((out / "score" / "scores.json").read_text())
+        statuses[name] = {k: scores["answers"].get(k, 0) for k in ("truncated", "cut", "unscored")}
+        assert main(["verify", str(out)]) == 0
+    assert statuses["opened"] == statuses["switched-on"] == {"truncated": 3, "cut": 0, "unscored": 0}
+    assert statuses["plain"]["unscored"] == 0 and statuses["plain"]["truncated"] + statuses["plain"]["cut"] == 3
+
+
 def test_finish_reason_is_stop_at_the_first_eos_and_length_without_one():
     eos, pad = 7, 0
     rows = torch.tensor([[5, 6, 9], [5, eos, pad], [eos, pad, pad], [5, 6, eos]])

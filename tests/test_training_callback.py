@@ -119,3 +119,41 @@ def test_scores_are_logged_at_the_chosen_steps_as_cogbench_score_gives_them(trai
 def test_the_callback_needs_a_schedule(built_release):
     with pytest.raises(UsageError, match="every_n_steps"):
         cogbench.CogbenchCallback(None, "vqa", built_release)
+
+
+def test_the_docs_training_example_logs_the_keys_it_describes(built_release, tiny_llava, tmp_path):
+    """Issue 48 item 9g: docs/python.md's training block, run as written (after the README block that loads `vqa`
+    and the block that loads `model` and `processor`), logs the very keys its text names, the interval's among
+    them: its subset spans more than one image, and prints what the page shows after it."""
+    import os
+    import re
+    import subprocess
+    import sys
+
+    from test_doc_blocks import ROOT, blocks
+
+    page = ROOT / "docs" / "python.md"
+    section = page.read_text()[page.read_text().index("## During training") :]
+    key = re.search(r"keys such as\s+`(cogbench/[^`]+)`", section).group(1)
+    described = [key, *(f"{key} {bound}" for bound in re.findall(r"`\.\.\. (ci_\w+)`", section))]
+    assert described[1:] == [f"{key} ci_low", f"{key} ci_high"]
+    found = blocks(page)
+    training = next(n for n, b in enumerate(found) if "CogbenchCallback(" in b.code and b.language == "python")
+    model = next(b for b in found if b.language == "python" and "AutoModelForImageTextToText" in b.code)
+    readme = next(b for b in blocks(ROOT / "README.md") if b.language == "python" and "load_dataset(" in b.code)
+    code = "import json\nimport cogbench\n" + readme.code + model.code + found[training].code
+    code += "print('LOGGED', json.dumps(sorted({k for entry in logged for k in entry})))\n"
+    (tmp_path / "dist").mkdir()
+    (tmp_path / "dist" / "cogbench").symlink_to(built_release)
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "tiny-llava").symlink_to(tiny_llava)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COGBENCH_")} | {"HF_HUB_OFFLINE": "1"}
+    ran = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900
+    )
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    *printed, keys = ran.stdout.rstrip("\n").split("\n")
+    logged = json.loads(keys.removeprefix("LOGGED "))
+    assert set(described) <= set(logged), (described, logged)
+    shown = found[training + 1]  # the output the page shows under the block
+    assert shown.language == "text" and printed[-len(shown.code.splitlines()) :] == shown.code.splitlines()

@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from test_hub_results import codis_run  # noqa: F401 (the module-scoped run fixture)
 
 from cogbench.cli import main
-from cogbench.reference_eval.reports.run_reader import RunNotVerified
-from cogbench.reference_eval.reports.verify import verify
+from cogbench.reference_eval.recording.run_reader import RunNotVerified
+from cogbench.reference_eval.verifying.verify import verify
 
 from shared_files import codis_example
 

@@ -19,10 +19,10 @@ from test_hub_results import codis_run  # noqa: F401 (module-scoped fixture)
 from test_verify import published, vqa_run  # noqa: F401 (module-scoped fixtures)
 
 from cogbench.cli import main
-from cogbench.reference_eval.reports.details_dataset import write_details
-from cogbench.reference_eval.reports.hub_results import NotPublishable, check_publishable
-from cogbench.reference_eval.reports.run_files import render_report
-from cogbench.reference_eval.reports.run_reader import read_run
+from cogbench.reference_eval.publishing.details_dataset import write_details
+from cogbench.reference_eval.publishing.hub_results import NotPublishable, check_publishable
+from cogbench.reference_eval.recording.run_files import render_report
+from cogbench.reference_eval.recording.run_reader import read_run
 
 
 def _scores(run: Path, edit, rerender: bool = True) -> None:

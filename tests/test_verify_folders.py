@@ -1,7 +1,7 @@
 """``verify`` on one real scored run folder: how it is read (``run_folder_tasks``), dispatched
 (``verify``) and checked whole (``check_task``: the report number by number, the build's fields).
 
-`cogbench score` on the build's VQA samples, once (~5 s). The mutation run of ``reports/verify.py``
+`cogbench score` on the build's VQA samples, once (~5 s). The mutation run of ``verifying/verify.py``
 runs this file second, after tests/test_verify_units.py, so only the mutants that file misses pay
 for the run; the end-to-end files (tests/test_verify*.py) come after.
 """
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from cogbench.reference_eval.reports.verify import RESULTS_DIR, check_task, run_folder_tasks, verify
-from cogbench.reference_eval.reports.verify_result import Difference, Verification
+from cogbench.reference_eval.verifying.verify import RESULTS_DIR, check_task, run_folder_tasks, verify
+from cogbench.reference_eval.verifying.verify_result import Difference, Verification
 
 READ_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")  # a number as a reader of report.md sees one
 

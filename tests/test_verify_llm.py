@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from test_details_dataset import judged_runs  # noqa: F401 (the module-scoped runs fixture)
 
 from cogbench.cli import main
-from cogbench.reference_eval.reports.verify import verify
+from cogbench.reference_eval.verifying.verify import verify
 
 
 def _lines(run: Path) -> list[dict]:

@@ -5,7 +5,7 @@ accuracy is 3/4 = 75.0 (location 100.0, event 50.0); the authors' first-letter r
 right, so 50.0 (50.0 and 50.0). The intervals are the ones ``cogbench score`` writes
 (``intervals.score_intervals``): what is tested here is that verify recomputes and compares them.
 No run folder, no build (the end-to-end runs are tests/test_verify*.py): the mutation run of
-``reports/verify.py`` starts with this file (then tests/test_verify_folders.py, on one real run).
+``verifying/verify.py`` starts with this file (then tests/test_verify_folders.py, on one real run).
 """
 
 from __future__ import annotations
@@ -17,15 +17,15 @@ import pytest
 
 from cogbench.errors import CogbenchError, UsageError
 from cogbench.reference_eval.metrics import intervals
-from cogbench.reference_eval.reports.hub_results import results_notes
-from cogbench.reference_eval.reports.verify import (
+from cogbench.reference_eval.publishing.hub_results import results_notes
+from cogbench.reference_eval.verifying.verify import (
     check_results_file,
     check_scores,
     compare_text,
     read_results_file,
     verify,
 )
-from cogbench.reference_eval.reports.verify_result import TaskData, Verification
+from cogbench.reference_eval.verifying.verify_result import TaskData, Verification
 from cogbench.schemas.features import COGBENCH_CATEGORIES
 
 #  item, image, category, answer, extracted, extracted_official

@@ -67,6 +67,9 @@ def predictions(served, built_release, tmp_path_factory) -> Path:
 def _score(python: str, built_release: Path, predictions: Path, out: Path, *judge: str, env=None):
     command = [python, "-m", "cogbench", "score", "--task", "codis", "--dataset", str(built_release)]
     command += ["--predictions", str(predictions), "--allow-partial", "--judge-parsing", "constrained"]
+    # The served random model does not think and runs to its token limit: stated so, its cut replies are judged
+    # as they stand (thinking unknown, they would be unscored and every judge would see an empty output).
+    command += ["--thinking", "off"]
     command += ["--out", str(out), *judge]
     started = time.monotonic()
     done = subprocess.run(command, capture_output=True, text=True, env=env or eval_env(), timeout=900)

@@ -1,7 +1,7 @@
 """Small vision-language models built in the tests: real architectures, random weights.
 
-Nothing is downloaded. The tiny LLaVA uses the CLIP image processor's PIL
-backend (no torchvision) and the real Qwen2.5-VL tokenizer and chat template
+Nothing is downloaded. The tiny LLaVA (``cogbench demo tiny-model``'s, built by the package's own code) uses
+the CLIP image processor's PIL backend (no torchvision) and the real Qwen2.5-VL tokenizer and chat template
 from the shared ``models/`` folder (see ``shared_files.py``), so prompts go through the same processor, chat
 template and ``generate`` code as a released model's.
 """
@@ -11,18 +11,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from cogbench.reference_eval.demo.tiny_model import IMAGE_TOKEN, tokenizer_and_chat_template
+from cogbench.reference_eval.demo.tiny_model import build_tiny_llava as demo_tiny_llava
+
 from shared_files import shared_path
 
 QWEN_PROCESSOR_DIR = shared_path("models", "qwen2.5-vl-7b-instruct-processor")
-IMAGE_TOKEN = "<|image_pad|>"
 
 
 def qwen_tokenizer_and_chat_template():
     """The real Qwen2.5-VL tokenizer and chat template, for the tiny models that reuse them."""
-    from transformers import AutoTokenizer
-
-    tokenizer = AutoTokenizer.from_pretrained(QWEN_PROCESSOR_DIR)
-    return tokenizer, json.loads((QWEN_PROCESSOR_DIR / "chat_template.json").read_text())["chat_template"]
+    return tokenizer_and_chat_template(QWEN_PROCESSOR_DIR)
 
 
 def same_prompt_other_image(built_release):
@@ -54,68 +53,19 @@ def thinking_chat_template() -> str:
     )
 
 
-def build_tiny_llava(out_dir: Path, seed: int = 0, chat_template: str | None = None) -> Path:
-    """Write a random-weight LLaVA (CLIP vision tower + Qwen2 text model) and its processor
-    (``chat_template``: another template than Qwen2.5-VL's)."""
-    import torch
-    from transformers import (
-        CLIPVisionConfig,
-        LlavaConfig,
-        LlavaForConditionalGeneration,
-        LlavaProcessor,
-        Qwen2Config,
-    )
-    from transformers.models.clip.image_processing_pil_clip import CLIPImageProcessorPil
+def opened_think_chat_template() -> str:
+    """The Qwen2.5-VL chat template whose generation prompt always opens a think block (``<think>\\n``, no
+    switch), as DeepSeek-R1's and Qwen3-Thinking-2507's do: a reply carries only ``...</think>answer``."""
+    template = json.loads((QWEN_PROCESSOR_DIR / "chat_template.json").read_text())["chat_template"]
+    prompt = "{% if add_generation_prompt %}<|im_start|>assistant\n"
+    assert prompt in template
+    return template.replace(prompt, prompt + "<think>\n")
 
-    tokenizer, qwen_template = qwen_tokenizer_and_chat_template()
-    image_processor = CLIPImageProcessorPil(size={"shortest_edge": 56}, crop_size={"height": 56, "width": 56})
-    processor = LlavaProcessor(
-        image_processor=image_processor,
-        tokenizer=tokenizer,
-        patch_size=14,
-        vision_feature_select_strategy="default",
-        image_token=IMAGE_TOKEN,
-        num_additional_image_tokens=1,  # CLIP's CLS token
-        chat_template=chat_template or qwen_template,
-    )
-    vision = CLIPVisionConfig(
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        image_size=56,
-        patch_size=14,
-        projection_dim=32,
-    )
-    text = Qwen2Config(
-        vocab_size=len(tokenizer),
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=4096,
-        bos_token_id=tokenizer.convert_tokens_to_ids("<|endoftext|>"),
-        eos_token_id=tokenizer.convert_tokens_to_ids("<|im_end|>"),
-        pad_token_id=tokenizer.convert_tokens_to_ids("<|endoftext|>"),
-        tie_word_embeddings=True,
-        initializer_range=0.5,  # large random weights: varied, non-degenerate greedy text
-    )
-    config = LlavaConfig(
-        vision_config=vision,
-        text_config=text,
-        image_token_index=tokenizer.convert_tokens_to_ids(IMAGE_TOKEN),
-        vision_feature_select_strategy="default",
-        vision_feature_layer=-1,
-    )
-    torch.manual_seed(seed)
-    model = LlavaForConditionalGeneration(config).eval()
-    model.generation_config.eos_token_id = text.eos_token_id
-    model.generation_config.pad_token_id = text.pad_token_id
-    out_dir = Path(out_dir)
-    model.save_pretrained(out_dir)
-    processor.save_pretrained(out_dir)
-    return out_dir
+
+def build_tiny_llava(out_dir: Path, seed: int = 0, chat_template: str | None = None) -> Path:
+    """The random-weight LLaVA of ``cogbench demo tiny-model`` (one copy: ``cogbench.reference_eval.demo``), with the
+    shared Qwen2.5-VL tokenizer files (``chat_template``: another template than Qwen2.5-VL's)."""
+    return demo_tiny_llava(out_dir, QWEN_PROCESSOR_DIR, seed, chat_template)
 
 
 def build_tiny_qwen2_5_vl(out_dir: Path, seed: int = 0, hidden_size: int = 64) -> Path:
@@ -310,12 +260,3 @@ def build_tiny_idefics3(out_dir: Path, seed: int = 0) -> Path:
     model.save_pretrained(out_dir)
     processor.save_pretrained(out_dir)
     return out_dir
-
-
-if __name__ == "__main__":
-    # `python tests/tiny_models.py models/tiny-llava`: the random-weight LLaVA the offline recipe runs
-    # (README "Running a model"), with the eval extra alone: needs torch, transformers and the
-    # Qwen2.5-VL tokenizer files in ../shared/models (or $COGBENCH_SHARED/models).
-    import sys
-
-    print(build_tiny_llava(Path(sys.argv[1])))

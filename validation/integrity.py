@@ -18,8 +18,8 @@ import yaml
 
 from cogbench.dataset_builders.build import CARD_FILE, DEFAULT_VERSION, MANIFEST_FILE, config_counts
 from cogbench.dataset_builders.load import load_config
-from cogbench.dataset_builders.output import MARKER_FILE, folder_files, read_marker
-from cogbench.dataset_builders.raw import build_command, find_sources, sha256_file
+from cogbench.dataset_builders.output import MARKER_FILE, build_command, folder_files, read_marker
+from cogbench.dataset_builders.raw import find_sources, sha256_file
 from cogbench.errors import CogbenchError
 from cogbench.schemas.features import CONFIGS, SPLIT
 from cogbench.schemas.sources import expected_licence

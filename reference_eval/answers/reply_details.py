@@ -6,10 +6,12 @@ and, when the reply said more than its scored text, ``reply``: the inputs of the
 ``verify`` applies the same rule again and anyone can read the reasoning:
 
     "reply": {"content": "<think>...</think> B", "reasoning": "...", "finish_reason": "length",
-              "thinking": "on", "reasoning_tokens": 180}
+              "thinking": "on", "think_opened": true, "reasoning_tokens": 180}
 
 ``content`` is the reply text as written, kept only when it differs from the scored text;
-``reasoning`` is a separate reasoning field's text. With ``keep="hash"`` (``score
+``reasoning`` is a separate reasoning field's text; ``thinking`` the setting the split used (the
+prediction's, else ``score --thinking``); ``think_opened`` whether the chat template opened a think
+block in the prompt, where the backend saw it. With ``keep="hash"`` (``score
 --reasoning-in-details hash``) both are replaced by their sha256 and length, and the split can no
 longer be re-derived (``verify`` says so). ``answers_block`` counts the statuses from the details
 alone: scores.json's ``answers`` is exactly what details.jsonl says.
@@ -21,7 +23,7 @@ import hashlib
 from collections.abc import Iterator
 from typing import Any
 
-from cogbench.reference_eval.answers.reasoning import THINK_TAGS, Reply, split_reply
+from cogbench.reference_eval.answers.reasoning import STATUSES, THINK_TAGS, Reply, split_reply, stated_thinking
 
 # The field of each task's answer dict that holds the scored text.
 SCORED_FIELD = {"description": "description", "vqa": "response", "codis": "output"}
@@ -45,8 +47,8 @@ def answer_dicts(task: str, details: list[dict[str, Any]]) -> Iterator[tuple[Any
 def reply_record(output: str, reply: Reply, inputs: dict[str, Any], keep: str = "full") -> dict[str, Any]:
     """The ``reply`` record of one answer (empty when the reply is its scored text and nothing more).
 
-    ``inputs``: ``reasoning`` (separate field), ``finish_reason``, ``thinking``, ``reasoning_tokens``
-    as the prediction recorded them (absent or empty where unknown).
+    ``inputs``: ``reasoning`` (separate field), ``finish_reason``, ``thinking``, ``think_opened``,
+    ``reasoning_tokens`` as the split read them (absent, empty or None where unknown).
     """
     record: dict[str, Any] = {}
     texts = {"content": output if output != reply.answer else "", "reasoning": inputs.get("reasoning") or ""}
@@ -58,12 +60,24 @@ def reply_record(output: str, reply: Reply, inputs: dict[str, Any], keep: str = 
             record[f"{name}_chars"] = len(text)
         else:
             record[name] = text
-    for name in ("finish_reason", "thinking", "reasoning_tokens"):
+    for name in ("finish_reason", "thinking", "think_opened", "reasoning_tokens"):
         if inputs.get(name) not in (None, ""):
             record[name] = inputs[name]
     if reply.note:
         record["note"] = reply.note
     return record
+
+
+def reply_inputs(prediction: Any, stated: str | None = "auto") -> dict[str, Any]:
+    """The inputs of a prediction's split as it records them (``reply_record``'s ``inputs``); ``stated``:
+    ``score --thinking``, for a prediction that records no setting."""
+    return {
+        "reasoning": prediction.reasoning,
+        "finish_reason": prediction.finish_reason,
+        "thinking": stated_thinking((prediction.generation or {}).get("thinking"), stated),
+        "think_opened": prediction.think_opened,
+        "reasoning_tokens": (prediction.tokens or {}).get("reasoning"),
+    }
 
 
 def attach_replies(
@@ -89,7 +103,15 @@ def rederived(task: str, answer: dict[str, Any], tags: tuple[tuple[str, str], ..
     if "content_sha256" in record or "reasoning_sha256" in record:
         return None
     content = record.get("content", answer.get(SCORED_FIELD[task]))
-    return split_reply(content, record.get("reasoning"), record.get("finish_reason"), record.get("thinking"), tags)
+    opened = record.get("think_opened")
+    return split_reply(
+        content,
+        record.get("reasoning"),
+        record.get("finish_reason"),
+        record.get("thinking"),
+        tags,
+        opened if isinstance(opened, bool) else None,
+    )
 
 
 def _reasons(task: str, answer: dict[str, Any], tags: tuple[tuple[str, str], ...]) -> bool:
@@ -98,9 +120,15 @@ def _reasons(task: str, answer: dict[str, Any], tags: tuple[tuple[str, str], ...
     return again is not None and bool(again.reasoning)
 
 
-def answers_block(task: str, details: list[dict[str, Any]], tags: tuple[tuple[str, str], ...]) -> dict[str, Any] | None:
-    """scores.json's ``answers``: replies by status, truncation rate, per category; None for the oracle."""
-    statuses: dict[str, int] = {"answered": 0, "cut": 0, "truncated": 0, "empty": 0}
+def answers_block(
+    task: str, details: list[dict[str, Any]], tags: tuple[tuple[str, str], ...], thinking: str = "auto"
+) -> dict[str, Any] | None:
+    """scores.json's ``answers``: replies by status, truncation rate, per category; None for the oracle.
+
+    ``unclosed`` and ``unscored`` (and their per-category counts) appear only when some reply has
+    them, and ``thinking`` (``score --thinking``) only when stated, so a run without them keeps the
+    block it always had. ``truncated_rate`` is truncated replies over all replies, whatever their status."""
+    statuses: dict[str, int] = dict.fromkeys(STATUSES, 0)
     per_category: dict[str, dict[str, int]] = {}
     with_reasoning = reasoning_tokens = 0
     any_tokens = False
@@ -115,19 +143,25 @@ def answers_block(task: str, details: list[dict[str, Any]], tags: tuple[tuple[st
         if isinstance(record.get("reasoning_tokens"), int):
             any_tokens, reasoning_tokens = True, reasoning_tokens + record["reasoning_tokens"]
         if "category" in line:
-            counts = per_category.setdefault(line["category"], {"replies": 0, "truncated": 0, "cut": 0})
+            counts = per_category.setdefault(line["category"], dict.fromkeys(("replies", *STATUSES), 0))
             counts["replies"] += 1
-            counts["truncated"] += status == "truncated"
-            counts["cut"] += status == "cut"
+            counts[status] += 1
     replies = sum(statuses.values())
     if not replies:
         return None
+    shown = [name for name in STATUSES if name not in OPTIONAL_STATUSES or statuses[name]]
+    kept = ("replies", *(name for name in (*_COUNTED, *OPTIONAL_STATUSES) if name in shown))
     return {
         "replies": replies,
-        **statuses,
+        **{name: statuses[name] for name in shown},
         "truncated_rate": round(100 * statuses["truncated"] / replies, 4),
         "with_reasoning": with_reasoning,
         "reasoning_tokens": reasoning_tokens if any_tokens else None,
-        "per_category": dict(sorted(per_category.items())),
+        "per_category": {c: {k: n[k] for k in kept} for c, n in sorted(per_category.items())},
         "think_tags": [list(pair) for pair in tags],
+        **({"thinking": thinking} if thinking != "auto" else {}),
     }
+
+
+_COUNTED = ("truncated", "cut")  # per category, always
+OPTIONAL_STATUSES = ("unclosed", "unscored")  # in the block only when some reply has them

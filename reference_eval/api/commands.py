@@ -11,7 +11,7 @@ from pathlib import Path
 from cogbench.reference_eval.answers.reasoning import parse_tags
 from cogbench.reference_eval.api.evaluation import score_run, verify
 from cogbench.reference_eval.api.rescoring import rescore
-from cogbench.reference_eval.reports.run_files import interval_summary
+from cogbench.reference_eval.recording.run_files import interval_summary
 from cogbench.reference_eval.reports.summary import render_summary
 from cogbench.reference_eval.run.request_files import written_lines
 from cogbench.reference_eval.scoring.judge_setup import check_judge_options

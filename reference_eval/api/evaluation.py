@@ -19,17 +19,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cogbench.errors import UsageError
+from cogbench.option_types import DEFAULT_PERMUTATIONS, DEFAULT_RESAMPLES, DEFAULT_SEED
+from cogbench.reference_eval.api.arguments import EVAL_OPTION_NAMES, checked, path_or_result
 from cogbench.reference_eval.metrics.recognition import check_models
+from cogbench.reference_eval.publishing.details_dataset import detail_rows
+from cogbench.reference_eval.recording.run_reader import ScoredRun, read_run
 from cogbench.reference_eval.reports.compare import compare_runs
-from cogbench.reference_eval.reports.details_dataset import detail_rows
 from cogbench.reference_eval.reports.judge_agreement import judge_agreement
-from cogbench.reference_eval.reports.run_reader import ScoredRun, read_run
-from cogbench.reference_eval.reports.verify import Verification
-from cogbench.reference_eval.reports.verify import verify as verify_target
 from cogbench.reference_eval.run.completeness import coverage_label, shown_value
 from cogbench.reference_eval.run.ranks import distributed_rank
 from cogbench.reference_eval.run.runner import EvalSettings, RunSummary, run_eval
 from cogbench.reference_eval.scoring.pipeline import ScoreOptions, run_scoring
+from cogbench.reference_eval.verifying.verify import Verification
+from cogbench.reference_eval.verifying.verify import verify as verify_target
 
 if TYPE_CHECKING:
     import datasets
@@ -143,7 +145,7 @@ def run_evaluation(
 
 
 def read_result(folder: PathLike, temporary: bool = False) -> Result:
-    """A run folder read back verified (``reports.run_reader.read_run``), its details as a ``datasets.Dataset``."""
+    """A run folder read back verified (``recording.run_reader.read_run``), its details as a ``datasets.Dataset``."""
     import datasets
 
     run = read_run(folder)
@@ -188,10 +190,10 @@ def evaluate(
         cogbench.errors.UsageError: a bad argument, setting or dataset (``exit_code`` 2).
         cogbench.errors.IncompleteRunError: model or judge queries failed after their retries.
     """
+    task, dataset, limit, revision, judge, out, extra, score_extra = evaluate_arguments(
+        task, dataset, limit, revision, judge, out, settings, scoring
+    )
     spec, loaded = _model_spec(model, processor, model_name)
-    extra = _fields(EvalSettings, settings or {}, _EVAL_OWN, "settings")
-    # Partial and failure handling, circular and blind runs follow the run's settings.
-    score_extra = _fields(ScoreOptions, scoring or {}, _SCORE_OWN | _FROM_RUN, "scoring")
     allow_failures = bool(extra.get("allow_failures", False))
     with tempfile.TemporaryDirectory(prefix="cogbench-") as scratch:
         run_dir = Path(out) if out is not None else Path(scratch) / "run"
@@ -224,6 +226,28 @@ def evaluate(
         finally:
             restore()
         return read_result(evaluation.score_folder or run_dir / "score", temporary=out is None)
+
+
+def evaluate_arguments(
+    task: Any,
+    dataset: Any,
+    limit: Any,
+    revision: Any,
+    judge: Any,
+    out: Any,
+    settings: Mapping[str, Any] | None,
+    scoring: Mapping[str, Any] | None,
+) -> tuple[Any, ...]:
+    """``evaluate``'s arguments checked as ``cogbench eval``'s options (and ``scoring``'s as ``cogbench score``'s),
+    before any work: (task, dataset, limit, revision, judge, out, settings, scoring), converted."""
+    if not isinstance(settings or {}, Mapping) or not isinstance(scoring or {}, Mapping):
+        raise UsageError("settings= and scoring= are mappings of setting names to values (a dict)")
+    own = {"task": task, "dataset": dataset, "limit": limit, "revision": revision, "judge": judge, "out": out}
+    own = checked("eval", own)
+    extra = checked("eval", _fields(EvalSettings, settings or {}, _EVAL_OWN, "settings"), EVAL_OPTION_NAMES)
+    # Partial and failure handling, circular and blind runs follow the run's settings.
+    score_extra = checked("score", _fields(ScoreOptions, scoring or {}, _SCORE_OWN | _FROM_RUN, "scoring"))
+    return (*own.values(), extra, score_extra)
 
 
 def _borrowed(loaded: tuple[Any, Any] | None) -> Callable[[], None]:
@@ -267,7 +291,11 @@ def score(
     ``circular``...); ``out`` None scores in a temporary folder, removed once read back.
     ``oracle=True`` scores the annotated descriptions instead of a predictions file.
     """
-    extra = _fields(ScoreOptions, options, _SCORE_OWN | {"oracle"}, "score")
+    extra = checked("score", _fields(ScoreOptions, options, _SCORE_OWN | {"oracle"}, "score"))
+    own = {"task": task, "dataset": dataset, "predictions": predictions, "oracle": oracle, "judge": judge}
+    task, dataset, predictions, oracle, judge, revision, out = checked(
+        "score", {**own, "revision": revision, "out": out}
+    ).values()
     with tempfile.TemporaryDirectory(prefix="cogbench-") as scratch:
         folder = Path(out) if out is not None else Path(scratch) / "score"
         score_run(
@@ -286,29 +314,47 @@ def score(
 
 
 def _run(run: Result | PathLike) -> ScoredRun:
+    run = path_or_result(run, "a run", Result)
     return run.run if isinstance(run, Result) else read_run(run)
 
 
 def compare(
     *runs: Result | PathLike,
     judges: bool = False,
-    resamples: int = 2000,
-    seed: int = 0,
-    permutations: int = 9999,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = DEFAULT_SEED,
+    permutations: int = DEFAULT_PERMUTATIONS,
     allow_mismatch: bool = False,
 ) -> dict[str, Any]:
     """Two runs paired per metric (A - B, its 95% interval and p-value), as ``cogbench compare`` does.
 
     ``runs`` are run folders (verified when read) or ``Result`` objects. ``judges=True``: two
     scorings of each model's predictions by two judges, any number of models (``compare --judges``).
+    The defaults are ``cogbench compare``'s (``option_types``: one constant each).
     """
+    given = {"judges": judges, "resamples": resamples, "seed": seed, "permutations": permutations}
+    judges, resamples, seed, permutations, allow_mismatch = checked(
+        "compare", {**given, "allow_mismatch": allow_mismatch}
+    ).values()
+    runs = tuple(path_or_result(run, "compare", Result) for run in runs)
     if judges:
         if len(runs) < 2:
             raise UsageError("compare --judges: give two or more runs (two scorings of each model's predictions)")
-        return judge_agreement([_run(r) for r in runs], resamples, seed)
+        return plain(judge_agreement([_run(r) for r in runs], resamples, seed))
     if len(runs) != 2:
         raise UsageError(f"compare: give two runs, RUN_A and RUN_B ({len(runs)} given; --judges takes more)")
-    return compare_runs(_run(runs[0]), _run(runs[1]), resamples, seed, permutations, allow_mismatch)
+    return plain(compare_runs(_run(runs[0]), _run(runs[1]), resamples, seed, permutations, allow_mismatch))
+
+
+def plain(value: Any) -> Any:
+    """``value`` with every numpy scalar as the Python number it holds (``0.5``, not ``np.float64(0.5)``), throughout."""
+    if isinstance(value, dict):
+        return {key: plain(inner) for key, inner in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(plain(inner) for inner in value)
+    if type(value).__module__ == "numpy" and hasattr(value, "item"):
+        return value.item()
+    return value
 
 
 def verify(
@@ -320,6 +366,10 @@ def verify(
     ``Verification.stated`` names the fields that could only be read as stated. ``dataset``: the
     build the run scored, to re-derive ids and reference answers from.
     """
+    target = path_or_result(target, "verify", Result)
+    details, revision, dataset = checked(
+        "verify", {"details": details, "revision": revision, "dataset": dataset}
+    ).values()
     if isinstance(target, Result):
         if target.folder is None:
             raise UsageError("verify: this result's folder was temporary; evaluate or score with out= to verify it")

@@ -23,20 +23,21 @@ from pathlib import Path
 from typing import Any
 
 from cogbench.dataset_builders.load import dataset_revision
-from cogbench.dataset_builders.output import claim_output
+from cogbench.dataset_builders.output import check_apart, claim_output
 from cogbench.dataset_builders.writes import write_file
 from cogbench.errors import UsageError
+from cogbench.reference_eval.api.arguments import checked
 from cogbench.reference_eval.api.evaluation import Result, read_result
 from cogbench.reference_eval.api.image_changes import changed_images
 from cogbench.reference_eval.formats.predictions import read_predictions
-from cogbench.reference_eval.reports.run_files import RUN_FILES
-from cogbench.reference_eval.reports.run_reader import read_run
-from cogbench.reference_eval.reports.verify import verify as verify_target
+from cogbench.reference_eval.recording.run_files import RUN_FILES
+from cogbench.reference_eval.recording.run_reader import read_run
 from cogbench.reference_eval.run.folder import EVAL_FILES, PARTIAL_NOTE, merge_shards, write_run_json
 from cogbench.reference_eval.run.request_files import check_request_folder, write_eval_requests
 from cogbench.reference_eval.run.runner import EvalSettings, dataset_and_queries, missing_requests_command
 from cogbench.reference_eval.scoring.pipeline import ScoreOptions, run_scoring
 from cogbench.reference_eval.tasks.prompts import CODIS_NO_CONTEXT
+from cogbench.reference_eval.verifying.verify import verify as verify_target
 
 # The judges a rescore can repeat: one judge named by the run's provenance (a panel or an offline
 # Cognition judge is scored again with `cogbench score`, which takes their options).
@@ -128,18 +129,29 @@ def rescore(
     write_requests: str | None = None,
     shards: int = 1,
 ) -> Rescored:
-    """Score RUN's stored answers against ``dataset`` (a corrected build) into the eval folder ``out``."""
+    """Score RUN's stored answers against ``dataset`` (a corrected build) into the eval folder ``out``; each
+    argument checked as ``cogbench rescore``'s option (api/arguments.py)."""
+    given = {"run": run, "dataset": dataset, "out": out, "revision": revision, "judge_base_url": judge_base_url}
+    given |= {"judge_cache": judge_cache, "write_requests": write_requests, "shards": shards}
+    run, dataset, out, revision, judge_base_url, judge_cache, write_requests, shards = checked(
+        "rescore", given
+    ).values()
+    reads = [("RUN", run), ("--dataset", dataset)]
+    check_apart(out, "--out", reads)  # RUN --out RUN would replace the run it reads
+    if write_requests is not None:
+        check_apart(write_requests, "--write-requests", reads)
     old_dir, record = _eval_folder(run)
+    reads.append(("RUN", old_dir))  # RUN named by its score folder: the eval folder around it is read too
     old_scores = json.loads((old_dir / "score" / "scores.json").read_text(encoding="utf-8"))
     judge, parsing = _judge_of(old_scores)
     out = Path(out)
     settings = settings_from_record(record, dataset, revision, out)
     if write_requests is not None:
         check_request_folder(Path(write_requests), out)
-    claim_output(out, "eval", EVAL_FILES, create=False)  # refused before any work
+    claim_output(out, "eval", EVAL_FILES, create=False, reads=reads)  # refused before any work
     loaded, _, queries = dataset_and_queries(settings)  # the new build, verified
     images = changed_images(record, str(dataset), revision, loaded)
-    claim_output(out, "eval", EVAL_FILES)
+    claim_output(out, "eval", EVAL_FILES, reads=reads)
     asked = {query.key: hashlib.sha256(query.prompt.encode("utf-8")).hexdigest() for query in queries}
     stored = read_predictions(old_dir / "predictions.jsonl")
     same_text = [p for p in stored if asked.get(p.key) == p.rendered_prompt_sha256]
@@ -176,6 +188,7 @@ def rescore(
         circular=settings.circular,
         no_image=settings.no_image,
         think_tags=tuple(tuple(pair) for pair in tags) if tags else None,  # type: ignore[misc]
+        thinking=(old_scores.get("answers") or {}).get("thinking", "auto"),  # score --thinking, as RUN stated it
     )
     run_scoring(options)
     rescored = Rescored(

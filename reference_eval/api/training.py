@@ -16,7 +16,7 @@ from typing import Any
 from transformers import TrainerCallback
 
 from cogbench.errors import UsageError
-from cogbench.reference_eval.api.evaluation import PathLike, Result, evaluate
+from cogbench.reference_eval.api.evaluation import PathLike, Result, evaluate, evaluate_arguments
 from cogbench.reference_eval.run.ranks import distributed_rank
 
 
@@ -47,8 +47,11 @@ class CogbenchCallback(TrainerCallback):
         on_save: evaluate at each checkpoint save.
         processor: the model's processor (default: the trainer's ``processing_class``).
         out: keep each evaluation's run folder as ``out/step-N`` (default: temporary, removed).
-        judge, revision, settings, scoring: as in ``cogbench.evaluate``; ``settings`` defaults to
-            ``num_workers=0`` (no image-decoding processes forked from the training process).
+        judge: as in ``cogbench.evaluate``.
+        revision: as in ``cogbench.evaluate``.
+        settings: as in ``cogbench.evaluate``; defaults to ``num_workers=0`` (no image-decoding
+            processes forked from the training process).
+        scoring: as in ``cogbench.evaluate``.
 
     ``results`` holds (global step, ``Result``) of every evaluation, in order.
     """
@@ -72,8 +75,13 @@ class CogbenchCallback(TrainerCallback):
     ) -> None:
         if every_n_steps is None and not on_save:
             raise UsageError("CogbenchCallback: give every_n_steps=N, on_save=True, or both")
-        if every_n_steps is not None and every_n_steps < 1:
-            raise UsageError(f"CogbenchCallback: every_n_steps={every_n_steps}: give a whole number of 1 or more")
+        whole = isinstance(every_n_steps, int) and not isinstance(every_n_steps, bool)
+        if every_n_steps is not None and (not whole or every_n_steps < 1):
+            raise UsageError(f"CogbenchCallback: every_n_steps={every_n_steps!r}: give a whole number of 1 or more")
+        # Checked now, as `cogbench eval` checks its options, not at the first evaluation many steps later.
+        task, dataset, limit, revision, judge, out, settings, scoring = evaluate_arguments(
+            task, dataset, limit, revision, judge, out, settings, scoring
+        )
         if distributed_rank()[1] > 1:
             raise UsageError(
                 "CogbenchCallback evaluates in one process; under torchrun, evaluate saved checkpoints with "

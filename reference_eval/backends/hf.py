@@ -14,7 +14,9 @@ How a batch is made, and why:
   (a thinking model cut inside its reasoning), else ``stop``, as OpenAI-compatible servers say;
 - ``thinking`` on/off reaches the chat template as ``enable_thinking`` (Qwen3-style templates read
   it; a template that does not is rendered the same, Jinja ignores unused variables); ``auto``
-  passes nothing, so the template's own default holds;
+  passes nothing, so the template's own default holds. Each answer records whether the rendered
+  generation prompt ended in an opening think tag (``think_opened``): scoring then knows whether a
+  reply without tags is reasoning or answer (answers/reasoning.py);
 - on CUDA: bfloat16 weights, SDPA attention, ``torch.inference_mode``.
   On CPU: float32 (slow, but that is how the tests run);
 - a batch that runs out of memory (``torch.OutOfMemoryError``) is split in
@@ -31,12 +33,13 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
 
 from cogbench.errors import CogbenchError
+from cogbench.reference_eval.answers.reasoning import prompt_opens_think
 from cogbench.reference_eval.loading.model_checks import load_checked
 from cogbench.reference_eval.tasks.queries import Answer, Query, image_size, open_image
 
@@ -318,6 +321,7 @@ def answer_queries(
     """
     if not queries:
         return
+    opened = template_opens_think(loaded.processor, settings.thinking)
     batches = length_sorted_batches(queries, images, loaded.processor, settings.batch_size, settings.thinking)
     loader = torch.utils.data.DataLoader(
         PreparedBatches(batches, images, loaded.processor, settings.thinking),
@@ -332,4 +336,11 @@ def answer_queries(
     limit = BatchLimit(settings.batch_size, on_batch_cut)
     with torch.inference_mode():
         for index, inputs in loader:
-            yield from _answers_fitting(loaded, config, batches[index], inputs, images, limit, settings.thinking)
+            for answers in _answers_fitting(loaded, config, batches[index], inputs, images, limit, settings.thinking):
+                yield [replace(answer, think_opened=opened) for answer in answers]
+
+
+def template_opens_think(processor, thinking: str = "auto") -> bool:
+    """Whether the chat template's generation prompt, with this thinking setting, ends in an opening think tag
+    (DeepSeek-R1's, Qwen3-Thinking's ``<think>``): then every reply begins inside the block."""
+    return prompt_opens_think(chat_prompt(processor, "", False, thinking))

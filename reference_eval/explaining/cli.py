@@ -1,6 +1,6 @@
 """``cogbench explain``: why two scorings differ, stage by stage, or a run beside a published row.
 
-Runs are read only through ``explain_inputs`` (a run folder through ``reports.run_reader.read_run``:
+Runs are read only through ``explain_inputs`` (a run folder through ``recording.run_reader.read_run``:
 schema-checked, every number recomputed from details.jsonl; a details dataset or ``.eval_results`` file
 verified as ``cogbench verify`` verifies it); the code a command runs is imported when it runs.
 """

@@ -29,7 +29,7 @@ import numpy as np
 from cogbench.errors import UsageError
 from cogbench.reference_eval.explaining.stages import NOT_RECORDED, STAGES, compare_item, generation_of
 from cogbench.reference_eval.metrics import intervals
-from cogbench.reference_eval.reports.run_reader import ScoredRun
+from cogbench.reference_eval.recording.run_reader import ScoredRun
 from cogbench.reference_eval.run.completeness import run_labels
 from cogbench.schemas.features import CODIS_CATEGORIES, COGBENCH_CATEGORIES
 

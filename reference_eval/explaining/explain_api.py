@@ -10,6 +10,8 @@ from os import PathLike
 from typing import Any
 
 from cogbench.errors import UsageError
+from cogbench.reference_eval.api.arguments import checked
+from cogbench.reference_eval.explaining import cli as explain_cli
 from cogbench.reference_eval.explaining.explain import Explanation, explain_runs
 from cogbench.reference_eval.explaining.explain_inputs import read_scorings
 from cogbench.reference_eval.explaining.explain_text import as_json
@@ -28,8 +30,13 @@ def explain(
     ``a`` and ``b`` are run folders, details datasets (local, or ``ORG/NAME[@REVISION]`` on the configured
     Hub) or ``.eval_results`` files, each verified before use; ``task`` picks one where both hold several.
     With ``published=MODEL`` and no ``b``: the run beside that model's row of the papers' tables.
-    Errors are ``cogbench.errors.UsageError`` (bad input) or ``CogbenchError``, never ``SystemExit``.
+    Errors are ``cogbench.errors.UsageError`` (bad input) or ``CogbenchError``, never ``SystemExit``; each
+    argument is checked as ``cogbench explain``'s option (api/arguments.py).
     """
+    runs = (a,) if b is None else (a, b)
+    given = {"runs": runs, "task": task, "published": published}
+    runs, task, published = checked("explain", given, registers=(explain_cli.register,)).values()
+    a, b = runs if len(runs) == 2 else (runs[0], None)
     if published is not None:
         if b is not None:
             raise UsageError("explain --published: give one run, not two")

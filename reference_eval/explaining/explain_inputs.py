@@ -2,7 +2,7 @@
 ``publish-results``, or ``ORG/NAME[@REVISION]`` on the configured Hub) or an ``.eval_results`` file with
 the details its ``source.url`` names.
 
-Every input is read by ``reports.run_inputs``, the reader of ``report --site``: a run folder through
+Every input is read by ``verifying.run_inputs``, the reader of ``report --site``: a run folder through
 ``run_reader.read_run``, a details dataset and an ``.eval_results`` file verified as ``cogbench verify``
 verifies them, before anything is explained. A details dataset or results file may hold several tasks;
 ``explain`` takes the one both inputs hold (``--task`` where they share several). A details dataset keeps
@@ -15,9 +15,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from cogbench.errors import UsageError
-from cogbench.reference_eval.reports.run_inputs import read_input
-from cogbench.reference_eval.reports.run_reader import ScoredRun
-from cogbench.reference_eval.reports.verify import read_results_file
+from cogbench.reference_eval.recording.run_reader import ScoredRun
+from cogbench.reference_eval.verifying.run_inputs import read_input
+from cogbench.reference_eval.verifying.verify import read_results_file
 from cogbench.schemas.vocabulary import BENCHMARK_TASKS
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from cogbench.numbers import fixed
 from cogbench.reference_eval.explaining.explain import RULE, Explanation, stage_note
 from cogbench.reference_eval.explaining.stages import STAGES, shown_fields
 
@@ -33,7 +34,7 @@ def as_json(explanation: Explanation) -> dict[str, Any]:
 def _number(value: float | None, signed: bool = False) -> str:
     if value is None:
         return "-"
-    text = f"{value:+.2f}" if signed else f"{value:.2f}"
+    text = fixed(value, 2, sign=signed)
     return "0.00" if text in ("+0.00", "-0.00") and signed else text
 
 

@@ -14,15 +14,15 @@ from __future__ import annotations
 from typing import Any
 
 from cogbench.errors import UsageError
+from cogbench.numbers import fixed
 from cogbench.reference_eval.explaining.explain import categories_of, stated
 from cogbench.reference_eval.judges.retirement import KNOWN_SHUTDOWNS
 from cogbench.reference_eval.metrics import intervals
+from cogbench.reference_eval.metrics.recognition import PAPER_EMBEDDER, PAPER_SPACY_MODEL
+from cogbench.reference_eval.recording.run_kind import PAPER_JUDGE, description_mode, judge_identity
+from cogbench.reference_eval.recording.run_reader import ScoredRun
 from cogbench.reference_eval.reports.published import published_results
-from cogbench.reference_eval.reports.run_kind import PAPER_JUDGE, description_mode, judge_identity
-from cogbench.reference_eval.reports.run_reader import ScoredRun
 
-PAPER_SPACY = "en_core_web_sm"
-PAPER_EMBEDDER = "sentence-transformers/all-mpnet-base-v2"
 # The judge each paper's own scripts call (retirement.KNOWN_SHUTDOWNS holds their shutdown dates).
 PAPER_SCRIPT_JUDGE = {"description": "gpt-4-turbo", "codis": "gpt-4-turbo-preview"}
 
@@ -116,7 +116,7 @@ def protocol_differences(run: ScoredRun) -> list[str]:
     if task == "description":
         spacy = (models.get("spacy") or {}).get("requested")
         embedder = (models.get("embedder") or {}).get("requested")
-        for what, used, paper in (("spaCy model", spacy, PAPER_SPACY), ("embedder", embedder, PAPER_EMBEDDER)):
+        for what, used, paper in (("spaCy model", spacy, PAPER_SPACY_MODEL), ("embedder", embedder, PAPER_EMBEDDER)):
             if used != paper:
                 found.append(f"{what}: {used or 'not recorded'} stands in for the paper's {paper}")
     return found
@@ -133,18 +133,18 @@ def gap_markdown(gap: dict[str, Any]) -> str:
             interval = row["interval"]
             lines.append(
                 f"| {column} | {_n(row['run'])} | {_n(row['published'])} | {_n(row['difference'], '+')} | "
-                f"{f'[{interval[0]:.1f}, {interval[1]:.1f}]' if interval else '-'} | "
+                f"{f'[{fixed(interval[0])}, {fixed(interval[1])}]' if interval else '-'} | "
                 f"{'-' if row['inside'] is None else 'yes' if row['inside'] else 'no'} |"
             )
         carried = entry["carried_by"]
         if carried:
-            parts = ", ".join(f"{c} {v:+.2f}" for c, v in carried["categories"].items())
+            parts = ", ".join(f"{c} {fixed(v, 2, sign=True)}" for c, v in carried["categories"].items())
             lines += ["", f"Carried by (category share x difference, points of overall): {parts}; "]
-            lines[-1] += f"not accounted for by the categories: {carried['rest']:+.2f}."
+            lines[-1] += f"not accounted for by the categories: {fixed(carried['rest'], 2, sign=True)}."
     lines += ["", "## Protocol differences known for this row", ""]
     lines += [f"- {line}" for line in gap["protocol_differences"]] or ["- none known"]
     return "\n".join(lines)
 
 
 def _n(value: float | None, sign: str = "") -> str:
-    return "-" if value is None else f"{value:{sign}.2f}"
+    return "-" if value is None else fixed(value, 2, sign=sign == "+")

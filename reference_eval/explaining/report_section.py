@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import shlex
 
+from cogbench.numbers import fixed
 from cogbench.reference_eval.explaining.explain import Explanation, explain_runs, stage_note
 from cogbench.reference_eval.explaining.stages import STAGES
 from cogbench.reference_eval.reports.report_runs import ReportRun
@@ -27,7 +28,7 @@ def headline_metrics(task: str) -> list[str]:
 def _number(value: float | None, signed: bool = False) -> str:
     if value is None:
         return "-"
-    text = f"{value:+.2f}" if signed else f"{value:.2f}"
+    text = fixed(value, 2, sign=signed)
     return text.replace("+0.00", "0.00").replace("-0.00", "0.00") if signed else text
 
 
@@ -68,7 +69,11 @@ def explain_table(explanation: Explanation, a: ReportRun, b: ReportRun) -> Table
         + "".join(f" {line}." for line in notes)
         + f" Every metric and category, with items side by side: `cogbench explain {folders}`"
     )
-    title = f"Why two runs of {explanation.a['model']} differ ({explanation.task}): B - A by pipeline stage"
+    # named by the runs: a model's first run against each later one gives one section each (issue 48 item 9l)
+    title = (
+        f"Why two runs of {explanation.a['model']} differ ({explanation.task}), A {a.label} and B {b.label}: "
+        "B - A by pipeline stage"
+    )
     return Table(
         title, ["Metric", "A", "B", "B - A", *STAGES], rows, note=note, best_columns=set(), numbers_from_second=True
     )

@@ -1,4 +1,6 @@
-"""File formats of predictions: this project's JSONL (``predictions``) and the authors' official files (``official``).
+"""File formats of predictions: readers and writers only; nothing here runs a model or scores.
 
-Readers and writers only; nothing here runs a model or scores.
+- ``predictions``: this project's predictions.jsonl.
+- ``official``: the authors' official prediction files.
+- ``harness``: lmms-eval ``--log_samples`` (each ``doc_id`` checked) and VLMEvalKit ``.xlsx``/``.tsv`` outputs.
 """

@@ -5,7 +5,8 @@ One JSON object per line, one line per query:
     {"task": "codis", "item_id": "000", "query": 1, "model": "hf:Qwen/Qwen2-VL-7B-Instruct",
      "prompt_id": "codis-cot-v1", "prompt_sha256": "...", "rendered_prompt_sha256": "...",
      "generation": {...}, "output": "...", "seconds": 0.84,
-     "reasoning": "", "finish_reason": "stop", "tokens": {"completion": 212, "reasoning": 180}}
+     "reasoning": "", "finish_reason": "stop", "tokens": {"completion": 212, "reasoning": 180},
+     "think_opened": null}
 
 ``item_id`` is the row id of the config (``image_id`` for description,
 ``question_id`` for vqa, ``id`` for codis). ``query`` tells the two queries of a
@@ -55,6 +56,10 @@ class Prediction:
     reasoning: str = ""
     finish_reason: str = ""
     tokens: dict[str, Any] = field(default_factory=dict)
+    # Whether the model's chat template ended its generation prompt in an opening think tag (DeepSeek-R1's
+    # and Qwen3-Thinking's ``<think>``), so the reply begins inside the block; None where the backend did
+    # not render the template (answers.reasoning.thinking_state).
+    think_opened: bool | None = None
 
     @property
     def key(self) -> tuple[str, int | None]:
@@ -117,6 +122,11 @@ def _parse(line: str, path: Path, line_number: int) -> Prediction:
     for name in ("generation", "tokens"):
         if not isinstance(raw.get(name, {}), dict):
             raise UsageError(f"{where}: field {name}: not an object")
+    if raw.get("think_opened") is not None and not isinstance(raw["think_opened"], bool):
+        raise UsageError(f"{where}: field think_opened: not true, false or null")
+    thinking = (raw.get("generation") or {}).get("thinking")
+    if thinking is not None and thinking not in ("on", "off", "auto"):
+        raise UsageError(f"{where}: field generation.thinking: {echoed(thinking)} is not one of on, off, auto")
     if raw["task"] not in TASKS:
         raise UsageError(f"{where}: field task: {echoed(raw['task'])} is not one of {', '.join(TASKS)}")
     known = Prediction.__dataclass_fields__

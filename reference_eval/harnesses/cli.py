@@ -6,20 +6,19 @@ import argparse
 from pathlib import Path
 
 from cogbench.option_types import token_count
-from cogbench.reference_eval.harnesses.lmms_eval import DEFAULT_EMBEDDER, DEFAULT_SPACY_MODEL, TASKS
-from cogbench.reference_eval.harnesses.vlmevalkit import DATASET_NAME
+from cogbench.reference_eval.metrics.recognition import PAPER_EMBEDDER, PAPER_SPACY_MODEL
 from cogbench.reference_eval.tasks.queries import DEFAULT_MAX_NEW_TOKENS
 
 FORMATS = ("lmms-eval", "vlmevalkit")
-# Every file `cogbench export` writes in its --out (dataset_builders.output.claim_output), by exact
-# name: any other YAML there (a stale task declaring the same name) is refused, never left beside.
-EXPORT_FILES = (
-    "utils.py",
-    "utils_description.py",
-    "README.md",
-    *(f"{name}.yaml" for name in TASKS),
-    f"{DATASET_NAME}.tsv",
-)
+
+
+def export_files() -> tuple[str, ...]:
+    """Every file `cogbench export` writes in its --out (dataset_builders.output.claim_output), by exact
+    name: any other YAML there (a stale task declaring the same name) is refused, never left beside."""
+    from cogbench.reference_eval.harnesses.lmms_eval import TASKS
+    from cogbench.reference_eval.harnesses.vlmevalkit import DATASET_NAME
+
+    return ("utils.py", "utils_description.py", "README.md", *(f"{name}.yaml" for name in TASKS), f"{DATASET_NAME}.tsv")
 
 
 def default_export_dir(format_name: str, dataset: str, revision: str | None) -> Path:
@@ -47,12 +46,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--spacy-model",
-        default=DEFAULT_SPACY_MODEL,
+        default=PAPER_SPACY_MODEL,
         help="spaCy pipeline name or path the description tasks' Recognition Score uses (lmms-eval)",
     )
     parser.add_argument(
         "--embedder",
-        default=DEFAULT_EMBEDDER,
+        default=PAPER_EMBEDDER,
         help="sentence-transformers model name or path of the Recognition Score (lmms-eval)",
     )
     parser.add_argument(
@@ -80,24 +79,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from cogbench.dataset_builders.output import claim_output
+    from cogbench.dataset_builders.output import check_apart, claim_output
     from cogbench.reference_eval.harnesses.lmms_eval import (
         dataset_location,
         export_lmms_eval,
         exported_tasks,
         model_reference,
     )
-    from cogbench.reference_eval.harnesses.vlmevalkit import export_vlmevalkit
+    from cogbench.reference_eval.harnesses.vlmevalkit import DATASET_NAME, export_vlmevalkit
     from cogbench.reference_eval.metrics.recognition import check_models
     from cogbench.validation.integrity import load_verified
 
     out = args.out or default_export_dir(args.format, args.dataset, args.revision)
+    check_apart(out, "--out", [("--dataset", args.dataset)])  # before the build is read
     vqa = load_verified(args.dataset, "vqa", args.revision)  # fails early, as a usage error, on a bad --dataset
-    claim_output(out, "export", EXPORT_FILES, create=False)  # refused before any work
+    claim_output(out, "export", export_files(), create=False, reads=[("--dataset", args.dataset)])  # before any work
     if args.format == "lmms-eval":  # a missing model fails here, before the folder or any file is written
         args.spacy_model, args.embedder = model_reference(args.spacy_model), model_reference(args.embedder)
         check_models(args.spacy_model, args.embedder)
-    claim_output(out, "export", EXPORT_FILES)
+    claim_output(out, "export", export_files(), reads=[("--dataset", args.dataset)])
     revision = f" --revision {args.revision}" if args.revision else ""
     dataset = Path(args.dataset).resolve() if Path(args.dataset).exists() else args.dataset  # from any folder
     if args.format == "vlmevalkit":

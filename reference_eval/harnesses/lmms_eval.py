@@ -20,7 +20,7 @@ from pathlib import Path
 from cogbench import __version__
 from cogbench.dataset_builders.writes import write_file
 from cogbench.errors import UsageError
-from cogbench.reference_eval.metrics.recognition import check_models
+from cogbench.reference_eval.metrics.recognition import PAPER_EMBEDDER, PAPER_SPACY_MODEL, check_models
 from cogbench.reference_eval.tasks.prompts import (
     CODIS_DI_COT,
     DESCRIPTION_DIRECTED,
@@ -50,8 +50,8 @@ def description_recognition(items):
     return recognition_score(items, SPACY_MODEL, EMBEDDER)
 '''
 # The paper's models (CogBench Section 3.2.1), as `cogbench score`'s defaults.
-DEFAULT_SPACY_MODEL = "en_core_web_sm"
-DEFAULT_EMBEDDER = "sentence-transformers/all-mpnet-base-v2"
+DEFAULT_SPACY_MODEL = PAPER_SPACY_MODEL
+DEFAULT_EMBEDDER = PAPER_EMBEDDER
 
 # task name -> (config, prompt template, functions prefix, metrics -> aggregation function)
 TASKS = {

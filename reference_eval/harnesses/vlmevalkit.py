@@ -15,7 +15,7 @@ from pathlib import Path
 
 from cogbench.dataset_builders.writes import write_file
 from cogbench.reference_eval.formats.harness import VLMEVALKIT_ID_COLUMN
-from cogbench.schemas.features import ANSWER_LETTERS, CHOICE_COLUMNS
+from cogbench.schemas.vocabulary import ANSWER_LETTERS, CHOICE_COLUMNS
 
 DATASET_NAME = "CogBench_VQA"
 COLUMNS = ("index", "image", "question", *ANSWER_LETTERS, "answer", "category", VLMEVALKIT_ID_COLUMN)

@@ -19,23 +19,31 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-
-from tqdm.auto import tqdm
+from typing import Any
 
 from cogbench.dataset_builders.writes import refuse_link
 from cogbench.errors import UsageError
 from cogbench.redaction import redact_url
 from cogbench.reference_eval.backends.batch_files import Request, Response, request
-from cogbench.reference_eval.backends.openai_api import ChatClient, ChatSettings, chat_body, text_message
+from cogbench.reference_eval.backends.openai_api import (
+    API_KEY_VARIABLE,
+    ChatClient,
+    ChatSettings,
+    chat_body,
+    text_message,
+)
 from cogbench.reference_eval.judges.constraints import constraint
 
 
 @dataclass(frozen=True)
 class JudgeSpec:
-    """What ``--judge`` asked for: ``rule``, ``none``, or ``openai``/``vllm`` with a model."""
+    """What ``--judge`` asked for: ``rule``, ``none``, or ``openai``/``vllm`` with a model; an ``openai:`` judge
+    with its endpoint and the environment variable of its key (judges/panel.openai_member: never in its name)."""
 
     kind: str
     model: str | None = None
+    base_url: str | None = None  # None: --judge-base-url's (OpenAI's without one)
+    key_variable: str | None = API_KEY_VARIABLE
 
     @classmethod
     def parse(cls, value: str) -> JudgeSpec:
@@ -77,6 +85,32 @@ class JudgeStats:
             "failure_examples": self.failure_messages[:10],
             "usage": usage,
         }
+
+
+class _NoProgress:
+    """What a run off a terminal shows: nothing (tqdm would be disabled there anyway)."""
+
+    def __enter__(self) -> _NoProgress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def set_postfix(self, **values: object) -> None:
+        return None
+
+    def update(self, count: int = 1) -> None:
+        return None
+
+
+def judge_progress(total: int, cached: int, model: str) -> Any:
+    """On stderr, and only on a terminal: done/total, cache hits, failures, rate. tqdm (~0.1 s to import,
+    most of a judged run's start) is imported only then."""
+    if not sys.stderr.isatty():
+        return _NoProgress()
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, initial=cached, unit="prompt", desc=f"judge {model}", file=sys.stderr, dynamic_ncols=True)
 
 
 def prompt_sha256(prompt: str) -> str:
@@ -236,16 +270,7 @@ class LLMJudge:
             to_send = []
         checks = [partial(accept, prompt) for prompt in to_send]
         cached, failed = len(replies), 0
-        # On stderr, and only on a terminal (disable=None): done/total, cache hits, failures, rate.
-        with tqdm(
-            total=len(replies) + len(to_send),
-            initial=cached,
-            unit="prompt",
-            desc=f"judge {model}",
-            file=sys.stderr,
-            disable=None,
-            dynamic_ncols=True,
-        ) as progress:
+        with judge_progress(len(replies) + len(to_send), cached, model) as progress:
             progress.set_postfix(cached=cached, failed=0)
             rules = [constraint(p) for p in to_send] if self.structured else None
             messages = [text_message(p) for p in to_send]

@@ -28,6 +28,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from cogbench.errors import UsageError
+from cogbench.redaction import redact_text, split_endpoint
 from cogbench.reference_eval.backends.openai_api import API_KEY_VARIABLE, OPENAI_BASE_URL
 from cogbench.reference_eval.judges.llm import LLMJudge
 from cogbench.reference_eval.judges.vllm_judge import split_spec
@@ -37,7 +38,6 @@ PANEL_RULE = (
     "majority of the members' verdicts; a tie goes to the lowest verdict (wrong, 0); "
     "no panel verdict when any member gave none (a judge failure, retried on a re-run)"
 )
-URL_MARK = ("@http://", "@https://")
 KEY_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # an environment variable's name, after the member's #
 
 
@@ -62,30 +62,37 @@ def origin(base_url: str | None) -> tuple[str, str, int | None]:
     return url.scheme.lower(), (url.hostname or "").lower(), port
 
 
+def openai_member(value: str, default_base_url: str | None, option: str = "--judge") -> Member | None:
+    """``openai:MODEL``, its endpoint after an ``@`` and its key's variable after a ``#``
+    (``openai:MODEL@URL#VARIABLE``, cut by ``redaction.split_endpoint``), as a member; None without a model.
+    The one reading of an ``openai:`` judge: a panel's member and a single ``--judge`` alike."""
+    spec, url, variable = split_endpoint(value)
+    if variable is not None and not KEY_VARIABLE.fullmatch(variable):
+        raise UsageError(
+            f"{option} {spec.split('@', 1)[0]!r}: after # comes the name of the environment variable that "
+            "holds this member's key, e.g. openai:MODEL@https://HOST/v1#HOST_API_KEY"
+        )
+    model = spec[len("openai:") :]
+    if "://" in model:  # a URL without its @ (openai:http://...): never a model name, never sent or written
+        raise UsageError(f"{option} {redact_text(value)!r}: the endpoint goes after an @ (openai:MODEL@http://HOST/v1)")
+    if not model:
+        return None
+    url = url or default_base_url
+    # OPENAI_API_KEY goes only to the endpoint it was given for (--judge-base-url's, or OpenAI's).
+    given_for = origin(url) == origin(default_base_url)
+    return Member(spec, "openai", model, url, variable or (API_KEY_VARIABLE if given_for else None))
+
+
 def parse_member(value: str, default_base_url: str | None, task: str) -> Member:
-    """``rule``, or ``openai:MODEL``, its endpoint after an ``@`` and its key's variable after a ``#``
-    (``openai:MODEL@URL#VARIABLE``), as a member; one usage line for anything else."""
+    """``rule``, ``vllm:PATH_OR_ID`` or an ``openai:`` member (``openai_member``); one usage line for anything else."""
     if value == "rule":
         if task != "codis":
             raise UsageError("--judge rule is the offline CODIS judge; a description panel takes openai:MODEL members")
         return Member("rule", "rule")
     if value.startswith("openai:"):
-        spec, url, variable = value, default_base_url, None
-        if "#" in spec:
-            spec, _, variable = spec.rpartition("#")
-            if not KEY_VARIABLE.fullmatch(variable):
-                raise UsageError(
-                    f"--judge {spec.split('@', 1)[0]!r}: after # comes the name of the environment variable that "
-                    "holds this member's key, e.g. openai:MODEL@https://HOST/v1#HOST_API_KEY"
-                )
-        cut = min((spec.find(mark) for mark in URL_MARK if mark in spec), default=-1)
-        if cut >= 0:
-            spec, url = spec[:cut], spec[cut + 1 :]
-        model = spec[len("openai:") :]
-        if model:
-            # OPENAI_API_KEY goes only to the endpoint it was given for (--judge-base-url's, or OpenAI's).
-            given_for = origin(url) == origin(default_base_url)
-            return Member(spec, "openai", model, url, variable or (API_KEY_VARIABLE if given_for else None))
+        member = openai_member(value, default_base_url)
+        if member is not None:
+            return member
     if value.startswith("vllm:"):  # in this process; @ gives a Hub revision, not an endpoint
         split_spec(value[len("vllm:") :])
         return Member(value, "vllm", value[len("vllm:") :])

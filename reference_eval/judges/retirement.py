@@ -11,6 +11,7 @@ endpoint's model list (``backends/model_list``), and refuses with what to do ins
 from __future__ import annotations
 
 import datetime as dt
+import difflib
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,6 +43,19 @@ KNOWN_SHUTDOWNS = (
     ),
     Shutdown("gpt-4o", dt.date(2027, 1, 14), "a common replacement judge", OPENAI_DEPRECATIONS),
 )
+
+# The papers' own judges, each retired (KNOWN_SHUTDOWNS): what a certified judge takes the place of.
+PAPER_JUDGES = {"description": "gpt-4-turbo", "codis": "gpt-4-turbo-preview"}
+PAPER_TASK_NAMES = {"description": "CogBench Cognition", "codis": "CODIS"}
+
+
+def paper_judge_text(task: str) -> str:
+    """``the papers' CODIS judge `gpt-4-turbo-preview` (its role, shut down 2026-10-23)``: what a judge replaces."""
+    model = PAPER_JUDGES[task]
+    shutdown = next((s for s in KNOWN_SHUTDOWNS if s.model == model), None)
+    about = f" ({shutdown.role}, shut down {shutdown.date.isoformat()})" if shutdown else ""
+    return f"the papers' {PAPER_TASK_NAMES[task]} judge `{model}`{about}"
+
 
 INSTEAD = (
     "judge with a pinned open-weight model instead (`vllm serve MODEL --revision REV`, then --judge openai:MODEL "
@@ -109,8 +123,33 @@ def check_judge(
     if listing is None or listing.unsupported:
         return
     if listing.error is not None:
-        raise UsageError(f"cannot check judge {model}: GET {listing.url}: {listing.error}; {INSTEAD}")
+        raise UsageError(
+            f"cannot check judge {model}: GET {listing.url}: {listing.error}; {unreachable_advice(listing)}"
+        )
     if listing.entry(model) is None:
-        served = sorted(shown(m["id"], 60) for m in listing.models)  # ids the server chose: escaped, shortened
-        names = ", ".join(served[:8]) + (f", ... ({len(served) - 8} more)" if len(served) > 8 else "")
-        raise UsageError(f"{listing.url} does not serve judge {model} (it serves: {names or 'none'}); {INSTEAD}")
+        served = sorted(m["id"] for m in listing.models)
+        names = [shown(name, 60) for name in served]  # ids the server chose: escaped, shortened
+        listed = ", ".join(names[:8]) + (f", ... ({len(names) - 8} more)" if len(names) > 8 else "")
+        raise UsageError(
+            f"{listing.url} does not serve judge {model} (it serves: {listed or 'none'}); {unlisted_advice(model, served)}"
+        )
+
+
+def unreachable_advice(listing: ModelList) -> str:
+    """What to do when the model list could not be read: a server that is down is not a retired judge."""
+    if listing.error in ("HTTP 401", "HTTP 403"):
+        return "check the key sent to it (OPENAI_API_KEY, or the variable a judge spec names after #)"
+    if listing.error == "connection failed" or (listing.error or "").startswith("no answer within"):
+        return f"is the server running at {listing.url.removesuffix('/models')}?"
+    return f"is {listing.url.removesuffix('/models')} an OpenAI-compatible endpoint? --judge-accept-retired skips this check"
+
+
+def unlisted_advice(model: str, served: list[str]) -> str:
+    """What to do about a judge the endpoint does not list: a misspelt name, another model served, or a retired judge."""
+    if any(shutdown.model == model for shutdown in KNOWN_SHUTDOWNS):
+        return INSTEAD  # a papers' judge no longer served: the retired judge's way out
+    lowered = {name.lower(): name for name in served}  # case apart: QWEN/QWEN3-8B is Qwen/Qwen3-8B misspelt
+    close = difflib.get_close_matches(model.lower(), list(lowered), n=1)
+    if close:
+        return f"did you mean {shown(lowered[close[0]], 60)}?"
+    return "name one of the models it serves (--judge openai:MODEL), or the endpoint that serves this one"

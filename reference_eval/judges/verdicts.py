@@ -76,7 +76,7 @@ def judge_answer(reply: str) -> str | None:
     """The part of a judge's reply that holds its verdict: the final answer after any think block;
     None for a think block never closed (the judge ran out of tokens while reasoning)."""
     split = split_reply(reply)
-    return None if split.truncated else split.answer
+    return None if split.status in ("truncated", "unclosed") else split.answer
 
 
 def _is_official(mode: str) -> bool:

@@ -1,1 +1,4 @@
-"""Checked model loading: every model a command loads (VLMs, embedders, NLI and BERTScore judges) is verified and described for provenance."""
+"""Checked model loading: every model a command loads is verified and described for provenance.
+
+- ``model_checks``: missing or wrong-shape weights refuse the run (exit 2); folder, class, weights sha256, versions.
+"""

@@ -18,7 +18,6 @@ files and the library versions, for ``scores.json``.
 from __future__ import annotations
 
 import hashlib
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +102,9 @@ def files_sha256(folder: Path, files) -> str:
 
 
 def library_versions() -> dict[str, str | None]:
+    # importlib.metadata costs more than all of `cogbench --help`, which imports this module: loaded here.
+    from importlib import metadata
+
     versions: dict[str, str | None] = {}
     for name in LIBRARIES:
         try:

@@ -106,3 +106,14 @@ def word_pair_counts(queries: Sequence[tuple[str, str, str]], pair: WordPair) ->
         "model": model,
         "paper_groundtruth": list(PAPER_GROUNDTRUTH[pair.label]) if pair.label in PAPER_GROUNDTRUTH else None,
     }
+
+
+def bias_block(counts: Sequence[dict[str, object]]) -> dict[str, object]:
+    """scores.json's ``analyses.answer_bias``: each pair's ``word_pair_counts``, the queries selected, the rule."""
+    return {
+        "pairs": list(counts),
+        "queries": sum(int(c["queries"]) for c in counts),  # type: ignore[call-overload]
+        "paper_queries": PAPER_QUERIES,
+        "rule": "metrics/answer_bias.py (selection rules 1-4)",
+        "reference": "CODIS paper, Section 5.2, Table 6",
+    }

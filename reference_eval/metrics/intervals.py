@@ -27,10 +27,9 @@ from typing import Any
 
 import numpy as np
 
+from cogbench.option_types import DEFAULT_PERMUTATIONS, DEFAULT_RESAMPLES, DEFAULT_SEED
 from cogbench.reference_eval.metrics import small_sample
 
-DEFAULT_RESAMPLES = 2000
-DEFAULT_SEED = 0
 LEVEL = 0.95
 METHOD = "percentile bootstrap, clustered by image"
 
@@ -124,7 +123,7 @@ def paired_difference(
     table_b: ClusterTable,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
-    permutations: int = 9999,
+    permutations: int = DEFAULT_PERMUTATIONS,
 ) -> list[dict[str, Any]]:
     """Per column: A - B, its clustered paired-bootstrap interval and a paired permutation p-value."""
     if table_a.clusters != table_b.clusters or table_a.columns != table_b.columns:

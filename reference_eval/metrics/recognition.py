@@ -27,6 +27,9 @@ if TYPE_CHECKING:  # for annotations only: spaCy and sentence-transformers load 
     from sentence_transformers import SentenceTransformer
     from spacy.language import Language
 
+# The paper's models (CogBench Section 3.2.1): `cogbench score`'s and `export`'s defaults.
+PAPER_SPACY_MODEL = "en_core_web_sm"
+PAPER_EMBEDDER = "sentence-transformers/all-mpnet-base-v2"
 THRESHOLD = 0.6  # Section 3.2.1: "greater than a threshold (0.6 in this paper)"
 NOUN_TAGS = ("NOUN", "PROPN")
 

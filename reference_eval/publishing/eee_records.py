@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from cogbench.reference_eval.metrics.intervals import units_from_details
-from cogbench.reference_eval.reports.details_dataset import row_fields, template_sha256
-from cogbench.reference_eval.reports.run_reader import ScoredRun
+from cogbench.reference_eval.publishing.details_dataset import row_fields, template_sha256
+from cogbench.reference_eval.recording.run_reader import ScoredRun
 from cogbench.schemas.vocabulary import BENCHMARK_TASKS
 
 SCHEMA_VERSION = "0.3.0"

@@ -1,4 +1,4 @@
-"""Subcommands that show finished runs: ``compare``, ``report``, ``publish-results`` and ``verify``.
+"""Subcommands that show finished runs: ``compare`` and ``report``.
 
 Each reads run folders through ``run_reader`` (schema-checked, numbers recomputed from
 details.jsonl); heavy libraries are imported inside the functions that run a command.
@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import argparse
 
-from cogbench.option_types import resample_count, significance
+from cogbench.option_types import DEFAULT_PERMUTATIONS, DEFAULT_RESAMPLES, DEFAULT_SEED, resample_count, significance
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     add_compare_parser(subparsers)
     add_report_parser(subparsers)
-    add_hub_results_parsers(subparsers)
 
 
 # --- compare: two runs, paired ------------------------------------------------
@@ -49,14 +48,16 @@ def add_compare_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--resamples",
         type=resample_count,
-        default=2000,
+        default=DEFAULT_RESAMPLES,
         help="with --judges: bootstrap resamples of the kappa and tau intervals; otherwise recorded only (the "
         "interval of A - B is a t interval over images, not resampled)",
     )
     parser.add_argument(
-        "--permutations", type=resample_count, default=9999, help="random swaps of the permutation test"
+        "--permutations", type=resample_count, default=DEFAULT_PERMUTATIONS, help="random swaps of the permutation test"
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the resampling (same seed, same result)")
+    parser.add_argument(
+        "--seed", type=int, default=DEFAULT_SEED, help="seed of the resampling (same seed, same result)"
+    )
     parser.add_argument(
         "--alpha", type=significance, default=0.05, help="significance level marked with * (default 0.05)"
     )
@@ -86,7 +87,8 @@ def run_compare(args: argparse.Namespace) -> int:
         if value and (Path(value).is_dir() or not Path(value).parent.is_dir()):
             raise UsageError(f"{option} {value}: give a file name in an existing folder (not a folder)")
         if value:
-            check_option_file(Path(value), option)  # never onto a build's manifest.json or into a run
+            # Never onto a build's manifest.json, nor into a run, marked or not (nor one being compared).
+            check_option_file(Path(value), option, reads=[("RUN", run) for run in args.runs])
     if args.judges:
         from cogbench.reference_eval.reports.judge_agreement import agreement_chart, render_agreement
 
@@ -150,7 +152,7 @@ def add_report_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--permutations",
         type=resample_count,
-        default=9999,
+        default=DEFAULT_PERMUTATIONS,
         help="--site: permutations of each pair's paired permutation test, as `compare` (default: 9999)",
     )
     parser.add_argument(
@@ -232,8 +234,8 @@ def run_report(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from cogbench.errors import UsageError
+    from cogbench.reference_eval.certifying.certificate_report import report_section, verified_certificate
     from cogbench.reference_eval.explaining.report_section import explain_tables
-    from cogbench.reference_eval.judging.certificate_report import report_section, verified_certificate
     from cogbench.reference_eval.reports.runs import write_report
 
     if not (args.out or args.site):
@@ -255,84 +257,17 @@ def run_report(args: argparse.Namespace) -> int:
 
         site = write_site(runs, Path(args.site), args.allow_mismatch, args.alpha, args.permutations)
         items = ", ".join(f"{task} {count}" for task, count in site["items"].items())
-        print(f"wrote the site {site['folder']}: {site['runs']} run(s), items {items}, {site['images']} image(s)")
+        index = Path(site["folder"]) / "index.html"
+        print(f"wrote the static site {index}: {site['runs']} run(s), items {items}, {site['images']} image(s)")
+        if site["removed"]:
+            print(
+                f"removed {len(site['removed'])} file(s) an earlier `report --site` wrote there and this one did not: "
+                + _some(site["removed"])
+            )
+        if site["kept"]:
+            print(f"kept {_some(site['kept'])}: not as cogbench wrote them (changed since, or not its own)")
     return 0
 
 
-# --- publish-results and verify: numbers on the Hub, re-derived from the details -------
-
-
-def add_hub_results_parsers(subparsers: argparse._SubParsersAction) -> None:
-    publish = subparsers.add_parser(
-        "publish-results",
-        help="open a pull request adding a run's results (.eval_results/*.yaml) to a model repo, with its details",
-        description=(
-            "Verify each run (its numbers recomputed from details.jsonl), push its per-item details as a Parquet "
-            "dataset to --details-repo, and open a pull request on --model-repo adding one .eval_results/TASK.yaml "
-            "per task and metric family, pinned to the dataset commit the run read, after checking what the repo holds "
-            "for each task on main and in open pull requests (same value: skipped; another value: refused without "
-            "--allow-conflict); each run's Every Eval Ever record goes into the details dataset. PARTIAL and SAMPLE runs, runs "
-            "on a local build naming no Hub repo, and edited runs are refused. Exit codes: 0 done; 1 error (edited "
-            "run or build, Hub failure); 2 usage error or refused run."
-        ),
-    )
-    publish.add_argument("runs", nargs="+", metavar="RUN", help="score folder or eval run folder, one per task")
-    publish.add_argument("--model-repo", required=True, metavar="ORG/MODEL", help="the model repo the results are for")
-    publish.add_argument(
-        "--details-repo", required=True, metavar="ORG/NAME", help="dataset repo for the per-item details (created)"
-    )
-    publish.add_argument("--dry-run", action="store_true", help="write the files to --out and push nothing")
-    publish.add_argument("--out", help="folder for .eval_results/, model-index.yaml and details/ (default: none)")
-    publish.add_argument(
-        "--no-pr", action="store_true", help="commit to the model repo's main branch instead of opening a pull request"
-    )
-    publish.add_argument(
-        "--allow-conflict",
-        action="store_true",
-        help="open the pull request even where main or an open pull request holds another value for the same task "
-        "(default: such a result is shown beside ours and nothing is pushed)",
-    )
-    publish.add_argument(
-        "--results-source",
-        choices=("details", "eee"),
-        default="details",
-        help="what each .eval_results file's source.url names: the details dataset (default) or the run's Every "
-        "Eval Ever record in it (details/eee/data/...)",
-    )
-    publish.set_defaults(func=run_publish_results)
-    verify = subparsers.add_parser(
-        "verify",
-        help="recompute every number of a run, details dataset or .eval_results file from the per-item details",
-        description=(
-            "Offline (no judge or model call): recompute each metric, its interval, the report's numbers and the "
-            ".eval_results values from the details, and list each number that differs with the items behind it. "
-            "Exit codes: 0 all equal; 1 a number differs or a file is broken; 2 usage error."
-        ),
-    )
-    verify.add_argument(
-        "target", metavar="TARGET", help="run folder, details dataset (folder or Hub ORG/NAME), or .eval_results file"
-    )
-    verify.add_argument(
-        "--details",
-        help="details dataset (folder or Hub ORG/NAME) of an .eval_results file (default: the one its source.url names)",
-    )
-    verify.add_argument("--revision", help="Hub revision of a details dataset (default: main, or the file's source)")
-    verify.add_argument(
-        "--dataset",
-        metavar="BUILD",
-        help="the build the run scored: ids, image ids, categories, reference answers and counts re-derived from it "
-        "(default: none; they are then listed as stated)",
-    )
-    verify.set_defaults(func=run_verify)
-
-
-def run_publish_results(args: argparse.Namespace) -> int:
-    from cogbench.reference_eval.reports.hub_results import publish_results
-
-    return publish_results(args)
-
-
-def run_verify(args: argparse.Namespace) -> int:
-    from cogbench.reference_eval.api.commands import verify_from_args
-
-    return verify_from_args(args)
+def _some(names: list[str], shown: int = 5) -> str:
+    return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")

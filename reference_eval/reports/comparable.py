@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from cogbench.errors import UsageError
-from cogbench.reference_eval.reports.run_kind import judge_difference
+from cogbench.reference_eval.recording.run_kind import judge_difference
 
 SETTINGS = (
     "prompt_id",

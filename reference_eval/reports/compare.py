@@ -14,16 +14,17 @@ from pathlib import Path
 from typing import Any
 
 from cogbench.errors import UsageError
+from cogbench.numbers import fixed
 from cogbench.reference_eval.metrics import intervals, small_sample
+from cogbench.reference_eval.recording.run_kind import JUDGED_METRICS, judge_difference, judge_label
+from cogbench.reference_eval.recording.run_reader import ScoredRun, read_run
 from cogbench.reference_eval.reports.comparable import Mismatch, check_or_refuse
-from cogbench.reference_eval.reports.run_kind import JUDGED_METRICS, judge_difference, judge_label
-from cogbench.reference_eval.reports.run_reader import ScoredRun, read_run
 from cogbench.reference_eval.run.completeness import coverage_label
 from cogbench.schemas.features import CATEGORY_LABEL, CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
 
 def load_run(path: str | Path) -> ScoredRun:
-    """A run folder, verified (``reports.run_reader.read_run``): only recomputable numbers are compared."""
+    """A run folder, verified (``recording.run_reader.read_run``): only recomputable numbers are compared."""
     return read_run(path)
 
 
@@ -46,7 +47,7 @@ def compare_runs(
     b: ScoredRun,
     resamples: int = intervals.DEFAULT_RESAMPLES,
     seed: int = intervals.DEFAULT_SEED,
-    permutations: int = 9999,
+    permutations: int = intervals.DEFAULT_PERMUTATIONS,
     allow_mismatch: bool = False,
 ) -> dict[str, Any]:
     """Per metric and column (categories, overall): A, B, A - B, its 95% interval and p-value."""
@@ -154,10 +155,14 @@ def render_comparison(result: dict[str, Any], alpha: float = 0.05) -> str:
             if row["difference"] is None:
                 continue
             star = " *" if row["p_value"] is not None and row["p_value"] < alpha else ""
-            ci = f"[{row['interval'][0]:+.1f}, {row['interval'][1]:+.1f}]" if row["interval"] else "n/a (1 image)"
-            p = f"{row['p_value']:.4f}" if row["p_value"] is not None else "n/a"
+            ci = (
+                f"[{fixed(row['interval'][0], sign=True)}, {fixed(row['interval'][1], sign=True)}]"
+                if row["interval"]
+                else "n/a (1 image)"
+            )
+            p = fixed(row["p_value"], 4) if row["p_value"] is not None else "n/a"
             lines.append(
-                f"| {name} | {column_label(row['column'])} | {row['a']:.1f} | {row['b']:.1f} | {row['difference']:+.1f}{star} | "
+                f"| {name} | {column_label(row['column'])} | {fixed(row['a'])} | {fixed(row['b'])} | {fixed(row['difference'], sign=True)}{star} | "
                 f"{ci} | {p} | {covers} |"
             )
     for name, rows in result["metrics"].items():
@@ -165,7 +170,7 @@ def render_comparison(result: dict[str, Any], alpha: float = 0.05) -> str:
         if overall.get("min_detectable") is not None:
             lines.append(
                 f"min detectable difference, {name} overall: with these sizes ({result['clusters']} images), "
-                f"differences below {overall['min_detectable']:.1f} points cannot be told apart at 80% power"
+                f"differences below {fixed(overall['min_detectable'])} points cannot be told apart at 80% power"
                 + (f" ({shared})" if shared else "")
             )
     lines += [f"note: {note}" for note in result["notes"]]

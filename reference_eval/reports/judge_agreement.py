@@ -17,10 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from cogbench.errors import UsageError
+from cogbench.numbers import fixed
 from cogbench.reference_eval.metrics import agreement, intervals, small_sample
+from cogbench.reference_eval.recording.run_reader import ScoredRun
 from cogbench.reference_eval.reports import charts
 from cogbench.reference_eval.reports.comparable import check_or_refuse
-from cogbench.reference_eval.reports.run_reader import ScoredRun
 from cogbench.reference_eval.reports.tables import Cell, Table
 from cogbench.schemas.features import CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
@@ -38,6 +39,9 @@ def judge_label(run: ScoredRun, endpoint: bool = False) -> str:
         where = _endpoint(run)
         at = f", endpoint {where.get('endpoint_host')} #{where.get('endpoint_id', '?')}" if endpoint else ""
         return f"openai:{judge.get('model')}, {judge.get('parsing', 'tolerant')} parsing{at}"
+    if kind in ("vllm", "panel"):  # a panel by its members (``openai:a + rule``), a vllm: judge by its model
+        name = f"vllm:{judge.get('model')}" if kind == "vllm" else f"panel of {judge.get('model')}"
+        return f"{name}, {judge.get('parsing', 'tolerant')} parsing"
     if kind in OFFLINE_KINDS:
         offline = (run.scores.get("analyses") or {}).get("offline_judge") or {}
         threshold = offline.get("threshold")
@@ -183,7 +187,9 @@ def pair_agreement(a: ScoredRun, b: ScoredRun, resamples: int, seed: int, endpoi
     }
 
 
-def judge_agreement(runs: Sequence[ScoredRun], resamples: int = 2000, seed: int = 0) -> dict[str, Any]:
+def judge_agreement(
+    runs: Sequence[ScoredRun], resamples: int = intervals.DEFAULT_RESAMPLES, seed: int = intervals.DEFAULT_SEED
+) -> dict[str, Any]:
     """Every pair's agreement, and Kendall's tau of the models' rankings per judged metric (3+ models)."""
     pairs = pair_runs(runs)
     endpoint = needs_endpoint(pairs)
@@ -218,11 +224,11 @@ def judge_agreement(runs: Sequence[ScoredRun], resamples: int = 2000, seed: int 
 
 
 def _interval(value: list[float] | None, digits: int = 2) -> str:
-    return f"[{value[0]:.{digits}f}, {value[1]:.{digits}f}]" if value else "n/a"
+    return f"[{fixed(value[0], digits)}, {fixed(value[1], digits)}]" if value else "n/a"
 
 
 def _value(value: float | None, digits: int = 2) -> str:
-    return "n/a" if value is None else f"{value:.{digits}f}"
+    return "n/a" if value is None else fixed(value, digits)
 
 
 def _constant(row: dict[str, Any]) -> str:
@@ -325,7 +331,7 @@ def agreement_chart(path: Path, result: dict[str, Any]) -> Path:
 
 
 def _kappa_text(row: dict[str, Any]) -> str:
-    return "n/a" if row["kappa"] is None else f"{row['kappa']:.2f} {_interval(row['interval'])}"
+    return "n/a" if row["kappa"] is None else f"{fixed(row['kappa'], 2)} {_interval(row['interval'])}"
 
 
 def agreement_tables(result: dict[str, Any]) -> list[Table]:

@@ -6,8 +6,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from cogbench.numbers import fixed
+from cogbench.reference_eval.recording.run_files import CODIS_SHORT, interval_text
 from cogbench.reference_eval.reports import charts
-from cogbench.reference_eval.reports.run_files import CODIS_SHORT, interval_text
 from cogbench.reference_eval.reports.tables import Cell, Table
 from cogbench.reference_eval.run.completeness import coverage_label, shown_value
 from cogbench.reference_eval.tasks.probes import CHOICE_METRICS, blind_hits
@@ -109,9 +110,9 @@ def blind_tables(runs: Sequence) -> list[Table]:
                         if category is None
                         else twin.metrics[metric]["per_category"].get(category)
                     )
-                text = "-" if blind_value is None else f"{blind_value:.1f}"
+                text = "-" if blind_value is None else fixed(blind_value)
                 if blind_value is not None and seen:
-                    text += f" of {seen:.1f} ({100 * blind_value / seen:.0f}%)"
+                    text += f" of {fixed(seen)} ({fixed(100 * blind_value / seen, 0)}%)"
                 cells.append(Cell(text))
             table.rows.append(cells)
         tables.append(table)

@@ -9,12 +9,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from cogbench.reference_eval.recording.run_files import CODIS_SHORT
+from cogbench.reference_eval.recording.run_kind import METRIC_LABEL, MODE_LABEL
 from cogbench.reference_eval.reports import charts
 from cogbench.reference_eval.reports.probe_sections import position_bias_chart
 from cogbench.reference_eval.reports.published import REFERENCE_MODELS, PublishedResult, published_table
 from cogbench.reference_eval.reports.report_runs import ReportRun
-from cogbench.reference_eval.reports.run_files import CODIS_SHORT
-from cogbench.reference_eval.reports.run_kind import METRIC_LABEL, MODE_LABEL
 from cogbench.reference_eval.run.completeness import shown_value
 from cogbench.schemas.features import CATEGORY_LABEL, CODIS_CATEGORIES, COGBENCH_CATEGORIES
 

@@ -14,9 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from cogbench.errors import UsageError
-from cogbench.reference_eval.reports.comparable import report_mismatches
-from cogbench.reference_eval.reports.compare import ScoredRun, load_run
-from cogbench.reference_eval.reports.run_kind import (
+from cogbench.reference_eval.answers.reply_details import OPTIONAL_STATUSES
+from cogbench.reference_eval.recording.run_kind import (
     MIXED,
     MODE_LABEL,
     UNRECORDED,
@@ -26,6 +25,8 @@ from cogbench.reference_eval.reports.run_kind import (
     judge_label,
     judge_name,
 )
+from cogbench.reference_eval.reports.comparable import report_mismatches
+from cogbench.reference_eval.reports.compare import ScoredRun, load_run
 from cogbench.reference_eval.run.completeness import run_labels, sample_label, shown_value
 
 
@@ -168,6 +169,11 @@ def leaderboard_rows(runs: list[ReportRun]) -> list[dict[str, Any]]:
             # empty for runs scored before these were counted.
             "truncated": (scores.get("answers") or {}).get("truncated", ""),
             "cut": (scores.get("answers") or {}).get("cut", ""),
+            # A think block never closed without the limit, and cut replies not read (thinking unknown).
+            **{
+                status: (scores["answers"].get(status, 0) if scores.get("answers") else "")
+                for status in OPTIONAL_STATUSES
+            },
             "replies": (scores.get("answers") or {}).get("replies", ""),
         }
         for name, metric in run.metrics.items():

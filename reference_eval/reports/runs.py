@@ -19,6 +19,15 @@ from typing import Any
 
 from cogbench.dataset_builders.output import claim_output
 from cogbench.dataset_builders.writes import locked_folder, remove_temporaries, write_file
+from cogbench.numbers import fixed
+from cogbench.reference_eval.recording.run_files import CODIS_SHORT, interval_text, metric_interval
+from cogbench.reference_eval.recording.run_kind import (
+    MIXED,
+    MODE_LABEL,
+    PAPER_JUDGE,
+    UNRECORDED,
+)
+from cogbench.reference_eval.recording.run_reader import ScoredRun
 from cogbench.reference_eval.reports import judge_agreement
 from cogbench.reference_eval.reports.probe_sections import blind_tables, circular_table
 from cogbench.reference_eval.reports.published import (
@@ -29,14 +38,6 @@ from cogbench.reference_eval.reports.published import (
 )
 from cogbench.reference_eval.reports.report_charts import make_charts
 from cogbench.reference_eval.reports.report_runs import ReportRun, leaderboard_rows, load_report_runs, run_line
-from cogbench.reference_eval.reports.run_files import CODIS_SHORT, interval_text, metric_interval
-from cogbench.reference_eval.reports.run_kind import (
-    MIXED,
-    MODE_LABEL,
-    PAPER_JUDGE,
-    UNRECORDED,
-)
-from cogbench.reference_eval.reports.run_reader import ScoredRun
 from cogbench.reference_eval.reports.tables import (
     Cell,
     Table,
@@ -99,7 +100,7 @@ def _run_cell(metric: dict[str, Any] | None, category: str | None = None) -> Cel
 
 
 def _published_cell(value: float | None) -> Cell:
-    return Cell("-" if value is None else f"{value:.1f}", value)
+    return Cell("-" if value is None else fixed(value), value)
 
 
 def _source(run: ReportRun, judged: bool = False) -> str:
@@ -293,7 +294,7 @@ table.numbers td:nth-child(2),table.numbers th:nth-child(2){text-align:right;fon
 
 
 Sections = Callable[[list[ReportRun]], list[Table]]  # more tables from the rooms above (explaining/report_section)
-# (label, run) of each run -> Markdown lines of a section after the runs' list (judging/certificate_report).
+# (label, run) of each run -> Markdown lines of a section after the runs' list (certifying/certificate_report).
 Section = Callable[[list[tuple[str, ScoredRun]]], list[str]]
 
 
@@ -305,13 +306,14 @@ def write_report(
     judge_section: Section | None = None,
 ) -> dict[str, Any]:
     """Load the runs, write every file of the report into ``out``; returns what was written."""
-    claim_output(out, "report", REPORT_FILES, create=False)
+    reads = [("RUN_DIR", path) for path in paths]
+    claim_output(out, "report", REPORT_FILES, create=False, reads=reads)
     runs = load_report_runs(paths, allow_mismatch)
     for dataset in sorted({run.run.scores["dataset"] for run in runs}):
         if Path(dataset).is_dir():  # a local build the runs were scored on, if still there: checked like `score` does
             verify_build(dataset)
     published = published_results()
-    claim_output(out, "report", REPORT_FILES)
+    claim_output(out, "report", REPORT_FILES, reads=reads)
     with locked_folder(out):  # one report at a time: a killed one's temporaries are cleaned, a running one's kept
         remove_temporaries(out, REPORT_FILES, LEGACY_TEMPORARIES)
         section = judge_section([(r.label, r.run) for r in runs]) if judge_section else []

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from cogbench.numbers import fixed
 from cogbench.reference_eval.metrics.captioning import CAPTIONING_METRICS, COLUMN_LABEL
 from cogbench.reference_eval.run.completeness import (
     coverage_label,
@@ -17,7 +18,7 @@ from cogbench.schemas.features import CATEGORY_LABEL
 
 
 def _cell(value: float | None) -> str:
-    return "-" if value is None else f"{value:.1f}"
+    return "-" if value is None else fixed(value)
 
 
 def render_summary(scores: dict[str, Any], out: Path) -> str:
@@ -49,7 +50,7 @@ def render_summary(scores: dict[str, Any], out: Path) -> str:
     lines += partial_lines(scores)
     caption = (scores.get("analyses") or {}).get("captioning")
     if caption:
-        numbers = ", ".join(f"{COLUMN_LABEL[m]} {caption['scores'][m]:.3f}" for m in CAPTIONING_METRICS)
+        numbers = ", ".join(f"{COLUMN_LABEL[m]} {fixed(caption['scores'][m], 3)}" for m in CAPTIONING_METRICS)
         lines.append(
             f"captioning (CogBench Appendix E, Table 7; {caption['items']} descriptions, {caption['mode']}): {numbers}"
         )

@@ -85,7 +85,7 @@ def render_html_table(table: Table) -> str:
 
 
 def render_html_section(lines: list[str]) -> str:
-    """A section handed over as Markdown lines (judging/certificate_report's) as HTML, its id its heading's words
+    """A section handed over as Markdown lines (certifying/certificate_report's) as HTML, its id its heading's words
     (``judge-certificate``): paragraphs and tables rendered by markdown-it (CommonMark with GFM tables; raw HTML
     in the text escaped, never passed), each table in a box that scrolls rather than widens the page."""
     from markdown_it import MarkdownIt  # the eval extra's; `score` imports this module without it

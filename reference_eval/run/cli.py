@@ -76,7 +76,8 @@ def add_eval_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--model",
         required=True,
-        help="hf:MODEL_ID_OR_PATH (transformers, local GPU/CPU), openai:MODEL (OpenAI-compatible API, see --base-url) "
+        help="hf:MODEL_ID_OR_PATH (transformers, local GPU/CPU), openai:MODEL (OpenAI-compatible API at --base-url; "
+        "a URL in the spec is refused) "
         "or vllm:MODEL_ID_OR_PATH (vLLM's offline engine in this process; needs vllm installed)",
     )
     parser.add_argument(

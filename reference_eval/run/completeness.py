@@ -17,6 +17,8 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+from cogbench.numbers import fixed
+
 
 def mark_coverage(
     metric: dict[str, Any], judged: int, scored: int, denominator: int, unit: str, unscored: int | None = None
@@ -52,14 +54,14 @@ def unscored_text(metric: dict[str, Any] | None) -> str:
     if not metric or "unscored" not in metric:
         return ""
     answered = metric["judged"] + metric["unscored"]
-    return f"unscored {metric['unscored']}/{answered} {metric.get('unit', 'units')} ({metric['unscored_rate']:.1f}%)"
+    return f"unscored {metric['unscored']}/{answered} {metric.get('unit', 'units')} ({fixed(metric['unscored_rate'])}%)"
 
 
 def unscored_label(metric: dict[str, Any]) -> str:
     """``UNSCORED (3/706 queries, 0.4%: judge replies not an official label)``: a run label."""
     answered = metric["judged"] + metric["unscored"]
     return (
-        f"UNSCORED ({metric['unscored']}/{answered} {metric.get('unit', 'units')}, {metric['unscored_rate']:.1f}%: "
+        f"UNSCORED ({metric['unscored']}/{answered} {metric.get('unit', 'units')}, {fixed(metric['unscored_rate'])}%: "
         "judge replies not an official label)"
     )
 
@@ -141,15 +143,20 @@ def sample_label(scores: dict[str, Any]) -> str:
 
 
 def truncation_labels(scores: dict[str, Any]) -> list[str]:
-    """``TRUNCATED (3/706 replies, 0.4%: no answer before the token limit)`` and ``CUT (...)`` when above zero."""
+    """Above zero, each: ``TRUNCATED (3/706 replies, 0.4%: no answer before the token limit)``, ``UNCLOSED``
+    (a think block never closed by a reply that did not stop at the limit), ``UNSCORED`` (replies cut at the
+    limit that nobody can tell reasoning from answer in: not read) and ``CUT``. Shares are of all replies."""
     answers = scores.get("answers") or {}
     replies = answers.get("replies")
     labels = []
-    if answers.get("truncated"):
-        share = 100 * answers["truncated"] / replies
-        labels.append(
-            f"TRUNCATED ({answers['truncated']}/{replies} replies, {share:.1f}%: no answer before the token limit)"
-        )
+    for status, name, why in (
+        ("truncated", "TRUNCATED", "no answer before the token limit"),
+        ("unclosed", "UNCLOSED", "a think block never closed, not at the token limit: no answer"),
+        ("unscored", "UNSCORED", "cut at the token limit, thinking unknown: not read, scored as no answer"),
+    ):
+        if answers.get(status):
+            share = 100 * answers[status] / replies
+            labels.append(f"{name} ({answers[status]}/{replies} replies, {fixed(share)}%: {why})")
     if answers.get("cut"):
         labels.append(f"CUT ({answers['cut']}/{replies} answers stopped at the token limit, scored as they stand)")
     return labels

@@ -8,6 +8,7 @@ the same code as ``cogbench score`` and ``cogbench.evaluate``).
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -16,12 +17,12 @@ from cogbench.reference_eval.answers.reasoning import parse_tags
 from cogbench.reference_eval.api.evaluation import run_evaluation
 from cogbench.reference_eval.backends.vllm_offline import EngineOptions
 from cogbench.reference_eval.metrics.recognition import check_models
-from cogbench.reference_eval.reports.run_files import interval_summary
+from cogbench.reference_eval.recording.run_files import interval_summary
 from cogbench.reference_eval.reports.summary import render_summary
 from cogbench.reference_eval.run.completeness import failure_line
 from cogbench.reference_eval.run.request_files import write_eval_requests, written_lines
 from cogbench.reference_eval.run.runner import EvalSettings, RunSummary, default_run_dir, parse_model_spec
-from cogbench.reference_eval.scoring.judge_setup import check_judge_alive, check_judge_options
+from cogbench.reference_eval.scoring.judge_setup import check_judge_alive, check_judge_options, openai_judge
 from cogbench.reference_eval.scoring.options import ScoreOptions
 
 
@@ -42,16 +43,14 @@ def eval_from_args(args: argparse.Namespace, engine_options: tuple[str, ...]) ->
         judge_options = ScoreOptions(args.task, args.dataset, judge_base_url=args.judge_base_url)
         judge_options.judge_accept_retired = args.judge_accept_retired
         judge_options.judge_shutdowns = tuple(args.judge_shutdowns)
-        check_judge_alive(judge_options, args.judge.split(":", 1)[1])
+        check_judge_alive(judge_options, openai_judge(args.judge, args.judge_base_url))
     if args.task == "description" and not args.no_score:
         # The scorer's models, loaded before the first query: not found missing after every description.
         args.loaded_models = check_models(
             args.spacy_model or ScoreOptions.spacy_model, args.embedder or ScoreOptions.embedder
         )
     args.mode = args.mode or "spontaneous"
-    out = Path(args.out) if args.out else default_run_dir(args.task, args.model, args.mode, args.no_context)
-    if not args.out:  # probes get their own default folder beside the plain run's
-        out = out.with_name(out.name + ("-circular" if args.circular else "") + ("-no-image" if args.no_image else ""))
+    out = Path(args.out) if args.out else default_folder(args)
     settings = EvalSettings(
         task=args.task,
         model=args.model,
@@ -95,6 +94,36 @@ def eval_from_args(args: argparse.Namespace, engine_options: tuple[str, ...]) ->
     print(render_summary(evaluation.scores, evaluation.score_folder))
     print(f"intervals: {interval_summary(evaluation.scores)}")
     return 0
+
+
+def default_folder(args: argparse.Namespace) -> Path:
+    """The run folder when no --out is given; probes get their own beside the plain run's.
+
+    Before the default named the thinking setting, a --thinking on or off run went to the folder an auto run now
+    takes: found there (its run.json says the same thinking setting), it goes on there, as the same command did.
+    """
+    probes = ("-circular" if args.circular else "") + ("-no-image" if args.no_image else "")
+    out = default_run_dir(args.task, args.model, args.mode, args.no_context, args.thinking)
+    out = out.with_name(out.name + probes)
+    before = default_run_dir(args.task, args.model, args.mode, args.no_context)
+    before = before.with_name(before.name + probes)
+    if args.thinking != "auto" and not out.exists() and _thinking_of(before) == args.thinking:
+        print(
+            f"note: resuming {before}, a --thinking {args.thinking} run in the folder the default named before it "
+            f"named the thinking setting (new runs: {out})",
+            file=sys.stderr,
+        )
+        return before
+    return out
+
+
+def _thinking_of(folder: Path) -> str | None:
+    """The thinking setting of the eval run in ``folder``, or None (no run there, or not readable)."""
+    try:
+        generation = json.loads((folder / "run.json").read_text(encoding="utf-8")).get("generation")
+    except (OSError, ValueError, RecursionError, AttributeError):
+        return None
+    return generation.get("thinking", "auto") if isinstance(generation, dict) else None
 
 
 def _print_generated(summary: RunSummary) -> None:

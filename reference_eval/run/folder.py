@@ -14,10 +14,10 @@ from typing import Any
 
 from cogbench.dataset_builders.output import OUTPUT_MARKER
 from cogbench.dataset_builders.writes import write_file
-from cogbench.errors import CogbenchError, UsageError, locate
+from cogbench.errors import CogbenchError, UsageError
 from cogbench.reference_eval.formats.official import OFFICIAL_FILE_NAME
 from cogbench.reference_eval.formats.predictions import Prediction, parse_json, read_predictions
-from cogbench.reference_eval.reports.run_files import RUN_FILES
+from cogbench.reference_eval.recording.run_files import RUN_FILES
 from cogbench.reference_eval.tasks.queries import Query
 
 OOM_NOTE = "batch_size_after_oom"  # in run.json: the batch size kept after out-of-memory splits
@@ -50,17 +50,40 @@ def check_run_record(run_dir: Path, record: dict[str, Any]) -> None:
         existing = read_run_json(path)
         if isinstance(existing.get("generation"), dict):  # runs made before the thinking setting: auto
             existing["generation"] = {"thinking": "auto", **existing["generation"]}
-        for name in dict.fromkeys([*record, *existing]):
-            if name in (OOM_NOTE, ENGINE_NOTE, PARTIAL_NOTE):
-                continue
-            value = record.get(name)
-            if existing.get(name) != value:
-                raise CogbenchError(
-                    f"{locate(str(path), None, name)}: this run has {value!r} but the folder holds a run with "
-                    f"{existing.get(name)!r}; use another --out to keep both"
-                )
+        notes = (OOM_NOTE, ENGINE_NOTE, PARTIAL_NOTE)
+        differing = settings_differences({k: v for k, v in existing.items() if k not in notes}, record)
+        if differing:
+            raise CogbenchError(
+                f"{path}: this run's settings differ from those of the run the folder holds: "
+                f"{', '.join(differing)}; use another --out to keep both"
+            )
         return
     write_run_json(path, record)
+
+
+MISSING = object()  # a field one of the two runs does not have
+
+
+def settings_differences(old: dict[str, Any], new: dict[str, Any], prefix: str = "") -> list[str]:
+    """Each field that differs, as ``field: old → new`` (``generation.max_new_tokens: 32 → 9``), nested fields by name."""
+    lines = []
+    for name in sorted(set(old) | set(new)):
+        before, after = old.get(name, MISSING), new.get(name, MISSING)
+        if before == after:
+            continue
+        if isinstance(before, dict) and isinstance(after, dict):
+            lines += settings_differences(before, after, f"{prefix}{name}.")
+        else:
+            lines.append(f"{prefix}{name}: {_shown(before)} → {_shown(after)}")
+    return lines
+
+
+def _shown(value: Any) -> str:
+    if value is MISSING:
+        return "(none)"
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
+    text = text.encode("unicode_escape").decode("ascii") if isinstance(value, str) else text
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def read_run_json(path: Path) -> dict[str, Any]:

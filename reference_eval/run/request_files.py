@@ -6,11 +6,10 @@ a run folder made with other settings is refused, so ``--read-responses`` later 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
-from cogbench.dataset_builders.output import claim_output
+from cogbench.dataset_builders.output import claim_output, placement
 from cogbench.errors import UsageError
 from cogbench.reference_eval.backends import openai_chat as openai_backend
 from cogbench.reference_eval.backends.batch_files import LOCK, REQUEST_FILES
@@ -55,9 +54,8 @@ def write_eval_requests(settings: EvalSettings) -> dict[str, Any]:
 def check_request_folder(folder: Path, out: Path) -> None:
     """``--write-requests`` apart from ``--out``: one folder for both (or one inside the other) would mix
     two commands' files, and ``--read-responses`` into ``--out`` would then be refused."""
-    requests, run = Path(os.path.realpath(folder)), Path(os.path.realpath(out))
-    where = "the same folder as" if requests == run else "inside" if run in requests.parents else "around"
-    if requests == run or run in requests.parents or requests in run.parents:
+    where = placement(folder, out)
+    if where is not None:
         raise UsageError(
             f"--write-requests {folder}: {where} --out {out}; give the request files a folder of their own, "
             f"such as {out}-requests"

@@ -43,7 +43,7 @@ from typing import Any
 from cogbench.dataset_builders.load import dataset_revision
 from cogbench.dataset_builders.output import OUTPUT_MARKER, claim_output
 from cogbench.errors import IncompleteRunError, UsageError
-from cogbench.redaction import redacted_command
+from cogbench.redaction import redact_text, redacted_command, split_endpoint
 from cogbench.reference_eval.answers.reasoning import THINKING_SETTINGS
 from cogbench.reference_eval.backends import openai_chat as openai_backend
 from cogbench.reference_eval.backends import vllm_offline
@@ -162,17 +162,26 @@ class RunSummary:
 def parse_model_spec(spec: str) -> tuple[str, str]:
     backend, _, name = spec.partition(":")
     if backend not in BACKENDS or not name:
-        raise UsageError(f"--model {spec!r}: expected hf:MODEL_ID_OR_PATH, openai:MODEL or vllm:MODEL_ID_OR_PATH")
+        raise UsageError(
+            f"--model {redact_text(spec)!r}: expected hf:MODEL_ID_OR_PATH, openai:MODEL or vllm:MODEL_ID_OR_PATH"
+        )
+    if backend == "openai" and (split_endpoint(spec)[1] is not None or "://" in name):
+        # A judge's @URL form (redaction.split_endpoint): a model's endpoint is --base-url, and its name carries no URL.
+        raise UsageError(
+            f"--model {redact_text(spec)!r}: give the model's endpoint as --base-url URL (--model openai:MODEL "
+            "--base-url http://HOST:PORT/v1); a URL is never part of a model's name"
+        )
     return backend, name
 
 
-def default_run_dir(task: str, model: str, mode: str, no_context: bool = False) -> Path:
-    """``runs/eval-TASK[-MODE]-BACKEND-MODEL``: the backend too, so ``hf:``, ``vllm:`` and ``openai:`` runs of one
-    model never resume (and refuse) each other's folder."""
+def default_run_dir(task: str, model: str, mode: str, no_context: bool = False, thinking: str = "auto") -> Path:
+    """``runs/eval-TASK[-MODE]-BACKEND-MODEL[-thinking-on|off]``: the backend too, so ``hf:``, ``vllm:`` and
+    ``openai:`` runs of one model never resume (and refuse) each other's folder, nor runs with thinking on, off
+    and the model's own default (auto)."""
     backend, _, name = model.partition(":")
     slug = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_")[-80:]
     suffix = f"-{mode}" if task == "description" else ("-no-context" if no_context else "")
-    return Path("runs") / f"eval-{task}{suffix}-{backend}-{slug}"
+    return Path("runs") / f"eval-{task}{suffix}-{backend}-{slug}{'' if thinking == 'auto' else f'-thinking-{thinking}'}"
 
 
 def _backend(settings: EvalSettings, backend: str, name: str, queries: list[Query], images, failures: list[str]):
@@ -300,7 +309,8 @@ def run_eval(settings: EvalSettings) -> RunSummary:
     ):
         check_hf_model(name, backend)  # only when there is something to generate: a finished run re-merges without it
     new_folders = [folder for folder in (run_dir, *run_dir.parents) if not folder.exists()]
-    claim_output(run_dir, "eval", EVAL_FILES)
+    reads = [("--dataset", settings.dataset), *(("--read-responses", path) for path in settings.read_responses)]
+    claim_output(run_dir, "eval", EVAL_FILES, reads=reads)
     lock = RunLock(run_dir, rank).acquire()
     summary = RunSummary(
         run_dir, total_queries=len(queries), resumed=0, generated=0, seconds=0.0, rank=rank, world=world
@@ -456,6 +466,7 @@ def _prediction(settings: EvalSettings, template, generation: dict[str, Any], an
         seconds=round(answer.seconds, 4),
         reasoning=answer.reasoning,
         finish_reason=answer.finish_reason,
+        think_opened=answer.think_opened,
         tokens={
             name: count
             for name, count in (("completion", answer.generated_tokens), ("reasoning", answer.reasoning_tokens))

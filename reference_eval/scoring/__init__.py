@@ -1,1 +1,7 @@
-"""The `score` command's pipeline (predictions -> judges -> metrics -> scores.json) and the papers' further measurements (analyses)."""
+"""Scoring: the ``score`` command's pipeline (predictions -> judges -> metrics -> scores.json).
+
+- ``pipeline``: predictions -> judges -> metrics -> scores, written through ``recording``.
+- ``options``: its options (``ScoreOptions``).
+- ``judge_setup``: the judge from the options, their rules, its liveness check and request files.
+- ``analyses``: the papers' further measurements.
+"""

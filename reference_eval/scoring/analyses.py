@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from cogbench.errors import CogbenchError, UsageError
+from cogbench.numbers import fixed
 from cogbench.reference_eval.answers.reasoning import THINK_TAGS, final_answer
 from cogbench.reference_eval.formats.official import OfficialIds, read_any_predictions
 from cogbench.reference_eval.judges import codis_equality
@@ -178,7 +179,8 @@ def run_offline_judge(
 def _no_context_outputs(options: Any, rows) -> dict[tuple[str, int], str]:
     predictions = read_any_predictions(options.no_context_predictions, "codis", OfficialIds.from_rows("codis", rows))
     tags = getattr(options, "think_tags", None) or THINK_TAGS
-    return {(p.item_id, p.query): final_answer(p, tags).answer for p in predictions}
+    thinking = getattr(options, "thinking", "auto")
+    return {(p.item_id, p.query): final_answer(p, tags, thinking).answer for p in predictions}
 
 
 def run_output_variability(
@@ -252,14 +254,7 @@ def run_answer_bias(options: Any, rows, outputs) -> dict[str, Any]:
         for q in (1, 2)
         if (row["id"], q) in outputs
     ]
-    counts = [answer_bias.word_pair_counts(triples, pair) for pair in pairs]
-    return {
-        "pairs": counts,
-        "queries": sum(c["queries"] for c in counts),
-        "paper_queries": answer_bias.PAPER_QUERIES,
-        "rule": "metrics/answer_bias.py (selection rules 1-4)",
-        "reference": "CODIS paper, Section 5.2, Table 6",
-    }
+    return answer_bias.bias_block([answer_bias.word_pair_counts(triples, pair) for pair in pairs])
 
 
 def run_analyses(
@@ -297,14 +292,16 @@ def _number(value: float | None, digits: int = 3) -> str:
 
 
 def _percent(value: float | None) -> str:
-    return "-" if value is None else f"{value:.1f}"
+    return "-" if value is None else fixed(value)
 
 
 def _percent_interval(metric: dict[str, Any]) -> str:
     """The overall value and its 95% interval over images, as the report's other cells show it."""
     interval = (metric.get("interval") or {}).get("overall")
     text = _percent(metric["overall"])
-    return text + (f" [{interval[0]:.1f}, {interval[1]:.1f}]" if metric["overall"] is not None and interval else "")
+    return text + (
+        f" [{fixed(interval[0])}, {fixed(interval[1])}]" if metric["overall"] is not None and interval else ""
+    )
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:

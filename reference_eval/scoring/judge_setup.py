@@ -88,6 +88,8 @@ def judge_spec(options: ScoreOptions) -> JudgeSpec:
     if options.judge in analyses.offline_judges.OFFLINE_JUDGES:
         return JudgeSpec(options.judge)  # an offline Cognition judge (analyses.run_offline_judge)
     spec = JudgeSpec.parse(options.judge or ("rule" if options.task == "codis" else "none"))
+    if spec.kind == "openai":
+        spec = openai_judge(str(options.judge), options.judge_base_url)
     if spec.kind == "rule" and options.task != "codis":
         raise UsageError("--judge rule is the offline CODIS judge; use none or openai:MODEL for this task")
     if spec.kind in ("openai", "vllm") and options.task == "vqa":
@@ -101,9 +103,16 @@ def judge_spec(options: ScoreOptions) -> JudgeSpec:
     return spec
 
 
-def llm_judge(
-    options: ScoreOptions, spec: JudgeSpec, base_url: str | None = None, key_variable: str | None = API_KEY_VARIABLE
-) -> LLMJudge | None:
+def openai_judge(value: str, judge_base_url: str | None) -> JudgeSpec:
+    """A single ``--judge openai:MODEL[@URL][#VARIABLE]`` read as a panel's member is (judges/panel.openai_member):
+    its model apart from its endpoint, whose URL is never part of a name, a request's model or a file."""
+    member = judge_panel.openai_member(value, judge_base_url)
+    if member is None:
+        raise UsageError(f"--judge {value.split('@', 1)[0]!r}: expected rule, none, openai:MODEL or vllm:PATH_OR_ID")
+    return JudgeSpec("openai", member.model, member.base_url, member.key_variable)
+
+
+def llm_judge(options: ScoreOptions, spec: JudgeSpec) -> LLMJudge | None:
     if spec.kind == "vllm":
         return vllm_judge.VLLMJudge(  # type: ignore[return-value]
             spec.model, cache_path(options), options.judge_parsing, options.judge_engine_args
@@ -112,13 +121,13 @@ def llm_judge(
         return None
     settings = ChatSettings(
         model=spec.model,
-        base_url=base_url or options.judge_base_url,
+        base_url=spec.base_url or options.judge_base_url,
         temperature=0.0,
         concurrency=options.judge_concurrency,
         max_attempts=options.judge_max_attempts,
         timeout_seconds=options.judge_timeout,
         backoff_seconds=options.judge_backoff,
-        api_key_variable=key_variable,
+        api_key_variable=spec.key_variable,
     )
     if options.judge_cache:  # outside any build or output folder, or another score folder's own cache
         check_option_file(Path(options.judge_cache), "--judge-cache", shared=("score", "judge_cache.sqlite"))
@@ -136,21 +145,20 @@ def llm_judge(
 def build_panel(options: ScoreOptions) -> judge_panel.Panel:
     """Each member's judge (one cache file: each member's entries keyed by its own endpoint and model)."""
     judges = {
-        m.name: llm_judge(options, JudgeSpec(m.kind, m.model), m.base_url, m.key_variable)
+        m.name: llm_judge(options, JudgeSpec(m.kind, m.model, m.base_url, m.key_variable))
         for m in judge_panel.llm_members(options)
     }
     return judge_panel.Panel(judge_panel.parse_members(options.panel, options.judge_base_url, options.task), judges)
 
 
-def check_judge_alive(
-    options: ScoreOptions, model: str, base_url: str | None = None, key_variable: str | None = API_KEY_VARIABLE
-) -> None:
+def check_judge_alive(options: ScoreOptions, spec: JudgeSpec) -> None:
     """Before the first judge request: refuse a judge past its shutdown, or one the endpoint does not list."""
     added = retirement.parse_shutdowns(options.judge_shutdowns)
     if options.judge_accept_retired:
         return
     timeout = min(options.judge_timeout, 30.0)
-    url = base_url or options.judge_base_url
+    model, key_variable = str(spec.model), spec.key_variable
+    url = spec.base_url or options.judge_base_url
     listing = None if options.write_requests else model_list.list_models(url, timeout, key_variable)
     if listing is not None and key_variable is None and listing.error in ("HTTP 401", "HTTP 403"):
         raise UsageError(

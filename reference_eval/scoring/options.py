@@ -61,6 +61,7 @@ class ScoreOptions:
     # Thinking models (answers/reasoning.py): the inline think-block tags, and how details keep reasoning.
     think_tags: tuple[tuple[str, str], ...] | None = None  # None: answers.reasoning.THINK_TAGS
     reasoning_in_details: str = "full"  # full | hash (sha256 and length only)
+    thinking: str = "auto"  # score --thinking: on/off stands for predictions that record no setting
 
 
 def default_score_dir(task: str, predictions: str | None) -> str:

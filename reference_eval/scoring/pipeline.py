@@ -4,7 +4,7 @@ This module wires a run together: the dataset's rows and the predictions
 (checked against its ids), the judge (``judge_setup``: the judge options' rules,
 the judge and its liveness check), the task's scorer (``task_scorers``), the
 papers' further measurements (``analyses``), intervals and provenance, then the
-run folder (``reports/run``). The options are ``options.ScoreOptions``; the
+run folder (``recording/run_files``). The options are ``options.ScoreOptions``; the
 metrics live in ``metrics/`` (one module per paper metric), the judges in
 ``judges/`` and the file formats in ``formats/``.
 """
@@ -17,19 +17,19 @@ from typing import Any
 
 from cogbench import __version__
 from cogbench.dataset_builders.load import dataset_revision
-from cogbench.dataset_builders.output import check_option_file, claim_output
-from cogbench.errors import CogbenchError, IncompleteRunError, UsageError
+from cogbench.dataset_builders.output import check_apart, check_option_file, claim_output
+from cogbench.errors import CogbenchError, IncompleteRunError, UsageError, echoed
 from cogbench.reference_eval.answers.reasoning import THINK_TAGS, Reply, final_answer
-from cogbench.reference_eval.answers.reply_details import answers_block, attach_replies
+from cogbench.reference_eval.answers.reply_details import answers_block, attach_replies, reply_inputs
 from cogbench.reference_eval.backends import batch_files
 from cogbench.reference_eval.formats.harness import harness_provenance
 from cogbench.reference_eval.formats.official import OfficialIds, read_any_predictions
 from cogbench.reference_eval.harnesses.lmms_eval_tasks import task_docs
 from cogbench.reference_eval.judges import panel as judge_panel
 from cogbench.reference_eval.judges import vllm_judge
-from cogbench.reference_eval.judges.llm import LLMJudge
+from cogbench.reference_eval.judges.llm import JudgeSpec, LLMJudge
 from cogbench.reference_eval.metrics import intervals as metric_intervals
-from cogbench.reference_eval.reports.run_files import RUN_FILES, write_run
+from cogbench.reference_eval.recording.run_files import RUN_FILES, write_run
 from cogbench.reference_eval.run import provenance
 from cogbench.reference_eval.run.completeness import failure_line, is_complete, mark_scale
 from cogbench.reference_eval.run.request_files import check_request_folder
@@ -65,7 +65,8 @@ def _outputs_by_id(options: ScoreOptions, rows: list[dict[str, Any]]) -> tuple[d
         expected = {row[id_column] for row in rows}
     given = {key: p.output for key, p in keyed.items()}
     tags = options.think_tags or THINK_TAGS
-    replies = {key: _reply(keyed[key], tags) for key in given if key in expected}
+    refuse_other_thinking(options, predictions)
+    replies = {key: _reply(keyed[key], tags, options.thinking) for key in given if key in expected}
     missing = sorted(expected - set(given), key=str)
     extra = sorted(set(given) - expected, key=str)
     if (missing or extra) and not options.allow_partial:
@@ -93,15 +94,24 @@ def _outputs_by_id(options: ScoreOptions, rows: list[dict[str, Any]]) -> tuple[d
     return {key: reply.answer for key, (_, reply, _) in replies.items()}, info
 
 
-def _reply(prediction, tags) -> tuple[str, Reply, dict[str, Any]]:
-    """(output as written, its split, the split's inputs as recorded) of one prediction."""
-    inputs = {
-        "reasoning": prediction.reasoning,
-        "finish_reason": prediction.finish_reason,
-        "thinking": (prediction.generation or {}).get("thinking"),
-        "reasoning_tokens": (prediction.tokens or {}).get("reasoning"),
-    }
-    return prediction.output, final_answer(prediction, tags), inputs
+def _reply(prediction, tags, stated: str = "auto") -> tuple[str, Reply, dict[str, Any]]:
+    """(output as written, its split, the split's inputs as recorded) of one prediction; ``stated``:
+    ``score --thinking``, for a prediction that records no setting."""
+    return prediction.output, final_answer(prediction, tags, stated), reply_inputs(prediction, stated)
+
+
+def refuse_other_thinking(options: ScoreOptions, predictions) -> None:
+    """``score --thinking on|off`` against a file whose predictions record the other setting: one of them is wrong."""
+    if options.thinking not in ("on", "off"):
+        return
+    for prediction in predictions:
+        recorded = (prediction.generation or {}).get("thinking")
+        if recorded in ("on", "off") and recorded != options.thinking:
+            query = "" if prediction.query is None else f" query {prediction.query}"
+            raise UsageError(
+                f"{options.predictions}: item {echoed(prediction.item_id)}{query}: generation.thinking is "
+                f"{recorded!r} but --thinking {options.thinking} was given; drop --thinking to score by the file's setting"
+            )
 
 
 def refuse_unflagged_circular(options: ScoreOptions, predictions) -> None:
@@ -126,6 +136,13 @@ def _show(keys: list[Any], limit: int = 10) -> str:
     return shown + (f", ... ({len(keys) - limit} more)" if len(keys) > limit else "")
 
 
+def score_inputs(options: ScoreOptions) -> list[tuple[str, str | None]]:
+    """What a scoring reads, by option: its output is apart from each (dataset_builders.output.check_apart)."""
+    reads = [("--predictions", options.predictions), ("--dataset", options.dataset)]
+    reads.append(("--no-context-predictions", options.no_context_predictions))
+    return reads + [("--read-responses", path) for path in options.read_responses]
+
+
 def run_scoring(options: ScoreOptions) -> dict[str, Any]:
     """Score one predictions file (or the oracle) and write the run folder; returns scores.json's content."""
     if not options.oracle and not options.predictions:
@@ -134,23 +151,25 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
     if options.circular and options.task != "vqa":
         raise UsageError("--circular applies to --task vqa")
     options.out = options.out or default_score_dir(options.task, options.predictions)
+    reads = score_inputs(options)
     if options.write_requests:
         check_request_folder(Path(options.write_requests), Path(options.out))
-    claim_output(Path(options.out), "score", RUN_FILES, create=False, task=options.task)  # refused before any work
+        check_apart(options.write_requests, "--write-requests", reads)
+    claim_output(Path(options.out), "score", RUN_FILES, create=False, task=options.task, reads=reads)  # before any work
     if options.judge_cache:  # a cache that may not be written is refused before any request (and again on use)
         check_option_file(Path(options.judge_cache), "--judge-cache", shared=("score", "judge_cache.sqlite"))
     if spec.kind == "openai" and not options.read_responses:  # replies read from files send nothing
-        judge_setup.check_judge_alive(options, spec.model)
-    for member in judge_panel.llm_members(options):
-        if member.kind == "openai":  # a vllm: member is weights on disk: it never retires
-            judge_setup.check_judge_alive(options, member.model, member.base_url, member.key_variable)
+        judge_setup.check_judge_alive(options, spec)
+    for m in judge_panel.llm_members(options):
+        if m.kind == "openai":  # a vllm: member is weights on disk: it never retires
+            judge_setup.check_judge_alive(options, JudgeSpec(m.kind, m.model, m.base_url, m.key_variable))
     rows = _dataset_rows(options)
     outputs, source = _outputs_by_id(options, rows)
     # Before any item is scored: a judge model whose weights did not load stops the run here (model_checks).
     offline_model = analyses.load_offline_model(options)
     judge = judge_setup.build_panel(options) if spec.kind == "panel" else judge_setup.llm_judge(options, spec)
     try:
-        claim_output(Path(options.out), "score", RUN_FILES, task=options.task)
+        claim_output(Path(options.out), "score", RUN_FILES, task=options.task, reads=reads)
         result = (score_vqa_circular if options.circular else SCORERS[options.task])(rows, outputs, options, judge)
         add_rendered_prompts(options.task, result.details, source.get("rendered_prompts", {}))
         attach_replies(options.task, result.details, source.get("replies", {}), options.reasoning_in_details)
@@ -212,7 +231,7 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
             "unknown_predictions": source.get("unknown_predictions", []),
         },
     }
-    answers = answers_block(options.task, result.details, options.think_tags or THINK_TAGS)
+    answers = answers_block(options.task, result.details, options.think_tags or THINK_TAGS, options.thinking)
     if answers is not None:
         scores["answers"] = answers
     scores["complete"] = is_complete(scores)
@@ -222,7 +241,7 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
         "prompt_templates": source.get("prompt_templates", []) + provenance.judge_templates(options.task, spec.kind),
         "judge": provenance.panel_provenance(judge.members, options.judge_parsing, judge_panel.PANEL_RULE, engines)
         if isinstance(judge, judge_panel.Panel)
-        else provenance.judge_provenance(spec.kind, spec.model, options.judge_base_url, options.judge_parsing)
+        else provenance.judge_provenance(spec.kind, spec.model, spec.base_url, options.judge_parsing)
         | (judge.identity if isinstance(judge, vllm_judge.VLLMJudge) else {})
         | ({"structured_outputs": "official labels"} if options.judge_structured_outputs else {}),
         "models": provenance.with_libraries(

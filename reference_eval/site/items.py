@@ -1,5 +1,6 @@
 """The site's items: every item of each task with its image, question and gold from the build, and each
-run's answer: raw output (reasoning apart), parsed answer, verdict and the judge's raw reply.
+run's answer: raw output (reasoning apart), parsed answer, verdict and the judge's raw reply (a judge panel's: each
+member's verdict and raw reply beside the panel's majority verdict).
 
 Answers come from the runs' verified details (``run_reader.read_run``) through ``details_dataset.row_fields``,
 the one rule that names each item's output, parsed answer, verdicts and judge replies. The item's content comes
@@ -20,15 +21,16 @@ from typing import Any
 
 from PIL import Image
 
+from cogbench.reference_eval.answers.reasoning import NO_ANSWER
 from cogbench.reference_eval.answers.reply_details import answer_dicts, rederived
 from cogbench.reference_eval.judges.verdicts import UNSCORED
-from cogbench.reference_eval.reports.details_dataset import row_fields
+from cogbench.reference_eval.publishing.details_dataset import row_fields
 from cogbench.reference_eval.reports.report_runs import ReportRun
 from cogbench.schemas.features import CATEGORY_LABEL
 from cogbench.validation.integrity import load_verified
 
 ID_COLUMN = {"description": "image_id", "vqa": "question_id", "codis": "id"}
-UNSCORED_STATUS = ("truncated", "empty")
+UNSCORED_STATUS = NO_ANSWER  # every reply scored as no answer (answers/reasoning.py)
 
 
 def image_name(data: bytes) -> str:
@@ -101,6 +103,36 @@ def _replies(task: str, detail: dict[str, Any]) -> list[dict[str, Any]]:
     return replies
 
 
+def panel_members(task: str, detail: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """A judge panel's members on one item, in the panel's order: each member's verdict and error per unit (CODIS
+    query, Cognition CoR) and its raw replies (per query; per Figure 8/9 prompt); None for a run of one judge."""
+    if task == "codis":
+        units = [query.get("panel") or [] for query in detail.get("queries", [])]
+        verdict, replies = "right", None
+    elif task == "description":
+        units = [cor.get("panel") or [] for cor in detail.get("cognition") or []]
+        verdict, replies = "verdict", detail.get("panel_replies") or []
+    else:
+        return None
+    names = list(dict.fromkeys(m.get("judge") for unit in units for m in unit))
+    if not names:
+        return None
+    members = []
+    for name in names:
+        given = [next((m for m in unit if m.get("judge") == name), {}) for unit in units]
+        members.append(
+            {
+                "judge": name,
+                "verdicts": [m.get(verdict) for m in given],
+                "errors": [m.get("judge_error") for m in given],
+                "replies": [m.get("judge_reply") for m in given]
+                if replies is None
+                else [{"figure": r.get("figure"), "reply": r.get("reply")} for r in replies if r.get("judge") == name],
+            }
+        )
+    return members
+
+
 def run_answer(task: str, detail: dict[str, Any]) -> dict[str, Any]:
     """One run's answer to one item, as plain data."""
     fields = row_fields(task, detail)
@@ -115,6 +147,9 @@ def run_answer(task: str, detail: dict[str, Any]) -> dict[str, Any]:
         "unscored": [error == UNSCORED for error in fields["judge_errors"]] if fields["judge_errors"] else None,
         "replies": _replies(task, detail),
     }
+    members = panel_members(task, detail)
+    if members is not None:  # a panel's verdict is its members' majority: each member is shown
+        answer["panel"] = members
     if task == "vqa":
         answer["verdict"] = {"robust": detail["correct"], "official": detail["correct_official"]}
     elif task == "description":

@@ -14,11 +14,13 @@ from __future__ import annotations
 from itertools import combinations
 from typing import Any
 
+from cogbench.numbers import fixed
+from cogbench.option_types import DEFAULT_PERMUTATIONS, DEFAULT_SEED
+from cogbench.reference_eval.recording.run_files import metric_interval
+from cogbench.reference_eval.recording.run_kind import MODE_LABEL, PAPER_JUDGE, judge_name
 from cogbench.reference_eval.reports.compare import column_label, compare_runs
 from cogbench.reference_eval.reports.published import REFERENCE_MODELS, PublishedResult, published_table
 from cogbench.reference_eval.reports.report_runs import ReportRun, run_line
-from cogbench.reference_eval.reports.run_files import metric_interval
-from cogbench.reference_eval.reports.run_kind import MODE_LABEL, PAPER_JUDGE, judge_name
 from cogbench.reference_eval.run.completeness import (
     coverage_label,
     run_labels,
@@ -95,12 +97,22 @@ def _columns(runs: list[ReportRun], metric: str) -> list[str]:
     return ["overall", *categories]
 
 
+def shown(value: float | None, digits: int = 1, sign: bool = False) -> str:
+    """A number as the page shows it: the texts come from here, by the one rounding rule of the command line and
+    report.md (cogbench/numbers.py), so the page never rounds (JavaScript's toFixed rounds ties otherwise)."""
+    return "-" if value is None else fixed(value, digits, sign=sign)
+
+
 def _cell(metric: dict[str, Any], column: str) -> dict[str, Any]:
-    """Value, interval and images; overall, a constrained-parsed metric's unscored rate beside it, as report.md."""
+    """Value, interval and images, each with its text (``t``, ``ci_t``); overall, a constrained-parsed metric's
+    unscored rate beside it, as report.md."""
     category = None if column == "overall" else column
     value = shown_value(metric, category)
     interval, images = metric_interval(metric, category)
-    cell = {"v": value, "ci": interval, "images": images}
+    cell = {"v": value, "ci": interval, "images": images, "t": shown(value)}
+    cell["ci_t"] = (
+        f"[{shown(interval[0])}, {shown(interval[1])}]" if interval else "[n/a (1 image)]" if images == 1 else ""
+    )
     if category is None and "unscored" in metric:
         cell["unscored"] = unscored_text(metric)
     return cell
@@ -162,10 +174,13 @@ def ranked_metric(
                 "interval": overall["interval"],
                 "p": 1.0 if overall["p_value"] is None else overall["p_value"],
                 "mdd": overall.get("min_detectable"),
+                "difference_t": shown(overall["difference"], sign=True),
+                "mdd_t": shown(overall.get("min_detectable")),
             }
         )
     for pair, adjusted in zip(pairs, holm([p["p"] for p in pairs])):
         pair["p_holm"] = adjusted
+        pair["p_holm_t"] = shown(adjusted, 4)
         pair["differs"] = adjusted < alpha
     position = {run: k for k, run in enumerate(members)}
     differs = {
@@ -178,6 +193,7 @@ def ranked_metric(
         "letters": dict(zip(members, letters)),
         "pairs": pairs,
         "mdd": [min(mdds), max(mdds)] if mdds else None,
+        "mdd_t": f"{shown(min(mdds))}–{shown(max(mdds))} points over the pairs" if mdds else "n/a",
     }
 
 
@@ -195,7 +211,7 @@ def published_rows(published: list[PublishedResult], task: str, metric: str) -> 
                     "model": model + (f" ({MODE_LABEL[mode]})" if mode and model not in REFERENCE_MODELS else ""),
                     "kind": kind,
                     "source": f"{kind}, {table}" + (f", {judge}" if judge and metric != "recognition_micro" else ""),
-                    "cells": {c: {"v": v} for c, v in values.items()},
+                    "cells": {c: {"v": v, "t": shown(v)} for c, v in values.items()},
                 }
             )
     return rows
@@ -205,8 +221,8 @@ def leaderboard(
     runs: list[ReportRun],
     published: list[PublishedResult],
     alpha: float = 0.05,
-    permutations: int = 9999,
-    seed: int = 0,
+    permutations: int = DEFAULT_PERMUTATIONS,
+    seed: int = DEFAULT_SEED,
 ) -> dict[str, Any]:
     """Everything the leaderboard page shows, as plain data (the site writes it as a script)."""
     tasks = []

@@ -17,14 +17,15 @@ from pathlib import Path
 from typing import Any
 
 from cogbench import __version__
-from cogbench.dataset_builders.output import claim_output
+from cogbench.dataset_builders.output import claim_output, record_written
 from cogbench.dataset_builders.writes import write_file
+from cogbench.option_types import DEFAULT_PERMUTATIONS
 from cogbench.reference_eval.reports.published import published_results
 from cogbench.reference_eval.reports.report_charts import make_charts
 from cogbench.reference_eval.reports.report_runs import label_report_runs
-from cogbench.reference_eval.reports.run_inputs import read_inputs
 from cogbench.reference_eval.site.items import image_name, task_items
 from cogbench.reference_eval.site.leaderboard import TASKS, leaderboard
+from cogbench.reference_eval.verifying.run_inputs import read_inputs
 from cogbench.validation.integrity import verify_build
 
 ASSETS = ("index.html", "app.js", "style.css")
@@ -71,18 +72,20 @@ def write_site(
     out: Path,
     allow_mismatch: bool = False,
     alpha: float = 0.05,
-    permutations: int = 9999,
+    permutations: int = DEFAULT_PERMUTATIONS,
 ) -> dict[str, Any]:
     """Load and verify the runs (run folders, local details datasets: ``inputs``), write the site into ``out``."""
-    claim_output(out, "site", SITE_FILES, create=False)
+    reads = [("RUN_DIR", path) for path in paths]
+    claim_output(out, "site", SITE_FILES, create=False, reads=reads, option="--site")
     runs = label_report_runs(read_inputs(paths), allow_mismatch)
     for dataset in sorted({run.run.scores["dataset"] for run in runs}):
         if Path(dataset).is_dir():  # a local build the runs were scored on: checked like `score` does
             verify_build(dataset)
     published = published_results()
     board = leaderboard(runs, published, alpha, permutations)
-    claim_output(out, "site", SITE_FILES)
+    claim_output(out, "site", SITE_FILES, reads=reads, option="--site")
     images: set[str] = set()
+    written: list[str] = []  # every file this run writes: the files an earlier run wrote and this one did not go
 
     def write_image(data: bytes) -> str:
         name = image_name(data)
@@ -103,6 +106,7 @@ def write_site(
             script(f"items-{task}", {"task": task, "runs": indexes, "items": items, "note": note}),
             root=out,
         )
+        written.append(f"data/items-{task}.js")
     (out / "charts").mkdir(exist_ok=True)
     figures = make_charts(runs, published, out / "charts")
     board["charts"] = [{"file": f"charts/{path.name}", "caption": caption} for path, caption in figures]
@@ -115,4 +119,14 @@ def write_site(
     write_file(
         out / "README.md", SPACE_README.format(version=__version__, runs=len(runs), tasks=tasks, rule=board["rule"])
     )
-    return {"runs": len(runs), "items": item_counts, "images": len(images), "folder": str(out)}
+    written += ["data/site.js", "README.md", *ASSETS, *(f"images/{name}" for name in images)]
+    written += [f"charts/{path.name}" for path, _ in figures]
+    removed, kept = record_written(out, SITE_FILES, written)
+    return {
+        "runs": len(runs),
+        "items": item_counts,
+        "images": len(images),
+        "folder": str(out),
+        "removed": removed,
+        "kept": kept,
+    }

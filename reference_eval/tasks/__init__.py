@@ -1,1 +1,7 @@
-"""Tasks: rows to queries (versioned prompts, one `Query` per model call) and the scorers that read the answers back: one scorer per task, and the bias probes (circular and blind scoring)."""
+"""Tasks: rows to queries, and the scorers that read the answers back.
+
+- ``prompts``: the template each task runs with (the templates themselves: ``schemas/prompt_templates``).
+- ``queries``: rows -> ``Query`` (one model call), and the ``Answer`` a backend returns.
+- ``scorers``: one scorer per task (``SCORERS``): answers -> details lines and scores.
+- ``probes``: the bias probes (circular and blind scoring).
+"""

@@ -12,7 +12,7 @@ import io
 from dataclasses import dataclass
 
 from cogbench.reference_eval.tasks.prompts import PromptTemplate, template_for
-from cogbench.schemas.features import CHOICE_COLUMNS, ID_COLUMN
+from cogbench.schemas.vocabulary import CHOICE_COLUMNS, ID_COLUMN
 
 DESCRIPTION_MODES = ("spontaneous", "directed")
 ROTATIONS = (0, 1, 2, 3)  # circular VQA (eval --circular); scored by ``metrics.circular``
@@ -68,6 +68,9 @@ class Answer:
     reasoning: str = ""
     finish_reason: str = ""
     reasoning_tokens: int | None = None
+    # Whether the chat template's generation prompt opened a think block (the reply begins inside it);
+    # None where the backend did not render the template (`answers.reasoning.thinking_state`).
+    think_opened: bool | None = None
 
 
 def build_queries(

@@ -94,7 +94,10 @@ def _judge_replies(judge: LLMJudge, prompts: list[str], parse, mode: str):
     ``UNSCORED`` for a reply constrained parsing does not read) and the raw reply (an unusable one too;
     None when none came)."""
     other = "tolerant" if mode == "official" else "official"
-    replies = judge.ask(prompts, accept=lambda prompt, reply: parse(prompt, reply, mode) is not None)
+    # Constrained parsing: a reply that is no official label is final, counted once as unscored, never retried
+    # (a retry would draw another reply to the same prompt, and a failure only after every attempt).
+    final = (lambda prompt, reply: True) if mode == "constrained" else None
+    replies = judge.ask(prompts, accept=final or (lambda prompt, reply: parse(prompt, reply, mode) is not None))
     results = []
     for prompt, reply in zip(prompts, replies):
         text = reply.text if reply.text is not None else reply.unusable_text

@@ -20,7 +20,9 @@
     }
     return node;
   }
-  function fmt(v) { return v === null || v === undefined ? "-" : v.toFixed(1); }
+  // Every number is shown as the data gives its text (t, ci_t, ..._t): written by cogbench's one rounding rule
+  // (cogbench/numbers.py, as the command line and report.md show them); the page never rounds a number itself.
+  function txt(t) { return t === null || t === undefined ? "-" : t; }
   function params() {
     var p = new URLSearchParams(location.hash.replace(/^#/, ""));
     return p;
@@ -64,12 +66,12 @@
       var r = run(row.run), cell = row.cells[col] || { v: null };
       var link = cell.v === null || cell.v === undefined ? el("span", { text: "-" }) :
         el("a", { cls: "cell-link", href: hashOf({ view: "items", task: task.task, cat: col === "overall" ? "" : col, run: row.run }), "data-run": row.run, "data-col": col,
-          "aria-label": r.label + " " + metric.label + " " + fmt(cell.v) + ": show the items" }, fmt(cell.v));
+          "aria-label": r.label + " " + metric.label + " " + txt(cell.t) + ": show the items" }, txt(cell.t));
       body.appendChild(el("tr", { cls: "run", "data-run": row.run, "data-metric": metric.name },
         el("td", { cls: "letters", text: col === "overall" ? row.letters : "" }),
         el("td", {}, el("a", { href: hashOf({ view: "about" }) + "&run=" + row.run, text: r.label })),
         el("td", { text: "run" }),
-        el("td", { cls: "num value" }, link, " ", el("span", { cls: "ci", text: cell.ci ? "[" + fmt(cell.ci[0]) + ", " + fmt(cell.ci[1]) + "]" : (cell.images === 1 ? "[n/a (1 image)]" : "") }),
+        el("td", { cls: "num value" }, link, " ", el("span", { cls: "ci", text: cell.ci_t || "" }),
           cell.unscored ? el("span", { cls: "unscored-rate", text: cell.unscored }) : null),
         el("td", {}, bar(cell)), el("td", { cls: "num", text: cell.images === null || cell.images === undefined ? "" : String(cell.images) }),
         el("td", { text: r.judge_label }), el("td", { text: r.mode || "" }), el("td", { text: r.thinking }),
@@ -80,7 +82,7 @@
       if (!cell) return;
       body.appendChild(el("tr", { cls: "published", "data-kind": p.kind },
         el("td", { text: "" }), el("td", {}, p.model, el("span", { cls: "tag", text: p.kind })), el("td", { text: p.source }),
-        el("td", { cls: "num", text: fmt(cell.v) }), el("td", {}, bar(cell)), el("td"), el("td"), el("td"), el("td"), el("td"), el("td", { text: "no interval published" })));
+        el("td", { cls: "num", text: txt(cell.t) }), el("td", {}, bar(cell)), el("td"), el("td"), el("td"), el("td"), el("td"), el("td", { text: "no interval published" })));
     });
     return el("table", { "data-metric": metric.name }, el("caption", { cls: "sr-only", text: metric.label + (col === "overall" ? "" : " — " + col) }), el("thead", {}, head), body);
   }
@@ -88,13 +90,12 @@
     var box = el("div", { cls: "note" });
     metric.groups.forEach(function (g) {
       var kind = run(g.members[0]);
-      box.appendChild(el("p", { text: g.members.length + " runs ranked together (" + (kind.sample || "full release") + ", " + kind.judge_label + "). Minimum detectable difference (80% power): " +
-        (g.mdd ? fmt(g.mdd[0]) + "–" + fmt(g.mdd[1]) + " points over the pairs" : "n/a") + "." }));
+      box.appendChild(el("p", { text: g.members.length + " runs ranked together (" + (kind.sample || "full release") + ", " + kind.judge_label + "). Minimum detectable difference (80% power): " + g.mdd_t + "." }));
       var t = el("tbody");
       g.pairs.forEach(function (p) {
         t.appendChild(el("tr", { cls: "pair", "data-a": p.a, "data-b": p.b }, el("td", { text: run(p.a).label }), el("td", { text: run(p.b).label }),
-          el("td", { cls: "num", text: (p.difference > 0 ? "+" : "") + fmt(p.difference) }), el("td", { cls: "num", text: String(p.p) }),
-          el("td", { cls: "num", text: p.p_holm.toFixed(4) }), el("td", { text: p.differs ? "differ" : "cannot tell apart" }), el("td", { cls: "num", text: fmt(p.mdd) })));
+          el("td", { cls: "num", text: p.difference_t }), el("td", { cls: "num", text: String(p.p) }),
+          el("td", { cls: "num", text: p.p_holm_t }), el("td", { text: p.differs ? "differ" : "cannot tell apart" }), el("td", { cls: "num", text: txt(p.mdd_t) })));
       });
       box.appendChild(el("details", {}, el("summary", { text: "Pairwise tests (" + g.pairs.length + " pairs, Holm-adjusted)" }),
         el("table", {}, el("thead", {}, el("tr", {}, el("th", { text: "A" }), el("th", { text: "B" }), el("th", { text: "A − B" }), el("th", { text: "p" }), el("th", { text: "p (Holm)" }), el("th", { text: "at α=" + S.alpha }), el("th", { text: "MDD" }))), t)));
@@ -214,6 +215,28 @@
     if (typeof v === "object") return Object.keys(v).map(function (k) { return k + ": " + readable(v[k]); }).join(", ");
     return String(v);
   }
+  function verdictClass(v) { return v === true ? "verdict-ok" : v === false ? "verdict-bad" : ""; }
+  // A judge panel's members on one CODIS query (j) or on every CoR of a description: each member's verdict, its
+  // error and its raw replies; the run's verdict above is their majority (judges/panel.py).
+  function panelBlock(task, members, j) {
+    var body = el("tbody");
+    members.forEach(function (m) {
+      var verdict = task === "codis" ? m.verdicts[j] : m.verdicts, error = task === "codis" ? m.errors[j] : m.errors.filter(Boolean)[0];
+      var vtext = task === "codis" ? readable(verdict) : verdict.filter(function (x) { return x; }).length + "/" + verdict.length + " CoRs right (" + verdict.map(readable).join("; ") + ")";
+      var replies = el("td", { cls: "replies" });
+      var given = task === "codis" ? [{ reply: m.replies[j] }] : m.replies;
+      given.forEach(function (r) {
+        if (r.reply === null || r.reply === undefined) return;
+        replies.appendChild(el("pre", { text: (r.figure ? "Figure " + r.figure + ": " : "") + r.reply }));
+      });
+      if (!replies.childNodes.length) replies.appendChild(document.createTextNode(m.judge === "rule" ? "none (the rule judge gives no reply)" : "none kept"));
+      body.appendChild(el("tr", { cls: "member", "data-judge": m.judge }, el("td", {}, el("code", { text: m.judge })),
+        el("td", { cls: "verdict " + verdictClass(verdict), text: vtext + (error ? " (judge error: " + error + ")" : "") }), replies));
+    });
+    var head = el("tr", {}, el("th", { scope: "col", text: "Member" }), el("th", { scope: "col", text: "Verdict" }), el("th", { scope: "col", text: "Reply" }));
+    return el("details", { cls: "panel", open: "open" }, el("summary", { text: "Judge panel: each of its " + members.length + " members (the verdict above is their majority)" }),
+      el("table", {}, el("thead", {}, head), body));
+  }
   function field(label, text) { return el("p", {}, el("b", { text: label + ": " }), text === null || text === undefined ? "-" : String(text)); }
   function answerCard(task, a, r, k, focus) {
     var card = el("article", { cls: "answer" + (r === focus ? " focus" : ""), "data-run": r }, el("h3", { text: run(r).label }));
@@ -237,13 +260,15 @@
       if (unscored) part.appendChild(el("p", { cls: "unscored-note", text: "The judge's reply is not one of the official labels (constrained parsing): left out of the score, neither wrong nor a judge failure; counted in the unscored rate beside the number." }));
       if (task === "codis") {
         if (a.judge_error && a.judge_error[j] && !unscored) part.appendChild(field("Judge error", a.judge_error[j]));
-        part.appendChild(a.judge && a.judge[j] !== null && a.judge[j] !== undefined ? el("details", { cls: "judge", open: "open" }, el("summary", { text: "Judge's reply" }), el("pre", { text: a.judge[j] })) : field("Judge's reply", "none (rule judge or not judged)"));
+        if (a.panel) part.appendChild(panelBlock(task, a.panel, j));
+        else part.appendChild(a.judge && a.judge[j] !== null && a.judge[j] !== undefined ? el("details", { cls: "judge", open: "open" }, el("summary", { text: "Judge's reply" }), el("pre", { text: a.judge[j] })) : field("Judge's reply", "none (rule judge or not judged)"));
       }
       card.appendChild(part);
     });
     if (task === "description") {
       card.appendChild(field("Entities recognized", a.recognition[0] + " of " + a.recognition[1]));
       if (a.judge) card.appendChild(el("details", { cls: "judge" }, el("summary", { text: "Judge's replies (" + a.judge.length + ")" }), el("pre", { text: JSON.stringify(a.judge, null, 1) })));
+      if (a.panel) card.appendChild(panelBlock(task, a.panel));
     }
     return card;
   }

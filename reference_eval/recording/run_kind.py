@@ -90,13 +90,26 @@ def judge_name(scores: dict[str, Any]) -> str:
     return f"{kind}:{model}" if kind in ("openai", "vllm") else kind
 
 
+LLM_JUDGES = ("openai", "vllm")  # judges that read replies (with a parsing mode); the others run offline
+
+
 def judge_label(scores: dict[str, Any]) -> str:
-    """Short words for tables and legends: "judge gpt-4o (tolerant parsing)", "judge rule (offline)"; "" for none."""
+    """Short words for tables and legends, by what the judge is: "judge gpt-4o (tolerant parsing)", "judge
+    vllm:MODEL (constrained parsing)", "judge panel openai:gpt-4o + rule (tolerant parsing)" (a panel by its
+    members), "judge rule (offline)" (only an offline judge); "" for none."""
     kind, model, parsing = judge_identity(scores)
     if kind == "none":
         return ""
+    parsing = parsing or judge_record(scores).get("parsing") or ""
+    reads = f" ({parsing} parsing)" if parsing else ""
     if kind == "openai":
-        return f"judge {model} ({parsing} parsing)" if parsing else f"judge {model}"
+        return f"judge {model}{reads}"
+    if kind == "vllm":
+        return f"judge vllm:{model}{reads}"
+    if kind == "panel":  # named by its members; rule is its one offline member kind, so it holds an LLM judge
+        members = judge_record(scores).get("members") or []
+        offline = bool(members) and all(isinstance(m, dict) and m.get("kind") not in LLM_JUDGES for m in members)
+        return " ".join(filter(None, ["judge panel", model])) + (" (offline)" if offline else reads)
     return f"judge {kind} (offline)"
 
 

@@ -27,8 +27,8 @@ from typing import Any
 
 from cogbench.dataset_builders.writes import write_with
 from cogbench.errors import UsageError, echoed, locate, shown
+from cogbench.reference_eval.recording.run_reader import ScoredRun, read_run
 from cogbench.reference_eval.reports.judge_agreement import _answers_id, judge_label, verdicts
-from cogbench.reference_eval.reports.run_reader import ScoredRun, read_run
 
 COLUMNS = ("task", "model", "answers_sha256", "item_id", "query", "image_id", "category", "verdict", "judge")
 TASKS = ("codis", "description")

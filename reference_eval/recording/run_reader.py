@@ -19,6 +19,7 @@ from typing import Any
 
 from cogbench.errors import CogbenchError, UsageError, locate
 from cogbench.jsonl import text_lines
+from cogbench.numbers import fixed
 from cogbench.reference_eval.metrics import intervals
 from cogbench.schemas.features import CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
@@ -158,11 +159,11 @@ def check_recomputed(folder: Path, scores: dict[str, Any], details: list[dict[st
             if stated is None:
                 continue
             if math.isnan(value) or abs(stated - value) > TOLERANCE:
-                gives = "nothing" if math.isnan(value) else f"{value:.1f}"
+                gives = "nothing" if math.isnan(value) else fixed(value)
                 where = "overall" if column == "overall" else f"per_category.{column}"
                 raise RunNotVerified(
                     f"{locate(str(folder / 'scores.json'), None, f'metrics.{name}.{where}')}: "
-                    f"scores.json says {stated:.1f}, details.jsonl gives {gives}: the run folder was edited"
+                    f"scores.json says {fixed(stated)}, details.jsonl gives {gives}: the run folder was edited"
                 )
 
 

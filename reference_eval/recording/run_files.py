@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from cogbench.dataset_builders.writes import locked_folder, remove_temporaries, write_file
-from cogbench.reference_eval.reports.panel_text import render_panel
-from cogbench.reference_eval.reports.run_kind import MODE_LABEL, description_mode, judge_identity, judge_name
-from cogbench.reference_eval.reports.run_reader import schema
+from cogbench.numbers import fixed
+from cogbench.reference_eval.recording.panel_text import render_panel
+from cogbench.reference_eval.recording.run_kind import MODE_LABEL, description_mode, judge_identity, judge_name
+from cogbench.reference_eval.recording.run_reader import schema
 from cogbench.reference_eval.run.completeness import (
     SCALE_LABEL,
     coverage_label,
@@ -65,7 +66,7 @@ def write_run(out: Path, scores: dict[str, Any], details: list[dict[str, Any]]) 
 
 
 def _cell(value: float | None) -> str:
-    return "-" if value is None else f"{value:.1f}"
+    return "-" if value is None else fixed(value)
 
 
 def _table(header: list[str], rows: list[list[str]]) -> str:
@@ -118,7 +119,9 @@ def render_report(scores: dict[str, Any]) -> str:
                 )
             )
             parts.append(
-                f"\n{counts['cors_judged']} of {counts['cors']} CoRs judged; judge failures: {counts['judge_failures']}.\n"
+                f"\n{counts['cors_judged']} of {counts['cors']} CoRs judged; judge failures: {counts['judge_failures']}"
+                + _beside(unscored_text(cognition))
+                + ".\n"
             )
     elif scores["task"] == "vqa":
         parts.append("## VQA accuracy (CogBench Table 5)\n")
@@ -158,7 +161,11 @@ def render_report(scores: dict[str, Any]) -> str:
         ]
         parts.append("## CODIS (CODIS Table 3)\n")
         parts.append(_table(header, [row]))
-        parts.append(f"\nJudge failures: {counts['judge_failures']} of {counts['queries']} queries.\n")
+        parts.append(
+            f"\nJudge failures: {counts['judge_failures']} of {counts['queries']} queries"
+            + _beside(unscored_text(metrics["acc_q"]))
+            + ".\n"
+        )
         if scores["judge_agreement"] is not None:
             parts.append(f"Agreement of the LLM judge with the rule judge: {_cell(scores['judge_agreement'])}%.\n")
     if scores.get("analyses"):
@@ -187,15 +194,22 @@ def render_report(scores: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
+def _beside(unscored: str) -> str:
+    """The replies constrained parsing left unscored, beside the judge failures (they are neither)."""
+    return f"; {unscored}" if unscored else ""
+
+
 def judge_line(judge: dict[str, Any]) -> str:
-    """An ``openai`` judge's cost line from what its block states: the schema requires only ``kind``, so a
-    scores.json written by another tool (or an older cogbench) may lack any count or ``usage``."""
+    """An ``openai`` judge's cost line (prompts, cache hits, HTTP requests, tokens) from what its block states:
+    the schema requires only ``kind``, so a scores.json written by another tool (or an older cogbench) may
+    lack any count or ``usage``."""
     counts = [
         f"{judge[key]} {label}"
         for key, label in (("prompts", "prompts"), ("cache_hits", "from cache"), ("calls", "HTTP requests"))
         if key in judge
     ]
-    counts += [f"{judge['failures']} failures"] if "failures" in judge else []
+    # Its failures are not repeated here: the task's section gives them once, in its own units (queries,
+    # CoRs), beside the replies constrained parsing left unscored.
     usage = judge.get("usage") or {}
     tokens = [
         f"{usage[key]} {label}"
@@ -239,8 +253,8 @@ def interval_text(value: float | None, interval: list[float] | None, clusters: i
     if value is None:
         return "-"
     if not interval and clusters == 1:
-        return f"{value:.1f} [n/a (1 image)]"
-    return f"{value:.1f}" + (f" [{interval[0]:.1f}, {interval[1]:.1f}]" if interval else "")
+        return f"{fixed(value)} [n/a (1 image)]"
+    return fixed(value) + (f" [{fixed(interval[0])}, {fixed(interval[1])}]" if interval else "")
 
 
 def metric_interval(metric: dict[str, Any], category: str | None = None) -> tuple[list[float] | None, int | None]:

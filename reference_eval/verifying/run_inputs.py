@@ -1,8 +1,10 @@
 """What ``report --site`` and ``explain`` read: run folders, details datasets written by ``publish-results`` (a
 local folder, or ``ORG/NAME[@REVISION]`` on the Hub) and ``.eval_results`` files with their details.
 
-A run folder is read by ``run_reader.read_run`` (schema-checked, every number recomputed from
-details.jsonl). A details dataset is first verified as ``cogbench verify`` verifies it (every number of
+A run folder is verified as ``cogbench verify`` verifies it (every number and field re-derived from
+details.jsonl: an answer edited after scoring no longer matches the answers' hash, an eval folder's
+answers no longer match its predictions.jsonl) and then read by ``run_reader.read_run``. A details
+dataset is first verified as ``cogbench verify`` verifies it (every number of
 its scores.json, report.md and readable columns re-derived from the rows' details), and an ``.eval_results``
 file with the details dataset its ``source.url`` names (each value re-derived too); any difference refuses
 the input, naming the first. Each task of a details dataset then becomes one run.
@@ -11,13 +13,14 @@ the input, naming the first. Each task of a details dataset then becomes one run
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
 from cogbench.errors import CogbenchError
-from cogbench.reference_eval.reports.result_source import details_source
-from cogbench.reference_eval.reports.run_reader import RunNotVerified, ScoredRun, prompt_of, read_run
-from cogbench.reference_eval.reports.verify import (
+from cogbench.reference_eval.recording.run_reader import RunNotVerified, ScoredRun, prompt_of, read_run
+from cogbench.reference_eval.verifying.result_source import details_source
+from cogbench.reference_eval.verifying.verify import (
     details_tasks,
     hub_details,
     local_path_meant,
@@ -35,11 +38,15 @@ def is_details_dataset(path: Path) -> bool:
 
 
 def _verified(target: str, shown: str) -> None:
+    """Refused, in one line, unless ``cogbench verify TARGET`` finds no difference (exit 1, as verify's)."""
     result = verify(target)
     if result.differences:
+        # The first difference that names an item (the record edited), else the first.
+        named = next((d for d in result.differences if d.items), result.differences[0])
+        which = "first" if named is result.differences[0] else "first naming an item"
         raise RunNotVerified(
-            f"{shown}: not verified, {len(result.differences)} difference(s); first: {result.differences[0].line()} "
-            f"(`cogbench verify {shown}` lists them all)"
+            f"{shown}: not verified, {len(result.differences)} difference(s); {which}: {named.line()} "
+            f"(`cogbench verify {shlex.quote(shown)}` lists them all)"
         )
 
 
@@ -59,7 +66,7 @@ def eval_results_runs(file: Path) -> list[ScoredRun]:
         entries = read_results_file(file)
     except OSError as error:
         raise CogbenchError(f"{file}: not readable ({type(error).__name__})") from None
-    # Downloaded from the Hub configured here only, where the user's token belongs (reports/result_source).
+    # Downloaded from the Hub configured here only, where the user's token belongs (verifying/result_source).
     repo, revision, _ = details_source(file, str((entries[0].get("source") or {}).get("url", "")))
     _verified(str(file), str(file))
     return details_dataset_runs(hub_details(repo, revision), checked=True)
@@ -77,6 +84,8 @@ def read_input(path: str) -> list[ScoredRun]:
         raise no_local_path(path)
     if hub:
         return details_dataset_runs(hub_details(hub.group(1), hub.group(2), given=path), shown=path)
+    if local.is_dir():  # a run folder: every field shown re-derived as `cogbench verify` re-derives it
+        _verified(path, path)
     return [read_run(path)]
 
 

@@ -24,12 +24,12 @@ import yaml
 
 from cogbench import __version__
 from cogbench.dataset_builders.load import dataset_revision
-from cogbench.dataset_builders.output import claim_output
+from cogbench.dataset_builders.output import check_apart, claim_output
 from cogbench.errors import CogbenchError, UsageError
+from cogbench.numbers import fixed
 from cogbench.redaction import redact_url
-from cogbench.reference_eval.publishing import eee_records, pr_audit
-from cogbench.reference_eval.reports import details_dataset
-from cogbench.reference_eval.reports.run_reader import ScoredRun, read_run
+from cogbench.reference_eval.publishing import details_dataset, eee_records, pr_audit
+from cogbench.reference_eval.recording.run_reader import ScoredRun, read_run
 from cogbench.reference_eval.run.completeness import coverage_label, sample_label
 from cogbench.schemas.vocabulary import BENCHMARK_TASKS
 from cogbench.validation.integrity import verify_build
@@ -159,8 +159,11 @@ def results_notes(scores: dict[str, Any], metric: str) -> str:
         if answers.get("truncated") or answers.get("with_reasoning")
         else ""
     )
+    for status, words in (("unclosed", "think block never closed"), ("unscored", "cut, thinking unknown: not read")):
+        if answers.get(status):
+            truncated += f"no answer ({words}) {answers[status]} of {answers['replies']} replies; "
     return (
-        f"{100 * settings['level']:.0f}% CI [{low:.2f}, {high:.2f}] over {settings['clusters']} images "
+        f"{100 * settings['level']:.0f}% CI [{fixed(low, 2)}, {fixed(high, 2)}] over {settings['clusters']} images "
         f"(Korn-Graubard, clustered by image); {scores['counts']['dataset_images']} images; "
         f"judge {judge['kind']}{':' + judge['model'] if judge.get('model') else ''}; parsing: {parsing_mode(scores)}; "
         f"{truncated}cogbench {(scores.get('provenance') or {}).get('cogbench_version', '?')}"
@@ -180,7 +183,7 @@ def result_entries(run: ScoredRun, pinned: Pinned, source_url: str | None) -> di
         entries[f"{RESULTS_DIR}/{task_id}.yaml"] = EvalResultEntry(
             dataset_id=pinned.repo_id,
             task_id=task_id,
-            value=round(scores["metrics"][metric]["overall"], 2),
+            value=float(fixed(scores["metrics"][metric]["overall"], 2)),  # the one rounding rule (cogbench/numbers.py)
             dataset_revision=pinned.revision,
             date=date,
             source_url=source_url,
@@ -244,13 +247,15 @@ def publish_results(args: Any, api: Any = None, say=print) -> int:
             raise UsageError(f"{option} must be ORG/NAME, got {value!r}")
     if args.dry_run and not args.out:
         raise UsageError("--dry-run writes the files to --out DIR: give --out")
+    if args.out:  # before any run is read: never into one
+        check_apart(args.out, "--out", [("RUN", run) for run in args.runs])
     api = api or HfApi()
     runs = load_runs(args.runs)
     pins = [pin_dataset(run, api, args.dry_run) for run in runs]
     if len({pin.repo_id for pin in pins}) > 1:
         raise UsageError("runs of different Hub datasets: publish them separately")
     if args.out:
-        claim_output(Path(args.out), "publish-results", OWNS)
+        claim_output(Path(args.out), "publish-results", OWNS, reads=[("RUN", run) for run in args.runs])
         return _write_and_push(args, api, runs, pins, Path(args.out), say)
     with tempfile.TemporaryDirectory(prefix="cogbench-results-") as tmp:
         return _write_and_push(args, api, runs, pins, Path(tmp), say)

@@ -17,14 +17,15 @@ from pathlib import Path
 from typing import Any
 
 from cogbench.errors import CogbenchError, UsageError, locate
-from cogbench.reference_eval.judging.certificate_text import criteria_table
-from cogbench.reference_eval.judging.certify import Bars, certify
-from cogbench.reference_eval.judging.verdict_archive import read_verdicts
+from cogbench.numbers import fixed
+from cogbench.reference_eval.certifying.certificate_text import criteria_table
+from cogbench.reference_eval.certifying.certify import Bars, certify
+from cogbench.reference_eval.certifying.verdict_archive import read_verdicts
+from cogbench.reference_eval.judges.retirement import PAPER_JUDGES, paper_judge_text
+from cogbench.reference_eval.recording.run_reader import ScoredRun, schema, validator
 from cogbench.reference_eval.reports.judge_agreement import judge_label
-from cogbench.reference_eval.reports.run_reader import ScoredRun, schema, validator
 
-# The papers' judges (judges/retirement.KNOWN_SHUTDOWNS: both shut down on 2026-10-23).
-OFFICIAL_JUDGES = {"description": "gpt-4-turbo", "codis": "gpt-4-turbo-preview"}
+OFFICIAL_JUDGES = PAPER_JUDGES  # the papers' judges (judges/retirement.KNOWN_SHUTDOWNS: both shut down)
 
 
 def _sources(certificate: dict[str, Any], role: str) -> list[str]:
@@ -108,7 +109,7 @@ def _judged_otherwise(run: ScoredRun) -> str | None:
         agreement = (run.scores.get("panel") or {}).get("agreement") or {}
         alpha = agreement.get("krippendorff_alpha")
         effective = (agreement.get("error_correlation") or {}).get("effective_judges")
-        figures = [f"Krippendorff's alpha {alpha:.3f}" if alpha is not None else "alpha undefined"]
+        figures = [f"Krippendorff's alpha {fixed(alpha, 3)}" if alpha is not None else "alpha undefined"]
         figures += [f"{effective:g} effective judges"] if effective is not None else []
         return f"panel {judge.get('model', '')} ({', '.join(figures)})"
     official = OFFICIAL_JUDGES.get(run.scores["task"])
@@ -132,9 +133,11 @@ def report_section(
     else:
         judge = certificate["candidate_judge"]
         covered = {label for label, run in runs if judge_label(run) == judge}
+        replaced = "; ".join(dict.fromkeys(paper_judge_text(task["task"]) for task in certificate["tasks"]))
         lines += [
             f"Certificate `{source}`, re-derived from its sources before use: candidate judge **{judge}** in place "
-            f"of {'; '.join(certificate['reference_judges'])}: **{certificate['status']}**.",
+            f"of {replaced}, certified against the verdicts of {'; '.join(certificate['reference_judges'])}: "
+            f"**{certificate['status']}**.",
             "",
         ]
         for task in certificate["tasks"]:

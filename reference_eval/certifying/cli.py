@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import functools
 
-from cogbench.option_types import finite, resample_count
+from cogbench.option_types import DEFAULT_RESAMPLES, DEFAULT_SEED, finite, resample_count
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -71,11 +71,14 @@ def add_certify_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--resamples",
         type=resample_count,
-        default=2000,
+        default=DEFAULT_RESAMPLES,
         help="bootstrap resamples of kappa and tau (default: %(default)s)",
     )
     parser.add_argument(
-        "--seed", type=int, default=0, help="seed of the resampling, same seed, same result (default: %(default)s)"
+        "--seed",
+        type=int,
+        default=DEFAULT_SEED,
+        help="seed of the resampling, same seed, same result (default: %(default)s)",
     )
     parser.add_argument(
         "--json", dest="json_out", help="also write the certificate as JSON to this file (default: print Markdown only)"
@@ -100,7 +103,7 @@ def add_archive_parser(commands: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run_archive)
 
 
-def _output_files(pairs: list[tuple[str, str | None]]) -> None:
+def _output_files(pairs: list[tuple[str, str | None]], reads: list[tuple[str, str]]) -> None:
     from pathlib import Path
 
     from cogbench.dataset_builders.output import check_option_file
@@ -110,7 +113,7 @@ def _output_files(pairs: list[tuple[str, str | None]]) -> None:
         if value and (Path(value).is_dir() or not Path(value).parent.is_dir()):
             raise UsageError(f"{option} {value}: give a file name in an existing folder (not a folder)")
         if value:
-            check_option_file(Path(value), option)  # never into a build or another command's folder
+            check_option_file(Path(value), option, reads=reads)  # never into a build, a command's folder, an input
 
 
 def run_certify(args: argparse.Namespace) -> int:
@@ -119,11 +122,12 @@ def run_certify(args: argparse.Namespace) -> int:
 
     from cogbench.dataset_builders.writes import write_file
     from cogbench.errors import EXIT_FAILURES, EXIT_OK
-    from cogbench.reference_eval.judging.certificate_text import render_card_block, render_certificate
-    from cogbench.reference_eval.judging.certify import Bars, certify
-    from cogbench.reference_eval.judging.verdict_archive import read_verdicts
+    from cogbench.reference_eval.certifying.certificate_text import render_card_block, render_certificate
+    from cogbench.reference_eval.certifying.certify import Bars, certify
+    from cogbench.reference_eval.certifying.verdict_archive import read_verdicts
 
-    _output_files([("--json", args.json_out), ("--markdown", args.markdown), ("--card", args.card)])
+    reads = [("--reference", s) for s in args.reference] + [("--candidate", s) for s in args.candidate]
+    _output_files([("--json", args.json_out), ("--markdown", args.markdown), ("--card", args.card)], reads)
     references = [judged for source in args.reference for judged in read_verdicts(source)]
     candidates = [judged for source in args.candidate for judged in read_verdicts(source)]
     bars = Bars(args.min_kappa, args.min_tau, args.max_difference)
@@ -144,11 +148,11 @@ def run_archive(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from cogbench.errors import UsageError
-    from cogbench.reference_eval.judging.verdict_archive import read_verdicts, write_archive
+    from cogbench.reference_eval.certifying.verdict_archive import read_verdicts, write_archive
 
     if Path(args.out).suffix != ".parquet":
         raise UsageError(f"--out {args.out}: give a .parquet file name")
-    _output_files([("--out", args.out)])
+    _output_files([("--out", args.out)], [("RUN", run) for run in args.runs])
     judged = [answers for run in args.runs for answers in read_verdicts(run)]
     rows = write_archive(judged, Path(args.out))
     print(f"wrote {rows} verdicts of {len(judged)} run(s) to {args.out}")

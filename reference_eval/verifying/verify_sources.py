@@ -10,13 +10,14 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from cogbench.reference_eval.answers import reply_details
 from cogbench.reference_eval.answers.reasoning import THINK_TAGS, final_answer
 from cogbench.reference_eval.formats.predictions import read_predictions
-from cogbench.reference_eval.reports.run_reader import read_run_record
-from cogbench.reference_eval.reports.verify_result import TaskData, Verification
+from cogbench.reference_eval.recording.run_reader import read_run_record
 from cogbench.reference_eval.run import provenance
 from cogbench.reference_eval.tasks.prompts import DESCRIPTION_MODES, template_for
 from cogbench.reference_eval.tasks.queries import rotate
+from cogbench.reference_eval.verifying.verify_result import TaskData, Verification
 from cogbench.schemas.vocabulary import CHOICE_COLUMNS
 from cogbench.validation.integrity import verified_rows
 
@@ -31,8 +32,11 @@ def check_run_record(data: TaskData, result: Verification) -> None:
     if record is None:
         result.problem(where, "missing: the eval run folder's record of model, prompt and generation settings")
         return
-    for key in ("task", "model", "dataset_revision"):
+    for key in ("task", "model", "dataset", "dataset_revision"):
         result.same(f"{where}: {key} (scores.json's)", record.get(key), scores.get(key))
+    if scores["task"] == "vqa":
+        circular = any("rotations" in d for d in data.details)
+        result.same(f"{where}: circular (the details' rotations)", bool(record.get("circular")), circular)
     models = [t["sha256"] for t in (scores.get("provenance") or {}).get("prompt_templates", []) if t["role"] == "model"]
     result.same(f"{where}: prompt_sha256 (scores.json's model template)", [record.get("prompt_sha256")], models)
     path = run_dir / "predictions.jsonl"
@@ -45,17 +49,46 @@ def check_run_record(data: TaskData, result: Verification) -> None:
         result.same(f"{where}: {key} (each line of predictions.jsonl)", [repr(record.get(key))], seen)
     # Scoring hashed each reply's final answer (answers/reasoning.py), with the think tags it used.
     tags = tuple(tuple(pair) for pair in (scores.get("answers") or {}).get("think_tags", THINK_TAGS))
-    answers = {
-        (p.item_id, p.query) if p.query is not None else p.item_id: final_answer(p, tags).answer  # type: ignore[arg-type]
-        for p in predictions
-    }
+    thinking = (scores.get("answers") or {}).get("thinking", "auto")  # score --thinking, when it was given
+    keyed = {(p.item_id, p.query) if p.query is not None else p.item_id: p for p in predictions}
+    answers = {key: final_answer(p, tags, thinking).answer for key, p in keyed.items()}  # type: ignore[arg-type]
+    check_replies_made(data, result, keyed, tags, thinking)
     if "answers_sha256" in (scores.get("provenance") or {}):
         result.same(
             f"{path}: answers (provenance.answers_sha256)",
             provenance.answers_sha256(answers),
             scores["provenance"]["answers_sha256"],
         )
-    result.state("run.json generation (temperature, max tokens: the model's settings, as each answer records them)")
+    result.state(
+        "run.json generation (temperature, max tokens: the model's settings, as each answer records them)",
+        "run.json mode and no_image (the eval settings, as stated)",
+    )
+
+
+def check_replies_made(
+    data: TaskData, result: Verification, keyed: dict[Any, Any], tags, thinking: str = "auto"
+) -> None:
+    """Each details answer against the prediction it was scored from: its scored text, status and
+    ``reply`` record (finish reason, thinking setting, reasoning tokens, reasoning and content), as
+    scoring wrote them from predictions.jsonl (``answers/reply_details``)."""
+    task, field = data.scores["task"], reply_details.SCORED_FIELD[data.scores["task"]]
+    for key, answer, line in reply_details.answer_dicts(task, data.details):
+        where, item = f"{data.where}: item {key}", [str(line["item_id"])]
+        prediction = keyed.get(key)
+        if prediction is None:
+            result.problem(where, "has no line in predictions.jsonl: it was scored from no answer of this run", item)
+            continue
+        reply = final_answer(prediction, tags, thinking)
+        result.same(f"{where}: {field} (predictions.jsonl's final answer)", answer.get(field), reply.answer, item)
+        if "answer_status" not in answer:
+            continue
+        result.same(f"{where}: answer_status (predictions.jsonl's)", answer["answer_status"], reply.status, item)
+        stated = answer.get("reply") or {}
+        keep = "hash" if any(name.endswith("_sha256") for name in stated) else "full"
+        made = reply_details.reply_record(
+            prediction.output, reply, reply_details.reply_inputs(prediction, thinking), keep
+        )
+        result.same(f"{where}: reply (predictions.jsonl's finish_reason, thinking, reasoning)", stated, made, item)
 
 
 def build_rows(dataset: str, task: str) -> list[dict[str, Any]]:

@@ -10,14 +10,16 @@ from typing import Any
 
 from cogbench import __version__
 from cogbench.errors import shown
+from cogbench.numbers import fixed
+from cogbench.reference_eval.judges.retirement import paper_judge_text
 
 
 def _value(value: float | None, digits: int = 2) -> str:
-    return "n/a" if value is None else f"{value:.{digits}f}"
+    return "n/a" if value is None else fixed(value, digits)
 
 
 def _interval(value: list[float] | None, digits: int = 2) -> str:
-    return f"[{value[0]:.{digits}f}, {value[1]:.{digits}f}]" if value else "n/a"
+    return f"[{fixed(value[0], digits)}, {fixed(value[1], digits)}]" if value else "n/a"
 
 
 def _confusion(row: dict[str, Any], labels: list[int]) -> str:
@@ -78,7 +80,7 @@ def render_certificate(result: dict[str, Any]) -> str:
                 )
         lines += [
             "",
-            f"### Scores per model (candidate - reference; paired interval over images at {100 * task['difference_level']:.2f}%, "
+            f"### Scores per model (candidate - reference; paired interval over images at {fixed(100 * task['difference_level'], 2)}%, "
             "95% for all models together)",
             "",
             "| model | units | kappa | raw agreement % | metric | column | reference | candidate | difference | 95% CI |",
@@ -110,12 +112,13 @@ def render_certificate(result: dict[str, Any]) -> str:
 
 def render_card_block(result: dict[str, Any]) -> str:
     """A short Markdown section for a dataset or model card: the verdict, each criterion, the bars' sources."""
+    replaced = "; ".join(dict.fromkeys(paper_judge_text(task["task"]) for task in result["tasks"]))
     lines = [
         "## Judge",
         "",
-        f"Scores judged by **{shown(result['candidate_judge'])}**, in place of "
-        f"{'; '.join(shown(judge) for judge in result['reference_judges'])} "
-        f"(retired). Migration certificate (cogbench {__version__}, `cogbench judges certify`): **{result['status']}**.",
+        f"Scores judged by **{shown(result['candidate_judge'])}**, in place of {replaced}; certified against the verdicts "
+        f"of {'; '.join(shown(judge) for judge in result['reference_judges'])}. Migration certificate (cogbench {__version__}, "
+        f"`cogbench judges certify`): **{result['status']}**.",
         "",
     ]
     for task in result["tasks"]:

@@ -22,18 +22,19 @@ import yaml
 from cogbench.errors import CogbenchError, UsageError, echoed
 from cogbench.redaction import redact_url
 from cogbench.reference_eval.metrics import intervals
-from cogbench.reference_eval.publishing import eee_check
-from cogbench.reference_eval.reports import details_dataset, verify_panel, verify_rederive, verify_sources
-from cogbench.reference_eval.reports.hub_results import RESULTS_DIR, results_notes
-from cogbench.reference_eval.reports.item_checks import item_problems
-from cogbench.reference_eval.reports.result_source import configured_endpoint, details_source
-from cogbench.reference_eval.reports.run_files import render_report
-from cogbench.reference_eval.reports.run_reader import read_details, read_json_file, score_folder
-from cogbench.reference_eval.reports.verify_result import Difference, TaskData, Verification
+from cogbench.reference_eval.publishing import details_dataset
+from cogbench.reference_eval.publishing.hub_results import RESULTS_DIR, results_notes
+from cogbench.reference_eval.recording.run_files import render_report
+from cogbench.reference_eval.recording.run_reader import read_details, read_json_file, score_folder
+from cogbench.reference_eval.verifying import eee_check, verify_panel, verify_rederive, verify_sources
+from cogbench.reference_eval.verifying.item_checks import item_problems
+from cogbench.reference_eval.verifying.result_source import configured_endpoint, details_source
+from cogbench.reference_eval.verifying.verify_result import Difference, TaskData, Verification
 from cogbench.schemas.features import CODIS_CATEGORIES, COGBENCH_CATEGORIES
 from cogbench.schemas.vocabulary import BENCHMARK_TASKS
 
 NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+RUN_FILES = ("run.json", "predictions.jsonl")  # beside an eval run folder's score/
 
 
 def check_scores(data: TaskData, result: Verification) -> None:
@@ -137,9 +138,9 @@ def check_results_file(path: Path, entries: list[dict[str, Any]], tasks: dict[st
         if config not in tasks:
             raise UsageError(f"{path}: entry {number}: the details hold no {config} run")
         data = tasks[config]
-        categories = CODIS_CATEGORIES if config == "codis" else COGBENCH_CATEGORIES
-        table = intervals.metric_tables(config, data.details, categories)[metric]
-        value = float(table.pooled()[-1])
+        # A result is the overall value alone: no category column (every unit counts in overall).
+        (value,) = intervals.metric_tables(config, data.details, ())[metric].pooled()
+        value = float(value)
         judge = data.scores["judge"]
         problems = sorted(item_problems(config, data.details, judge["kind"], judge.get("parsing", "tolerant")))
         result.compare(f"{path}: entry {number}: value", entry.get("value"), value, problems, tol=0.005 + 1e-9)
@@ -154,7 +155,8 @@ def run_folder_tasks(path: Path) -> dict[str, TaskData]:
     details = read_details(folder / "details.jsonl", scores["task"])
     report = (folder / "report.md").read_text(encoding="utf-8") if (folder / "report.md").is_file() else None
     # An eval run folder (its score/ beside run.json and predictions.jsonl), whose record is checked too.
-    made = folder.name == "score" and any((folder.parent / n).is_file() for n in ("run.json", "predictions.jsonl"))
+    # Paths compared, not their last parts' strings (which pathlib may intern: `is` would agree with == there).
+    made = folder == folder.parent / "score" and any((folder.parent / n).is_file() for n in RUN_FILES)
     data = TaskData(str(folder / "details.jsonl"), details, scores, folder / "scores.json", report)
     data.run_dir = folder.parent if made else None
     return {scores["task"]: data}
@@ -197,7 +199,8 @@ def local_path_meant(spec: str) -> bool:
     """An ``ORG/NAME`` that does not exist here but whose first part is a folder here is a mistyped local
     path (``runs/a``), read as one rather than sent to the Hub."""
     path = Path(spec)
-    return not path.exists() and len(path.parts) > 1 and Path(path.parts[0]).is_dir()
+    first = path.parts[:1]  # () for "" and ".", which exist; a one-part path that does not exist is no folder
+    return not path.exists() and bool(first) and Path(*first).is_dir()
 
 
 def no_local_path(spec: str) -> UsageError:

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from cogbench.errors import UsageError, shown
-from cogbench.reference_eval.judging.verdict_archive import JudgedAnswers
+from cogbench.reference_eval.certifying.verdict_archive import JudgedAnswers
 from cogbench.reference_eval.metrics import agreement, intervals, small_sample
 from cogbench.schemas.features import CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
@@ -33,7 +33,7 @@ BAR_SOURCES = {
     "min_kappa": "McHugh (2012): kappa above 0.80 is strong agreement. The papers give raw agreement only "
     "(CogBench Table 4: GPT-4 against human CoR labels, accuracy 0.833; CODIS Table 7: GPT-4 against humans, "
     "96.5% agreement, the mean over its 14 models), which counts chance agreement too",
-    "min_tau": "issue 40, after CODIS Tables 7-8 (GPT-4 against human evaluation; the paper prints no tau: "
+    "min_tau": "cogbench's bar, after CODIS Tables 7-8 (GPT-4 against human evaluation; the paper prints no tau: "
     "Kendall's tau-b of its Table 7 Acc_p columns, human against GPT-4, is 0.857)",
     "max_difference": "the papers print scores to one decimal; a move of more than 1 point, or an interval "
     "that excludes 0, changes the numbers people compare",

@@ -22,7 +22,7 @@ from cogbench.jsonl import text_lines
 from cogbench.reference_eval.formats.predictions import parse_json
 from cogbench.reference_eval.metrics import small_sample
 from cogbench.reference_eval.metrics.intervals import Unit, cluster_table
-from cogbench.reference_eval.reports.verify_result import Verification
+from cogbench.reference_eval.verifying.verify_result import Verification
 from cogbench.schemas.features import CODIS_CATEGORIES, COGBENCH_CATEGORIES
 from cogbench.schemas.vocabulary import BENCHMARK_TASKS
 

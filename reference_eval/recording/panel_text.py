@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from cogbench.reference_eval.reports.run_kind import METRIC_LABEL
+from cogbench.numbers import fixed
+from cogbench.reference_eval.recording.run_kind import METRIC_LABEL
 
 PANEL_METRICS = ("cognition", "acc_p", "acc_q")  # what a panel judges (judges/panel.py)
 
 
 def _number(value: float | None, digits: int = 1) -> str:
-    return "-" if value is None else f"{value:.{digits}f}"
+    return "-" if value is None else fixed(value, digits)
 
 
 def render_panel(scores: dict[str, Any]) -> str:
@@ -44,7 +45,7 @@ def render_panel(scores: dict[str, Any]) -> str:
     ]
     for pair in agreement["pairwise_kappa"]:
         interval = pair.get("interval")
-        shown = f"[{interval[0]:.3f}, {interval[1]:.3f}]" if interval else "n/a"
+        shown = f"[{fixed(interval[0], 3)}, {fixed(interval[1], 3)}]" if interval else "n/a"
         lines.append(f"| `{pair['a']}` / `{pair['b']}` | {_number(pair['kappa'], 3)} | {shown} | {pair['items']} |")
     errors = agreement["error_correlation"]
     effective, mean_r = errors["effective_judges"], errors["mean_r"]

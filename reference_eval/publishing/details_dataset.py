@@ -29,7 +29,7 @@ from typing import Any
 
 from cogbench.reference_eval.judges.offline import OFFLINE_JUDGES
 from cogbench.reference_eval.metrics.intervals import units_from_details
-from cogbench.reference_eval.reports.run_reader import RunNotVerified, ScoredRun
+from cogbench.reference_eval.recording.run_reader import RunNotVerified, ScoredRun
 
 DATA = "data/{task}/test.parquet"
 SCORES = "runs/{task}/scores.json"

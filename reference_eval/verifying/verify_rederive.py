@@ -15,10 +15,10 @@ from cogbench.reference_eval.answers.reasoning import THINK_TAGS
 from cogbench.reference_eval.judges.verdicts import UNSCORED
 from cogbench.reference_eval.metrics import answer_bias, intervals
 from cogbench.reference_eval.metrics.aggregate import percent
-from cogbench.reference_eval.reports.details_dataset import card_scores_sha256, row_fields
-from cogbench.reference_eval.reports.verify_result import TaskData, Verification
+from cogbench.reference_eval.publishing.details_dataset import card_scores_sha256, row_fields
 from cogbench.reference_eval.run import provenance
-from cogbench.reference_eval.run.completeness import is_complete, unscored_rate
+from cogbench.reference_eval.run.completeness import is_complete, mark_scale, unscored_rate
+from cogbench.reference_eval.verifying.verify_result import TaskData, Verification
 from cogbench.schemas.features import CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
 
@@ -80,6 +80,19 @@ def _scored(task: str, name: str, details: list[dict[str, Any]], units: list[Any
     return len(units), len(units)
 
 
+def metric_unit(task: str, name: str) -> str:
+    """What one unit of a metric is (``run.completeness.mark_coverage``'s ``unit``), as each scorer counts it."""
+    if name.startswith("recognition"):
+        return "entities"
+    if name.startswith("cognition"):
+        return "CoRs"
+    if name.startswith("choice_"):  # circular VQA: each letter's share of the four responses per question
+        return "responses"
+    if task == "vqa":
+        return "questions"
+    return "pairs" if name in ("acc_p", "context_awareness") else "queries"
+
+
 def _metric_unscored(task: str, name: str, details: list[dict[str, Any]]) -> int:
     """A metric's unscored units (constrained parsing): CODIS pairs with an unscored query and no failed one."""
     if task == "codis" and name == "acc_p":
@@ -125,12 +138,17 @@ def check_counts(data: TaskData, result: Verification, expected: dict[str, int] 
             result.same(
                 f"{where}: metrics.{name}.unscored_rate", metric.get("unscored_rate"), unscored_rate(judged, unscored)
             )
+        result.same(f"{where}: metrics.{name}.unit", metric.get("unit"), metric_unit(task, name))
         for key, value in (("n_scored", judged), ("judged", judged), ("failed", scored - judged - unscored)):
             result.same(f"{where}: metrics.{name}.{key}", metric.get(key), value)
         for key in ("n_expected", "denominator"):
             result.same(f"{where}: metrics.{name}.{key}", metric.get(key), needed)
         partial[name] = isinstance(needed, int) and judged + unscored < needed
         result.same(f"{where}: metrics.{name}.partial", metric.get("partial"), partial[name])
+    for name, metric in scores["metrics"].items():  # the label follows from the numbers checked above
+        unlabelled = {k: v for k, v in metric.items() if k != "exceeds_scale"}
+        over = "exceeds_scale" in mark_scale({**unlabelled, "per_category": metric.get("per_category") or {}})
+        result.same(f"{where}: metrics.{name}.exceeds_scale", metric.get("exceeds_scale", False), over)
     missing = counts.get("missing_predictions") or []
     missing_pairs = {str(m).split("#")[0] for m in missing}
     scored_ids = {d["item_id"] for d in details}
@@ -228,9 +246,8 @@ def check_analyses(data: TaskData, result: Verification) -> None:
             pairs = [answer_bias.WordPair(*p["pair"].split(":", 1)) for p in bias.get("pairs") or []]
             triples = [(d["question"], q["answer"], q["output"]) for d in data.details for q in d["queries"]]
             counts = [answer_bias.word_pair_counts(triples, pair) for pair in pairs]
-            derived = {**bias, "pairs": counts, "queries": sum(c["queries"] for c in counts)}
-            derived["paper_queries"] = answer_bias.PAPER_QUERIES
-            result.same(f"{where}: analyses.answer_bias", bias, derived)
+            result.same(f"{where}: analyses.answer_bias", bias, answer_bias.bias_block(counts))
+            result.state("analyses.answer_bias word pairs (the run's --word-pairs, as stated)")
         else:
             result.state("analyses.answer_bias (details written before questions were kept)")
     variability = analyses.get("output_variability")
@@ -330,7 +347,18 @@ def check_replies(data: TaskData, result: Verification) -> None:
             continue
         scored = (answer.get(reply_details.SCORED_FIELD[task]), answer["answer_status"])
         result.same(f"{data.where}: item {key}: final answer and status", scored, (again.answer, again.status))
-    counted = reply_details.answers_block(task, data.details, tags)  # type: ignore[arg-type]
+    recorded = {
+        name
+        for _, answer, _ in reply_details.answer_dicts(task, data.details)
+        for name in ("finish_reason", "thinking", "reasoning_tokens")
+        if name in (answer.get("reply") or {})
+    }
+    if recorded and data.run_dir is None:  # an eval run folder's are checked against its predictions.jsonl
+        result.state(
+            f"each reply's {', '.join(sorted(recorded))} (as the predictions recorded them: no eval run folder)"
+        )
+    stated_thinking = (stated or {}).get("thinking", "auto")  # score --thinking, where each reply records it too
+    counted = reply_details.answers_block(task, data.details, tags, stated_thinking)  # type: ignore[arg-type]
     result.same(f"{data.scores_path.name}: answers", stated, counted)
     if hashed:
         result.state(f"the final answers of {hashed} replies (their reasoning kept as sha256 only)")

@@ -42,13 +42,31 @@ def _unscored_mark(unit: str, entry: dict[str, Any], unread: bool, parsing: str)
     return [f"{unit}: marked unscored is {marked}, its judge reply {'is' if unread else 'is not'} unread"]
 
 
-def _codis(detail: dict[str, Any], rule_judged: bool, parsing: str | None) -> list[str]:
+def _judge_error(unit: str, entry: dict[str, Any], field: str, judge_kind: str) -> list[str]:
+    """``judge_error`` as scoring sets it: none where no judge was asked (rule); a panel's, its first
+    member's error; a single LLM judge's, there exactly when the unit has no verdict (its text, a
+    failed request's message, is the judge client's and read as stated)."""
+    if "judge_error" not in entry:
+        return []
+    error = entry["judge_error"]
+    if isinstance(entry.get("panel"), list):
+        first = next((m.get("judge_error") for m in entry["panel"] if m.get("judge_error")), None)
+        return [] if error == first else [f"{unit}: judge_error {error!r}, its panel members' first error is {first!r}"]
+    if judge_kind not in ("openai", "vllm"):
+        return [] if error is None else [f"{unit}: judge_error {error!r}, but no LLM judge was asked"]
+    if (error is None) == (entry[field] is not None) and (error is None or (isinstance(error, str) and error)):
+        return []
+    return [f"{unit}: judge_error {error!r} with verdict {entry[field]}: an error is there exactly when no verdict is"]
+
+
+def _codis(detail: dict[str, Any], rule_judged: bool, parsing: str | None, judge_kind: str = "rule") -> list[str]:
     problems = []
     queries = sorted(detail["queries"], key=lambda q: q["query"])
     outputs = [q.get("output") for q in queries]
     if all(isinstance(o, str) for o in outputs) and detail["outputs_differ"] != codis_metrics.outputs_differ(*outputs):
         problems.append(f"outputs_differ is {detail['outputs_differ']}, its outputs give the opposite")
     for q in queries:
+        problems += _judge_error(f"query {q['query']}", q, "right", judge_kind)
         if parsing is not None:
             problems += _llm_verdict(q, parsing)
         if not isinstance(q.get("output"), str):
@@ -104,10 +122,15 @@ def _cognition(detail: dict[str, Any], parsing: str) -> list[str]:
     return problems
 
 
-def _description(detail: dict[str, Any], parsing: str | None) -> list[str]:
+def _description(detail: dict[str, Any], parsing: str | None, judge_kind: str = "none") -> list[str]:
     recognition = detail["recognition"]
     matches = recognition.get("matches")
-    problems = _cognition(detail, parsing) if parsing is not None else []
+    problems = [
+        problem
+        for cor in detail.get("cognition") or []
+        for problem in _judge_error(f"CoR {cor.get('category')} {cor.get('index')}", cor, "verdict", judge_kind)
+    ]
+    problems += _cognition(detail, parsing) if parsing is not None else []
     if not isinstance(matches, list):
         return problems
     if recognition["annotated"] != len(matches):
@@ -139,11 +162,11 @@ def item_problems(
     found = {}
     for detail in details:
         if task == "codis":
-            problems = _codis(detail, judge_kind == "rule", llm)
+            problems = _codis(detail, judge_kind == "rule", llm, judge_kind)
         elif task == "vqa":
             problems = _vqa(detail)
         else:
-            problems = _description(detail, llm)
+            problems = _description(detail, llm, judge_kind)
         if problems:
             found[detail["item_id"]] = problems
     return found
