@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import tracemalloc
-from dataclasses import replace
+from dataclasses import FrozenInstanceError, replace
 
 import pytest
 from hypothesis import given, settings
@@ -117,6 +117,12 @@ def test_think_tags_are_configurable_and_checked():
     # Overlapping tags: the one that starts last ends the reasoning (or leaves it open).
     assert split_reply("[xabcdE", tags=parse_tags([["[", "ab"], ["{", "bcd"]])).answer == "E"
     assert split_reply("<a>B", tags=parse_tags([["<a", "a>"]])).answer == "B"
+    assert split_reply("<t>B", tags=parse_tags([["<t", "<t>"]])).answer == "B"  # a closing tag where one opens
+    # Two starting at one place: the longer, whichever is listed first.
+    for pairs in ([["<t>", "ab"], ["<u>", "abc"]], [["<u>", "abc"], ["<t>", "ab"]]):
+        assert split_reply("xabcY", tags=parse_tags(pairs)).answer == "Y"
+    with pytest.raises(UsageError, match="--think-tags"):
+        parse_tags([["<y>", "".join(["<y", ">"])]])  # equal, not the same object (as argparse gives them)
     tags = parse_tags([["[R]", "[/R]"]])
     assert split_reply("[R]A[/R]B", tags=tags).answer == "B"
     assert split_reply("<think>A</think>B", tags=tags).answer == "<think>A</think>B"
@@ -201,7 +207,15 @@ def test_a_prediction_is_split_by_its_own_record():
     assert final_answer(replace(cut, output="[r]A[/R]B", finish_reason="stop"), tags).answer == "B"
 
 
+def test_a_reply_is_not_changed_once_split():
+    with pytest.raises(FrozenInstanceError):
+        split_reply("B").answer = "A"  # type: ignore[misc]
+
+
 def test_what_is_kept_beside_the_answer():
+    # Nothing after the block at the limit: the block is the reasoning, the reply's trailing space not
+    assert split_reply("<think>x</think> ", None, "length").reasoning == "<think>x</think>"
+    assert split_reply("  ", "so far", "length", "off").reasoning == "so far\n  "
     reply = split_reply("<think>A?</think>B", "from the field", "stop")
     assert (reply.reasoning, reply.no_answer, reply.truncated) == ("from the field\n<think>A?</think>", False, False)
     unread = split_reply("Answer: A, or", None, "length")
@@ -225,4 +239,6 @@ def test_a_finish_reason_read_from_a_file_is_compared_by_value():
     """JSON values are not interned: ``length`` read from a predictions file is a new string."""
     length = json.loads('"length"')
     assert split_reply("<think>A", None, length).status == "truncated"
+    assert split_reply("Answer: A", None, "stop", json.loads('"on"')).status == "unclosed"
+    assert split_reply("<think>A", None, json.loads('"length"')).truncated
     assert split_reply("Answer: A, or", None, "".join(["len", "gth"])).status == "unscored"
