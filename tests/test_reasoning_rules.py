@@ -4,8 +4,9 @@ run of ``reasoning.py`` uses this file (mutation.toml)."""
 
 from __future__ import annotations
 
+import json
 import tracemalloc
-from dataclasses import replace
+from dataclasses import FrozenInstanceError, replace
 
 import pytest
 from hypothesis import given, settings
@@ -41,6 +42,7 @@ RULES = [
     ("<think>A is likely", None, None, None, "", "unclosed"),  # ... or no finish reason recorded
     ("<think>A is likely", None, "length", None, "", "truncated"),  # ... at the token limit
     ("<think>a</think>B<think>c", None, "stop", None, "", "unclosed"),  # re-opened, never closed
+    ("<think>a</think><think>b", None, "stop", None, "", "unclosed"),  # ... right where the block closed
     ("", "so far A", "length", None, "", "truncated"),  # rule 3: the limit, no answer
     ("A is likely, so", None, "length", "on", "", "truncated"),  # rule 3: thinking on, block never closed
     ("Answer: A, hmm", None, "stop", "on", "", "unclosed"),  # thinking on: untagged text is the open block
@@ -112,8 +114,15 @@ def test_think_tags_are_configurable_and_checked():
     assert parse_tags([["<b>", "<a>"]]) == (("<b>", "<a>"),)
     with pytest.raises(UsageError, match="--think-tags"):
         parse_tags([["<x>", "<x>"]])
-    # Overlapping closing tags: the one that starts last ends the reasoning.
+    # Overlapping tags: the one that starts last ends the reasoning (or leaves it open).
     assert split_reply("[xabcdE", tags=parse_tags([["[", "ab"], ["{", "bcd"]])).answer == "E"
+    assert split_reply("<a>B", tags=parse_tags([["<a", "a>"]])).answer == "B"
+    assert split_reply("<t>B", tags=parse_tags([["<t", "<t>"]])).answer == "B"  # a closing tag where one opens
+    # Two starting at one place: the longer, whichever is listed first.
+    for pairs in ([["<t>", "ab"], ["<u>", "abc"]], [["<u>", "abc"], ["<t>", "ab"]]):
+        assert split_reply("xabcY", tags=parse_tags(pairs)).answer == "Y"
+    with pytest.raises(UsageError, match="--think-tags"):
+        parse_tags([["<y>", "".join(["<y", ">"])]])  # equal, not the same object (as argparse gives them)
     tags = parse_tags([["[R]", "[/R]"]])
     assert split_reply("[R]A[/R]B", tags=tags).answer == "B"
     assert split_reply("<think>A</think>B", tags=tags).answer == "<think>A</think>B"
@@ -198,7 +207,15 @@ def test_a_prediction_is_split_by_its_own_record():
     assert final_answer(replace(cut, output="[r]A[/R]B", finish_reason="stop"), tags).answer == "B"
 
 
+def test_a_reply_is_not_changed_once_split():
+    with pytest.raises(FrozenInstanceError):
+        split_reply("B").answer = "A"  # type: ignore[misc]
+
+
 def test_what_is_kept_beside_the_answer():
+    # Nothing after the block at the limit: the block is the reasoning, the reply's trailing space not
+    assert split_reply("<think>x</think> ", None, "length").reasoning == "<think>x</think>"
+    assert split_reply("  ", "so far", "length", "off").reasoning == "so far\n  "
     reply = split_reply("<think>A?</think>B", "from the field", "stop")
     assert (reply.reasoning, reply.no_answer, reply.truncated) == ("from the field\n<think>A?</think>", False, False)
     unread = split_reply("Answer: A, or", None, "length")
@@ -214,4 +231,14 @@ def test_what_is_kept_beside_the_answer():
 )
 def test_a_harmony_final_message_without_the_token_that_ends_it(final, answer):
     assert split_reply(f"{HARMONY_RAW}{final}").answer == answer
-    assert split_reply(f"<think>x</think>{final}").answer == final  # only harmony's final channel drops it
+    for other in ("<think>x</think>", "◁think▷x◁/think▷", "<reasoning>x</reasoning>"):
+        assert split_reply(f"{other}{final}").answer == final  # only harmony's final channel drops it
+
+
+def test_a_finish_reason_read_from_a_file_is_compared_by_value():
+    """JSON values are not interned: ``length`` read from a predictions file is a new string."""
+    length = json.loads('"length"')
+    assert split_reply("<think>A", None, length).status == "truncated"
+    assert split_reply("Answer: A", None, "stop", json.loads('"on"')).status == "unclosed"
+    assert split_reply("<think>A", None, json.loads('"length"')).truncated
+    assert split_reply("Answer: A, or", None, "".join(["len", "gth"])).status == "unscored"

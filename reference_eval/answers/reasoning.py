@@ -166,12 +166,13 @@ def stated_thinking(recorded: Any, stated: str | None) -> str | None:
 
 
 def _last_tag(text: str, candidates: tuple[str, ...]) -> tuple[int, int, str] | None:
-    """The last occurrence of any of ``candidates`` in ``text``, in any case: (start, end, tag), or None."""
+    """The last occurrence of any of ``candidates`` in ``text``, in any case: (start, end, tag), or None;
+    of two starting at one place, the longer (custom tags may be prefixes of one another)."""
     best: tuple[int, int, str] | None = None
     for tag in candidates:
-        last = deque(re.finditer(re.escape(tag), text, re.IGNORECASE), maxlen=1)  # re caches the pattern
-        if last and (best is None or last[0].start() > best[0]):
-            best = (last[0].start(), last[0].end(), tag)
+        for found in deque(re.finditer(re.escape(tag), text, re.IGNORECASE), maxlen=1):  # re caches the pattern
+            if best is None or (found.start(), found.end()) > best[:2]:
+                best = (found.start(), found.end(), tag)
     return best
 
 
