@@ -29,7 +29,7 @@ from cogbench.dataset_builders.build import (
 from cogbench.dataset_builders.croissant import CROISSANT_FILE, render_croissant
 from cogbench.dataset_builders.eval_yaml import EVAL_YAML_FILE, eval_yaml_text, render_eval_yaml
 from cogbench.dataset_builders.mm_eval import METADATA_FILE, render_mm_eval
-from cogbench.dataset_builders.output import check_replaceable, move_into_place, new_staging, write_marker
+from cogbench.dataset_builders.output import check_apart, check_replaceable, move_into_place, new_staging, write_marker
 from cogbench.dataset_builders.raw import find_sources
 from cogbench.dataset_builders.read import read_raw, sorted_records
 from cogbench.dataset_builders.writes import write_file
@@ -76,6 +76,8 @@ def build_release(
     """
     check_version(version)
     out = Path(out)
+    # Never the build it reads (--out OLD --previous OLD replaced it), nor inside the raw files or around them.
+    check_apart(out, "--out", [("--raw-dir", raw_dir), ("--previous", previous), ("--errata", errata)])
     check_replaceable(out)
     if previous is not None and not (Path(previous) / MANIFEST_FILE).is_file():  # before the raw data is read
         raise UsageError(

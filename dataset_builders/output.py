@@ -32,6 +32,7 @@ from pathlib import Path
 from cogbench.dataset_builders.raw import default_raw_dir, sha256_file
 from cogbench.dataset_builders.writes import temporary_pattern, write_file
 from cogbench.errors import CogbenchError, UsageError
+from cogbench.redaction import redact_text
 
 try:  # POSIX; where missing (Windows) the rename itself still refuses a non-empty target
     import fcntl
@@ -402,7 +403,12 @@ def check_apart(out: Path | str, option: str, reads: Iterable[tuple[str, Path | 
     """The one rule of what a command writes and what it reads: ``out`` (an ``--out`` folder, a ``--json`` file)
     is neither one of the command's inputs, nor inside one, nor around one, or it could replace or write into
     what it is reading (``rescore RUN --out RUN`` replaced the run it rescored). ``reads``: (how the input is
-    named, its path); one not on the disk (a Hub repo id) is not a local input."""
+    named, its path); one not on the disk (a Hub repo id) is not a local input. An output path holding a URL's
+    credentials (``--out http://me:KEY@host/x``) is refused too, masked: its folders would carry the key."""
+    if redact_text(str(out)) != str(out):
+        raise UsageError(
+            f"{option} {redact_text(str(out))}: a URL with credentials, not a place on this disk; give a local path"
+        )
     for name, given in reads:
         if given is None or not os.path.lexists(given):
             continue

@@ -137,3 +137,26 @@ def test_eval_never_writes_around_its_request_replies(runs, capsys, tmp_path):
     argv += ["--read-responses", str(replies), "--out", str(folder)]
     refused(capsys, argv, "--out", folder, "around", "--read-responses", replies)
     assert [p.name for p in folder.iterdir()] == ["output.jsonl"]
+
+
+def test_build_never_replaces_the_build_it_reads_nor_writes_into_its_raw_files(
+    built_release, raw_dir, tmp_path, capsys
+):
+    old = tmp_path / "old"
+    shutil.copytree(built_release, old)
+    before = files_of(old)
+    argv = ["build", "--raw-dir", str(raw_dir), "--out", str(old), "--version", "9.0.0", "--previous", str(old)]
+    refused(capsys, argv, "--out", old, "the same folder as", "--previous", old)
+    assert files_of(old) == before
+    raw = tmp_path / "raw"
+    shutil.copytree(raw_dir, raw)
+    refused(
+        capsys,
+        ["build", "--raw-dir", str(raw), "--out", str(raw / "dist")],
+        "--out",
+        raw / "dist",
+        "inside",
+        "--raw-dir",
+        raw,
+    )
+    assert not (raw / "dist").exists()

@@ -4,7 +4,7 @@ Every way a user can type a URL into a command is listed in ``ENTRY_POINTS`` and
 OpenAI-compatible server (tests/openai_server.py) with ``me:PASSWORD`` in the URL: a single judge with its own
 ``@URL`` (refused as unlisted, and run with ``--judge-accept-retired``), panel members, ``--judge-base-url``,
 ``eval``'s ``--base-url``, ``--judge`` and ``--judge-base-url``, ``--model openai:MODEL@URL``, and paths typed as
-URLs (predictions, dataset, request files, runs). After each: the password is in neither stdout nor stderr, in no
+URLs (predictions, dataset, request files, runs, an output folder). After each: the password is in neither stdout nor stderr, in no
 file of the run folder (the judge cache with them), and the server was asked for the model by its name alone.
 """
 
@@ -147,6 +147,18 @@ ENTRY_POINTS = [
         lambda s: score(s, "--judge", "openai:judge", "--read-responses", s["url"]),
         2,
         "--read-responses http:/***@127.0.0.1:",
+    ),
+    (
+        "--out as a URL",
+        lambda s: score(s, "--out", f"{s['url']}/run"),
+        2,
+        "error: --out http:/***@127.0.0.1:",
+    ),
+    (
+        "--write-requests as a URL",
+        lambda s: score(s, "--judge", "openai:judge", "--write-requests", f"{s['url']}/requests", "--out", "r"),
+        2,
+        "error: --write-requests http://***@127.0.0.1:",
     ),
     ("report of a URL", lambda s: ["report", s["url"], "--out", "rep"], 2, "error: http:/***@127.0.0.1:"),
     ("verify of a URL", lambda s: ["verify", s["url"]], 2, "error: http://***@127.0.0.1:"),

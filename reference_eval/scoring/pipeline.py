@@ -137,10 +137,11 @@ def _show(keys: list[Any], limit: int = 10) -> str:
 
 
 def score_inputs(options: ScoreOptions) -> list[tuple[str, str | None]]:
-    """What a scoring reads, by option: its output is apart from each (dataset_builders.output.check_apart)."""
-    reads = [("--predictions", options.predictions), ("--dataset", options.dataset)]
-    reads.append(("--no-context-predictions", options.no_context_predictions))
-    return reads + [("--read-responses", path) for path in options.read_responses]
+    """What a scoring reads, by option: its output is apart from each (dataset_builders.output.check_apart). A
+    predictions path that is no file is not read at all: the reader says so."""
+    files = [("--predictions", options.predictions), ("--no-context-predictions", options.no_context_predictions)]
+    reads = [(option, path) for option, path in files if path is not None and Path(path).is_file()]
+    return [*reads, ("--dataset", options.dataset), *(("--read-responses", path) for path in options.read_responses)]
 
 
 def run_scoring(options: ScoreOptions) -> dict[str, Any]:
