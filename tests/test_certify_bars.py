@@ -207,3 +207,18 @@ def test_the_kappa_intervals_are_drawn_with_the_seed_given():
         assert result["settings"] == {"resamples": 200, "seed": seed}
         seen.add(tuple(expected))
     assert len(seen) == 2  # the seed matters: a certificate drawn with another seed would not re-derive
+
+
+def test_raw_agreement_and_prevalences_by_hand_to_two_decimals():
+    """Three units, (right, right), (right, wrong), (wrong, wrong): the judges agree on 2 of 3 (66.67%), the
+    reference says right on 2 (66.67%), the candidate on 1 (33.33%); pooled and per model alike."""
+    result = certified([model("m", 1, 1, 0, 1)])
+    task = result["tasks"][0]
+    overall = task["agreement"]["overall"]
+    assert (overall["raw_agreement"], overall["prevalence_reference"], overall["prevalence_candidate"]) == (
+        66.67,
+        66.67,
+        33.33,
+    )
+    assert overall["confusion"] == [[1, 0], [1, 1]]  # rows: the reference's verdict 0, 1; columns: the candidate's
+    assert task["models"][0]["raw_agreement"] == 66.67 and task["models"][0]["units"] == 3

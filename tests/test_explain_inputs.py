@@ -20,7 +20,6 @@ from pathlib import Path
 import pytest
 from conftest import needs_real_data
 from test_explain import (
-    as_eval_run,
     codis_a,  # noqa: F401 (module-scoped fixtures)
     codis_lines,
     pairs,  # noqa: F401
@@ -44,6 +43,7 @@ from cogbench.reference_eval.publishing.details_dataset import write_details
 from cogbench.reference_eval.publishing.hub_results import publish_results
 from cogbench.reference_eval.recording.run_reader import read_run
 from cogbench.reference_eval.scoring.pipeline import ScoreOptions, run_scoring
+from cogbench.reference_eval.tasks.prompts import template_for
 
 from hub_server import COMMIT_OID, HubRepo, LocalHub, local_hub_api
 
@@ -54,6 +54,27 @@ def published(dataset: Path, task: str, lines: list[dict], out: Path) -> Path:
     predictions = out.parent / f"{out.name}.jsonl"
     predictions.write_text("".join(json.dumps(line) + "\n" for line in lines))
     run_scoring(ScoreOptions(task=task, dataset=str(dataset), predictions=str(predictions), out=str(out)))
+    return out
+
+
+def eval_folder(dataset: Path, lines: list[dict], folder: Path, generation: dict) -> Path:
+    """An ``eval`` run folder as `eval` leaves it (run/folder.py): predictions.jsonl in the project's format
+    with the model template and generation settings on every line, run.json saying the same, score/ scored
+    from them, so that it verifies (explain verifies a run folder before reading it). Returns score/."""
+    template = template_for("codis")
+    folder.mkdir(parents=True)
+    made = [
+        {**line, "prompt_id": template.id, "prompt_sha256": template.sha256, "generation": generation} for line in lines
+    ]
+    (folder / "predictions.jsonl").write_text("".join(json.dumps(line) + "\n" for line in made))
+    out = folder / "score"
+    run_scoring(
+        ScoreOptions(task="codis", dataset=str(dataset), predictions=str(folder / "predictions.jsonl"), out=str(out))
+    )
+    scores = json.loads((out / "scores.json").read_text())
+    record = {"task": "codis", "mode": None, "model": scores["model"], "prompt_id": template.id}
+    record.update(prompt_sha256=template.sha256, generation=generation, dataset=scores["dataset"])
+    (folder / "run.json").write_text(json.dumps({**record, "dataset_revision": scores["dataset_revision"]}))
     return out
 
 
@@ -83,12 +104,9 @@ def test_a_details_dataset_explains_as_its_run_and_keeps_no_generation_settings(
     capsys,
 ):
     ids = set(random.Random(7).sample([p["id"] for p in pairs], 6))
-    a = score(built_release, "codis", codis_lines(), tmp_path / "eval-a" / "score")
-    b = published(
-        built_release, "codis", codis_lines(outputs=swapped_outputs(pairs, ids)), tmp_path / "eval-b" / "score"
-    )
-    as_eval_run(a, {"max_new_tokens": 64, "temperature": 0.0})
-    as_eval_run(b, {"max_new_tokens": 8, "temperature": 0.0})
+    a = eval_folder(built_release, codis_lines(), tmp_path / "eval-a", {"max_new_tokens": 64, "temperature": 0.0})
+    swapped = codis_lines(outputs=swapped_outputs(pairs, ids))
+    b = eval_folder(built_release, swapped, tmp_path / "eval-b", {"max_new_tokens": 8, "temperature": 0.0})
     folders = explained(capsys, str(a.parent), str(b.parent))
     assert set(folders["stages"]["generation"]["assigned"]) == ids  # both run.json recorded: generation
     details = tmp_path / "details-b"

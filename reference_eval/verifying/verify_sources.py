@@ -52,13 +52,13 @@ def check_run_record(data: TaskData, result: Verification) -> None:
     thinking = (scores.get("answers") or {}).get("thinking", "auto")  # score --thinking, when it was given
     keyed = {(p.item_id, p.query) if p.query is not None else p.item_id: p for p in predictions}
     answers = {key: final_answer(p, tags, thinking).answer for key, p in keyed.items()}  # type: ignore[arg-type]
-    check_replies_made(data, result, keyed, tags, thinking)
     if "answers_sha256" in (scores.get("provenance") or {}):
         result.same(
             f"{path}: answers (provenance.answers_sha256)",
             provenance.answers_sha256(answers),
             scores["provenance"]["answers_sha256"],
         )
+    check_replies_made(data, result, keyed, tags, thinking)  # after the hash: the whole first, then each answer
     result.state(
         "run.json generation (temperature, max tokens: the model's settings, as each answer records them)",
         "run.json mode and no_image (the eval settings, as stated)",
