@@ -65,6 +65,7 @@ def usage_errors(tmp):
         "judges": ["judges", "certify", "--reference", str(tmp / "missing"), "--candidate", str(tmp / "missing-b")],
         "explain": ["explain", str(tmp / "missing-a"), str(tmp / "missing-b")],
         "rescore": ["rescore", str(tmp / "missing"), "--dataset", str(tmp / "missing-b"), "--out", str(tmp / "o")],
+        "demo": ["demo", "server", "--url-file", str(tmp / "missing-folder" / "url.txt")],
     }
 
 
