@@ -76,13 +76,13 @@ def build_release(
     """
     check_version(version)
     out = Path(out)
-    # Never the build it reads (--out OLD --previous OLD replaced it), nor inside the raw files or around them.
-    check_apart(out, "--out", [("--raw-dir", raw_dir), ("--previous", previous), ("--errata", errata)])
     check_replaceable(out)
     if previous is not None and not (Path(previous) / MANIFEST_FILE).is_file():  # before the raw data is read
         raise UsageError(
             f"--previous {previous}: not a cogbench build (no {MANIFEST_FILE}); give the last release's build"
         )
+    # Never the build it reads (--out OLD --previous OLD replaced it), nor inside the raw files or around them.
+    check_apart(out, "--out", [("--raw-dir", raw_dir), ("--previous", previous), ("--errata", errata)])
     if errata is not None and previous is None:
         raise UsageError(f"--errata {errata}: the errata are changes since a release; give it with --previous OLD")
     given = read_errata(Path(errata)) if errata is not None else None  # before the raw data is read

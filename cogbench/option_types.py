@@ -135,7 +135,7 @@ def as_option(action: argparse.Action, value: Any) -> Any:
     """``value``, given to the Python API where a command takes the option ``action``, converted and checked as
     the command line converts and checks what is typed there: the option's own type and choices, run by argparse
     on ``str(value)``, so ``limit="3"`` is 3 and ``limit=-1`` is ``UsageError("argument --limit: -1 is not a
-    positive integer")``, the message ``cogbench eval --limit -1`` prints. None is the option left out; a flag
+    positive integer")``, the message ``eval`` prints for ``--limit -1``. None is the option left out; a flag
     takes True or False; an option given several times (``action="append"``, ``nargs="+"``) takes a list of
     values, each checked; an option without a type takes text (a path may be an ``os.PathLike``)."""
     name = "/".join(action.option_strings) or str(action.metavar or action.dest)

@@ -1,7 +1,8 @@
 """The Python API's arguments, checked as the command line checks its options.
 
 ``cogbench.evaluate(limit=-1)`` ended in "predictions.jsonl: not valid JSON" and ``limit="3"`` in a bare
-``TypeError``, where ``cogbench eval --limit -1`` says ``argument --limit: -1 is not a positive integer``.
+``TypeError``, where the ``eval`` command given ``--limit -1`` says ``argument --limit: -1 is not a positive
+integer``.
 Each argument of ``evaluate``, ``score``, ``compare``, ``verify``, ``rescore`` and ``explain`` (and each key of
 their ``settings``/``scoring``/``**options``) that a command takes as an option is run through that option of
 the command's own parser (``option_types.as_option``: its type and choices, by argparse), before any work:
