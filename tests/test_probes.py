@@ -154,7 +154,7 @@ def test_circular_and_blind_runs_resume_on_the_tiny_model(tiny_llava, built_rele
     assert len(resumed) == 12 and all(resumed[key] == output for key, output in first.items())
     # A plain run in the circular run's folder is refused rather than mixed in.
     assert main([*base, "--out", str(circular), "--limit", "3"]) == 1
-    assert "field circular" in capsys.readouterr().err
+    assert "settings differ from those of the run the folder holds: circular: true → (none)" in capsys.readouterr().err
     assert (
         main(
             [

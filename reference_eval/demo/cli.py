@@ -36,7 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "tiny-model",
         help="write a random-weight LLaVA (CLIP + Qwen2, 50 MB) with Qwen2.5-VL's tokenizer and chat template",
         description="Write a random-weight LLaVA (CLIP vision tower + Qwen2 text model, about 50 MB) and its "
-        "processor into OUT, for `cogbench eval --model hf:OUT --device cpu`. Its tokenizer and chat template "
+        "processor into OUT, to evaluate with eval's `--model hf:OUT --device cpu`. Its tokenizer and chat template "
         "are Qwen2.5-VL's, read from --tokenizer: a folder holding them, or a Hub repo (only the tokenizer "
         "files are downloaded, a few MB; then everything runs offline). Needs the eval extra.",
     )
