@@ -142,6 +142,7 @@ def refuse_other_plan(out: Path, plan: dict[str, Any]) -> None:
     differing = settings_differences(
         {k: v for k, v in old.items() if k not in keep}, {k: v for k, v in plan.items() if k not in keep}
     )
+    differing.sort(key=lambda line: line.startswith("cells:"))  # a setting first, then the cells it changed
     if differing:
         raise UsageError(
             f"{out / PLAN_FILE}: {out} holds another sweep's plan ({differing[0]}"

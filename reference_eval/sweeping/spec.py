@@ -114,6 +114,8 @@ def check_schema(content: Any, path: Path) -> None:
     if not errors:
         return
     error = errors[0]
+    while error.validator == "anyOf" and error.context:  # the branch of the instance's own type says what is wrong
+        error = max(error.context, key=lambda e: (e.validator != "type", len(e.absolute_path)))
     where = field_name(error.absolute_path)
     if error.validator == "additionalProperties" and isinstance(error.instance, dict):
         known = error.schema.get("properties", {})
@@ -122,12 +124,12 @@ def check_schema(content: Any, path: Path) -> None:
         raise UsageError(
             f"{locate(str(path), None, redact_text(field))}: unknown field (known here: {', '.join(sorted(known))})"
         )
-    if error.validator == "anyOf" and error.context:  # the branch that went furthest says what is wrong
-        error = max(error.context, key=lambda e: len(e.absolute_path))
-        where = field_name(error.absolute_path)
+    if error.validator == "required" and isinstance(error.instance, dict):
+        name = next(name for name in error.validator_value if name not in error.instance)
+        raise UsageError(f"{locate(str(path), None, f'{where}.{name}' if where else name)}: missing (a required field)")
     message = redact_text(error.message)
     message = message if len(message) <= 160 else message[:157] + "..."
-    raise UsageError(f"{locate(str(path), None, where or '(top level)')}: {message}")
+    raise UsageError(f"{locate(str(path), None, where) if where else f'{path}: (top level)'}: {message}")
 
 
 def field_name(parts) -> str:
