@@ -67,3 +67,13 @@ def subprocess_env(**extra: str) -> dict[str, str]:
     env = {**os.environ, "OPENAI_API_KEY": "test-key", **extra}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     return env
+
+
+def plan_and_run(main, capsys, folder: Path, build: Path, models, *, shards: int = 2, jobs: int = 1, **fields):
+    """Plan ``folder/sweep`` from a spec in ``folder`` and run it in this process; returns the sweep folder."""
+    spec = write_spec(folder, build, models, **fields)
+    sweep = folder / "sweep"
+    assert main(["sweep", "plan", str(spec), "--out", str(sweep), "--shards", str(shards)]) == 0, capsys.readouterr()
+    assert main(["sweep", "run", str(sweep), "--jobs", str(jobs)]) == 0, capsys.readouterr()
+    capsys.readouterr()
+    return sweep

@@ -1,9 +1,9 @@
 """``cogbench sweep merge DIR``: each cell's shards joined into the cell's run, an ordinary eval run folder.
 
-Before anything is written, every shard must pass ``verify`` (against the build), and the shards must be one
-run cut in parts: the same run.json but for their items (build and revision, model, prompt and its hash,
-generation settings), the same judge and the same cogbench version in their scores.json, each holding the items
-the plan gave it, and no item answered in two shards with different outputs. A refusal is one line naming both
+Before anything is written, the shards must be one run cut in parts: each holding the items the plan gave it,
+the same run.json but for their items (build and revision, model, prompt and its hash, generation settings), the
+same judge, cogbench version and build files in their scores.json; then every shard must pass ``verify`` (against
+the build), and no item may be answered in two shards with different outputs. A refusal is one line naming both
 sides. The merged run is then written through ``eval``'s own code (``run_evaluation``: the shards' predictions as
 its one shard, nothing left to generate, merged, exported and scored as ``eval`` does) and verified; it equals
 an unsharded run of the cell (byte for byte in scores.json for rule-scored tasks). The shards are kept.
@@ -46,24 +46,13 @@ def both(first: str, second: str, what: str) -> MergeRefused:
     return MergeRefused(f"{first} and {second}: {what}; refusing to merge this cell")
 
 
-def checked_shard(folder: Path, cell: dict[str, Any], number: int, build: str) -> tuple[Path, dict, dict]:
-    """A shard's folder, run.json and scores.json, once it is complete and ``verify`` accepts it."""
+def read_shard(folder: Path, cell: dict[str, Any], number: int) -> tuple[Path, dict, dict]:
+    """A shard's folder, run.json and scores.json, once it has run and holds the items the plan gave it."""
     where = shard_dir(folder, cell["id"], number)
     scores_path = where / "score" / "scores.json"
     if not scores_path.is_file():
         raise MergeRefused(
             f"{where}: not run yet (no score/scores.json); run `cogbench sweep run {folder}` first, then merge"
-        )
-    try:
-        result = verify(str(where), dataset=build)
-    except CogbenchError as error:
-        raise both(str(where), "`cogbench verify`", f"verify cannot read it ({str(error).splitlines()[0]})") from None
-    if result.differences:
-        first = result.differences[0].line()
-        raise both(
-            str(where),
-            "`cogbench verify`",
-            f"verify rejects it ({len(result.differences)} differences, first: {first})",
         )
     record = read_run_json(where / "run.json")
     expected = item_ids_record(tuple(cell["shards"][number]))
@@ -75,6 +64,21 @@ def checked_shard(folder: Path, cell: dict[str, Any], number: int, build: str) -
             f"{json.dumps(expected)})",
         )
     return where, record, read_json(scores_path, "")
+
+
+def verified(where: Path, build: str) -> None:
+    """A shard ``verify`` accepts (against the build); else one line naming the shard and verify."""
+    try:
+        result = verify(str(where), dataset=build)
+    except CogbenchError as error:
+        raise both(str(where), "`cogbench verify`", f"verify cannot read it ({str(error).splitlines()[0]})") from None
+    if result.differences:
+        first = result.differences[0].line()
+        raise both(
+            str(where),
+            "`cogbench verify`",
+            f"verify rejects it ({len(result.differences)} differences, first: {first})",
+        )
 
 
 def same_run(first: tuple[Path, dict, dict], other: tuple[Path, dict, dict]) -> None:
@@ -123,9 +127,11 @@ def joined_predictions(shards: list[tuple[Path, dict, dict]]) -> list[Prediction
 def merge_cell(folder: Path, plan: dict[str, Any], cell_id: str) -> Path:
     """Merge one cell's shards into ``cells/CELL/run`` and verify it; returns that folder."""
     cell = read_cell(folder, cell_id)
-    shards = [checked_shard(folder, cell, number, plan["build"]) for number in range(len(cell["shards"]))]
-    for other in shards[1:]:
+    shards = [read_shard(folder, cell, number) for number in range(len(cell["shards"]))]
+    for other in shards[1:]:  # first what the shards say they are: a mismatch names both of them
         same_run(shards[0], other)
+    for where, _, _ in shards:
+        verified(where, plan["build"])
     predictions = joined_predictions(shards)
     planned = {(item, query) for items in cell["shards"] for item in items for query in cell["queries_per_item"]}
     missing = sorted(planned - {p.key for p in predictions}, key=str)
