@@ -5,7 +5,10 @@ byte in scores.json and details.jsonl (rule-scored tasks); a second run asks not
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+
+import pytest
 
 from cogbench.cli import main
 
@@ -24,7 +27,7 @@ def test_sweep_runs_merges_and_equals_the_unsharded_runs(openai_server, built_re
     monkeypatch.chdir(tmp_path)
     (tmp_path / "a").mkdir()
     monkeypatch.chdir(tmp_path / "a")
-    sweep = plan_and_run(main, capsys, tmp_path / "a", built_release, models, tasks=["vqa", "codis"], limit=3, jobs=2)
+    sweep = plan_and_run(main, capsys, tmp_path / "a", built_release, models, tasks=["vqa", "codis"], limit=3)
     sweep = sweep.relative_to(tmp_path / "a")  # as a user names it: scores.json records the path as given
     asked = len(server.requests) + len(other.requests)
     assert asked == 2 * (3 + 6)  # each model: 3 vqa questions, 3 codis pairs of 2 queries, each asked once
@@ -83,3 +86,17 @@ def test_sweep_runs_merges_and_equals_the_unsharded_runs(openai_server, built_re
     out, err = capsys.readouterr()
     assert SECRET not in out + err
     assert SECRET not in every_text(tmp_path / "a" / sweep)  # the spec holds it; nothing cogbench wrote does
+
+
+@pytest.mark.slow  # two spawned worker processes, each importing cogbench
+def test_jobs_run_cells_side_by_side_in_worker_processes(openai_server, built_release, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    server = openai_server(letter_responder)
+    models = [{"model": "openai:m", "base_url": server.base_url}, {"model": "openai:n", "base_url": server.base_url}]
+    sweep = plan_and_run(main, capsys, tmp_path, built_release, models, limit=2, shards=1, jobs=2)
+    attempts = [json.loads(path.read_text()) for path in sorted(sweep.glob("cells/*/attempts/*.json"))]
+    assert [a["state"] for a in attempts] == ["done", "done"]
+    pids = {a["pid"] for a in attempts}
+    assert len(pids) == 2 and os.getpid() not in pids  # one worker process per cell
+    assert len(server.requests) == 4
+    assert main(["sweep", "merge", str(sweep)]) == 0

@@ -1,5 +1,5 @@
 """Running shards: ``cogbench sweep run-shard DIR --index I`` (one shard, as a cluster's array task runs it) and
-``cogbench sweep run DIR`` (every shard on this machine, ``--jobs K`` cells at a time).
+``cogbench sweep run DIR`` (every shard on this machine, ``--jobs K`` cells at a time, each in its own process).
 
 A shard is ``eval`` restricted to its items, through the Python API's ``run_evaluation`` (generation, then
 ``score``'s code): its folder is an ordinary eval run folder, so a shard stopped anywhere (Ctrl-C, SIGKILL)
@@ -10,12 +10,14 @@ for ``sweep status``.
 
 from __future__ import annotations
 
+import ctypes
+import multiprocessing
 import os
+import signal
 import socket
 import sys
-import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,7 +40,7 @@ from cogbench.reference_eval.sweeping.layout import (
 )
 from cogbench.reference_eval.sweeping.spec import read_spec
 
-_PRINT = threading.Lock()
+PR_SET_PDEATHSIG = 1  # prctl(2)
 
 
 @dataclass
@@ -166,25 +168,43 @@ def run_shard(folder: Path, index: int | None) -> Outcome:
     return outcome
 
 
+def run_cell(folder: Path, plan: dict[str, Any], shards: list[Shard]) -> list[Outcome]:
+    """One cell's shards, one after another, each line printed as it ends."""
+    outcomes = []
+    for shard in shards:
+        outcome = run_one(folder, plan, shard)
+        print(outcome.line(), flush=True)
+        outcomes.append(outcome)
+    return outcomes
+
+
+def _die_with_parent() -> None:
+    """A worker process ends when ``sweep run`` does, even by SIGKILL (Linux: PR_SET_PDEATHSIG), so a killed run
+    leaves no shard still being written under its lock; where that is not available, it ends after its cell."""
+    try:
+        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
+
+
 def run_all(folder: Path, jobs: int) -> list[Outcome]:
-    """``sweep run``: every shard, cells ``jobs`` at a time, each cell's shards one after another."""
+    """``sweep run``: every shard, cells ``jobs`` at a time, each cell's shards one after another.
+
+    With ``jobs`` above 1 each cell runs in a worker process (spawned: a fresh interpreter, as loading datasets
+    and scoring are not safe to run in threads side by side); with 1, here."""
     plan = read_plan(folder)
     by_cell: dict[str, list[Shard]] = {}
     for shard in shards_of(folder, plan):
         by_cell.setdefault(shard.cell, []).append(shard)
     ledger.rebuild(folder)
-
-    def run_cell(shards: list[Shard]) -> list[Outcome]:
-        outcomes = []
-        for shard in shards:
-            outcome = run_one(folder, plan, shard)
-            with _PRINT:
-                print(outcome.line(), flush=True)
-            outcomes.append(outcome)
-        return outcomes
-
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        results = list(pool.map(run_cell, by_cell.values()))
+    if jobs == 1 or len(by_cell) == 1:
+        results = [run_cell(folder, plan, shards) for shards in by_cell.values()]
+    else:
+        context = multiprocessing.get_context("spawn")
+        workers = min(jobs, len(by_cell))
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_die_with_parent) as pool:
+            futures = [pool.submit(run_cell, folder, plan, shards) for shards in by_cell.values()]
+            results = [future.result() for future in futures]
     ledger.rebuild(folder)
     return [outcome for cell in results for outcome in cell]
 
