@@ -35,7 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="write the sweep folder: one subfolder per cell and its shards, a Slurm script, a Kubernetes Job",
         description="Read SPEC (sweep.yaml, schemas/sweep.schema.json), check it, and write DIR: each cell's "
         "settings and shards (its item ids cut into --shards parts), the Slurm array script and the Kubernetes "
-        "Indexed Job manifest that run `cogbench sweep run-shard DIR --index I` per shard, and the ledger. Prints "
+        "Indexed Job manifest that run each shard with `sweep run-shard`, and the ledger. Prints "
         "the cost before anything runs: cells, queries, judge calls, cells already complete. An existing DIR is "
         "planned again only for the same plan.",
     )

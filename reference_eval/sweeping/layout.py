@@ -94,7 +94,7 @@ def read_plan(folder: Path) -> dict[str, Any]:
     marker = read_output_marker(folder)
     if marker is None or marker.get("kind") != KIND:
         raise UsageError(f"{folder}: not a sweep folder (no {OUTPUT_MARKER} of `cogbench sweep plan`); plan it first")
-    plan = read_json(folder / PLAN_FILE, "plan the sweep again (`cogbench sweep plan SPEC --out DIR`)")
+    plan = read_json(folder / PLAN_FILE, "plan the sweep again (`sweep plan`, this folder as its output)")
     if plan.get("format") != PLAN_FORMAT or not isinstance(plan.get("cells"), list):
         raise UsageError(f"{folder / PLAN_FILE}: not a sweep plan of format {PLAN_FORMAT}; plan the sweep again")
     return plan

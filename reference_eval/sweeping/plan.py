@@ -77,7 +77,7 @@ def task_items(spec: Spec, task: str) -> tuple[list[str], list[int | None]]:
 def make_plan(spec: Spec, shards: int) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     """plan.json's content and each cell's cell.json, by cell id."""
     if not spec.build.is_dir():
-        raise UsageError(f"{spec.path}: field build: {spec.build} is not a folder (a `cogbench build --out`)")
+        raise UsageError(f"{spec.path}: field build: {spec.build} is not a folder (the output of `cogbench build`)")
     per_task = {task: task_items(spec, task) for task in dict.fromkeys(cell.task for cell in spec.cells)}
     cells, records, index = {}, [], 0
     for cell in spec.cells:
