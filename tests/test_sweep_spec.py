@@ -3,6 +3,7 @@ rules, and credentials in model URLs masked everywhere (reference_eval/sweeping/
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 
@@ -11,6 +12,8 @@ import yaml
 
 from cogbench.cli import main
 from cogbench.dataset_builders.output import OUTPUT_MARKER
+from cogbench.errors import UsageError
+from cogbench.reference_eval.run.runner import EvalSettings, dataset_and_queries, item_ids_record
 from cogbench.reference_eval.sweeping.plan import split
 
 from sweep_helpers import SECRET, cells, every_text, write_spec
@@ -166,3 +169,19 @@ def test_split_is_contiguous_and_balanced(items, shards, sizes):
     parts = split(ids, shards)
     assert [len(p) for p in parts] == sizes
     assert [i for p in parts for i in p] == ids
+
+
+def test_eval_restricted_to_item_ids_keeps_dataset_order_and_refuses_an_unknown_id(built_release, tmp_path):
+    """``EvalSettings.item_ids`` (a shard): the config's queries of those items only, in dataset order, whatever the
+    order given; an id the config lacks is refused; run.json names the restriction (count, sha256 of sorted ids)."""
+    base = EvalSettings(task="codis", model="openai:m", dataset=str(built_release), out=tmp_path / "run")
+    _, _, every = dataset_and_queries(base)
+    ids = list(dict.fromkeys(q.item_id for q in every))
+    chosen = (ids[5], ids[2])
+    _, _, queries = dataset_and_queries(EvalSettings(**{**base.__dict__, "item_ids": chosen}))
+    assert [(q.item_id, q.query) for q in queries] == [(ids[2], 1), (ids[2], 2), (ids[5], 1), (ids[5], 2)]
+    assert [q.row for q in queries] == [q.row for q in every if q.item_id in chosen]  # images: the config's rows
+    with pytest.raises(UsageError, match=r"item ids: 1 not in the codis config \(first: 'no-such-item'\)"):
+        dataset_and_queries(EvalSettings(**{**base.__dict__, "item_ids": (ids[0], "no-such-item")}))
+    sha = hashlib.sha256("\n".join(sorted(chosen)).encode()).hexdigest()
+    assert item_ids_record(chosen) == {"count": 2, "sha256": sha}
