@@ -30,6 +30,7 @@ def status(capsys, sweep) -> list[str]:
     return capsys.readouterr().out.splitlines()
 
 
+@pytest.mark.slow  # two cogbench subprocesses (a minute or more on a loaded machine)
 def test_per_index_commands_run_here_with_the_clusters_variables(openai_server, built_release, tmp_path, capsys):
     server = openai_server(letter_responder)
     sweep = planned(tmp_path, built_release, server.base_url)
@@ -78,3 +79,21 @@ def test_the_manifest_is_a_valid_kubernetes_job(built_release, tmp_path):
     del job["spec"]["template"]["spec"]["containers"][0]["name"]
     with pytest.raises(kubernetes_validate.ValidationError):
         kubernetes_validate.validate(job, version, strict=True)
+
+
+def test_run_shard_reads_the_clusters_index_variables(openai_server, built_release, tmp_path, capsys, monkeypatch):
+    """In this process: no --index, the index read from SLURM_ARRAY_TASK_ID, else JOB_COMPLETION_INDEX."""
+    server = openai_server(letter_responder)
+    sweep = planned(tmp_path, built_release, server.base_url, shards=2)
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    monkeypatch.delenv("JOB_COMPLETION_INDEX", raising=False)
+    monkeypatch.setenv("SLURM_ARRAY_TASK_ID", "1")
+    capsys.readouterr()
+    assert main(["sweep", "run-shard", str(sweep)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == f"shard 1 ({CELL}, shard 1): done, 1 items"
+    monkeypatch.delenv("SLURM_ARRAY_TASK_ID")
+    monkeypatch.setenv("JOB_COMPLETION_INDEX", "0")
+    assert main(["sweep", "run-shard", str(sweep)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == f"shard 0 ({CELL}, shard 0): done, 2 items"
+    assert f"{CELL}  done     3/3        2/2     no" in status(capsys, sweep)
+    assert len(server.requests) == 3

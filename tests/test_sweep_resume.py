@@ -23,8 +23,10 @@ def answered(sweep) -> int:
     return sum(len(prediction_keys(path)) for path in sweep.glob("cells/*/shards/*/shards/rank-*.jsonl"))
 
 
-# Killed inside shard 0; inside shard 1, shard 0 done and scored (slow: a second subprocess start).
-@pytest.mark.parametrize("kill_after", [2, pytest.param(6, marks=pytest.mark.slow)])
+# Killed inside shard 0; inside shard 1, shard 0 done and scored. Slow: a cogbench subprocess (a minute or more
+# on a loaded machine).
+@pytest.mark.slow
+@pytest.mark.parametrize("kill_after", [2, 6])
 def test_a_killed_sweep_resumes_and_merges_with_nothing_lost_or_doubled(
     openai_server, built_release, tmp_path, monkeypatch, capsys, kill_after
 ):

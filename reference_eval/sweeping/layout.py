@@ -39,6 +39,7 @@ _OWN = (
     LEDGER_FILE,
     f"{LEDGER_FILE}-journal",
     f"{LEDGER_FILE}.*.tmp",
+    f"{LEDGER_FILE}.*.tmp-journal",  # SQLite's journal beside a ledger being written, left by a killed process
     SLURM_FILE,
     KUBERNETES_FILE,
     "cells/*/cell.json",
