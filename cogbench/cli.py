@@ -41,6 +41,7 @@ COMMAND_MODULES = (
     "cogbench.reference_eval.harnesses.cli",
     "cogbench.reference_eval.certifying.cli",
     "cogbench.reference_eval.explaining.cli",
+    "cogbench.reference_eval.sweeping.cli",
     "cogbench.reference_eval.demo.cli",
 )
 
@@ -69,6 +70,7 @@ RESUME = {
     "eval": "what was generated is saved; run the same command again to resume where it stopped",
     "score": "judge verdicts so far are cached; run the same command again to resume without asking them again",
     "fetch-raw": "files already verified are kept; run the same command again to fetch the rest",
+    "sweep": "each shard keeps what it answered; run the same command again to resume item by item",
 }
 
 EXIT_CODES_HELP = "exit codes: " + "; ".join(f"{code} {meaning}" for code, meaning in EXIT_CODES.items())

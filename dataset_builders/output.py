@@ -241,7 +241,8 @@ def move_into_place(staging: Path, out: Path) -> None:
 
 OUTPUT_MARKER = ".cogbench-output.json"
 # An output kind may sit inside a folder of these kinds (eval's run folder holds its score/).
-NESTS_IN = {"score": ("eval",)}
+# A sweep's folder holds its cells' eval runs (reference_eval/sweeping/layout.py), and so their score/.
+NESTS_IN = {"score": ("eval", "sweep"), "eval": ("sweep",)}
 
 
 def read_output_marker(folder: Path) -> dict | None:

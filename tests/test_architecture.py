@@ -48,6 +48,7 @@ PARTS = {
     "eval.task_scoring": (f"{EVAL}.tasks.probes", f"{EVAL}.tasks.scorers"),
     # cli, run.runner, scoring.*, api.*, recording.*, reports.*, publishing.*, verifying.*
     "eval.orchestration": (EVAL,),
+    "eval.sweeping": (f"{EVAL}.sweeping",),  # above api: many runs through api.evaluation (ARCHITECTURE.md)
     "eval.certifying": (f"{EVAL}.certifying",),  # above reports: it reads runs and their judges' agreement
     "eval.explaining": (f"{EVAL}.explaining",),  # above reports: it reads runs through recording.run_reader
     "eval.site": (f"{EVAL}.site",),  # the static site of `report --site`: above the reports it shows
@@ -56,7 +57,7 @@ PARTS = {
 # A room's package (`run/`, `tasks/`, `verifying/`...) holds only its docstring; `from <room> import module`
 # names it as well as the module, so importing it is allowed from anywhere and it may import nothing.
 ROOMS = {f"{EVAL}.{room}" for room in ("run", "tasks", "scoring", "loading", "api")} | {
-    f"{EVAL}.{room}" for room in ("recording", "reports", "publishing", "verifying", "certifying")
+    f"{EVAL}.{room}" for room in ("recording", "reports", "publishing", "verifying", "certifying", "sweeping")
 }
 BELOW_EVAL = {"core", "schemas", "dataset_builders", "validation"}
 MAY_IMPORT = {
@@ -88,11 +89,19 @@ MAY_IMPORT = {
         "eval.answers",
     },
     "eval.orchestration": BELOW_EVAL
+    | {
+        p
+        for p in PARTS
+        if p.startswith("eval.") and p not in ("eval.explaining", "eval.site", "eval.certifying", "eval.sweeping")
+    },
+    "eval.sweeping": BELOW_EVAL
     | {p for p in PARTS if p.startswith("eval.") and p not in ("eval.explaining", "eval.site", "eval.certifying")},
     "eval.certifying": BELOW_EVAL
-    | {p for p in PARTS if p.startswith("eval.") and p not in ("eval.explaining", "eval.site")},
-    "eval.explaining": BELOW_EVAL | {p for p in PARTS if p.startswith("eval.") and p != "eval.site"},
-    "eval.site": BELOW_EVAL | {p for p in PARTS if p.startswith("eval.") and p != "eval.explaining"},
+    | {p for p in PARTS if p.startswith("eval.") and p not in ("eval.explaining", "eval.site", "eval.sweeping")},
+    "eval.explaining": BELOW_EVAL
+    | {p for p in PARTS if p.startswith("eval.") and p not in ("eval.site", "eval.sweeping")},
+    "eval.site": BELOW_EVAL
+    | {p for p in PARTS if p.startswith("eval.") and p not in ("eval.explaining", "eval.sweeping")},
     "command": set(PARTS),
     "eval.room": set(),
 }
@@ -114,6 +123,7 @@ LAZY_IMPORTS_ALLOWED = {
     "cogbench.reference_eval.certifying.cli": "a command loads its code when it runs",
     "cogbench.reference_eval.explaining.cli": "a command loads its code when it runs",
     "cogbench.reference_eval.demo.cli": "a command loads its code when it runs (tiny-model needs torch)",
+    "cogbench.reference_eval.sweeping.cli": "a command loads its code when it runs (cogbench --help stays light)",
     "cogbench.reference_eval.run.runner": "the hf backend imports torch; loaded only when a run uses it",
 }
 
@@ -255,6 +265,8 @@ def test_imports_flow_one_way():
         ("validation", "def f():\n    from cogbench.dataset_builders import raw\n", "imported inside a function"),
         ("reference_eval/reports", "from cogbench.reference_eval.site import leaderboard\n", "which is above it"),
         ("reference_eval/verifying", "from cogbench.reference_eval.certifying import certify\n", "which is above it"),
+        ("reference_eval/api", "from cogbench.reference_eval.sweeping import plan\n", "which is above it"),
+        ("reference_eval/site", "from cogbench.reference_eval.sweeping import ledger\n", "which is above it"),
     ],
 )
 def test_a_reintroduced_upward_import_is_caught(tmp_path, folder, code, expected):

@@ -66,6 +66,7 @@ def usage_errors(tmp):
         "explain": ["explain", str(tmp / "missing-a"), str(tmp / "missing-b")],
         "rescore": ["rescore", str(tmp / "missing"), "--dataset", str(tmp / "missing-b"), "--out", str(tmp / "o")],
         "demo": ["demo", "server", "--url-file", str(tmp / "missing-folder" / "url.txt")],
+        "sweep": ["sweep", "plan", str(tmp / "missing.yaml"), "--out", str(tmp / "o")],
     }
 
 

@@ -118,6 +118,8 @@ class EvalSettings:
     loaded: tuple[Any, Any] | None = field(default=None, compare=False, repr=False)
     thinking: str = "auto"  # on/off: the chat template's enable_thinking; auto: the model's default
     structured_regex: str | None = None  # openai:, vllm:: every reply constrained to it (vLLM structured outputs)
+    # Only these items of the config (a sweep's shard, reference_eval/sweeping/), in dataset order; None: every item.
+    item_ids: tuple[str, ...] | None = None
 
     @property
     def new_tokens(self) -> int:
@@ -289,7 +291,28 @@ def dataset_and_queries(settings: EvalSettings):
     template, queries = build_queries(
         settings.task, dataset, settings.mode, settings.circular, not settings.no_image, settings.no_context
     )
+    if settings.item_ids is not None:
+        return dataset, template, restricted(queries, settings.item_ids, settings.task)
     return dataset, template, queries
+
+
+def restricted(queries: list[Query], item_ids: tuple[str, ...], task: str) -> list[Query]:
+    """The queries of ``item_ids`` only (the rows, and so the images, stay the config's); an id the config lacks
+    is refused rather than silently left out."""
+    wanted = set(item_ids)
+    unknown = sorted(wanted - {q.item_id for q in queries})
+    if unknown:
+        raise UsageError(
+            f"item ids: {len(unknown)} not in the {task} config (first: {unknown[0]!r}); the run names items of "
+            "another build"
+        )
+    return [q for q in queries if q.item_id in wanted]
+
+
+def item_ids_record(item_ids: tuple[str, ...]) -> dict[str, Any]:
+    """How ``run.json`` names a run restricted to some items: how many, and the sha256 of their sorted ids."""
+    text = "\n".join(sorted(set(item_ids)))
+    return {"count": len(set(item_ids)), "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()}
 
 
 def run_eval(settings: EvalSettings) -> RunSummary:
@@ -348,7 +371,7 @@ def run_eval(settings: EvalSettings) -> RunSummary:
         )
     if rank == 0:
         summary.predictions_path = merge_shards(run_dir, queries, allow_missing=settings.allow_failures)
-        note_partial(run_dir, settings.limit is not None or bool(failures))
+        note_partial(run_dir, settings.limit is not None or settings.item_ids is not None or bool(failures))
     if rank == 0 and not settings.circular:  # the official formats hold one answer per question
         rows = dataset.select_columns([c for c in dataset.column_names if c != "image"])
         summary.official_path = write_official(settings.task, run_dir, rows, read_predictions(summary.predictions_path))
@@ -409,6 +432,7 @@ def run_record(settings: EvalSettings, template, generation: dict[str, Any]) -> 
         # Only when set, so that run.json of plain runs stays as it was.
         **({"circular": True} if settings.circular else {}),
         **({"no_image": True} if settings.no_image else {}),
+        **({"item_ids": item_ids_record(settings.item_ids)} if settings.item_ids is not None else {}),
     }
 
 

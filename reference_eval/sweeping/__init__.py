@@ -1,0 +1,11 @@
+"""Sweeping: many models, one spec (``cogbench sweep``, docs/sweeps.md): cells cut into shards, run, merged, tracked.
+
+- ``spec``: sweep.yaml read and checked against ``schemas/sweep.schema.json``, expanded into its cells, each once.
+- ``layout``: the sweep folder's files (``SWEEP_FILES``), its plan and each cell's record read back.
+- ``plan``: ``sweep plan``: the cells' shards by item id, the folder written, the cost printed.
+- ``launchers``: the Slurm array script and the Kubernetes Indexed Job that run one shard per index.
+- ``execute``: ``sweep run`` and ``sweep run-shard``: each shard an ``eval`` restricted to its items, resumable.
+- ``merge``: ``sweep merge``: shards checked as one run and verified, joined into the cell's run folder.
+- ``ledger``: ``sweep status``: each cell's state and items, in a SQLite file rebuilt from the run folders.
+- ``cli``: ``sweep`` and its subcommands.
+"""

@@ -1,0 +1,209 @@
+"""A sweep spec (``sweep.yaml``, ``schemas/sweep.schema.json``) read, checked, and expanded into its cells.
+
+A cell is one ordinary ``eval`` run: a task, a model with its own settings, and one value of each
+settings axis (thinking, max new tokens, judge). Every field the schema does not name is refused in one
+line naming the file and the field, and so is a spec naming one cell twice. A base URL (or a judge's
+``@URL``) may carry credentials: a cell keeps it apart from the model's name (``redaction.split_endpoint``),
+and ``Cell.shown`` / ``Cell.record`` mask it (``redaction.redact_url``), so no printed or written line has it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import re
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from cogbench.errors import UsageError, locate
+from cogbench.redaction import redact_text, redact_url, split_endpoint
+from cogbench.reference_eval.run.runner import parse_model_spec
+
+SCHEMA_FILE = "sweep.schema.json"
+DEFAULT = "default"  # an axis value: eval's own default (max new tokens, judge)
+DEFAULT_JUDGE = {"codis": "rule", "vqa": "none", "description": "none"}
+MODEL_SETTINGS = ("batch_size", "concurrency", "max_attempts", "request_timeout")
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One run of the sweep: everything ``eval`` needs for it but the build and the items."""
+
+    task: str
+    model: str  # the backend spec, without its URL
+    label: str  # the model's name in the cell's name
+    base_url: str | None  # as given (it may hold credentials): never printed or written as it is
+    thinking: str
+    max_new_tokens: int | None  # None: the task's default
+    judge: str | None  # None: the task's default; may end in @URL (credentials masked when shown)
+    settings: tuple[tuple[str, Any], ...] = ()  # the model's batch_size, concurrency, max_attempts, request_timeout
+
+    @property
+    def id(self) -> str:
+        """The cell's folder name: task, model name, then each axis value."""
+        judge = "default" if self.judge is None else slug(split_endpoint(self.judge)[0])
+        tokens = "default" if self.max_new_tokens is None else str(self.max_new_tokens)
+        return f"{self.task}--{self.label}--thinking-{self.thinking}--tokens-{tokens}--judge-{judge}"
+
+    def record(self) -> dict[str, Any]:
+        """The cell as plan.json and cell.json hold it: URLs masked."""
+        return {
+            "id": self.id,
+            "task": self.task,
+            "model": self.model,
+            "label": self.label,
+            "base_url": None if self.base_url is None else redact_url(self.base_url),
+            "thinking": self.thinking,
+            "max_new_tokens": self.max_new_tokens,
+            "judge": None if self.judge is None else redact_text(self.judge),
+            "settings": dict(self.settings),
+        }
+
+
+@dataclass(frozen=True)
+class Spec:
+    path: Path  # the spec file, absolute
+    sha256: str  # of its bytes: a plan names the spec it was made from
+    build: Path  # absolute
+    limit: int | None
+    cells: tuple[Cell, ...]
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[-60:] or "model"
+
+
+def schema() -> dict[str, Any]:
+    return json.loads(resources.files("cogbench.schemas").joinpath(SCHEMA_FILE).read_text(encoding="utf-8"))
+
+
+def read_spec(path: str | Path) -> Spec:
+    """The spec at ``path``, checked against the schema and expanded; any problem is one ``UsageError`` line."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise UsageError(f"{path}: cannot read the sweep spec ({error.strerror or error})") from None
+    try:
+        content = yaml.safe_load(data.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise UsageError(f"{path}: not UTF-8 text (byte {error.start})") from None
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f"line {mark.line + 1}: " if mark is not None else ""
+        raise UsageError(f"{path}: {where}not YAML ({getattr(error, 'problem', None) or 'unreadable'})") from None
+    check_schema(content, path)
+    build = Path(content["build"])
+    build = build if build.is_absolute() else path.resolve().parent / build
+    cells = expand(content, path)
+    return Spec(path.resolve(), hashlib.sha256(data).hexdigest(), build.resolve(), content.get("limit"), cells)
+
+
+def check_schema(content: Any, path: Path) -> None:
+    """The first way ``content`` breaks the schema, as ``FILE: field F: what`` (an unknown field by its name)."""
+    import jsonschema
+
+    errors = sorted(
+        jsonschema.Draft202012Validator(schema()).iter_errors(content), key=lambda e: (len(e.absolute_path), e.path)
+    )
+    if not errors:
+        return
+    error = errors[0]
+    while error.validator == "anyOf" and error.context:  # the branch of the instance's own type says what is wrong
+        error = max(error.context, key=lambda e: (e.validator != "type", len(e.absolute_path)))
+    where = field_name(error.absolute_path)
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        known = error.schema.get("properties", {})
+        unknown = sorted(name for name in error.instance if name not in known)
+        field = f"{where}.{unknown[0]}" if where else str(unknown[0])
+        raise UsageError(
+            f"{locate(str(path), None, redact_text(field))}: unknown field (known here: {', '.join(sorted(known))})"
+        )
+    if error.validator == "required" and isinstance(error.instance, dict):
+        name = next(name for name in error.validator_value if name not in error.instance)
+        raise UsageError(f"{locate(str(path), None, f'{where}.{name}' if where else name)}: missing (a required field)")
+    message = redact_text(error.message)
+    message = message if len(message) <= 160 else message[:157] + "..."
+    raise UsageError(f"{locate(str(path), None, where) if where else f'{path}: (top level)'}: {message}")
+
+
+def field_name(parts) -> str:
+    """``models[0].base_url``: a field of the spec as a person names it."""
+    text = ""
+    for part in parts:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+def expand(content: dict[str, Any], path: Path) -> tuple[Cell, ...]:
+    """Every cell the spec names: tasks × models × thinking × max new tokens × judge, each once."""
+    axes = content.get("axes") or {}
+    for name in ("thinking", "max_new_tokens"):
+        refuse_repeats(axes.get(name) or [], f"axes.{name}", path)
+    refuse_repeats(content["tasks"], "tasks", path)
+    judges = axes.get("judge")
+    seen: dict[str, str] = {}
+    cells = []
+    for task in content["tasks"]:
+        task_judges = (judges.get(task) if isinstance(judges, dict) else judges) or [DEFAULT]
+        judge_field = f"axes.judge.{task}" if isinstance(judges, dict) else "axes.judge"
+        refuse_repeats(task_judges, judge_field, path)
+        for number, entry in enumerate(content["models"]):
+            where = f"models[{number}]"
+            model, base_url = model_and_url(entry, path, where)
+            thinking_values = [entry["thinking"]] if "thinking" in entry else axes.get("thinking") or ["auto"]
+            for thinking, tokens, judge in itertools.product(
+                thinking_values, axes.get("max_new_tokens") or [DEFAULT], task_judges
+            ):
+                cell = Cell(
+                    task=task,
+                    model=model,
+                    label=entry.get("name") or slug(model.partition(":")[2]),
+                    base_url=base_url,
+                    thinking=thinking,
+                    max_new_tokens=None if tokens == DEFAULT else tokens,
+                    judge=None if judge in (DEFAULT, DEFAULT_JUDGE[task]) else judge,
+                    settings=tuple((name, entry[name]) for name in MODEL_SETTINGS if name in entry),
+                )
+                if cell.id in seen:
+                    raise UsageError(
+                        f"{locate(str(path), None, where)}: names cell {cell.id} again (first by {seen[cell.id]}); "
+                        "a sweep runs each cell once: give the two entries different names or settings"
+                    )
+                seen[cell.id] = where
+                cells.append(cell)
+    return tuple(cells)
+
+
+def model_and_url(entry: dict[str, Any], path: Path, where: str) -> tuple[str, str | None]:
+    """The model's spec without its URL, and its base URL (``base_url``, or the spec's ``@URL``)."""
+    spec, url, variable = split_endpoint(entry["model"])
+    if variable is not None:
+        raise UsageError(
+            f"{locate(str(path), None, where + '.model')}: #VARIABLE is not taken here: a sweep's openai: models "
+            "read their key from OPENAI_API_KEY"
+        )
+    if url is not None and "base_url" in entry:
+        raise UsageError(f"{locate(str(path), None, where + '.model')}: gives a URL and base_url too: give one")
+    try:
+        backend, _ = parse_model_spec(spec)
+    except UsageError as error:
+        raise UsageError(f"{locate(str(path), None, where + '.model')}: {str(error).partition(': ')[2]}") from None
+    base_url = url if url is not None else entry.get("base_url")
+    if base_url is not None and backend != "openai":
+        raise UsageError(f"{locate(str(path), None, where + '.base_url')}: a base URL applies to openai: models only")
+    return spec, base_url
+
+
+def refuse_repeats(values: list[Any], field: str, path: Path) -> None:
+    for number, value in enumerate(values):
+        if value in values[:number]:
+            shown = redact_text(str(value))
+            raise UsageError(
+                f"{locate(str(path), None, f'{field}[{number}]')}: {shown} is listed twice; a sweep runs each cell once"
+            )

@@ -1,0 +1,79 @@
+"""Helpers of the sweep tests (``cogbench sweep``, reference_eval/sweeping/): specs written here, loopback
+OpenAI-compatible servers (tests/openai_server.py) standing in for the models, and the files a sweep wrote."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from openai_server import Reply
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SECRET = "sk-sweep-do-not-leak-0987654321"
+
+
+def letter_responder(request) -> Reply:
+    """A model that answers every VQA question with A and every CODIS query with a fixed sentence."""
+    return Reply(text="A" if "A." in request.prompt_text or "(A)" in request.prompt_text else "in the morning")
+
+
+def write_spec(folder: Path, build: Path, models: list[dict[str, Any]], **fields: Any) -> Path:
+    """``folder/sweep.yaml`` with the build given absolute, ``tasks`` default [vqa], ``limit`` default 4."""
+    content = {"build": str(Path(build).resolve()), "models": models, "tasks": ["vqa"], "limit": 4, **fields}
+    path = folder / "sweep.yaml"
+    folder.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(content, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def with_credentials(base_url: str) -> str:
+    """``http://user:SECRET@127.0.0.1:PORT/v1``: a base URL that carries a key (the server ignores it)."""
+    return base_url.replace("http://", f"http://user:{SECRET}@", 1)
+
+
+def cells(sweep: Path) -> list[str]:
+    return [cell["id"] for cell in json.loads((sweep / "plan.json").read_text())["cells"]]
+
+
+def prediction_keys(path: Path) -> list[tuple[str, Any]]:
+    """Every (item, query) of a predictions or shard file, complete lines only, in file order."""
+    keys = []
+    for line in path.read_text(encoding="utf-8").split("\n"):
+        if line.strip():
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue  # a torn last line of a killed run
+            keys.append((record["item_id"], record.get("query")))
+    return keys
+
+
+def every_text(folder: Path) -> str:
+    """All the bytes under ``folder``, as text: to look for a secret anywhere cogbench wrote."""
+    return "\n".join(p.read_bytes().decode("utf-8", "replace") for p in sorted(folder.rglob("*")) if p.is_file())
+
+
+def cogbench_command() -> list[str]:
+    return [sys.executable, "-m", "cogbench"]
+
+
+def subprocess_env(**extra: str) -> dict[str, str]:
+    """The environment of a ``cogbench`` subprocess: this one's, the API key, this venv's bin first on PATH."""
+    env = {**os.environ, "OPENAI_API_KEY": "test-key", **extra}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    return env
+
+
+def plan_and_run(main, capsys, folder: Path, build: Path, models, *, shards: int = 2, jobs: int = 1, **fields):
+    """Plan ``folder/sweep`` from a spec in ``folder`` and run it in this process; returns the sweep folder."""
+    spec = write_spec(folder, build, models, **fields)
+    sweep = folder / "sweep"
+    assert main(["sweep", "plan", str(spec), "--out", str(sweep), "--shards", str(shards)]) == 0, capsys.readouterr()
+    assert main(["sweep", "run", str(sweep), "--jobs", str(jobs)]) == 0, capsys.readouterr()
+    capsys.readouterr()
+    return sweep
