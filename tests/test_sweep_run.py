@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import threading
 
 import pytest
 
@@ -90,13 +91,26 @@ def test_sweep_runs_merges_and_equals_the_unsharded_runs(openai_server, built_re
 
 @pytest.mark.slow  # two spawned worker processes, each importing cogbench
 def test_jobs_run_cells_side_by_side_in_worker_processes(openai_server, built_release, tmp_path, monkeypatch, capsys):
+    """Each model's first request waits (up to 60 s) until the other model has asked too: cells run one after
+    another would never meet, so both meeting proves they ran at the same time (a pid count would not: one
+    pool worker may take both cells when the first ends before the second worker starts)."""
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
-    server = openai_server(letter_responder)
+    asked = {"m": threading.Event(), "n": threading.Event()}
+    met: dict[str, bool] = {}
+
+    def meeting_responder(request):
+        model = request.body.get("model")
+        asked[model].set()
+        other = "n" if model == "m" else "m"
+        met.setdefault(model, asked[other].wait(timeout=60))
+        return letter_responder(request)
+
+    server = openai_server(meeting_responder)
     models = [{"model": "openai:m", "base_url": server.base_url}, {"model": "openai:n", "base_url": server.base_url}]
     sweep = plan_and_run(main, capsys, tmp_path, built_release, models, limit=2, shards=1, jobs=2)
+    assert met == {"m": True, "n": True}
     attempts = [json.loads(path.read_text()) for path in sorted(sweep.glob("cells/*/attempts/*.json"))]
     assert [a["state"] for a in attempts] == ["done", "done"]
-    pids = {a["pid"] for a in attempts}
-    assert len(pids) == 2 and os.getpid() not in pids  # one worker process per cell
+    assert os.getpid() not in {a["pid"] for a in attempts}  # worker processes, not this one
     assert len(server.requests) == 4
     assert main(["sweep", "merge", str(sweep)]) == 0
