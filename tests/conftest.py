@@ -30,7 +30,7 @@ from hub_server import LocalHub, local_hub_api
 from openai_server import openai_server_fixture
 from shared_files import REPO_ROOT, in_ci, missing_message, missing_shared_parts, raw_data_dir, skip_or_fail  # noqa: F401
 from synthetic_raw import write_synthetic_raw
-from tiers import pytest_collection_modifyitems  # noqa: F401  (marks the slow and browser tiers; tests/tiers.py)
+from tiers import pytest_collection_modifyitems, pytest_ignore_collect  # noqa: F401  (the tiers: tests/tiers.py)
 
 
 def _real_raw_dir() -> Path | None:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import tomllib
 
-from tiers import TIER_OF, TIERS, tier_of
+from tiers import DEFAULT_TIER, TIER_OF, TIERS, tier_of
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
@@ -26,7 +26,7 @@ import sys
 sys.path.insert(0, {str(TESTS)!r})
 import tiers
 tiers.TIER_OF = {{"tests/test_browser.py": "browser", "tests/test_mixed.py::test_long": "slow"}}
-from tiers import pytest_collection_modifyitems
+from tiers import pytest_collection_modifyitems, pytest_ignore_collect
 """
 FILES = {
     "test_browser.py": "def test_page():\n    pass\n\ndef test_other_page():\n    pass\n",
@@ -119,6 +119,17 @@ def test_every_entry_names_a_test_file_or_function():
 def test_the_checks_against_the_authors_scripts_and_the_papers_stay_in_the_default_tier():
     for name in ("test_oracle_vqa_codis", "test_oracle_description", "test_published", "test_verdicts"):
         assert tier_of(f"tests/{name}.py::test_x") is None, name
+
+
+def test_the_default_tier_does_not_import_a_file_wholly_in_another_tier(project):
+    (project / "tests" / "test_browser.py").write_text("raise ImportError('imported')\n")
+    assert ids(project) == {QUICK}
+    done = collected(project, "-m", "browser")
+    assert done.returncode == 2 and "imported" in done.stdout + done.stderr
+
+
+def test_the_default_tier_is_pyprojects_addopts():
+    assert INI["addopts"].endswith(f"-m '{DEFAULT_TIER}'")
 
 
 def test_every_tier_is_a_marker_run_by_ci_and_named_in_the_docs():
