@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import pytest
 
+from cogbench.errors import UsageError
 from cogbench.reference_eval.certifying import certify as cert
 from cogbench.reference_eval.certifying.verdict_archive import JudgedAnswers
 from cogbench.reference_eval.metrics import agreement
-from cogbench.schemas.features import COGBENCH_CATEGORIES
+from cogbench.schemas.features import CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
 CATEGORIES = list(COGBENCH_CATEGORIES)
 
@@ -169,6 +170,9 @@ def test_a_move_on_a_bar_of_its_own_value_passes():
     one = [model("m", 50, 0, 1, 49)]  # +1.00 point
     assert criterion(certified(one, cert.Bars(max_difference=1.0)), "difference")["passed"] is True
     assert criterion(certified(one, cert.Bars(max_difference=0.99)), "difference")["passed"] is False
+    # a bar of 2 points: a move of 1.5 (3 more rights of 200) is under it
+    under = [model("m", 100, 0, 3, 97)]
+    assert criterion(certified(under, cert.Bars(max_difference=2.0)), "difference")["passed"] is True
 
 
 def test_a_judge_on_every_boundary_passes_and_one_step_past_each_fails():
@@ -222,3 +226,132 @@ def test_raw_agreement_and_prevalences_by_hand_to_two_decimals():
     )
     assert overall["confusion"] == [[1, 0], [1, 1]]  # rows: the reference's verdict 0, 1; columns: the candidate's
     assert task["models"][0]["raw_agreement"] == 66.67 and task["models"][0]["units"] == 3
+
+
+def refusal(references, candidates) -> str:
+    with pytest.raises(UsageError) as raised:
+        cert.certify(references, candidates)
+    return str(raised.value)
+
+
+def test_what_cannot_be_paired_is_refused_in_one_line_naming_it():
+    """Each refusal of ``pair_verdicts`` (and ``certify``'s own), on one-unit verdict sets made by hand."""
+    unit = {("i0", CATEGORIES[0], "1"): ("img0", CATEGORIES[0], 1)}
+
+    def judged(judge, where, answers="x", task="description"):
+        return JudgedAnswers(task, "m", answers, judge, where, unit)
+
+    ref, cand = judged("official", "ref/a"), judged("cand", "cand/a")
+    assert refusal([], [cand]).startswith("certify needs reference verdicts (--reference)")
+    assert refusal([ref], []).startswith("certify needs reference verdicts (--reference)")
+    assert refusal([ref], [cand, judged("other", "cand/b")]) == (
+        "certify one candidate judge at a time (the candidate runs hold cand; other)"
+    )
+    assert refusal([judged("cand", "ref/own")], [cand]) == (
+        "ref/own: the reference was judged by the candidate itself (cand)"
+    )
+    assert refusal([ref, judged("official", "ref/b")], [cand]) == (
+        "ref/b and ref/a: two reference verdict sets for the same answers"
+    )
+    assert refusal([ref], [judged("cand", "cand/y", answers="y")]).startswith(
+        "cand/y: no reference verdicts for these answers (description, model m, answers_sha256 y)"
+    )
+    # the same answers under another task are other answers: no reference for them either
+    assert refusal([ref], [judged("cand", "cand/v", task="vqa")]).startswith("cand/v: no reference verdicts")
+    assert refusal([ref], [cand, judged("cand", "cand/again")]) == (
+        "cand/again: the candidate judged these answers twice; give one run per model"
+    )
+    two = [ref, judged("second", "ref/z", answers="z")]
+    assert refusal(two, [cand, judged("cand", "cand/z", answers="z")]) == (
+        "description: the references were judged by different judges (official; second)"
+    )
+
+
+def codis_model(reference_judge: str = "official", candidate_judge: str = "cand"):
+    """The CODIS model of the test below: its reference and candidate verdicts."""
+    c0, c1 = CODIS_CATEGORIES[0], CODIS_CATEGORIES[1]
+    verdicts = {  # key: (reference, candidate)
+        ("p0", c0, "1"): ("img0", 1, 1),
+        ("p0", c0, "2"): ("img0", 1, 0),
+        ("p1", c1, "1"): ("img1", 1, 1),
+        ("p1", c1, "2"): ("img1", 0, 0),
+        ("p2", c0, "1"): ("img2", 1, 1),
+        ("p2", c0, "2"): ("img2", None, 1),
+    }
+    ref = {key: (image, key[1], a) for key, (image, a, _) in verdicts.items()}
+    cand = {key: (image, key[1], b) for key, (image, _, b) in verdicts.items()}
+    cand[("p3", c1, "1")] = ("img3", c1, 1)
+    return (
+        JudgedAnswers("codis", "m", "ans", reference_judge, "ref/m", ref),
+        JudgedAnswers("codis", "m", "ans", candidate_judge, "cand/m", cand),
+    )
+
+
+def test_a_codis_certificate_counts_queries_and_whole_pairs_in_codis_categories():
+    """One model on CODIS, worked by hand. Pair p0 (img0, category 0): the reference calls both queries right,
+    the candidate the first only. p1 (img1, category 1): both judges call query 1 right, query 2 wrong. p2 (img2,
+    category 0): the reference left query 2 unjudged (None), both call query 1 right. The candidate also judged a
+    query p3/1 the reference has not. Judged by both: 5 queries (p0/1, p0/2, p1/1, p1/2, p2/1); left out: 2.
+    Acc_q: the reference 4 of 5 right (80), the candidate 3 (60): -20 points. Acc_p counts a pair where both
+    judged all its queries (p0, p1; not p2): the reference 1 of 2 (p0) = 50, the candidate 0 = 0: -50 points.
+    Agreement: category 0 holds p0/1, p0/2, p2/1, agreeing on 2 of 3 (66.67%); category 1 p1's two, both agreed
+    (100%); overall 4 of 5 (80%), the reference says right on 4 of 5, the candidate on 3."""
+    c0, c1 = CODIS_CATEGORIES[0], CODIS_CATEGORIES[1]
+    ref, cand = codis_model()
+    result = cert.certify([ref], [cand], resamples=50, seed=0)
+    (task,) = result["tasks"]
+    assert task["task"] == "codis" and task["images"] == 3
+    assert list(task["agreement"]) == [*CODIS_CATEGORIES, "overall"]
+    rows = {name: task["agreement"][name] for name in (c0, c1, "overall")}
+    assert [(r["items"], r["raw_agreement"]) for r in rows.values()] == [(3, 66.67), (2, 100.0), (5, 80.0)]
+    empty = task["agreement"][CODIS_CATEGORIES[2]]  # no unit: nothing to divide by
+    assert (empty["items"], empty["raw_agreement"], empty["prevalence_reference"], empty["prevalence_candidate"]) == (
+        0,
+        None,
+        None,
+        None,
+    )
+    assert (rows["overall"]["prevalence_reference"], rows["overall"]["prevalence_candidate"]) == (80.0, 60.0)
+    (model_row,) = task["models"]
+    assert (model_row["units"], model_row["left_out"], model_row["raw_agreement"]) == (5, 2, 80.0)
+    overall = {
+        name: next(r for r in model_row["moves"][name] if r["column"] == "overall") for name in ("acc_p", "acc_q")
+    }
+    assert [(r["reference"], r["candidate"], r["difference"]) for r in overall.values()] == [
+        (50.0, 0.0, -50.0),
+        (80.0, 60.0, -20.0),
+    ]
+    assert [r["column"] for r in model_row["moves"]["acc_q"]] == [c0, c1, "overall"]
+    differences = [c for c in task["criteria"] if c["name"] == "difference"]
+    assert [c["value"] for c in differences] == [50.0, 20.0] and result["status"] == "FAIL"
+
+
+def test_tau_needs_three_models_and_says_how_many_were_given():
+    """Two models: no ranking; the tau bar fails with the count given, whatever the verdicts."""
+    found = criterion(certified(ranked((20, 30), (20, 30))), "tau")
+    assert (found["value"], found["passed"]) == (None, False)
+    assert found["detail"] == "needs three or more models (2 given)"
+
+
+def test_two_tasks_each_certified_and_the_whole_passes_only_when_both_do():
+    """Description: the three models of the boundary test above (PASS on the default bars). CODIS: the one model
+    above, its reference judged by another judge (FAIL: one model, no tau). The tasks come in name order, each
+    with its own reference judge; the whole FAILs. Each model's score interval is at 1 - 0.05 / models:
+    0.95 for CODIS's one model, 1 - 0.05 / 3 = 0.983333 for description's three."""
+    described = [model(f"m{m}", r - 4, 4, 5, 100 - r - 5) for m, r in enumerate((40, 50, 60))]
+    ref, cand = codis_model(reference_judge="official-codis", candidate_judge="candidate")
+    result = cert.certify([ref, *(r for r, _ in described)], [*(c for _, c in described), cand], resamples=50, seed=0)
+    tasks = result["tasks"]
+    assert [(t["task"], t["status"], t["reference_judge"]) for t in tasks] == [
+        ("codis", "FAIL", "official-codis"),
+        ("description", "PASS", "official"),
+    ]
+    assert [t["difference_level"] for t in tasks] == [0.95, 0.983333]
+    assert [t["candidate_judge"] for t in tasks] == ["candidate", "candidate"]
+    assert (result["status"], result["candidate_judge"]) == ("FAIL", "candidate")
+    assert result["reference_judges"] == ["official", "official-codis"]
+    assert result["bars"] == [
+        {"name": "min_kappa", "value": 0.8, "source": cert.BAR_SOURCES["min_kappa"]},
+        {"name": "min_tau", "value": 0.88, "source": cert.BAR_SOURCES["min_tau"]},
+        {"name": "max_difference", "value": 1.0, "source": cert.BAR_SOURCES["max_difference"]},
+    ]
