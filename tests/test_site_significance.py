@@ -62,3 +62,16 @@ def test_the_groups_come_from_the_overall_p_values_never_a_categorys():
     ]
     assert [p["p_holm"] for p in ranked["pairs"]] == pytest.approx([0.003, 0.8, 0.8])
     assert ranked["mdd"] == [3.0, 3.0]
+
+
+def test_past_26_groups_the_letters_are_numbered():
+    """28 runs, every pair differs: 28 groups of one, lettered a..z from the best, then [27] and [28]."""
+    values = [float(28 - i) for i in range(28)]
+    differs = {(i, j): True for i in range(28) for j in range(i + 1, 28)}
+    assert significance_groups(values, differs) == [*"abcdefghijklmnopqrstuvwxyz", "[27]", "[28]"]
+
+
+def test_groups_led_by_equal_values_are_lettered_by_their_first_run():
+    """Runs 1, 2, 2, every pair differs: the two runs of 2 lead, the earlier (run 1) gets a, run 2 b, run 0 c."""
+    differs = {(0, 1): True, (0, 2): True, (1, 2): True}
+    assert significance_groups([1.0, 2.0, 2.0], differs) == ["c", "a", "b"]
