@@ -75,3 +75,19 @@ def test_groups_led_by_equal_values_are_lettered_by_their_first_run():
     """Runs 1, 2, 2, every pair differs: the two runs of 2 lead, the earlier (run 1) gets a, run 2 b, run 0 c."""
     differs = {(0, 1): True, (0, 2): True, (1, 2): True}
     assert significance_groups([1.0, 2.0, 2.0], differs) == ["c", "a", "b"]
+
+
+def test_holm_by_hand_over_two_and_four_pairs():
+    """m = 2: .01 x 2 = .02; .02 x 1 = .02. m = 4: .01 x 4 = .04; .02 x 3 = .06; .03 x 2 = .06; .04 x 1 = .04,
+    raised to .06."""
+    assert holm([0.02, 0.01]) == pytest.approx([0.02, 0.02])
+    assert holm([0.04, 0.03, 0.02, 0.01]) == pytest.approx([0.06, 0.06, 0.06, 0.04])
+
+
+def test_a_run_already_in_a_group_makes_no_group_of_its_own():
+    """Run 0 cannot be told apart from runs 1, 2 and 3, run 4 from run 5; every other pair differs. The groups are
+    {0, 1}, {0, 2}, {0, 3} and {4, 5}, led by 6, 5, 4 and 3: a, b, c, d. Run 5 is in {4, 5} only: a group {5}
+    alone would not be maximal (found after {4, 5}, it must be left out, not lettered e)."""
+    same = {(0, 1), (0, 2), (0, 3), (4, 5)}
+    differs = {(i, j): (i, j) not in same for i in range(6) for j in range(i + 1, 6)}
+    assert significance_groups([1.0, 6.0, 5.0, 4.0, 3.0, 2.0], differs) == ["abc", "a", "b", "c", "d", "d"]
