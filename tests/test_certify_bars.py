@@ -355,3 +355,22 @@ def test_two_tasks_each_certified_and_the_whole_passes_only_when_both_do():
         {"name": "min_tau", "value": 0.88, "source": cert.BAR_SOURCES["min_tau"]},
         {"name": "max_difference", "value": 1.0, "source": cert.BAR_SOURCES["max_difference"]},
     ]
+
+
+def test_a_codis_pair_an_archive_gives_one_query_is_counted_from_that_query():
+    """A verdict archive is read row by row, so an item may come with one query (``read_archive`` accepts it).
+    p0: two queries, both judges right on both; solo: one query, the reference right, the candidate wrong.
+    Acc_p: the reference 2 of 2 pairs (100), the candidate 1 of 2 (50): -50 points."""
+    c0 = CODIS_CATEGORIES[0]
+    verdicts = {("p0", c0, "1"): ("img0", 1, 1), ("p0", c0, "2"): ("img0", 1, 1), ("solo", c0, "1"): ("img1", 1, 0)}
+    ref = {key: (image, c0, a) for key, (image, a, _) in verdicts.items()}
+    cand = {key: (image, c0, b) for key, (image, _, b) in verdicts.items()}
+    result = cert.certify(
+        [JudgedAnswers("codis", "m", "ans", "official", "archive.parquet", ref)],
+        [JudgedAnswers("codis", "m", "ans", "cand", "cand/m", cand)],
+        resamples=50,
+        seed=0,
+    )
+    moves = result["tasks"][0]["models"][0]["moves"]["acc_p"]
+    row = next(r for r in moves if r["column"] == "overall")
+    assert (row["reference"], row["candidate"], row["difference"]) == (100.0, 50.0, -50.0)
