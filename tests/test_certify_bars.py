@@ -253,8 +253,8 @@ def test_what_cannot_be_paired_is_refused_in_one_line_naming_it():
     assert refusal([ref, judged("official", "ref/b")], [cand]) == (
         "ref/b and ref/a: two reference verdict sets for the same answers"
     )
-    assert refusal([ref], [judged("cand", "cand/y", answers="y")]).startswith(
-        "cand/y: no reference verdicts for these answers (description, model m, answers_sha256 y)"
+    assert refusal([ref], [judged("cand", "cand/y", answers="0123456789abcdef")]).startswith(
+        "cand/y: no reference verdicts for these answers (description, model m, answers_sha256 0123456789ab);"
     )
     # the same answers under another task are other answers: no reference for them either
     assert refusal([ref], [judged("cand", "cand/v", task="vqa")]).startswith("cand/v: no reference verdicts")
@@ -275,8 +275,8 @@ def codis_model(reference_judge: str = "official", candidate_judge: str = "cand"
         ("p0", c0, "2"): ("img0", 1, 0),
         ("p1", c1, "1"): ("img1", 1, 1),
         ("p1", c1, "2"): ("img1", 0, 0),
+        ("p2", c0, "2"): ("img2", None, 1),  # before p2/1: a unit left out does not end the reading
         ("p2", c0, "1"): ("img2", 1, 1),
-        ("p2", c0, "2"): ("img2", None, 1),
     }
     ref = {key: (image, key[1], a) for key, (image, a, _) in verdicts.items()}
     cand = {key: (image, key[1], b) for key, (image, _, b) in verdicts.items()}
@@ -374,3 +374,81 @@ def test_a_codis_pair_an_archive_gives_one_query_is_counted_from_that_query():
     moves = result["tasks"][0]["models"][0]["moves"]["acc_p"]
     row = next(r for r in moves if r["column"] == "overall")
     assert (row["reference"], row["candidate"], row["difference"]) == (100.0, 50.0, -50.0)
+
+
+def test_a_codis_pair_is_counted_under_its_first_querys_image_and_category():
+    """An archive gives each query its own image and category; Acc_p counts a pair once, under its first query's.
+    p0's query 1 is in category 0 on img0, its query 2 in category 1 on img1: Acc_p has a category-0 column only."""
+    c0, c1 = CODIS_CATEGORIES[0], CODIS_CATEGORIES[1]
+    units = {("p0", c0, "1"): ("img0", c0, 1), ("p0", c1, "2"): ("img1", c1, 1)}
+    result = cert.certify(
+        [JudgedAnswers("codis", "m", "ans", "official", "archive.parquet", units)],
+        [JudgedAnswers("codis", "m", "ans", "cand", "cand/m", units)],
+        resamples=50,
+        seed=0,
+    )
+    moves = result["tasks"][0]["models"][0]["moves"]
+    assert [r["column"] for r in moves["acc_p"]] == [c0, "overall"]
+    assert [r["column"] for r in moves["acc_q"]] == [c0, c1, "overall"]
+
+
+def test_a_verdict_of_2_counts_as_right_in_the_prevalences():
+    """Cognition verdicts 0, 1, 2 (a 2 counts 2). Units (2, 2), (2, 1), (0, 0): the reference says right (>= 1) on 2
+    of 3 (66.67%), the candidate on 2 of 3; the confusion matrix has a row and column per label 0, 1, 2."""
+    result = certified([model("m", 0, 0, 0, 0, units=[(2, 2), (2, 1), (0, 0)])])
+    task = result["tasks"][0]
+    overall = task["agreement"]["overall"]
+    assert task["labels"] == [0, 1, 2]
+    assert (overall["prevalence_reference"], overall["prevalence_candidate"]) == (66.67, 66.67)
+    assert overall["confusion"] == [[1, 0, 0], [0, 0, 0], [0, 1, 1]]
+
+
+def test_kappa_undefined_when_both_judges_say_right_throughout_fails_and_says_why():
+    """Every unit right under both judges: p_e = 1, kappa = 0 / 0, undefined: the kappa bar fails, saying why."""
+    found = criterion(certified([model("m", 10, 0, 0, 0)]), "kappa")
+    assert (found["value"], found["passed"]) == (None, False)
+    assert found["detail"] == "undefined: a judge gave one verdict throughout"
+
+
+def test_tau_needs_every_model_scored():
+    """Three CODIS models, the candidate judging as the reference does. m2's reference left every pair's query 2
+    unjudged, so no m2 pair counts for Acc_p: Acc_p ranks two models only, and gets no tau; Acc_q ranks all three
+    (50, 75 and 100, per model below), in the same order under both judges: tau 1."""
+    c0 = CODIS_CATEGORIES[0]
+    verdicts = {
+        "m0": {"p0": (1, 1), "p1": (0, 0)},  # Acc_q 2 of 4 = 50, Acc_p 1 of 2
+        "m1": {"p0": (1, 1), "p1": (1, 0)},  # Acc_q 3 of 4 = 75, Acc_p 1 of 2
+        "m2": {"p0": (1, None), "p1": (1, None)},  # Acc_q 2 of 2 = 100, Acc_p none complete
+    }
+    refs, cands = [], []
+    for name, items in verdicts.items():
+        units = {
+            (item, c0, str(query)): (f"{name}-{item}", c0, verdict)
+            for item, pair in items.items()
+            for query, verdict in enumerate(pair, 1)
+        }
+        refs.append(JudgedAnswers("codis", name, f"ans-{name}", "official", f"ref/{name}", units))
+        cands.append(JudgedAnswers("codis", name, f"ans-{name}", "cand", f"cand/{name}", units))
+    task = cert.certify(refs, cands, resamples=50, seed=0)["tasks"][0]
+    assert list(task["ranking"]) == ["acc_q"] and task["ranking"]["acc_q"]["tau"] == pytest.approx(1.0)
+    assert [c["value"] for c in task["criteria"] if c["name"] == "tau"] == [None, pytest.approx(1.0)]
+    assert [m["moves"]["acc_p"][-1]["column"] for m in task["models"][:2]] == ["overall", "overall"]
+    assert task["models"][2]["moves"]["acc_p"] == []
+
+
+def test_a_judge_identical_to_the_reference_moves_no_score_and_its_zero_interval_covers_0():
+    """The candidate gives the reference's verdicts: every image's difference is 0, so the t interval is
+    [0, 0], which covers 0 (its ends included): the difference bar passes."""
+    result = certified([model("m", 30, 0, 0, 70)])
+    (row,) = [r for r in result["tasks"][0]["models"][0]["moves"]["cognition"] if r["column"] == "overall"]
+    assert (row["difference"], row["interval"]) == (0.0, [0.0, 0.0])
+    found = criterion(result, "difference")
+    assert (found["value"], found["passed"], found["detail"]) == (0.0, True, "largest: m")
+
+
+def test_a_move_within_1e_9_of_the_bar_is_on_it():
+    """The bar is compared with a tolerance of 1e-9 (float sums): a move of 1.00 point passes a bar of
+    1 - 1e-9, and fails a bar of 1 - 2e-9."""
+    one = [model("m", 50, 0, 1, 49)]  # +1.00 point
+    assert criterion(certified(one, cert.Bars(max_difference=1 - 1e-9)), "difference")["passed"] is True
+    assert criterion(certified(one, cert.Bars(max_difference=1 - 2e-9)), "difference")["passed"] is False
