@@ -91,3 +91,12 @@ def test_a_run_already_in_a_group_makes_no_group_of_its_own():
     same = {(0, 1), (0, 2), (0, 3), (4, 5)}
     differs = {(i, j): (i, j) not in same for i in range(6) for j in range(i + 1, 6)}
     assert significance_groups([1.0, 6.0, 5.0, 4.0, 3.0, 2.0], differs) == ["abc", "a", "b", "c", "d", "d"]
+
+
+def test_groups_led_by_one_run_are_lettered_by_their_other_runs_in_order():
+    """Run 1 (the best, 9) cannot be told apart from runs 0, 2 and 3, which all differ from each other: groups
+    {0, 1}, {1, 2}, {1, 3}, all led by run 1. Compared by their runs in order, [0, 1] < [1, 2] < [1, 3]: a, b, c
+    (by the groups themselves, not by the order the clique search finds them in)."""
+    same = {(0, 1), (1, 2), (1, 3)}
+    differs = {(i, j): (i, j) not in same for i in range(4) for j in range(i + 1, 4)}
+    assert significance_groups([1.0, 9.0, 1.0, 1.0], differs) == ["a", "abc", "b", "c"]
