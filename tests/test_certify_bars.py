@@ -13,6 +13,8 @@ below are worked from those counts by their textbook formulas, in the comments:
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from cogbench.errors import UsageError
@@ -22,6 +24,9 @@ from cogbench.reference_eval.metrics import agreement
 from cogbench.schemas.features import CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
 CATEGORIES = list(COGBENCH_CATEGORIES)
+# The task as read from a run folder or archive: built at run time, an equal string but never the very object
+# of certify's literal "codis" (so `is` for `==` there would be seen).
+CODIS = "".join(list("codis"))
 
 
 def model(name: str, both_right: int, only_ref: int, only_cand: int, both_wrong: int, per_image: int = 1, units=None):
@@ -57,6 +62,9 @@ def criterion(result: dict, name: str) -> dict:
 def test_the_bars_are_the_documented_ones():
     assert cert.Bars() == cert.Bars(min_kappa=0.80, min_tau=0.88, max_difference=1.0)
     assert (cert.Bars().min_kappa, cert.Bars().min_tau, cert.Bars().max_difference) == (0.80, 0.88, 1.0)
+    # frozen: certify's default Bars() is one object shared by every call; no caller can move its bars
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cert.Bars().min_kappa = 0.5
 
 
 @pytest.mark.parametrize(
@@ -239,7 +247,8 @@ def test_what_cannot_be_paired_is_refused_in_one_line_naming_it():
     unit = {("i0", CATEGORIES[0], "1"): ("img0", CATEGORIES[0], 1)}
 
     def judged(judge, where, answers="x", task="description"):
-        return JudgedAnswers(task, "m", answers, judge, where, unit)
+        # labels built at run time, as those read from run folders are: equal strings, never the same object
+        return JudgedAnswers(task, "m", answers, "".join(list(judge)), where, unit)
 
     ref, cand = judged("official", "ref/a"), judged("cand", "cand/a")
     assert refusal([], [cand]).startswith("certify needs reference verdicts (--reference)")
@@ -250,8 +259,15 @@ def test_what_cannot_be_paired_is_refused_in_one_line_naming_it():
     assert refusal([judged("cand", "ref/own")], [cand]) == (
         "ref/own: the reference was judged by the candidate itself (cand)"
     )
+    # a reference judge that sorts before the candidate is another judge all the same
+    accepted = cert.certify([judged("alpha", "ref/a")], [judged("beta", "cand/a")], resamples=50, seed=0)
+    assert accepted["reference_judges"] == ["alpha"] and accepted["candidate_judge"] == "beta"
     assert refusal([ref, judged("official", "ref/b")], [cand]) == (
         "ref/b and ref/a: two reference verdict sets for the same answers"
+    )
+    # the same reference given twice (read twice: equal, two objects) is refused too
+    assert refusal([ref, judged("official", "ref/a")], [cand]) == (
+        "ref/a and ref/a: two reference verdict sets for the same answers"
     )
     assert refusal([ref], [judged("cand", "cand/y", answers="0123456789abcdef")]).startswith(
         "cand/y: no reference verdicts for these answers (description, model m, answers_sha256 0123456789ab);"
@@ -282,8 +298,8 @@ def codis_model(reference_judge: str = "official", candidate_judge: str = "cand"
     cand = {key: (image, key[1], b) for key, (image, _, b) in verdicts.items()}
     cand[("p3", c1, "1")] = ("img3", c1, 1)
     return (
-        JudgedAnswers("codis", "m", "ans", reference_judge, "ref/m", ref),
-        JudgedAnswers("codis", "m", "ans", candidate_judge, "cand/m", cand),
+        JudgedAnswers(CODIS, "m", "ans", reference_judge, "ref/m", ref),
+        JudgedAnswers(CODIS, "m", "ans", candidate_judge, "cand/m", cand),
     )
 
 
@@ -366,8 +382,8 @@ def test_a_codis_pair_an_archive_gives_one_query_is_counted_from_that_query():
     ref = {key: (image, c0, a) for key, (image, a, _) in verdicts.items()}
     cand = {key: (image, c0, b) for key, (image, _, b) in verdicts.items()}
     result = cert.certify(
-        [JudgedAnswers("codis", "m", "ans", "official", "archive.parquet", ref)],
-        [JudgedAnswers("codis", "m", "ans", "cand", "cand/m", cand)],
+        [JudgedAnswers(CODIS, "m", "ans", "official", "archive.parquet", ref)],
+        [JudgedAnswers(CODIS, "m", "ans", "cand", "cand/m", cand)],
         resamples=50,
         seed=0,
     )
@@ -382,8 +398,8 @@ def test_a_codis_pair_is_counted_under_its_first_querys_image_and_category():
     c0, c1 = CODIS_CATEGORIES[0], CODIS_CATEGORIES[1]
     units = {("p0", c0, "1"): ("img0", c0, 1), ("p0", c1, "2"): ("img1", c1, 1)}
     result = cert.certify(
-        [JudgedAnswers("codis", "m", "ans", "official", "archive.parquet", units)],
-        [JudgedAnswers("codis", "m", "ans", "cand", "cand/m", units)],
+        [JudgedAnswers(CODIS, "m", "ans", "official", "archive.parquet", units)],
+        [JudgedAnswers(CODIS, "m", "ans", "cand", "cand/m", units)],
         resamples=50,
         seed=0,
     )
@@ -427,8 +443,8 @@ def test_tau_needs_every_model_scored():
             for item, pair in items.items()
             for query, verdict in enumerate(pair, 1)
         }
-        refs.append(JudgedAnswers("codis", name, f"ans-{name}", "official", f"ref/{name}", units))
-        cands.append(JudgedAnswers("codis", name, f"ans-{name}", "cand", f"cand/{name}", units))
+        refs.append(JudgedAnswers(CODIS, name, f"ans-{name}", "official", f"ref/{name}", units))
+        cands.append(JudgedAnswers(CODIS, name, f"ans-{name}", "cand", f"cand/{name}", units))
     task = cert.certify(refs, cands, resamples=50, seed=0)["tasks"][0]
     assert list(task["ranking"]) == ["acc_q"] and task["ranking"]["acc_q"]["tau"] == pytest.approx(1.0)
     assert [c["value"] for c in task["criteria"] if c["name"] == "tau"] == [None, pytest.approx(1.0)]
@@ -452,3 +468,12 @@ def test_a_move_within_1e_9_of_the_bar_is_on_it():
     one = [model("m", 50, 0, 1, 49)]  # +1.00 point
     assert criterion(certified(one, cert.Bars(max_difference=1 - 1e-9)), "difference")["passed"] is True
     assert criterion(certified(one, cert.Bars(max_difference=1 - 2e-9)), "difference")["passed"] is False
+
+
+def test_tau_over_257_models():
+    """257 models (past CPython's cache of small ints, so model counts compare by value), each judged by the
+    candidate as by the reference (odd models 1 of 2 units right, even ones 0 of 2): both rankings are the same,
+    ties and all, so tau-b = 1."""
+    models = [model(f"m{m:03d}", m % 2, 0, 0, 2 - m % 2) for m in range(257)]
+    found = criterion(certified(models), "tau")
+    assert found["value"] == pytest.approx(1.0) and found["passed"] is True
