@@ -477,3 +477,19 @@ def test_tau_over_257_models():
     models = [model(f"m{m:03d}", m % 2, 0, 0, 2 - m % 2) for m in range(257)]
     found = criterion(certified(models), "tau")
     assert found["value"] == pytest.approx(1.0) and found["passed"] is True
+
+
+def test_a_pair_of_257_queries_counts_when_all_are_judged():
+    """An archive item p0 with 257 queries (past CPython's cache of small ints: the counts compare by value), every
+    one judged right by both, and p1 with one query judged wrong: Acc_p counts both pairs, 1 of 2 = 50."""
+    c0 = CODIS_CATEGORIES[0]
+    units = {("p0", c0, str(q)): ("img0", c0, 1) for q in range(257)}
+    units[("p1", c0, "1")] = ("img1", c0, 0)
+    result = cert.certify(
+        [JudgedAnswers(CODIS, "m", "ans", "official", "archive.parquet", units)],
+        [JudgedAnswers(CODIS, "m", "ans", "cand", "cand/m", units)],
+        resamples=50,
+        seed=0,
+    )
+    row = next(r for r in result["tasks"][0]["models"][0]["moves"]["acc_p"] if r["column"] == "overall")
+    assert (row["reference"], row["candidate"]) == (50.0, 50.0)  # p0 right, p1 wrong
