@@ -16,6 +16,7 @@ def test_holm_by_hand():
     # uncorrected, all three are below .05; after Holm only the first is
     assert [p < 0.05 for p in holm([0.01, 0.04, 0.03])] == [True, False, False]
     assert holm([0.5, 0.9]) == pytest.approx([1.0, 1.0])  # capped at 1
+    assert holm([0.6, 0.9]) == pytest.approx([1.0, 1.0])  # .6 x 2 = 1.2, capped at 1; .9 raised to 1
     assert holm([]) == []
 
 
