@@ -230,3 +230,6 @@ def test_raw_agreement_and_prevalences_by_hand_to_two_decimals():
     )
     assert overall["confusion"] == [[1, 0], [1, 1]]  # rows: the reference's verdict 0, 1; columns: the candidate's
     assert task["models"][0]["raw_agreement"] == 66.67 and task["models"][0]["units"] == 3
+    # per CogBench category: unit 0 (agreed) is in the first, unit 1 (not agreed) in the second
+    assert list(task["agreement"]) == [*CATEGORIES, "overall"]
+    assert [task["agreement"][c]["raw_agreement"] for c in CATEGORIES[:3]] == [100.0, 0.0, 100.0]
