@@ -13,6 +13,8 @@ below are worked from those counts by their textbook formulas, in the comments:
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from cogbench.reference_eval.certifying import certify as cert
@@ -56,6 +58,9 @@ def criterion(result: dict, name: str) -> dict:
 def test_the_bars_are_the_documented_ones():
     assert cert.Bars() == cert.Bars(min_kappa=0.80, min_tau=0.88, max_difference=1.0)
     assert (cert.Bars().min_kappa, cert.Bars().min_tau, cert.Bars().max_difference) == (0.80, 0.88, 1.0)
+    # frozen: certify's default Bars() is one object shared by every call; no caller can move its bars
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cert.Bars().min_kappa = 0.5
 
 
 @pytest.mark.parametrize(
@@ -169,6 +174,9 @@ def test_a_move_on_a_bar_of_its_own_value_passes():
     one = [model("m", 50, 0, 1, 49)]  # +1.00 point
     assert criterion(certified(one, cert.Bars(max_difference=1.0)), "difference")["passed"] is True
     assert criterion(certified(one, cert.Bars(max_difference=0.99)), "difference")["passed"] is False
+    # a bar of 2 points: a move of 1.5 (3 more rights of 200) is under it
+    under = [model("m", 100, 0, 3, 97)]
+    assert criterion(certified(under, cert.Bars(max_difference=2.0)), "difference")["passed"] is True
 
 
 def test_a_judge_on_every_boundary_passes_and_one_step_past_each_fails():
@@ -222,3 +230,6 @@ def test_raw_agreement_and_prevalences_by_hand_to_two_decimals():
     )
     assert overall["confusion"] == [[1, 0], [1, 1]]  # rows: the reference's verdict 0, 1; columns: the candidate's
     assert task["models"][0]["raw_agreement"] == 66.67 and task["models"][0]["units"] == 3
+    # per CogBench category: unit 0 (agreed) is in the first, unit 1 (not agreed) in the second
+    assert list(task["agreement"]) == [*CATEGORIES, "overall"]
+    assert [task["agreement"][c]["raw_agreement"] for c in CATEGORIES[:3]] == [100.0, 0.0, 100.0]

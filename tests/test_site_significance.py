@@ -16,6 +16,7 @@ def test_holm_by_hand():
     # uncorrected, all three are below .05; after Holm only the first is
     assert [p < 0.05 for p in holm([0.01, 0.04, 0.03])] == [True, False, False]
     assert holm([0.5, 0.9]) == pytest.approx([1.0, 1.0])  # capped at 1
+    assert holm([0.6, 0.9]) == pytest.approx([1.0, 1.0])  # .6 x 2 = 1.2, capped at 1; .9 raised to 1
     assert holm([]) == []
 
 
@@ -62,3 +63,41 @@ def test_the_groups_come_from_the_overall_p_values_never_a_categorys():
     ]
     assert [p["p_holm"] for p in ranked["pairs"]] == pytest.approx([0.003, 0.8, 0.8])
     assert ranked["mdd"] == [3.0, 3.0]
+
+
+def test_past_26_groups_the_letters_are_numbered():
+    """28 runs, every pair differs: 28 groups of one, lettered a..z from the best, then [27] and [28]."""
+    values = [float(28 - i) for i in range(28)]
+    differs = {(i, j): True for i in range(28) for j in range(i + 1, 28)}
+    assert significance_groups(values, differs) == [*"abcdefghijklmnopqrstuvwxyz", "[27]", "[28]"]
+
+
+def test_groups_led_by_equal_values_are_lettered_by_their_first_run():
+    """Runs 1, 2, 2, every pair differs: the two runs of 2 lead, the earlier (run 1) gets a, run 2 b, run 0 c."""
+    differs = {(0, 1): True, (0, 2): True, (1, 2): True}
+    assert significance_groups([1.0, 2.0, 2.0], differs) == ["c", "a", "b"]
+
+
+def test_holm_by_hand_over_two_and_four_pairs():
+    """m = 2: .01 x 2 = .02; .02 x 1 = .02. m = 4: .01 x 4 = .04; .02 x 3 = .06; .03 x 2 = .06; .04 x 1 = .04,
+    raised to .06."""
+    assert holm([0.02, 0.01]) == pytest.approx([0.02, 0.02])
+    assert holm([0.04, 0.03, 0.02, 0.01]) == pytest.approx([0.06, 0.06, 0.06, 0.04])
+
+
+def test_a_run_already_in_a_group_makes_no_group_of_its_own():
+    """Run 0 cannot be told apart from runs 1, 2 and 3, run 4 from run 5; every other pair differs. The groups are
+    {0, 1}, {0, 2}, {0, 3} and {4, 5}, led by 6, 5, 4 and 3: a, b, c, d. Run 5 is in {4, 5} only: a group {5}
+    alone would not be maximal (found after {4, 5}, it must be left out, not lettered e)."""
+    same = {(0, 1), (0, 2), (0, 3), (4, 5)}
+    differs = {(i, j): (i, j) not in same for i in range(6) for j in range(i + 1, 6)}
+    assert significance_groups([1.0, 6.0, 5.0, 4.0, 3.0, 2.0], differs) == ["abc", "a", "b", "c", "d", "d"]
+
+
+def test_groups_led_by_one_run_are_lettered_by_their_other_runs_in_order():
+    """Run 1 (the best, 9) cannot be told apart from runs 0, 2 and 3, which all differ from each other: groups
+    {0, 1}, {1, 2}, {1, 3}, all led by run 1. Compared by their runs in order, [0, 1] < [1, 2] < [1, 3]: a, b, c
+    (by the groups themselves, not by the order the clique search finds them in)."""
+    same = {(0, 1), (1, 2), (1, 3)}
+    differs = {(i, j): (i, j) not in same for i in range(4) for j in range(i + 1, 4)}
+    assert significance_groups([1.0, 9.0, 1.0, 1.0], differs) == ["a", "abc", "b", "c"]

@@ -5,9 +5,10 @@ permutation p-value over shared images that ``cogbench compare`` computes; the m
 are adjusted by Holm's step-down method (sorted ascending, p_(i) times m - i + 1, made non-decreasing,
 capped at 1), and a pair differs significantly when its adjusted p is below alpha. A significance
 group is a maximal set of runs of which no two differ significantly (a maximal clique of the
-"not significantly different" graph); groups are lettered a, b, ... in the order of their best run, and
-each run shows the letters of the groups it belongs to (the compact letter display): two runs that
-share a letter cannot be told apart at alpha.
+"not significantly different" graph); groups are lettered a, b, ... in the order of their best run (groups
+with equally good best runs: by their runs' positions, compared in order), and each run shows the letters
+of the groups it belongs to (the compact letter display): two runs that share a letter cannot be told
+apart at alpha.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ def significance_groups(values: Sequence[float], differs: dict[tuple[int, int], 
     """Each run's letters: ``values`` (higher is better) order the groups, ``differs[(i, j)]`` (i < j) the pairs."""
     nodes = list(range(len(values)))
     linked = {i: {j for j in nodes if j != i and not differs[(min(i, j), max(i, j))]} for i in nodes}
-    groups = sorted(_maximal_cliques(nodes, linked), key=lambda g: (-max(values[i] for i in g), min(g)))
+    groups = sorted(_maximal_cliques(nodes, linked), key=lambda g: (-max(values[i] for i in g), sorted(g)))
     letters = [""] * len(values)
     for index, group in enumerate(groups):
         letter = ascii_lowercase[index] if index < 26 else f"[{index + 1}]"
