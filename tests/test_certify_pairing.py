@@ -275,3 +275,13 @@ def test_a_pair_of_257_queries_counts_when_all_are_judged():
     )
     row = next(r for r in result["tasks"][0]["models"][0]["moves"]["acc_p"] if r["column"] == "overall")
     assert (row["reference"], row["candidate"]) == (50.0, 50.0)  # p0 right, p1 wrong
+
+
+def test_a_model_with_no_answer_judged_by_both_judges_is_refused_in_one_line():
+    """Before: kappa's resampling reshaped the empty table and certify ended in a ValueError traceback."""
+    judged, unjudged = model("a", 0, 0, 0, 0, units=[(1, 1), (0, 0)]), model("b", 0, 0, 0, 0, units=[(1, None)])
+    message = refusal([judged[0], unjudged[0]], [judged[1], unjudged[1]])
+    assert message == (
+        "ref/b and cand/b: model b: no description answer has a verdict from both judges; "
+        "give runs whose judges each judged at least one answer"
+    )

@@ -170,6 +170,11 @@ def certify_task(
     level = 1.0 - (1.0 - intervals.LEVEL) / len(pairs)
     models, tables = [], []
     for (ref, cand), (verdict_pairs, units_a, units_b, left_out) in zip(pairs, paired):
+        if not verdict_pairs:  # nothing to agree on: kappa and its interval are undefined
+            raise UsageError(
+                f"{ref.where} and {cand.where}: model {shown(ref.model)}: no {task} answer has a verdict from both "
+                "judges; give runs whose judges each judged at least one answer"
+            )
         own = agreement.kappa_with_intervals(agreement.confusion_table(verdict_pairs, categories), resamples, seed)
         metric_tables = {
             name: (
