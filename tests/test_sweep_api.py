@@ -56,7 +56,7 @@ def test_sweep_in_python_equals_the_commands(openai_server, built_release, tmp_p
     ) == [row[:4] for row in by_command]  # status lists the cells by id, the result in the plan's order
     assert all(row[4] == "yes" for row in by_command) and all(c.merged for c in result.cells)
     assert status_rows(capsys, Path("sweep")) == by_command
-    assert sorted(result.runs) == cells(Path("sweep")) == sorted(cells(tmp_path / "a" / "sweep"))
+    assert sorted(result.runs) == sorted(cells(Path("sweep"))) == sorted(cells(tmp_path / "a" / "sweep"))
     assert (result.cost.cells, result.cost.shards, result.cost.queries) == (2, 4, 3 + 6)
     for cell, run in result.runs.items():
         assert run == Path("sweep") / "cells" / cell / "run"
