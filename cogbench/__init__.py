@@ -14,7 +14,7 @@ The code lives in the top-level folders, installed as subpackages of this packag
 - ``__main__``: ``python -m cogbench``.
 
 The Python API (``cogbench.evaluate``, ``score``, ``compare``, ``verify``, ``Result``, ``rescore`` with
-its ``Rescored``, ``explain`` and the training callback ``CogbenchCallback``) lives in ``cogbench.reference_eval.api`` and is named
+its ``Rescored``, ``explain``, ``sweep`` with its ``SweepResult``, and the training callback ``CogbenchCallback``) lives in ``cogbench.reference_eval.api`` and is named
 here lazily: nothing of it is imported until it is used.
 """
 
@@ -50,18 +50,22 @@ _API = {
     "rescore": "cogbench.reference_eval.api.rescoring",
     "Rescored": "cogbench.reference_eval.api.rescoring",
     "explain": "cogbench.reference_eval.explaining.explain_api",  # explaining/ sits above api/ (ARCHITECTURE.md)
+    "sweep": "cogbench.reference_eval.sweeping.sweep_api",  # sweeping/ sits above api/ too
+    "SweepResult": "cogbench.reference_eval.sweeping.sweep_api",
 }
 __all__ = [
     "DISTRIBUTION",
     "CogbenchCallback",
     "Rescored",
     "Result",
+    "SweepResult",
     "__version__",
     "compare",
     "evaluate",
     "explain",
     "rescore",
     "score",
+    "sweep",
     "verify",
 ]
 
@@ -70,6 +74,7 @@ if TYPE_CHECKING:
     from cogbench.reference_eval.api.rescoring import Rescored, rescore
     from cogbench.reference_eval.api.training import CogbenchCallback
     from cogbench.reference_eval.explaining.explain_api import explain
+    from cogbench.reference_eval.sweeping.sweep_api import SweepResult, sweep
 
 
 def __getattr__(name: str) -> Any:

@@ -102,6 +102,13 @@ def significance(text: str) -> float:
     return value
 
 
+def metric_points(text: str) -> float:
+    """A difference on a metric's scale in points (0 to 100): ``compare --max-drop``."""
+    value = finite(text)
+    _checked(text, value, lambda v: 0 <= v <= 100, "a number of points from 0 to 100")
+    return value
+
+
 def share(text: str) -> float:
     """A share of a resource (vLLM's ``--gpu-memory-utilization``): above 0, at most 1."""
     value = finite(text)

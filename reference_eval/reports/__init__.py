@@ -11,5 +11,6 @@
 - ``probe_sections``: the bias probes' sections (circular and blind scoring).
 - ``published``: the papers' published numbers, from ``published_results.csv``.
 - ``judge_agreement``: ``compare --judges``: two judges' scorings of the same answers; its tables and chart.
+- ``gate``: ``compare --gate``: B against A with a bar on the drop, PASS or FAIL (a regression gate for CI).
 - ``cli``: ``compare`` and ``report``.
 """

@@ -8,7 +8,14 @@ from __future__ import annotations
 
 import argparse
 
-from cogbench.option_types import DEFAULT_PERMUTATIONS, DEFAULT_RESAMPLES, DEFAULT_SEED, resample_count, significance
+from cogbench.option_types import (
+    DEFAULT_PERMUTATIONS,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    metric_points,
+    resample_count,
+    significance,
+)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -70,6 +77,26 @@ def add_compare_parser(subparsers: argparse._SubParsersAction) -> None:
         help="compare runs that differ (items, dataset, generation settings) on their shared items only, "
         "labelled so on every line; without it such a pair is refused",
     )
+    parser.add_argument(
+        "--gate",
+        action="store_true",
+        help="regression gate for CI: A is the baseline, B the candidate; FAIL (exit 4) when the upper end of the "
+        "95%% paired interval of B - A on the gate metric, overall, is below -MAX_DROP (B is worse than A by "
+        "more than MAX_DROP points with that confidence), else PASS (exit 0); one line says which",
+    )
+    parser.add_argument(
+        "--max-drop",
+        type=metric_points,
+        metavar="X",
+        help="with --gate (and required by it): the largest drop of B below A allowed, in points of the metric's "
+        "0-100 scale (default: none)",
+    )
+    parser.add_argument(
+        "--gate-metric",
+        metavar="METRIC",
+        help="with --gate: the metric gated (default: the task's headline metric: codis acc_p, vqa accuracy, "
+        "description cognition)",
+    )
     parser.set_defaults(func=run_compare)
 
 
@@ -89,6 +116,13 @@ def run_compare(args: argparse.Namespace) -> int:
         if value:
             # Never onto a build's manifest.json, nor into a run, marked or not (nor one being compared).
             check_option_file(Path(value), option, reads=[("RUN", run) for run in args.runs])
+    if not args.gate and (args.max_drop is not None or args.gate_metric):
+        raise UsageError(f"{'--max-drop' if args.max_drop is not None else '--gate-metric'} applies to compare --gate")
+    if args.gate and (args.max_drop is None or args.judges):
+        raise UsageError(
+            "compare --gate: give --max-drop X" if not args.judges else "--gate does not apply to --judges"
+        )
+    gate = None
     if args.judges:
         from cogbench.reference_eval.reports.judge_agreement import agreement_chart, render_agreement
 
@@ -107,8 +141,20 @@ def run_compare(args: argparse.Namespace) -> int:
             allow_mismatch=args.allow_mismatch,
         )
         print(render_comparison(result, args.alpha), end="")
+        if args.gate:
+            from dataclasses import asdict
+
+            from cogbench.reference_eval.reports.gate import gate as decide
+
+            gate = decide(result, args.max_drop, args.gate_metric)
+            result = {**result, "gate": asdict(gate)}
     if args.json_out:
         write_file(Path(args.json_out), json.dumps(result, indent=2) + "\n")
+    if gate is not None:
+        from cogbench.errors import EXIT_GATE_FAILED
+
+        print(gate.line())
+        return 0 if gate.passed else EXIT_GATE_FAILED
     return 0
 
 

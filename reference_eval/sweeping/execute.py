@@ -209,16 +209,24 @@ def run_all(folder: Path, jobs: int) -> list[Outcome]:
     return [outcome for cell in results for outcome in cell]
 
 
-def finish(outcomes: list[Outcome]) -> int:
-    """The exit of ``run`` / ``run-shard``: 0 when every shard is done; a failure is raised as its error line."""
+def failure(outcomes: list[Outcome]) -> CogbenchError | None:
+    """The error of a run with failed shards (``IncompleteRunError`` when only queries failed); None when none did."""
     failed = [o for o in outcomes if o.state == "failed"]
     if not failed:
-        return 0
+        return None
     message = (
         f"{len(failed)} of {len(outcomes)} shards failed (first: shard {failed[0].shard.index}, "
         f"{failed[0].shard.cell}: {failed[0].error}); run the same command again to resume them"
     )
-    if all(o.incomplete for o in failed):
-        raise IncompleteRunError(message)
-    print(f"error: {message}", file=sys.stderr)
+    return IncompleteRunError(message) if all(o.incomplete for o in failed) else CogbenchError(message)
+
+
+def finish(outcomes: list[Outcome]) -> int:
+    """The exit of ``run`` / ``run-shard``: 0 when every shard is done; a failure is raised as its error line."""
+    error = failure(outcomes)
+    if error is None:
+        return 0
+    if isinstance(error, IncompleteRunError):
+        raise error
+    print(f"error: {error}", file=sys.stderr)
     return 1
