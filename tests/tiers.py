@@ -97,6 +97,7 @@ TIER_OF: dict[str, str] = {
     "tests/test_score.py": "slow",
     "tests/test_secret_specs.py": "slow",
     "tests/test_secrets_stay_home.py": "slow",
+    "tests/test_sweep_api.py": "slow",
     "tests/test_site_inputs.py": "slow",
     "tests/test_thinking_compare.py": "slow",
     "tests/test_thinking_hf.py": "slow",
