@@ -77,3 +77,26 @@ def plan_and_run(main, capsys, folder: Path, build: Path, models, *, shards: int
     assert main(["sweep", "run", str(sweep), "--jobs", str(jobs)]) == 0, capsys.readouterr()
     capsys.readouterr()
     return sweep
+
+
+# The one cell of a one-model VQA spec (planned below), and that spec planned and its status read.
+CELL = "vqa--m--thinking-auto--tokens-default--judge-default"
+
+
+def planned(tmp_path, built_release, url, shards=3):
+    """A one-model VQA spec (3 items, one attempt per query) planned into ``tmp_path/sweep``."""
+    from cogbench.cli import main
+
+    spec = write_spec(tmp_path, built_release, [{"model": "openai:m", "base_url": url, "max_attempts": 1}], limit=3)
+    sweep = tmp_path / "sweep"
+    assert main(["sweep", "plan", str(spec), "--out", str(sweep), "--shards", str(shards)]) == 0
+    return sweep
+
+
+def status(capsys, sweep) -> list[str]:
+    """``sweep status``'s printed lines."""
+    from cogbench.cli import main
+
+    capsys.readouterr()
+    assert main(["sweep", "status", str(sweep)]) == 0
+    return capsys.readouterr().out.splitlines()

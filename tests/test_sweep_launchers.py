@@ -12,22 +12,7 @@ import yaml
 
 from cogbench.cli import main
 
-from sweep_helpers import cogbench_command, letter_responder, subprocess_env, write_spec
-
-CELL = "vqa--m--thinking-auto--tokens-default--judge-default"
-
-
-def planned(tmp_path, built_release, url, shards=3):
-    spec = write_spec(tmp_path, built_release, [{"model": "openai:m", "base_url": url, "max_attempts": 1}], limit=3)
-    sweep = tmp_path / "sweep"
-    assert main(["sweep", "plan", str(spec), "--out", str(sweep), "--shards", str(shards)]) == 0
-    return sweep
-
-
-def status(capsys, sweep) -> list[str]:
-    capsys.readouterr()
-    assert main(["sweep", "status", str(sweep)]) == 0
-    return capsys.readouterr().out.splitlines()
+from sweep_helpers import CELL, cogbench_command, letter_responder, planned, status, subprocess_env
 
 
 @pytest.mark.slow  # two cogbench subprocesses (a minute or more on a loaded machine)

@@ -9,22 +9,7 @@ import shutil
 from cogbench.cli import main
 
 from openai_server import Reply
-from sweep_helpers import write_spec
-
-CELL = "vqa--m--thinking-auto--tokens-default--judge-default"
-
-
-def planned(tmp_path, built_release, url, shards=3):
-    spec = write_spec(tmp_path, built_release, [{"model": "openai:m", "base_url": url, "max_attempts": 1}], limit=3)
-    sweep = tmp_path / "sweep"
-    assert main(["sweep", "plan", str(spec), "--out", str(sweep), "--shards", str(shards)]) == 0
-    return sweep
-
-
-def status(capsys, sweep) -> list[str]:
-    capsys.readouterr()
-    assert main(["sweep", "status", str(sweep)]) == 0
-    return capsys.readouterr().out.splitlines()
+from sweep_helpers import CELL, planned, status
 
 
 def test_run_shard_without_an_index_or_outside_the_sweep_is_a_usage_error(built_release, tmp_path, capsys, monkeypatch):
