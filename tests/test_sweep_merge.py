@@ -139,3 +139,24 @@ def test_an_item_answered_twice_differently_is_refused_and_the_same_answer_kept_
     assert main(["sweep", "merge", str(sweep)]) == 0
     keys = prediction_keys(sweep / "cells" / CELL / "run" / "predictions.jsonl")
     assert len(keys) == len(set(keys)) == 5
+
+
+def test_verify_re_derives_a_shards_item_ids_from_its_answers(ran, tmp_path, capsys):
+    """run.json's ``item_ids`` (count, sha256 of the sorted ids) is checked against predictions.jsonl's items."""
+    sweep = shutil.copytree(ran[0], tmp_path / "sweep")
+    run_json, difference = shard(sweep, 1) / "run.json", "run.json: item_ids (the items of predictions.jsonl)"
+    given = json.loads(run_json.read_text())["item_ids"]
+    capsys.readouterr()
+    assert main(["verify", str(shard(sweep, 1))]) == 0
+    assert difference not in capsys.readouterr().out
+    for changed in ({**given, "sha256": "0" * 64}, {**given, "count": 1}):  # other items; more answered than given
+        edit(run_json, lambda r, changed=changed: r.update(item_ids=changed))
+        assert main(["verify", str(shard(sweep, 1))]) != 0
+        assert difference in capsys.readouterr().out
+    # A failed query left an item unanswered: fewer items than given, stated and not counted as verified.
+    edit(run_json, lambda r: r.update(item_ids=given))
+    predictions = shard(sweep, 1) / "predictions.jsonl"
+    predictions.write_text(predictions.read_text().splitlines(keepends=True)[0])
+    main(["verify", str(shard(sweep, 1))])
+    out = capsys.readouterr().out
+    assert "run.json item_ids (only 1 of its items answered: the rest cannot be named)" in out and difference not in out

@@ -13,7 +13,8 @@ import yaml
 from cogbench.cli import main
 from cogbench.dataset_builders.output import OUTPUT_MARKER
 from cogbench.errors import UsageError
-from cogbench.reference_eval.run.runner import EvalSettings, dataset_and_queries, item_ids_record
+from cogbench.reference_eval.run.folder import item_ids_record
+from cogbench.reference_eval.run.runner import EvalSettings, dataset_and_queries
 from cogbench.reference_eval.sweeping.plan import split
 
 from sweep_helpers import SECRET, cells, every_text, write_spec

@@ -7,6 +7,7 @@ folder holding anything else).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 from pathlib import Path
@@ -84,6 +85,12 @@ def _shown(value: Any) -> str:
     text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
     text = text.encode("unicode_escape").decode("ascii") if isinstance(value, str) else text
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+def item_ids_record(item_ids: tuple[str, ...]) -> dict[str, Any]:
+    """How ``run.json`` (``item_ids``) names a run restricted to some items: how many, and the sha256 of their sorted ids."""
+    text = "\n".join(sorted(set(item_ids)))
+    return {"count": len(set(item_ids)), "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()}
 
 
 def read_run_json(path: Path) -> dict[str, Any]:

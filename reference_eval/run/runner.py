@@ -56,6 +56,7 @@ from cogbench.reference_eval.run.folder import (
     EVAL_FILES,
     check_run_record,
     done_keys,
+    item_ids_record,
     merge_shards,
     note_batch_cut,
     note_engine,
@@ -307,12 +308,6 @@ def restricted(queries: list[Query], item_ids: tuple[str, ...], task: str) -> li
             "another build"
         )
     return [q for q in queries if q.item_id in wanted]
-
-
-def item_ids_record(item_ids: tuple[str, ...]) -> dict[str, Any]:
-    """How ``run.json`` names a run restricted to some items: how many, and the sha256 of their sorted ids."""
-    text = "\n".join(sorted(set(item_ids)))
-    return {"count": len(set(item_ids)), "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()}
 
 
 def run_eval(settings: EvalSettings) -> RunSummary:

@@ -25,11 +25,11 @@ from cogbench.reference_eval.run.folder import (
     EVAL_FILES,
     OOM_NOTE,
     PARTIAL_NOTE,
+    item_ids_record,
     read_run_json,
     settings_differences,
     write_run_json,
 )
-from cogbench.reference_eval.run.runner import item_ids_record
 from cogbench.reference_eval.sweeping import ledger
 from cogbench.reference_eval.sweeping.execute import shard_settings
 from cogbench.reference_eval.sweeping.layout import merged_dir, read_cell, read_json, read_plan, shard_dir

@@ -15,6 +15,7 @@ from cogbench.reference_eval.answers.reasoning import THINK_TAGS, final_answer
 from cogbench.reference_eval.formats.predictions import read_predictions
 from cogbench.reference_eval.recording.run_reader import read_run_record
 from cogbench.reference_eval.run import provenance
+from cogbench.reference_eval.run.folder import item_ids_record
 from cogbench.reference_eval.tasks.prompts import DESCRIPTION_MODES, template_for
 from cogbench.reference_eval.tasks.queries import rotate
 from cogbench.reference_eval.verifying.verify_result import TaskData, Verification
@@ -44,6 +45,7 @@ def check_run_record(data: TaskData, result: Verification) -> None:
         result.problem(str(path), "missing: the answers run.json's settings made")
         return
     predictions = read_predictions(path)
+    check_item_ids(record, where, predictions, result)
     for key in ("model", "prompt_id", "prompt_sha256", "generation"):
         seen = sorted({repr(getattr(p, key)) for p in predictions})
         result.same(f"{where}: {key} (each line of predictions.jsonl)", [repr(record.get(key))], seen)
@@ -63,6 +65,19 @@ def check_run_record(data: TaskData, result: Verification) -> None:
         "run.json generation (temperature, max tokens: the model's settings, as each answer records them)",
         "run.json mode and no_image (the eval settings, as stated)",
     )
+
+
+def check_item_ids(record: dict[str, Any], where: str, predictions: list[Any], result: Verification) -> None:
+    """A run restricted to some items (a sweep's shard: ``item_ids``, a count and the sha256 of the sorted ids).
+    Answers naming as many items as it was given (or more) must name exactly those; a run whose failed queries
+    left some items without an answer names fewer, and then only the fact is stated."""
+    if "item_ids" not in record:
+        return
+    named = item_ids_record(tuple(p.item_id for p in predictions))
+    if named["count"] >= (record["item_ids"] or {}).get("count", 0):
+        result.same(f"{where}: item_ids (the items of predictions.jsonl)", record["item_ids"], named)
+    else:
+        result.state(f"run.json item_ids (only {named['count']} of its items answered: the rest cannot be named)")
 
 
 def check_replies_made(
