@@ -111,6 +111,18 @@ def vllm_tiny_model(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def plain_vllm_server(vllm_tiny_model, tmp_path_factory):
+    """`vllm serve` on that model without a reasoning parser, one for test_vllm_server.py and
+    test_vllm_judge_engines.py: each start of the engine costs about 100 s on 2 cores (.ci/run-vllm)."""
+    from vllm_helpers import VLLMServer
+
+    server = VLLMServer(os.environ["COGBENCH_VLLM_PYTHON"], vllm_tiny_model, tmp_path_factory.mktemp("vllm"))
+    print(f"vLLM ready in {server.start():.0f} s")
+    yield server
+    server.kill()
+
+
+@pytest.fixture(scope="session")
 def tiny_llava(tmp_path_factory) -> Path:
     """A random-weight LLaVA with the real Qwen2.5-VL tokenizer and chat template (see tiny_models.py)."""
     from tiny_models import QWEN_PROCESSOR_DIR, build_tiny_llava

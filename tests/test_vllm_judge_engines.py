@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from vllm_helpers import NAME, SHARED_ENGINE, VLLMServer, cogbench_eval, engine_env, eval_env, run_batch_command
+from vllm_helpers import NAME, SHARED_ENGINE, cogbench_eval, engine_env, eval_env, run_batch_command
 
 VLLM_PYTHON = os.environ.get("COGBENCH_VLLM_PYTHON")
 pytestmark = [
@@ -50,11 +50,8 @@ assert {"--enforce-eager", "--dtype", "--max-model-len", "--limit-mm-per-prompt"
 
 
 @pytest.fixture(scope="module")
-def served(vllm_tiny_model, tmp_path_factory):
-    server = VLLMServer(VLLM_PYTHON, vllm_tiny_model, tmp_path_factory.mktemp("vllm-judge"))
-    print(f"vLLM judge server ready in {server.start():.0f} s")
-    yield server
-    server.kill()
+def served(plain_vllm_server):
+    return plain_vllm_server  # shared with test_vllm_server.py (conftest.py)
 
 
 @pytest.fixture(scope="module")

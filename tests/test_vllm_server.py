@@ -31,7 +31,6 @@ import pytest
 from vllm_helpers import (
     NAME,
     SHARED_ENGINE,
-    VLLMServer,
     answers,
     cogbench_eval,
     engine_env,
@@ -53,13 +52,8 @@ def tiny_model(vllm_tiny_model) -> Path:
 
 
 @pytest.fixture(scope="module")
-def vllm_server(tiny_model, tmp_path_factory):
-    work = tmp_path_factory.mktemp("vllm")
-    server = VLLMServer(VLLM_PYTHON, tiny_model, work)
-    ready = server.start()
-    print(f"vLLM ready in {ready:.0f} s")
-    yield server
-    server.kill()
+def vllm_server(plain_vllm_server):
+    return plain_vllm_server  # shared with test_vllm_judge_engines.py (conftest.py)
 
 
 def _eval(server, task, dataset, out, *extra, check=True):
@@ -233,7 +227,9 @@ def test_vllm_engine_option_it_refuses_is_one_line(tiny_model, built_release, tm
 
 
 def test_request_files_run_by_vllm_run_batch_read_back_to_the_served_answers(vllm_server, built_release, tmp_path):
-    """`--write-requests` shards, executed by vLLM's own `run-batch`, read back equal to `openai:` + `vllm serve`."""
+    """`--write-requests` files, executed by vLLM's own `run-batch`, read back equal to `openai:` + `vllm serve`.
+    One shard: each run-batch starts an engine (about 100 s); reading several shards back is tested with the
+    stand-in engine (test_request_files.py)."""
     online = tmp_path / "online"
     _eval(vllm_server, "codis", built_release, online, "--limit", "8")
     requests, outputs = tmp_path / "requests", tmp_path / "outputs"
@@ -246,8 +242,6 @@ def test_request_files_run_by_vllm_run_batch_read_back_to_the_served_answers(vll
         "8",
         "--write-requests",
         str(requests),
-        "--shards",
-        "2",
     )
     outputs.mkdir()
     for shard in sorted(requests.glob("requests-*.jsonl")):
