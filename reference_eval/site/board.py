@@ -104,7 +104,9 @@ def board_cell(folder: Path, cell: dict[str, Any]) -> tuple[dict[str, Any], Any]
         entry["note"] = why or entry["note"]
         return entry, None
     scores = run.scores
-    headline = HEADLINE.get(cell["task"]) or next(iter(scores["metrics"]))
+    headline = HEADLINE.get(cell["task"], "")
+    if headline not in scores["metrics"]:  # a description run with no judge: recognition only
+        headline = next(iter(scores["metrics"]))
     entry.update(
         complete=True,
         state=COMPLETE,
