@@ -325,13 +325,15 @@ def _report_sweep(args: argparse.Namespace) -> int:
 
     from cogbench.errors import UsageError
     from cogbench.reference_eval.site.site_writer import write_board
+    from cogbench.reference_eval.sweeping.ledger import board_rows
 
     if len(args.runs) != 1 or args.out or not args.site or args.certificate:
         raise UsageError(
             f"a sweep folder ({', '.join(args.runs)}) is reported alone, with --site DIR only (its board); "
             "to report its cells with --out, name their run folders (cells/*/run)"
         )
-    written = write_board(Path(args.runs[0]), Path(args.site), args.alpha, args.permutations)
+    folder = Path(args.runs[0])
+    written = write_board(folder, lambda: board_rows(folder), Path(args.site), args.alpha, args.permutations)
     states = ", ".join(f"{count} {state}" for state, count in sorted(written["states"].items()))
     print(f"wrote the sweep's board {Path(written['folder']) / 'index.html'}: {written['cells']} cell(s) ({states})")
     if written["removed"]:

@@ -1,7 +1,8 @@
 """The board of a sweep (``cogbench report SWEEP_DIR --site DIR``): coverage, health and the complete cells ranked.
 
 Each cell's state and items come from the sweep's ledger, rebuilt from the run folders first
-(``sweeping.ledger.rebuild``: queued, running, done, failed, missing). A cell whose merged run exists is
+(``sweeping.ledger.board_rows``, read by the ``report`` command and handed here as plain rows: queued, running,
+done, failed, missing). A cell whose merged run exists is
 verified as ``cogbench verify`` verifies it (``verifying.run_inputs.read_input``); one that does not verify is
 ``failed-verification``: shown with the first difference, never scored. A cell is **complete** when it is done,
 merged and verified: only complete cells get a value, health figures (``board_health``) and a place in the
@@ -16,7 +17,6 @@ one column share the sweep's plan (build, items, prompt, generation settings), s
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +28,6 @@ from cogbench.reference_eval.run.completeness import run_labels, shown_value
 from cogbench.reference_eval.site.board_health import health
 from cogbench.reference_eval.site.leaderboard import METRIC_LABEL, TASK_TITLE, pair_tests, ranked_metric
 from cogbench.reference_eval.site.significance import RULE
-from cogbench.reference_eval.sweeping.layout import LEDGER_FILE, merged_dir, read_plan
-from cogbench.reference_eval.sweeping.ledger import rebuild
 from cogbench.reference_eval.verifying.run_inputs import read_input
 
 HEADLINE = {"vqa": "accuracy", "codis": "acc_p", "description": "cognition"}
@@ -41,48 +39,24 @@ def setting_label(cell: dict[str, Any]) -> str:
     return f"thinking {cell['thinking']}, tokens {tokens}, judge {cell['judge'] or 'default'}"
 
 
-def ledger_cells(folder: Path) -> list[dict[str, Any]]:
-    """Every cell's row of the rebuilt ledger (``status.sqlite``), as dicts, in plan order."""
-    rebuild(folder)
-    connection = sqlite3.connect(f"file:{folder / LEDGER_FILE}?mode=ro", uri=True)
-    try:
-        connection.row_factory = sqlite3.Row
-        rows = {row["id"]: dict(row) for row in connection.execute("SELECT * FROM cells")}
-        errors: dict[str, str] = {}
-        for cell, error in connection.execute(
-            "SELECT cell, error FROM shards WHERE state = 'failed' ORDER BY shard_index"
-        ):
-            errors.setdefault(cell, error or "")
-    finally:
-        connection.close()
-    plan = read_plan(folder)
-    cells = []
-    for entry in plan["cells"]:
-        row = rows[entry["id"]]
-        row["error"] = errors.get(entry["id"], "")
-        cells.append(row)
-    return cells
-
-
 def _metric_value(metric: dict[str, Any] | None) -> dict[str, Any]:
     value = shown_value(metric)
     return {"v": value, "t": "-" if value is None else fixed(value, 1)}
 
 
-def read_cell_run(folder: Path, cell: dict[str, Any]) -> tuple[Any, str]:
+def read_cell_run(folder: str, cell: dict[str, Any]) -> tuple[Any, str]:
     """(the verified run, "") of a merged cell, or (None, why it is not scored)."""
-    run = merged_dir(folder, cell["id"])
     if cell["state"] != "done":
         return None, ""
     if not cell["merged"]:
         return None, f"done, not merged: run `cogbench sweep merge {folder}`"
     try:
-        return read_input(str(run))[0], ""
+        return read_input(cell["run"])[0], ""
     except CogbenchError as error:
         return None, str(error)
 
 
-def board_cell(folder: Path, cell: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+def board_cell(folder: str, cell: dict[str, Any]) -> tuple[dict[str, Any], Any]:
     """What the board shows of one cell, and its verified run (None unless complete)."""
     entry = {
         "id": cell["id"],
@@ -114,7 +88,7 @@ def board_cell(folder: Path, cell: dict[str, Any]) -> tuple[dict[str, Any], Any]
         metric_label=METRIC_LABEL.get(headline, headline),
         value=_metric_value(scores["metrics"].get(headline)),
         labels=run_labels(scores),
-        health=health(cell["task"], run.details, merged_dir(folder, cell["id"]) / "predictions.jsonl"),
+        health=health(cell["task"], run.details, Path(cell["run"]) / "predictions.jsonl"),
     )
     return entry, run
 
@@ -184,13 +158,13 @@ def best_settings(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def board(
-    folder: Path, alpha: float = 0.05, permutations: int = DEFAULT_PERMUTATIONS, seed: int = DEFAULT_SEED
+    sweep: dict[str, Any], alpha: float = 0.05, permutations: int = DEFAULT_PERMUTATIONS, seed: int = DEFAULT_SEED
 ) -> dict[str, Any]:
-    """Everything the board page shows, as plain data (written as ``data/board.js``)."""
-    plan = read_plan(folder)
+    """Everything the board page shows, as plain data (written as ``data/board.js``). ``sweep``: the ledger's rows
+    (``sweeping.ledger.board_rows``, read by the ``report`` command)."""
     cells, runs = [], []
-    for cell in ledger_cells(folder):
-        entry, run = board_cell(folder, cell)
+    for cell in sweep["cells"]:
+        entry, run = board_cell(sweep["sweep"], cell)
         cells.append(entry)
         runs.append(run)
     groups = column_groups(cells, runs, alpha, permutations, seed)
@@ -201,9 +175,9 @@ def board(
     for cell in cells:
         states[cell["state"]] = states.get(cell["state"], 0) + 1
     return {
-        "sweep": str(folder),
-        "build": plan.get("dataset_revision", ""),
-        "limit": plan.get("limit"),
+        "sweep": sweep["sweep"],
+        "build": sweep["build"],
+        "limit": sweep["limit"],
         "models": list(dict.fromkeys(cell["model"] for cell in cells)),
         "tasks": list(dict.fromkeys(cell["task"] for cell in cells)),
         "columns": _columns(cells),

@@ -159,12 +159,13 @@ Significance groups over the complete cells of each column: {rule}
 
 
 def write_board(
-    folder: Path, out: Path, alpha: float = 0.05, permutations: int = DEFAULT_PERMUTATIONS
+    folder: Path, rows, out: Path, alpha: float = 0.05, permutations: int = DEFAULT_PERMUTATIONS
 ) -> dict[str, Any]:
-    """The board of the sweep in ``folder`` (``site.board``), written into ``out`` under the site's folder rules."""
+    """The board of the sweep in ``folder`` (``site.board``), written into ``out`` under the site's folder rules.
+    ``rows``: called once ``out`` is checked, returns the ledger's rows (``sweeping.ledger.board_rows``)."""
     reads = [("SWEEP_DIR", folder)]
     claim_output(out, "site", SITE_FILES, create=False, reads=reads, option="--site")
-    data = board(folder, alpha, permutations)
+    data = board(rows(), alpha, permutations)
     data["version"] = __version__
     claim_output(out, "site", SITE_FILES, reads=reads, option="--site")
     write_file(out / "data" / "board.js", script("board", data), root=out)
