@@ -123,7 +123,7 @@
     filter.appendChild(el("span", { id: "shown-count", "aria-live": "polite" }));
     main.replaceChildren(
       el("p", { cls: "note", text: "Sweep " + B.sweep + " on build " + B.build + ": " + B.cells.length + " cells (" + states + ")" +
-        (B.limit ? "; limit " + B.limit + " items per task: every value is of that subset (PARTIAL)" : "") + "." }),
+        (B.limit ? "; limit " + B.limit + " items per task: a value of a subset of the build carries its PARTIAL label" : "") + "." }),
       el("h2", { id: "coverage", text: "Coverage" }),
       el("p", { cls: "note", text: "complete: done, merged and verified (`cogbench verify`); only complete cells are scored. failed-verification: a merged run that does not verify, never scored. Items: done/intended." }),
       filter, matrix(),
