@@ -133,8 +133,11 @@ LAZY_IMPORTS_ALLOWED = {
 API = f"{EVAL}.api"
 # A command module that may load a part above its own when the command runs (inside its function):
 # `report --site` calls into the site room, which itself reads runs through reports; `report` hands the explaining
-# room's section (two runs of one model) and the certifying room's certificate section to reports.runs.
-COMMAND_ENTRIES = {"cogbench.reference_eval.reports.cli": {"eval.site", "eval.explaining", "eval.certifying"}}
+# room's section (two runs of one model) and the certifying room's certificate section to reports.runs; `report
+# SWEEP_DIR --site` reads the sweep's ledger (sweeping) and hands its rows to the site's board.
+COMMAND_ENTRIES = {
+    "cogbench.reference_eval.reports.cli": {"eval.site", "eval.explaining", "eval.certifying", "eval.sweeping"}
+}
 
 
 def part_of(module: str) -> str | None:

@@ -176,7 +176,8 @@ def add_report_parser(subparsers: argparse._SubParsersAction) -> None:
         nargs="+",
         metavar="RUN_DIR",
         help="score folder or eval run folder; with --site only, also a details dataset (a folder written by "
-        "publish-results, or ORG/NAME[@REVISION] on the Hub) or an .eval_results file, each verified first",
+        "publish-results, or ORG/NAME[@REVISION] on the Hub) or an .eval_results file, each verified first; or, "
+        "alone with --site, a sweep folder (`sweep plan`): its board of coverage, health and groups (docs/sweeps.md)",
     )
     parser.add_argument(
         "--out",
@@ -279,6 +280,7 @@ def run_report(args: argparse.Namespace) -> int:
     from functools import partial
     from pathlib import Path
 
+    from cogbench.dataset_builders.output import kind_of
     from cogbench.errors import UsageError
     from cogbench.reference_eval.certifying.certificate_report import report_section, verified_certificate
     from cogbench.reference_eval.explaining.report_section import explain_tables
@@ -286,6 +288,8 @@ def run_report(args: argparse.Namespace) -> int:
 
     if not (args.out or args.site):
         raise UsageError("give --out (report files), --site (the static site) or both")
+    if any(kind_of(Path(path)) == "sweep" for path in args.runs):
+        return _report_sweep(args)
     if args.certificate and not args.out:
         raise UsageError("--certificate goes into report.md and report.html: give --out as well")
     certificate = verified_certificate(args.certificate) if args.certificate else None  # before any other work
@@ -312,6 +316,33 @@ def run_report(args: argparse.Namespace) -> int:
             )
         if site["kept"]:
             print(f"kept {_some(site['kept'])}: not as cogbench wrote them (changed since, or not its own)")
+    return 0
+
+
+def _report_sweep(args: argparse.Namespace) -> int:
+    """``report SWEEP_DIR --site DIR``: the sweep's board (site/board.py), every merged cell verified first."""
+    from pathlib import Path
+
+    from cogbench.errors import UsageError
+    from cogbench.reference_eval.site.site_writer import write_board
+    from cogbench.reference_eval.sweeping.ledger import board_rows
+
+    if len(args.runs) != 1 or args.out or not args.site or args.certificate:
+        raise UsageError(
+            f"a sweep folder ({', '.join(args.runs)}) is reported alone, with --site DIR only (its board); "
+            "to report its cells with --out, name their run folders (cells/*/run)"
+        )
+    folder = Path(args.runs[0])
+    written = write_board(folder, lambda: board_rows(folder), Path(args.site), args.alpha, args.permutations)
+    states = ", ".join(f"{count} {state}" for state, count in sorted(written["states"].items()))
+    print(f"wrote the sweep's board {Path(written['folder']) / 'index.html'}: {written['cells']} cell(s) ({states})")
+    if written["removed"]:
+        print(
+            f"removed {len(written['removed'])} file(s) an earlier `report --site` wrote there: "
+            + _some(written["removed"])
+        )
+    if written["kept"]:
+        print(f"kept {_some(written['kept'])}: not as cogbench wrote them (changed since, or not its own)")
     return 0
 
 

@@ -23,6 +23,7 @@ from cogbench.option_types import DEFAULT_PERMUTATIONS
 from cogbench.reference_eval.reports.published import published_results
 from cogbench.reference_eval.reports.report_charts import make_charts
 from cogbench.reference_eval.reports.report_runs import label_report_runs
+from cogbench.reference_eval.site.board import board
 from cogbench.reference_eval.site.items import image_name, task_items
 from cogbench.reference_eval.site.leaderboard import TASKS, leaderboard
 from cogbench.reference_eval.verifying.run_inputs import read_inputs
@@ -37,7 +38,10 @@ SITE_FILES = (
     "data/items-*.js",
     "images/*",
     "charts/*.png",
+    "board.js",  # a sweep's board (write_board): its page is index.html, its data data/board.js
+    "data/board.js",
 )
+BOARD_ASSETS = {"index.html": "board.html", "board.js": "board.js", "style.css": "style.css"}
 
 SPACE_README = """---
 title: cogbench leaderboard
@@ -130,3 +134,48 @@ def write_site(
         "removed": removed,
         "kept": kept,
     }
+
+
+BOARD_README = """---
+title: cogbench sweep board
+emoji: 📊
+colorFrom: blue
+colorTo: gray
+sdk: static
+app_file: index.html
+pinned: false
+tags:
+- evaluation
+- leaderboard
+- cogbench
+---
+
+# cogbench sweep board
+
+Written by `cogbench report SWEEP_DIR --site` (cogbench {version}) from the sweep {sweep}: {cells} cell(s),
+{complete} complete (done, merged and verified). Open `index.html` (it works from the disk, offline).
+Significance groups over the complete cells of each column: {rule}
+"""
+
+
+def write_board(
+    folder: Path, rows, out: Path, alpha: float = 0.05, permutations: int = DEFAULT_PERMUTATIONS
+) -> dict[str, Any]:
+    """The board of the sweep in ``folder`` (``site.board``), written into ``out`` under the site's folder rules.
+    ``rows``: called once ``out`` is checked, returns the ledger's rows (``sweeping.ledger.board_rows``)."""
+    reads = [("SWEEP_DIR", folder)]
+    claim_output(out, "site", SITE_FILES, create=False, reads=reads, option="--site")
+    data = board(rows(), alpha, permutations)
+    data["version"] = __version__
+    claim_output(out, "site", SITE_FILES, reads=reads, option="--site")
+    write_file(out / "data" / "board.js", script("board", data), root=out)
+    site = resources.files("cogbench.reference_eval.site")
+    for name, asset in BOARD_ASSETS.items():
+        write_file(out / name, site.joinpath("assets", asset).read_bytes(), root=out)
+    complete = sum(1 for cell in data["cells"] if cell["complete"])
+    readme = BOARD_README.format(
+        version=__version__, sweep=folder.name, cells=len(data["cells"]), complete=complete, rule=data["rule"]
+    )
+    write_file(out / "README.md", readme, root=out)
+    removed, kept = record_written(out, SITE_FILES, ["data/board.js", "README.md", *BOARD_ASSETS])
+    return {"cells": len(data["cells"]), "states": data["states"], "folder": str(out), "removed": removed, "kept": kept}

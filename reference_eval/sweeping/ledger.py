@@ -182,3 +182,26 @@ def status_lines(folder: Path) -> list[str]:
     lines.append("cells: " + ", ".join(f"{counts.get(state, 0)} {state}" for state in STATES))
     lines += [f"shard {index} ({cell}) failed: {error}" for index, cell, error in failures]
     return lines
+
+
+def board_rows(folder: Path) -> dict[str, Any]:
+    """What the board of ``report SWEEP_DIR --site`` reads (site/board.py): the ledger rebuilt, each cell's row in
+    plan order with its first failed shard's error and its merged run folder, and the plan's build and limit."""
+    rebuild(folder)
+    connection = sqlite3.connect(f"file:{folder / LEDGER_FILE}?mode=ro", uri=True)
+    try:
+        connection.row_factory = sqlite3.Row
+        rows = {row["id"]: dict(row) for row in connection.execute("SELECT * FROM cells")}
+        errors: dict[str, str] = {}
+        for cell, error in connection.execute(
+            "SELECT cell, error FROM shards WHERE state = 'failed' ORDER BY shard_index"
+        ):
+            errors.setdefault(cell, error or "")
+    finally:
+        connection.close()
+    plan = read_plan(folder)
+    cells = []
+    for entry in plan["cells"]:
+        row = rows[entry["id"]]
+        cells.append({**row, "error": errors.get(entry["id"], ""), "run": str(merged_dir(folder, entry["id"]))})
+    return {"sweep": str(folder), "build": plan.get("dataset_revision", ""), "limit": plan.get("limit"), "cells": cells}
