@@ -127,8 +127,8 @@ def run_on_ray(folder: Path, address: str, num_cpus: float, num_gpus: float) -> 
             directory = os.getcwd()
             running = {task.remote(str(folder), directory, shard.index): shard for shard in pending}
             print(
-                f"ray {shown(address)}: {len(running)} shard tasks submitted "
-                f"({num_cpus:g} CPUs, {num_gpus:g} GPUs each), {len(shards) - len(running)} already done",
+                f"ray {shown(address)}: {len(running)} shard tasks submitted, each reserving {num_cpus:g} CPU and "
+                f"{num_gpus:g} GPU; {len(shards) - len(running)} already done",
                 flush=True,
             )
             while running:
