@@ -60,23 +60,38 @@ def test_without_ray_installed_the_error_names_the_package_in_one_line(tmp_path,
 
 PROBE = """
 import contextlib, io, json, sys
+asked = []
+class Recorder:  # sees every import the interpreter looks for, whether or not the module is installed
+    def find_spec(self, name, path=None, target=None):
+        asked.append(name)
+        return None
+sys.meta_path.insert(0, Recorder())
 from cogbench.cli import main
-with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-    for argv in json.loads(sys.argv[1]):
+for argv in json.loads(sys.argv[1]):
+    asked.clear()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         try:
             main(argv)
         except SystemExit:
             pass
-print(json.dumps(sorted(m for m in ("ray", "cogbench.reference_eval.sweeping.on_ray") if m in sys.modules)))
+    print(json.dumps(sorted({m for m in asked if m.partition(".")[0] == "ray" or m.endswith("sweeping.on_ray")})))
 """
 
 
-def test_ray_is_not_imported_without_ray(tmp_path):
-    """Help and the refusals without --ray leave Ray's module (and ours) unimported; --ray reaches it (the probe
-    can fail): on_ray is imported, and ray too where installed."""
-    argvs = [["sweep", "run", "--help"], ["sweep", "run", str(tmp_path), "--ray-num-cpus", "2"]]
+def probe(*argvs: list[str]) -> list[list[str]]:
+    """The Ray modules (and ours) one fresh interpreter tried to import while running each ``cogbench ARGV``."""
     run = subprocess.run([sys.executable, "-c", PROBE, json.dumps(argvs)], capture_output=True, text=True, check=True)
-    assert json.loads(run.stdout) == []
-    argvs.append(["sweep", "run", str(tmp_path), "--ray", "auto"])
-    run = subprocess.run([sys.executable, "-c", PROBE, json.dumps(argvs)], capture_output=True, text=True, check=True)
-    assert "cogbench.reference_eval.sweeping.on_ray" in json.loads(run.stdout)
+    return [json.loads(line) for line in run.stdout.splitlines()]
+
+
+def test_ray_is_imported_only_with_ray(tmp_path):
+    """Help and the refusals without --ray never try to import Ray; --ray does (the probe can fail), after the
+    address is checked (a refused one tries nothing)."""
+    help_, refused, bad_address, with_ray = probe(
+        ["sweep", "run", "--help"],
+        ["sweep", "run", str(tmp_path), "--ray-num-cpus", "2"],
+        ["sweep", "run", str(tmp_path), "--ray", "http://head:6379"],
+        ["sweep", "run", str(tmp_path), "--ray", "auto"],
+    )
+    assert help_ == refused == bad_address == []
+    assert "ray" in with_ray

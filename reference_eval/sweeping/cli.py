@@ -7,14 +7,43 @@ from __future__ import annotations
 
 import argparse
 import functools
+import re
+import sys
 from pathlib import Path
 
 from cogbench.errors import UsageError
 from cogbench.option_types import finite, non_negative_int, positive_int
+from cogbench.redaction import redact_text
 
 LAUNCHERS_DEFAULT_IMAGE = "cogbench:latest"  # launchers.DEFAULT_IMAGE (not imported: registration stays light)
 RAY_NUM_CPUS = 1.0  # what each shard's Ray task reserves unless --ray-num-cpus / --ray-num-gpus say otherwise
 RAY_NUM_GPUS = 0.0
+
+
+RAY_ADDRESS_FORMS = "auto, ray://HOST:PORT or HOST:PORT"
+RAY_HOST_PORT = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):[0-9]{1,5}$")
+
+
+def check_ray_address(address: str) -> str:
+    """``auto``, ``ray://HOST:PORT`` (Ray Client) or ``HOST:PORT`` (the head node); anything else is refused, in one
+    line with its credentials masked (cogbench/redaction.py)."""
+    if address == "auto" or RAY_HOST_PORT.match(address):
+        return address
+    scheme, sep, rest = address.partition("://")
+    if sep and scheme == "ray" and rest.strip("/"):
+        return address
+    raise UsageError(f"--ray '{redact_text(address)}': not a Ray address ({RAY_ADDRESS_FORMS})")
+
+
+def import_ray() -> None:
+    """Ray installed, or the one-line error (exit 2) that names the package to install."""
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        raise UsageError(
+            "`cogbench sweep run --ray` needs Ray (module 'ray' is not installed); install the Ray version your "
+            f"cluster runs into this environment and on every node: `{sys.executable} -m pip install 'ray==VERSION'`"
+        ) from None
 
 
 def resource_amount(text: str) -> float:
@@ -158,6 +187,8 @@ def run_run(args: argparse.Namespace) -> int:
         raise UsageError(
             "--jobs applies only without --ray (Ray runs as many shards at once as the cluster has room for)"
         )
+    check_ray_address(args.ray)
+    import_ray()
     from cogbench.reference_eval.sweeping.execute import finish
     from cogbench.reference_eval.sweeping.on_ray import run_on_ray
 

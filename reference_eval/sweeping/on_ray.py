@@ -6,54 +6,23 @@ interpreter per shard, as a Slurm array task has) and in the directory ``sweep r
 sweep folder, the spec and the build are read at the same paths as here. The folder must therefore be on a file
 system every node shares, at the same path (as Slurm assumes). Shards already done are skipped here, without a
 task; each task's outcome is printed as it ends (a failed one does not stop the others), then the ledger is
-rebuilt. ``ray`` is imported only here, and only when ``--ray`` is given.
+rebuilt. ``ray`` is imported only when ``--ray`` is given: the command checks the address and that Ray is
+installed (``cli``) before this module, and the shard's code, are loaded.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import re
 import socket
-import sys
 from pathlib import Path
 from typing import Any
 
-from cogbench.errors import CogbenchError, IncompleteRunError, UsageError
+from cogbench.errors import CogbenchError, IncompleteRunError
 from cogbench.redaction import redact_text
-
-# The shard's code (``execute``: eval, datasets) is imported where a shard runs or is read, not with this module:
-# a refused address or a missing Ray is answered at once.
-
-ADDRESS_FORMS = "auto, ray://HOST:PORT or HOST:PORT"
-HOST_PORT = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):[0-9]{1,5}$")
-
-
-def shown(address: str) -> str:
-    """The address as cogbench prints it: credentials masked by the one rule (cogbench/redaction.py)."""
-    return redact_text(address)
-
-
-def check_address(address: str) -> str:
-    """``auto``, ``ray://HOST:PORT`` (Ray Client) or ``HOST:PORT`` (the head node's GCS); anything else is refused."""
-    if address == "auto" or HOST_PORT.match(address):
-        return address
-    scheme, sep, rest = address.partition("://")
-    if sep and scheme == "ray" and rest.strip("/"):
-        return address
-    raise UsageError(f"--ray '{shown(address)}': not a Ray address ({ADDRESS_FORMS})")
-
-
-def import_ray():
-    """The ``ray`` module, or the one-line error (exit 2) that names the package to install."""
-    try:
-        import ray
-    except ImportError:
-        raise UsageError(
-            "`cogbench sweep run --ray` needs Ray (module 'ray' is not installed); install the Ray version your "
-            f"cluster runs into this environment and on every node: `{sys.executable} -m pip install 'ray==VERSION'`"
-        ) from None
-    return ray
+from cogbench.reference_eval.sweeping import ledger
+from cogbench.reference_eval.sweeping.execute import Outcome, is_done, run_one, shard_at
+from cogbench.reference_eval.sweeping.layout import PLAN_FILE, read_plan, shards_of
 
 
 def failed(message: str, incomplete: bool = False) -> dict[str, Any]:
@@ -64,9 +33,6 @@ def shard_task(folder: str, directory: str, index: int) -> dict[str, Any]:
     """A Ray task, on a node: shard ``index`` of ``folder`` run as ``sweep run-shard`` runs it, from ``directory``.
 
     Returns plain values (the driver may run another cogbench than the node's)."""
-    from cogbench.reference_eval.sweeping.execute import run_one, shard_at
-    from cogbench.reference_eval.sweeping.layout import PLAN_FILE, read_plan
-
     host = socket.gethostname()
     shared = "the sweep folder must be on a file system every node shares, at the same path"
     try:
@@ -92,7 +58,7 @@ def connect(ray, address: str) -> None:
     except Exception as error:  # ConnectionError, a Ray Client timeout, a version mismatch: each one line
         words = str(error).strip().splitlines()
         reason = redact_text(words[0] if words else type(error).__name__)
-        raise CogbenchError(f"--ray '{shown(address)}': could not join the Ray cluster: {reason}") from None
+        raise CogbenchError(f"--ray '{redact_text(address)}': could not join the Ray cluster: {reason}") from None
 
 
 def task_error(error: BaseException) -> str:
@@ -101,18 +67,14 @@ def task_error(error: BaseException) -> str:
     return redact_text(f"{type(error).__name__}: {lines[-1] if lines else ''}".rstrip(": "))
 
 
-def run_on_ray(folder: Path, address: str, num_cpus: float, num_gpus: float) -> list:
+def run_on_ray(folder: Path, address: str, num_cpus: float, num_gpus: float) -> list[Outcome]:
     """``sweep run --ray``: every shard not yet done as one Ray task; the outcomes in shard order."""
-    check_address(address)
-    ray = import_ray()
-    from cogbench.reference_eval.sweeping import ledger
-    from cogbench.reference_eval.sweeping.execute import Outcome, is_done
-    from cogbench.reference_eval.sweeping.layout import read_plan, shards_of
+    import ray  # the command checked that it is installed (cli.import_ray)
 
     plan = read_plan(folder)
     shards = shards_of(folder, plan)
     ledger.rebuild(folder)
-    outcomes = {}
+    outcomes: dict[int, Outcome] = {}
     pending = []
     for shard in shards:
         if is_done(folder, shard):
@@ -127,7 +89,7 @@ def run_on_ray(folder: Path, address: str, num_cpus: float, num_gpus: float) -> 
             directory = os.getcwd()
             running = {task.remote(str(folder), directory, shard.index): shard for shard in pending}
             print(
-                f"ray {shown(address)}: {len(running)} shard tasks submitted, each reserving {num_cpus:g} CPU and "
+                f"ray {redact_text(address)}: {len(running)} shard tasks submitted, each reserving {num_cpus:g} CPU and "
                 f"{num_gpus:g} GPU; {len(shards) - len(running)} already done",
                 flush=True,
             )
