@@ -1,7 +1,8 @@
 """``cogbench sweep run DIR --ray ADDRESS`` on a real one-node Ray cluster (vllm_helpers.one_node_cluster), cogbench run by the Ray
 venv's python (.ci/run-ray installs it there): the sweep, merged, equals the same sweep run here item for item
 (predictions, and scores.json, details.jsonl and run.json byte for byte: the tasks are rule-scored); a second run
-skips every shard; a failed shard is reported while the others finish, and the next run retries only it.
+skips every shard; a failed shard is reported while the others finish, and the next run retries only it; an
+address's credentials are masked.
 
 Marked ``ray``: runs only where ``COGBENCH_RAY_PYTHON`` names the Ray venv's python."""
 
@@ -116,6 +117,13 @@ def test_a_failed_shard_is_reported_while_the_others_finish_and_is_retried_alone
         tmp_path, built_release, [{"model": "openai:m", "base_url": server.base_url, "max_attempts": 1}], limit=3
     )
     assert cogbench(cluster, tmp_path, "sweep", "plan", "sweep.yaml", "--out", "sweep", "--shards", "3").returncode == 0
+    # An address that carries credentials, where no Ray Client listens: one line, masked (after Ray's 30 s timeout)
+    secret = cogbench(cluster, tmp_path, "sweep", "run", "sweep", "--ray", f"ray://user:{SECRET}@127.0.0.1:9")
+    assert secret.returncode == 1
+    assert secret.stderr.splitlines()[-1].startswith(
+        "error: --ray 'ray://***@127.0.0.1:9': could not join the Ray cluster: "
+    )
+    assert SECRET not in secret.stdout + secret.stderr + every_text(tmp_path / "sweep") and len(server.requests) == 0
     mine = tmp_path / "sweep" / "cells" / CELL / "shards" / "1" / "notes.txt"
     mine.parent.mkdir(parents=True)
     mine.write_text("the user's, in shard 1's folder: cogbench refuses to write there")
