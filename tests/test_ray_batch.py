@@ -15,17 +15,14 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import signal
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
 import tiny_models
-from vllm_helpers import answers, cogbench_eval, engine_env, free_port, run_batch_command
+from vllm_helpers import answers, cogbench_eval, engine_env, one_node_cluster, run_batch_command
 
 RAY_PYTHON = os.environ.get("COGBENCH_RAY_PYTHON")
 pytestmark = [
@@ -52,55 +49,9 @@ def _eval(dataset: Path, out: Path, *extra: str):
 
 @pytest.fixture
 def ray_cluster(tmp_path):
-    """`ray start --head --block` on 127.0.0.1 in its own session, with free ports; yields the engine env."""
-    temp_dir = Path(tempfile.mkdtemp(prefix="ray-", dir="/tmp"))  # Ray's socket paths must stay short
-    port = free_port()
-    env = engine_env(
-        tmp_path,
-        RAY_USAGE_STATS_ENABLED="0",
-        RAY_AUTH_MODE="disabled",  # no token: a ~/.ray/auth_token left by another cluster would otherwise enable it
-        RAY_ADDRESS=f"127.0.0.1:{port}",
-    )
-    command = [
-        str(Path(RAY_PYTHON).parent / "ray"),
-        "start",
-        "--head",
-        "--block",
-        "--node-ip-address",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--ray-client-server-port",
-        str(free_port()),
-        "--dashboard-agent-listen-port",
-        str(free_port()),
-        "--include-dashboard=false",
-        "--disable-usage-stats",
-        "--temp-dir",
-        str(temp_dir),
-    ]
-    log_path = tmp_path / "ray-start.log"
-    started = time.monotonic()
-    with log_path.open("wb") as log:
-        head = subprocess.Popen(command, stdout=log, stderr=log, env=env, start_new_session=True)
-    try:
-        while "Ray runtime started" not in log_path.read_text(errors="replace"):
-            assert head.poll() is None, log_path.read_text(errors="replace")[-3000:]
-            assert time.monotonic() - started < 300, "Ray not started after 300 s"
-            time.sleep(1)
-        print(f"ray start: {time.monotonic() - started:.0f} s")
+    """A one-node Ray cluster on 127.0.0.1 (vllm_helpers.one_node_cluster); yields the engine env, RAY_ADDRESS set."""
+    with one_node_cluster(RAY_PYTHON, tmp_path, engine_env(tmp_path)) as env:
         yield env
-    finally:
-        head.send_signal(signal.SIGTERM)  # `ray start --block` stops the node's processes on SIGTERM
-        try:
-            head.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            pass
-        try:
-            os.killpg(head.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        shutil.rmtree(temp_dir, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")

@@ -7,14 +7,18 @@ every path gives the same greedy answers of the tiny random-weight Qwen2.5-VL, a
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 from cogbench.reference_eval.formats.predictions import read_predictions
@@ -147,3 +151,57 @@ def cogbench_eval(task: str, base_url: str, dataset: Path, out: Path, *extra: st
 def answers(out: Path) -> list[tuple[str, str]]:
     """The run's (key, output) pairs, in file order."""
     return [(p.key, p.output) for p in read_predictions(out / "predictions.jsonl")]
+
+
+# A one-node Ray cluster for the `ray` tests (.ci/run-ray: test_ray_batch.py, test_sweep_ray.py).
+@contextlib.contextmanager
+def one_node_cluster(ray_python: str, work: Path, env: dict[str, str]) -> Iterator[dict[str, str]]:
+    """Starts the head node with ``env`` (what its workers inherit); yields ``env`` with ``RAY_ADDRESS`` set."""
+    temp_dir = Path(tempfile.mkdtemp(prefix="ray-", dir="/tmp"))  # Ray's socket paths must stay short
+    port = free_port()
+    env = {
+        **env,
+        "RAY_USAGE_STATS_ENABLED": "0",
+        "RAY_AUTH_MODE": "disabled",  # no token: a ~/.ray/auth_token left by another cluster would otherwise enable it
+        "RAY_ADDRESS": f"127.0.0.1:{port}",
+    }
+    command = [
+        str(Path(ray_python).parent / "ray"),
+        "start",
+        "--head",
+        "--block",
+        "--node-ip-address",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--ray-client-server-port",
+        str(free_port()),
+        "--dashboard-agent-listen-port",
+        str(free_port()),
+        "--include-dashboard=false",
+        "--disable-usage-stats",
+        "--temp-dir",
+        str(temp_dir),
+    ]
+    log_path = work / "ray-start.log"
+    started = time.monotonic()
+    with log_path.open("wb") as log:
+        head = subprocess.Popen(command, stdout=log, stderr=log, env=env, start_new_session=True)
+    try:
+        while "Ray runtime started" not in log_path.read_text(errors="replace"):
+            assert head.poll() is None, log_path.read_text(errors="replace")[-3000:]
+            assert time.monotonic() - started < 300, "Ray not started after 300 s"
+            time.sleep(1)
+        print(f"ray start: {time.monotonic() - started:.0f} s")
+        yield env
+    finally:
+        head.send_signal(signal.SIGTERM)  # `ray start --block` stops the node's processes on SIGTERM
+        try:
+            head.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            pass
+        try:
+            os.killpg(head.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        shutil.rmtree(temp_dir, ignore_errors=True)

@@ -7,11 +7,51 @@ from __future__ import annotations
 
 import argparse
 import functools
+import re
+import sys
 from pathlib import Path
 
-from cogbench.option_types import non_negative_int, positive_int
+from cogbench.errors import UsageError
+from cogbench.option_types import finite, non_negative_int, positive_int
+from cogbench.redaction import redact_text
 
 LAUNCHERS_DEFAULT_IMAGE = "cogbench:latest"  # launchers.DEFAULT_IMAGE (not imported: registration stays light)
+RAY_NUM_CPUS = 1.0  # what each shard's Ray task reserves unless --ray-num-cpus / --ray-num-gpus say otherwise
+RAY_NUM_GPUS = 0.0
+
+
+RAY_ADDRESS_FORMS = "auto, ray://HOST:PORT or HOST:PORT"
+RAY_HOST_PORT = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):[0-9]{1,5}$")
+
+
+def check_ray_address(address: str) -> str:
+    """``auto``, ``ray://HOST:PORT`` (Ray Client) or ``HOST:PORT`` (the head node); anything else is refused, in one
+    line with its credentials masked (cogbench/redaction.py)."""
+    if address == "auto" or RAY_HOST_PORT.match(address):
+        return address
+    scheme, sep, rest = address.partition("://")
+    if sep and scheme == "ray" and rest.strip("/"):
+        return address
+    raise UsageError(f"--ray '{redact_text(address)}': not a Ray address ({RAY_ADDRESS_FORMS})")
+
+
+def import_ray() -> None:
+    """Ray installed, or the one-line error (exit 2) that names the package to install."""
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        raise UsageError(
+            "`cogbench sweep run --ray` needs Ray (module 'ray' is not installed); install the Ray version your "
+            f"cluster runs into this environment and on every node: `{sys.executable} -m pip install 'ray==VERSION'`"
+        ) from None
+
+
+def resource_amount(text: str) -> float:
+    """A Ray resource request: 0 or more, fractions allowed (0.5 GPU), finite."""
+    value = finite(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text} is not 0 or a positive number")
+    return value
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -55,14 +95,41 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     plan.set_defaults(func=run_plan)
     run = commands.add_parser(
         "run",
-        help="run every shard on this machine, --jobs cells at a time; resumable",
+        help="run every shard on this machine, --jobs cells at a time, or on a Ray cluster (--ray); resumable",
         description="Run every shard of DIR here: each is `eval` restricted to its items, then scored. A shard "
         "already done is skipped, and one stopped anywhere (Ctrl-C, kill -9) resumes item by item: run the same "
-        "command again. Exit codes: 0 every shard done; 1 a shard failed; 2 usage error; 3 some model or judge "
+        "command again. With --ray ADDRESS each shard not yet done is one Ray task on that cluster, run on a node "
+        "as `run-shard` runs it (the folder on a file system the nodes share; docs/sweeps.md). Exit codes: 0 every "
+        "shard done; 1 a shard failed; 2 usage error (also: --ray without Ray installed); 3 some model or judge "
         "queries failed (what succeeded is saved; run again to retry them).",
     )
     run.add_argument("folder", metavar="DIR", help="a folder written by `cogbench sweep plan`")
-    run.add_argument("--jobs", type=positive_int, default=1, help="cells run at the same time (default: 1)")
+    run.add_argument(
+        "--jobs", type=positive_int, default=None, help="cells run at the same time (default: 1; not with --ray)"
+    )
+    run.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        default=None,
+        help="run one Ray task per shard not yet done on the Ray cluster at ADDRESS: auto, ray://HOST:PORT or "
+        "HOST:PORT; the sweep folder must be on a file system every node shares, at the same path, and cogbench "
+        "installed on every node (default: none, every shard on this machine)",
+    )
+    run.add_argument(
+        "--ray-num-cpus",
+        metavar="N",
+        type=resource_amount,
+        default=None,
+        help=f"CPUs each shard's Ray task reserves (default: {RAY_NUM_CPUS:g}; only with --ray)",
+    )
+    run.add_argument(
+        "--ray-num-gpus",
+        metavar="N",
+        type=resource_amount,
+        default=None,
+        help=f"GPUs each shard's Ray task reserves, for a model served on the node (default: {RAY_NUM_GPUS:g}; only "
+        "with --ray)",
+    )
     run.set_defaults(func=run_run)
     shard = commands.add_parser(
         "run-shard",
@@ -109,9 +176,25 @@ def run_plan(args: argparse.Namespace) -> int:
 
 
 def run_run(args: argparse.Namespace) -> int:
-    from cogbench.reference_eval.sweeping.execute import finish, run_all
+    if args.ray is None:
+        for option in ("ray_num_cpus", "ray_num_gpus"):
+            if getattr(args, option) is not None:
+                raise UsageError(f"--{option.replace('_', '-')} applies only with --ray ADDRESS")
+        from cogbench.reference_eval.sweeping.execute import finish, run_all
 
-    return finish(run_all(Path(args.folder), args.jobs))
+        return finish(run_all(Path(args.folder), args.jobs or 1))
+    if args.jobs is not None:
+        raise UsageError(
+            "--jobs applies only without --ray (Ray runs as many shards at once as the cluster has room for)"
+        )
+    check_ray_address(args.ray)
+    import_ray()
+    from cogbench.reference_eval.sweeping.execute import finish
+    from cogbench.reference_eval.sweeping.on_ray import run_on_ray
+
+    cpus = RAY_NUM_CPUS if args.ray_num_cpus is None else args.ray_num_cpus
+    gpus = RAY_NUM_GPUS if args.ray_num_gpus is None else args.ray_num_gpus
+    return finish(run_on_ray(Path(args.folder), args.ray, cpus, gpus))
 
 
 def run_run_shard(args: argparse.Namespace) -> int:
