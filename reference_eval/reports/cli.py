@@ -309,13 +309,7 @@ def run_report(args: argparse.Namespace) -> int:
         items = ", ".join(f"{task} {count}" for task, count in site["items"].items())
         index = Path(site["folder"]) / "index.html"
         print(f"wrote the static site {index}: {site['runs']} run(s), items {items}, {site['images']} image(s)")
-        if site["removed"]:
-            print(
-                f"removed {len(site['removed'])} file(s) an earlier `report --site` wrote there and this one did not: "
-                + _some(site["removed"])
-            )
-        if site["kept"]:
-            print(f"kept {_some(site['kept'])}: not as cogbench wrote them (changed since, or not its own)")
+        _print_replaced(site)
     return 0
 
 
@@ -336,14 +330,19 @@ def _report_sweep(args: argparse.Namespace) -> int:
     written = write_board(folder, lambda: board_rows(folder), Path(args.site), args.alpha, args.permutations)
     states = ", ".join(f"{count} {state}" for state, count in sorted(written["states"].items()))
     print(f"wrote the sweep's board {Path(written['folder']) / 'index.html'}: {written['cells']} cell(s) ({states})")
+    _print_replaced(written)
+    return 0
+
+
+def _print_replaced(written: dict) -> None:
+    """What a site or board write removed of an earlier one, and what it kept (not as cogbench wrote it)."""
     if written["removed"]:
         print(
-            f"removed {len(written['removed'])} file(s) an earlier `report --site` wrote there: "
+            f"removed {len(written['removed'])} file(s) an earlier `report --site` wrote there and this one did not: "
             + _some(written["removed"])
         )
     if written["kept"]:
         print(f"kept {_some(written['kept'])}: not as cogbench wrote them (changed since, or not its own)")
-    return 0
 
 
 def _some(names: list[str], shown: int = 5) -> str:

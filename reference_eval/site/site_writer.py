@@ -43,8 +43,9 @@ SITE_FILES = (
 )
 BOARD_ASSETS = {"index.html": "board.html", "board.js": "board.js", "style.css": "style.css"}
 
-SPACE_README = """---
-title: cogbench leaderboard
+# A Hugging Face static Space's front matter: the site and the board can each be pushed as a Space as written.
+SPACE_FRONT_MATTER = """---
+title: {title}
 emoji: 📊
 colorFrom: blue
 colorTo: gray
@@ -56,13 +57,17 @@ tags:
 - leaderboard
 - cogbench
 ---
-
+"""
+SPACE_README = (
+    SPACE_FRONT_MATTER.replace("{title}", "cogbench leaderboard")
+    + """
 # cogbench leaderboard
 
 Written by `cogbench report --site` (cogbench {version}) from {runs} run(s): {tasks}.
 Open `index.html` (it works from the disk, offline). The leaderboard shows each run's value with its 95%
 interval and the significance groups: {rule}
 """
+)
 
 
 def script(name: str, value: Any) -> str:
@@ -136,26 +141,16 @@ def write_site(
     }
 
 
-BOARD_README = """---
-title: cogbench sweep board
-emoji: 📊
-colorFrom: blue
-colorTo: gray
-sdk: static
-app_file: index.html
-pinned: false
-tags:
-- evaluation
-- leaderboard
-- cogbench
----
-
+BOARD_README = (
+    SPACE_FRONT_MATTER.replace("{title}", "cogbench sweep board")
+    + """
 # cogbench sweep board
 
 Written by `cogbench report SWEEP_DIR --site` (cogbench {version}) from the sweep {sweep}: {cells} cell(s),
 {complete} complete (done, merged and verified). Open `index.html` (it works from the disk, offline).
 Significance groups over the complete cells of each column: {rule}
 """
+)
 
 
 def write_board(
