@@ -54,7 +54,7 @@ def test_without_ray_installed_the_error_names_the_package_in_one_line(tmp_path,
     code = main(["sweep", "run", str(tmp_path), "--ray", f"ray://user:{SECRET}@head:10001"])
     err = capsys.readouterr().err
     assert code == EXIT_USAGE
-    assert err.startswith("error: `cogbench sweep run --ray` needs Ray (module 'ray' is not installed); ")
+    assert err.startswith("error: sweep run's --ray needs Ray (module 'ray' is not installed); ")
     assert "-m pip install 'ray==VERSION'" in err and len(err.splitlines()) == 1 and SECRET not in err
 
 

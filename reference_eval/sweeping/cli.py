@@ -41,7 +41,7 @@ def import_ray() -> None:
         import ray  # noqa: F401
     except ImportError:
         raise UsageError(
-            "`cogbench sweep run --ray` needs Ray (module 'ray' is not installed); install the Ray version your "
+            "sweep run's --ray needs Ray (module 'ray' is not installed); install the Ray version your "
             f"cluster runs into this environment and on every node: `{sys.executable} -m pip install 'ray==VERSION'`"
         ) from None
 
