@@ -23,8 +23,9 @@ def letter_responder(request) -> Reply:
 
 
 def write_spec(folder: Path, build: Path, models: list[dict[str, Any]], **fields: Any) -> Path:
-    """``folder/sweep.yaml`` with the build given absolute, ``tasks`` default [vqa], ``limit`` default 4."""
+    """``folder/sweep.yaml`` with the build given absolute, ``tasks`` default [vqa], ``limit`` default 4 (None: none)."""
     content = {"build": str(Path(build).resolve()), "models": models, "tasks": ["vqa"], "limit": 4, **fields}
+    content = {name: value for name, value in content.items() if value is not None}
     path = folder / "sweep.yaml"
     folder.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(content, sort_keys=False), encoding="utf-8")

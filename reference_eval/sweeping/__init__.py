@@ -2,6 +2,7 @@
 
 - ``spec``: sweep.yaml read and checked against ``schemas/sweep.schema.json``, expanded into its cells, each once.
 - ``layout``: the sweep folder's files (``SWEEP_FILES``), its plan and each cell's record read back.
+- ``scoring_models``: the spec's ``description:`` block: the spaCy pipeline and embedder its description cells score with.
 - ``plan``: ``sweep plan``: the cells' shards by item id, the folder written, the cost printed.
 - ``launchers``: the Slurm array script and the Kubernetes Indexed Job that run one shard per index.
 - ``execute``: ``sweep run`` and ``sweep run-shard``: each shard an ``eval`` restricted to its items, resumable.

@@ -27,7 +27,7 @@ from cogbench.redaction import MASK, redact_text
 from cogbench.reference_eval.api.evaluation import run_evaluation
 from cogbench.reference_eval.run.runner import EvalSettings
 from cogbench.reference_eval.scoring.options import ScoreOptions
-from cogbench.reference_eval.sweeping import ledger
+from cogbench.reference_eval.sweeping import ledger, scoring_models
 from cogbench.reference_eval.sweeping.launchers import INDEX_VARIABLES
 from cogbench.reference_eval.sweeping.layout import (
     Shard,
@@ -114,6 +114,11 @@ def shard_settings(folder: Path, plan: dict[str, Any], cell: dict[str, Any], out
         # A shard holds some of the config's items: its scores are PARTIAL, and say so.
         allow_partial=items is not None or plan.get("limit") is not None,
     )
+    if cell["task"] == "description":  # the models plan.json records, loaded once per process
+        models = plan.get("description") or scoring_models.DEFAULTS
+        scoring.spacy_model, scoring.embedder = models["spacy_model"], models["embedder"]
+        scoring.embed_batch_size = models["embed_batch_size"]
+        scoring.loaded_models = scoring_models.loaded(models)
     return settings, scoring
 
 

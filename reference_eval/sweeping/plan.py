@@ -18,7 +18,7 @@ from cogbench.dataset_builders.writes import write_file
 from cogbench.errors import UsageError
 from cogbench.reference_eval.run.folder import settings_differences
 from cogbench.reference_eval.run.runner import EvalSettings, dataset_and_queries
-from cogbench.reference_eval.sweeping import launchers, ledger
+from cogbench.reference_eval.sweeping import launchers, ledger, scoring_models
 from cogbench.reference_eval.sweeping.layout import (
     KIND,
     KUBERNETES_FILE,
@@ -101,6 +101,7 @@ def make_plan(spec: Spec, shards: int) -> tuple[dict[str, Any], dict[str, dict[s
         "build": str(spec.build),
         "dataset_revision": dataset_revision(str(spec.build), None),
         "limit": spec.limit,
+        "description": spec.description,  # the description cells' spaCy model and embedder (None: no such cell)
         "shards_per_cell": shards,
         "total_shards": index,
         "cells": records,
@@ -116,6 +117,7 @@ def plan_sweep(spec_path: str | Path, out: Path, shards: int, image: str = launc
     out = Path(out)
     if (out / PLAN_FILE).is_file():
         refuse_other_plan(out, plan)
+    scoring_models.check(spec.description, spec.path)  # loaded now, as eval loads them before its first query
     claim_output(out, KIND, SWEEP_FILES, reads=[("build", spec.build), ("SPEC", spec.path)])
     for cell_id, cell in cells.items():
         write_json(cell_dir(out, cell_id) / "cell.json", cell)

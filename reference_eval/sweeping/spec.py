@@ -23,6 +23,7 @@ import yaml
 from cogbench.errors import UsageError, locate
 from cogbench.redaction import redact_text, redact_url, split_endpoint
 from cogbench.reference_eval.run.runner import parse_model_spec
+from cogbench.reference_eval.sweeping import scoring_models
 
 SCHEMA_FILE = "sweep.schema.json"
 DEFAULT = "default"  # an axis value: eval's own default (max new tokens, judge)
@@ -72,6 +73,7 @@ class Spec:
     build: Path  # absolute
     limit: int | None
     cells: tuple[Cell, ...]
+    description: dict[str, Any] | None = None  # the description cells' scoring models (scoring_models.resolve)
 
 
 def slug(text: str) -> str:
@@ -101,7 +103,9 @@ def read_spec(path: str | Path) -> Spec:
     build = Path(content["build"])
     build = build if build.is_absolute() else path.resolve().parent / build
     cells = expand(content, path)
-    return Spec(path.resolve(), hashlib.sha256(data).hexdigest(), build.resolve(), content.get("limit"), cells)
+    description = scoring_models.resolve(content, path)
+    sha256 = hashlib.sha256(data).hexdigest()
+    return Spec(path.resolve(), sha256, build.resolve(), content.get("limit"), cells, description)
 
 
 def check_schema(content: Any, path: Path) -> None:
