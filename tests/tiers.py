@@ -100,6 +100,7 @@ TIER_OF: dict[str, str] = {
     "tests/test_secrets_stay_home.py": "slow",
     "tests/test_sweep_api.py": "slow",
     "tests/test_sweep_board_run.py": "slow",  # a sweep of 8 cells run, merged and its board built
+    "tests/test_sweep_lanes.py": "slow",  # spawned workers, one loading the Recognition Score's models
     "tests/test_site_inputs.py": "slow",
     "tests/test_thinking_compare.py": "slow",
     "tests/test_thinking_hf.py": "slow",

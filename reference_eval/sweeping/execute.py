@@ -17,7 +17,7 @@ import signal
 import socket
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -192,6 +192,11 @@ def _die_with_parent() -> None:
         pass
 
 
+def run_cells(folder: Path, plan: dict[str, Any], cells: list[list[Shard]]) -> list[Outcome]:
+    """Cells one after another (each a list of its shards), in the process this is called in."""
+    return [outcome for shards in cells for outcome in run_cell(folder, plan, shards)]
+
+
 def run_all(folder: Path, jobs: int) -> list[Outcome]:
     """``sweep run``: every shard, cells ``jobs`` at a time, each cell's shards one after another.
 
@@ -203,15 +208,52 @@ def run_all(folder: Path, jobs: int) -> list[Outcome]:
         by_cell.setdefault(shard.cell, []).append(shard)
     ledger.rebuild(folder)
     if jobs == 1 or len(by_cell) == 1:
-        results = [run_cell(folder, plan, shards) for shards in by_cell.values()]
+        outcomes = run_cells(folder, plan, list(by_cell.values()))
     else:
-        context = multiprocessing.get_context("spawn")
-        workers = min(jobs, len(by_cell))
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_die_with_parent) as pool:
-            futures = [pool.submit(run_cell, folder, plan, shards) for shards in by_cell.values()]
-            results = [future.result() for future in futures]
+        outcomes = sorted(in_workers(folder, plan, by_cell, jobs), key=lambda outcome: outcome.shard.index)
     ledger.rebuild(folder)
-    return [outcome for cell in results for outcome in cell]
+    return outcomes
+
+
+def in_workers(folder: Path, plan: dict[str, Any], by_cell: dict[str, list[Shard]], jobs: int) -> list[Outcome]:
+    """Every cell in ``jobs`` worker processes. The description cells run one after another in one worker of their
+    own, whose process ends when they are done: the Recognition Score's models (spaCy, torch, the embedder: ~450 MB)
+    are then loaded by one process, not by every worker, and given back once the descriptions are scored. The other
+    cells share the other workers, and every worker once the descriptions are done."""
+    task_of = {cell["id"]: cell["task"] for cell in plan["cells"]}
+    lane = [shards for cell, shards in by_cell.items() if task_of.get(cell) == "description"]
+    queue = [shards for cell, shards in by_cell.items() if task_of.get(cell) != "description"]
+    context = multiprocessing.get_context("spawn")
+    pools: list[ProcessPoolExecutor] = []
+
+    def pool(workers: int) -> ProcessPoolExecutor:
+        pools.append(ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_die_with_parent))
+        return pools[-1]
+
+    running: dict[Future, ProcessPoolExecutor] = {}
+    outcomes: list[Outcome] = []
+    lane_pool = pool(1) if lane else None
+    if lane_pool is not None:
+        running[lane_pool.submit(run_cells, folder, plan, lane)] = lane_pool
+    general = jobs - 1 if lane else jobs
+    free = [pool(general)] * general if queue else []  # one entry per slot
+    try:
+        while running or queue:
+            while queue and free:
+                executor = free.pop()
+                running[executor.submit(run_cells, folder, plan, [queue.pop(0)])] = executor
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                executor = running.pop(future)
+                outcomes += future.result()
+                if executor is lane_pool:  # its process ends, and the models with it; a fresh worker takes its slot
+                    executor.shutdown()
+                    executor = pool(1)
+                free.append(executor)
+    finally:
+        for each in pools:
+            each.shutdown(cancel_futures=True)
+    return outcomes
 
 
 def failure(outcomes: list[Outcome]) -> CogbenchError | None:
