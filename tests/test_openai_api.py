@@ -249,6 +249,22 @@ def test_concurrency_is_bounded(openai_server):
     assert state["peak"] == 3
 
 
+def test_replies_that_arrive_while_the_caller_is_busy_come_together(openai_server):
+    """``complete_batches``: a caller slower than the replies (eval's fsync) gets all that have arrived at once, each
+    reply once; one that keeps up gets them one at a time."""
+    server = openai_server(lambda request: Reply(text=request.prompt_text))
+    with ChatClient(settings_for(server, concurrency=8)) as client:
+        batches = []
+        for batch in client.complete_batches([text_message(str(i)) for i in range(8)]):
+            batches.append(batch)
+            time.sleep(0.3)  # busy: the other seven replies arrive meanwhile
+    assert len(batches) < 8 and max(len(batch) for batch in batches) > 1
+    assert sorted(index for batch in batches for index, _ in batch) == list(range(8))
+    assert all(result.text == str(index) for batch in batches for index, result in batch)
+    with ChatClient(settings_for(server, concurrency=1)) as client:
+        assert [len(batch) for batch in client.complete_batches([text_message("a"), text_message("b")])] == [1, 1]
+
+
 def test_inline_images_reach_the_server(openai_server):
     server = openai_server(lambda request: Reply(text="a cat"))
     messages = [{"role": "user", "content": [image_part(b"\xff\xd8jpeg"), {"type": "text", "text": "What?"}]}]

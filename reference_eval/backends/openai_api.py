@@ -371,6 +371,18 @@ class ChatClient:
         (twice the ceiling): a generator that builds each request (an image as
         base64) keeps memory flat however many queries there are.
         """
+        for batch in self.complete_batches(conversations, accept, accept_each, constraints):
+            yield from batch
+
+    def complete_batches(
+        self,
+        conversations: Iterable[Messages],
+        accept: Callable[[str], bool] | None = None,
+        accept_each: Sequence[Callable[[str], bool] | None] | None = None,
+        constraints: Sequence[dict[str, Any] | None] | None = None,
+    ) -> Iterator[list[tuple[int, ChatResult]]]:
+        """``complete_many``'s results, each time as all that have arrived: one when the caller keeps up, more when
+        replies come faster than it stores them (``eval`` then fsyncs them together: one fsync, not one each)."""
         window = 2 * max(1, self.settings.concurrency)
         items = iter(enumerate(conversations))
         # Each finished request puts itself on ``finished``: O(1) per reply, where waiting on the
@@ -389,8 +401,10 @@ class ChatClient:
 
             fill()
             while pending:
-                future = finished.get()
-                yield pending.pop(future), future.result()
+                ready = [finished.get()]
+                while not finished.empty():
+                    ready.append(finished.get())
+                yield [(pending.pop(future), future.result()) for future in ready]
                 fill()
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:

@@ -79,22 +79,26 @@ def conversations(queries: list[Query], images) -> Iterator[list[dict[str, Any]]
 
 
 def answer_queries(client: ChatClient, queries: list[Query], images, failures: list[str]) -> Iterator[list[Answer]]:
-    """Yield each answer as it arrives; append one line per query that failed to ``failures``.
+    """Yield the answers as they arrive (each time all that have: ``complete_batches``); append one line per query
+    that failed to ``failures``.
 
-    Requests are built lazily (``complete_many`` reads the conversations a bounded
+    Requests are built lazily (``complete_batches`` reads the conversations a bounded
     window ahead), so at most that window of base64 images is in memory at once.
     """
     started = time.perf_counter()
     completed = 0
-    for index, result in client.complete_many(conversations(queries, images)):
-        query = queries[index]
-        if not result.ok:
-            failures.append(f"{query.name}: {result.error}")
-            continue
-        # Requests overlap, so a query's own latency is not its cost; record the run's mean.
-        completed += 1
-        seconds = (time.perf_counter() - started) / completed
-        yield [_answer(query, result, seconds)]
+    for batch in client.complete_batches(conversations(queries, images)):
+        answers = []
+        for index, result in batch:
+            query = queries[index]
+            if not result.ok:
+                failures.append(f"{query.name}: {result.error}")
+                continue
+            # Requests overlap, so a query's own latency is not its cost; record the run's mean.
+            completed += 1
+            answers.append(_answer(query, result, (time.perf_counter() - started) / completed))
+        if answers:
+            yield answers
 
 
 # --- request files (backends/batch_files.py): the same bodies, sent by another engine ---
