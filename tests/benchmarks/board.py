@@ -6,9 +6,8 @@ and 8; ``--limit`` items each, one shard per cell: 400 cells, more than the issu
 three models are really run (``sweep run-shard`` against local servers that answer A, answer B, or stop at
 the token limit) and merged; every other model's cells are copies of one of those three models' cell folders
 (its shard, attempt record and merged run), so each cell is done, merged and verified by the board as any
-cell is. Descriptions are left out: a sweep cannot name the spaCy model and sentence embedder their
-recognition score needs, and neither is installed offline. Targets: status and board built in 60 s or
-less; the board drawn in under 2 s.
+cell is. Descriptions are left out here (their board cells read as any other's; tests/benchmarks/sweep_many.py
+runs and scores them). Targets: status and board built in 60 s or less; the board drawn in under 2 s.
 
     .venv/bin/python tests/benchmarks/board.py [--models 100] [--limit 4] [--permutations 9999] [--work DIR]
 """

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,42 +67,53 @@ def evict_from_page_cache(*folders: Path) -> None:
                     os.close(descriptor)
 
 
+class Group:
+    """A memory cgroup of ``limit_mb`` MB (swap included): a process joins it with ``join`` (a ``preexec_fn``, so
+    every byte after the fork is charged), and it says its peak charge and how many processes the kernel killed."""
+
+    def __init__(self, limit_mb: int):
+        self.version = _version()
+        if self.version is None:
+            raise RuntimeError(available())
+        self.path = (V1 if self.version == 1 else V2) / f"cogbench-bench-{uuid.uuid4().hex[:8]}"
+        self.path.mkdir()
+        limit = str(limit_mb * 2**20)
+        if self.version == 1:
+            (self.path / "memory.limit_in_bytes").write_text(limit)
+            if (self.path / "memory.memsw.limit_in_bytes").exists():
+                (self.path / "memory.memsw.limit_in_bytes").write_text(limit)
+        else:
+            (self.path / "memory.max").write_text(limit)
+            (self.path / "memory.swap.max").write_text("0")
+
+    def join(self) -> None:
+        (self.path / "cgroup.procs").write_text(str(os.getpid()))
+
+    def peak_mb(self) -> float:
+        if self.version == 1:
+            return int((self.path / "memory.max_usage_in_bytes").read_text()) / 2**20
+        peak = self.path / "memory.peak"
+        return int(peak.read_text()) / 2**20 if peak.exists() else -1.0
+
+    def oom_kills(self) -> int:
+        events = self.path / ("memory.oom_control" if self.version == 1 else "memory.events")
+        lines = [line for line in events.read_text().splitlines() if line.startswith("oom_kill ")]
+        return int(lines[0].split()[1]) if lines else 0
+
+    def remove(self, wait_seconds: float = 30.0) -> None:
+        """Remove the cgroup once its last process has gone (a command's workers may outlive it by a moment)."""
+        deadline = time.monotonic() + wait_seconds
+        while (self.path / "cgroup.procs").read_text().strip() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        self.path.rmdir()
+
+
 def run_limited(command: list[str], limit_mb: int, env: dict[str, str], evict: list[Path]) -> LimitedRun:
     """Run ``command`` in a fresh cgroup of ``limit_mb`` MB (swap included), then remove the cgroup."""
-    version = _version()
-    if version is None:
-        raise RuntimeError(available())
-    group = (V1 if version == 1 else V2) / f"cogbench-bench-{uuid.uuid4().hex[:8]}"
-    group.mkdir()
-    limit = str(limit_mb * 2**20)
+    group = Group(limit_mb)
     try:
-        if version == 1:
-            (group / "memory.limit_in_bytes").write_text(limit)
-            if (group / "memory.memsw.limit_in_bytes").exists():
-                (group / "memory.memsw.limit_in_bytes").write_text(limit)
-        else:
-            (group / "memory.max").write_text(limit)
-            (group / "memory.swap.max").write_text("0")
         evict_from_page_cache(*evict)
-        procs = group / "cgroup.procs"
-        result = subprocess.run(
-            command,
-            capture_output=True,
-            text=True,
-            env=env,
-            preexec_fn=lambda: procs.write_text(str(os.getpid())),  # join before exec: every byte is charged
-        )
-        if version == 1:
-            peak = int((group / "memory.max_usage_in_bytes").read_text())
-            oom_line = [
-                line for line in (group / "memory.oom_control").read_text().splitlines() if line.startswith("oom_kill ")
-            ]
-        else:
-            peak = int((group / "memory.peak").read_text()) if (group / "memory.peak").exists() else -1
-            oom_line = [
-                line for line in (group / "memory.events").read_text().splitlines() if line.startswith("oom_kill ")
-            ]
-        oom_kills = int(oom_line[0].split()[1]) if oom_line else 0
-        return LimitedRun(result.returncode, oom_kills, peak / 2**20, result.stdout, result.stderr)
+        result = subprocess.run(command, capture_output=True, text=True, env=env, preexec_fn=group.join)
+        return LimitedRun(result.returncode, group.oom_kills(), group.peak_mb(), result.stdout, result.stderr)
     finally:
-        group.rmdir()
+        group.remove()
