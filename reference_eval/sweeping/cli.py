@@ -105,7 +105,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     run.add_argument("folder", metavar="DIR", help="a folder written by `cogbench sweep plan`")
     run.add_argument(
-        "--jobs", type=positive_int, default=None, help="cells run at the same time (default: 1; not with --ray)"
+        "--jobs",
+        type=positive_int,
+        default=None,
+        help="cells run at the same time, each in a worker process; the description cells one after another in one "
+        "of them, which loads their scoring models (default: 1, here; not with --ray)",
     )
     run.add_argument(
         "--ray",
