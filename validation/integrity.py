@@ -24,7 +24,7 @@ from cogbench.errors import CogbenchError
 from cogbench.schemas.features import CONFIGS, SPLIT
 from cogbench.schemas.sources import expected_licence
 from cogbench.validation.findings import Finding, finding
-from cogbench.validation.metadata import METADATA, check_metadata
+from cogbench.validation.metadata import METADATA, check_metadata, safe_yaml
 
 DEFAULT_BUILD = "dist/cogbench"  # `cogbench build`'s default --out (cards/cli.py DEFAULT_OUT), named in hints
 SHARD_PATH = re.compile(rf"^data/([a-z_]+)/{SPLIT}-\d{{5}}-of-\d{{5}}\.parquet$")
@@ -226,7 +226,7 @@ def check_manifest(folder: Path, manifest: dict[str, Any], records: dict[str, li
 def card_header(folder: Path) -> dict[str, Any] | None:
     try:
         text = (folder / CARD_FILE).read_text(encoding="utf-8")
-        header = yaml.safe_load(text.split("---")[1]) if text.startswith("---\n") else None
+        header = safe_yaml(text.split("---")[1]) if text.startswith("---\n") else None
     except (OSError, UnicodeDecodeError, yaml.YAMLError, IndexError):
         return None
     return header if isinstance(header, dict) else None
