@@ -41,6 +41,8 @@ if TYPE_CHECKING:
 PathLike = str | os.PathLike[str]
 # Set by the arguments of `evaluate` itself, so never through its `settings` / `scoring` mappings.
 _EVAL_OWN = frozenset({"task", "model", "dataset", "out", "revision", "limit", "loaded"})
+# Set by a sweep's shard only (its model's api_key_env): no `eval` option sets it, so no `settings` key either.
+_EVAL_INNER = frozenset({"api_key_variable"})
 _SCORE_OWN = frozenset({"task", "dataset", "predictions", "out", "revision", "judge", "loaded_models"})
 _FROM_RUN = frozenset({"allow_partial", "allow_failures", "circular", "no_image"})
 
@@ -245,7 +247,9 @@ def evaluate_arguments(
         raise UsageError("settings= and scoring= are mappings of setting names to values (a dict)")
     own = {"task": task, "dataset": dataset, "limit": limit, "revision": revision, "judge": judge, "out": out}
     own = checked("eval", own)
-    extra = checked("eval", _fields(EvalSettings, settings or {}, _EVAL_OWN, "settings"), EVAL_OPTION_NAMES)
+    extra = checked(
+        "eval", _fields(EvalSettings, settings or {}, _EVAL_OWN | _EVAL_INNER, "settings"), EVAL_OPTION_NAMES
+    )
     # Partial and failure handling, circular and blind runs follow the run's settings.
     score_extra = checked("score", _fields(ScoreOptions, scoring or {}, _SCORE_OWN | _FROM_RUN, "scoring"))
     return (*own.values(), extra, score_extra)
