@@ -66,6 +66,8 @@ def test_each_model_sends_its_own_key_and_no_file_holds_one(
         ("GPU1_KEY", "GPU1_KEY"),
         ("GPU2_KEY", "GPU2_KEY"),
     ]
+    kubernetes_validate = pytest.importorskip("kubernetes_validate", reason="kubernetes-validate (test extra)")
+    kubernetes_validate.validate(job, kubernetes_validate.latest_version(), strict=True)
 
 
 def test_a_variable_not_set_is_one_line_naming_spec_entry_and_variable(
