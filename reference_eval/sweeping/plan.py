@@ -83,7 +83,7 @@ def make_plan(spec: Spec, shards: int) -> tuple[dict[str, Any], dict[str, dict[s
     for cell in spec.cells:
         items, numbers = per_task[cell.task]
         parts = split(items, shards)
-        cells[cell.id] = {**cell.record(), "queries_per_item": numbers, "shards": parts}
+        cells[cell.id] = {**cell.record(), **cell.key_record(), "queries_per_item": numbers, "shards": parts}
         records.append(
             {
                 **cell.record(),
@@ -121,7 +121,8 @@ def plan_sweep(spec_path: str | Path, out: Path, shards: int, image: str = launc
         write_json(cell_dir(out, cell_id) / "cell.json", cell)
     folder = out.resolve()
     write_file(out / SLURM_FILE, launchers.slurm_script(folder, plan["total_shards"]))
-    write_file(out / KUBERNETES_FILE, launchers.kubernetes_manifest(folder, plan["total_shards"], image))
+    variables = sorted({cell.api_key_env for cell in spec.cells if cell.api_key_env is not None})
+    write_file(out / KUBERNETES_FILE, launchers.kubernetes_manifest(folder, plan["total_shards"], image, variables))
     write_json(out / PLAN_FILE, plan)
     states = ledger.rebuild(out)
     return Cost(
