@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from cogbench.cli import main
+from cogbench.option_types import DEFAULT_SEED
 from cogbench.reference_eval.metrics import intervals, paired_many
+from cogbench.reference_eval.reports.compare import load_run, overall_rows
 
 from sweep_helpers import CELL, planned
 
@@ -111,3 +114,52 @@ def test_fractional_hits_are_tested_pair_by_pair_and_agree():
     totals = np.ones((4, 6))
     found = paired_many.paired_permutation_ps(hits_a, totals, hits_b, totals, 50, 0)
     assert found == _per_pair(hits_a, totals, hits_b, totals, 50)
+
+
+@pytest.fixture(scope="module")
+def vqa_runs(built_release, tmp_path_factory) -> list[Path]:
+    """Three scored VQA runs of the build, right on all but every 2nd, 3rd and 5th question."""
+    from cogbench.dataset_builders.load import load_config
+    from cogbench.reference_eval.scoring.pipeline import ScoreOptions, run_scoring
+
+    root = tmp_path_factory.mktemp("vqa-runs")
+    rows = load_config(str(built_release), "vqa").remove_columns("image").to_list()
+    folders = []
+    for every in (2, 3, 5):
+        lines = [
+            json.dumps(
+                {
+                    **{k: r[k] for k in ("question", "choice_a", "choice_b", "choice_c", "choice_d")},
+                    "img_id": r["image_id"],
+                    "answer": "ABCD"[r["answer"]],
+                    "response": "ABCD"[(r["answer"] + (i % every == 0)) % 4],
+                }
+            )
+            for i, r in enumerate(rows)
+        ]
+        (root / f"{every}.jsonl").write_text("\n".join(lines) + "\n")
+        options = ScoreOptions(
+            task="vqa", dataset=str(built_release), predictions=str(root / f"{every}.jsonl"), out=str(root / str(every))
+        )
+        run_scoring(options)
+        folders.append(root / str(every))
+    return folders
+
+
+def test_the_groups_rows_are_those_of_cogbench_compare(vqa_runs, tmp_path, capsys):
+    """``compare.overall_rows`` (what the board and the site rank by) against ``cogbench compare --json``'s overall
+    row, p-value and all, for drawn permutations (20 < 2^images) and the exact test (9999 >= 2^images)."""
+    runs = [load_run(folder) for folder in vqa_runs]
+    images = len({d["image_id"] for d in runs[0].details})
+    assert 2**images > 20 and 2**images <= 9999  # both branches of the test below
+    for permutations, pairs in ((20, [(0, 1), (0, 2), (1, 2)]), (9999, [(0, 2)])):
+        rows = overall_rows(runs, pairs, "accuracy", DEFAULT_SEED, permutations)
+        for i, j in pairs:
+            out = tmp_path / f"{permutations}-{i}{j}.json"
+            argv = ["compare", str(vqa_runs[i]), str(vqa_runs[j]), "--json", str(out)]
+            assert main([*argv, "--permutations", str(permutations)]) == 0
+            compared = json.loads(out.read_text())["metrics"]["accuracy"][-1]
+            assert json.loads(json.dumps(rows[(i, j)], default=float)) == compared
+            assert compared["p_value"] is not None and compared["column"] == "overall"
+    capsys.readouterr()
+    assert rows[(0, 2)]["p_value"] < 1.0
