@@ -163,3 +163,18 @@ def test_the_groups_rows_are_those_of_cogbench_compare(vqa_runs, tmp_path, capsy
             assert compared["p_value"] is not None and compared["column"] == "overall"
     capsys.readouterr()
     assert rows[(0, 2)]["p_value"] < 1.0
+
+
+def test_a_run_folder_is_read_once_the_files_verify_checked(vqa_runs, monkeypatch):
+    """``read_input`` (each board cell) verifies the run and makes it of the details verify read: details.jsonl
+    is read once, not verified and then read again."""
+    from cogbench.reference_eval.recording import run_reader
+    from cogbench.reference_eval.verifying import run_inputs, verify
+
+    reads = []
+    real = run_reader.read_details
+    monkeypatch.setattr(verify, "read_details", lambda *args: reads.append(args) or real(*args))
+    monkeypatch.setattr(run_reader, "read_details", lambda *args: reads.append(args) or real(*args))
+    [run] = run_inputs.read_input(str(vqa_runs[0]))
+    assert len(reads) == 1
+    assert run.details == load_run(vqa_runs[0]).details and run.scores["task"] == "vqa"
