@@ -36,6 +36,8 @@ from cogbench.reference_eval.sweeping.layout import merged_dir, read_cell, read_
 from cogbench.reference_eval.verifying.verify import verify
 
 NOTES = (OOM_NOTE, ENGINE_NOTE, PARTIAL_NOTE)
+# What a shard's judge did, not which judge it is: its own counts (scores.json's judge block, panels' members too).
+JUDGE_COUNTS = ("prompts", "cache_hits", "calls", "failures", "failure_examples", "usage", "parsing_comparison")
 
 
 class MergeRefused(CogbenchError):
@@ -81,6 +83,16 @@ def verified(where: Path, build: str) -> None:
         )
 
 
+def judge_identity(judge: Any) -> Any:
+    """A scores.json ``judge`` block but for ``JUDGE_COUNTS``: what two shards of one cell must share."""
+    if not isinstance(judge, dict):
+        return judge
+    kept = {key: value for key, value in judge.items() if key not in JUDGE_COUNTS}
+    if isinstance(kept.get("members"), list):
+        kept["members"] = [judge_identity(member) for member in kept["members"]]
+    return kept
+
+
 def same_run(first: tuple[Path, dict, dict], other: tuple[Path, dict, dict]) -> None:
     """Two shards of one cell: one run but for their items; else one line naming both."""
     (a, record_a, scores_a), (b, record_b, scores_b) = first, other
@@ -89,7 +101,7 @@ def same_run(first: tuple[Path, dict, dict], other: tuple[Path, dict, dict]) -> 
     if differing:
         raise both(str(a / "run.json"), str(b / "run.json"), f"different runs ({'; '.join(differing[:3])})")
     for name, value_a, value_b in (
-        ("judge", scores_a.get("judge"), scores_b.get("judge")),
+        ("judge", judge_identity(scores_a.get("judge")), judge_identity(scores_b.get("judge"))),
         (
             "cogbench version",
             (scores_a.get("provenance") or {}).get("cogbench_version"),
