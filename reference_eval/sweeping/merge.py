@@ -6,7 +6,9 @@ same judge, cogbench version and build files in their scores.json; then every sh
 the build), and no item may be answered in two shards with different outputs. A refusal is one line naming both
 sides. The merged run is then written through ``eval``'s own code (``run_evaluation``: the shards' predictions as
 its one shard, nothing left to generate, merged, exported and scored as ``eval`` does) and verified; it equals
-an unsharded run of the cell (byte for byte in scores.json for rule-scored tasks). The shards are kept.
+an unsharded run of the cell (byte for byte in scores.json for rule-scored tasks). A cell judged by an LLM judge is
+scored with its shards' verdicts (``shared_verdicts``): the judge is asked nothing the shards asked it, and each
+item's details equal its shard's. The shards are kept.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from cogbench.dataset_builders.writes import write_file
 from cogbench.errors import CogbenchError, UsageError
 from cogbench.reference_eval.api.evaluation import run_evaluation
 from cogbench.reference_eval.formats.predictions import Prediction, read_predictions
+from cogbench.reference_eval.recording.run_files import RUN_FILES
 from cogbench.reference_eval.run.folder import (
     ENGINE_NOTE,
     EVAL_FILES,
@@ -30,7 +33,7 @@ from cogbench.reference_eval.run.folder import (
     settings_differences,
     write_run_json,
 )
-from cogbench.reference_eval.sweeping import ledger
+from cogbench.reference_eval.sweeping import ledger, shared_verdicts
 from cogbench.reference_eval.sweeping.execute import shard_settings
 from cogbench.reference_eval.sweeping.layout import merged_dir, read_cell, read_json, read_plan, shard_dir
 from cogbench.reference_eval.verifying.verify import verify
@@ -152,6 +155,7 @@ def merge_cell(folder: Path, plan: dict[str, Any], cell_id: str) -> Path:
             f"{folder / 'cells' / cell_id}: {len(missing)} planned queries have no prediction in any shard "
             f"(first: item {missing[0][0]}); run the sweep again, then merge"
         )
+    verdicts = shared_verdicts.gathered(shards, both)
     out = merged_dir(folder, cell_id)
     claim_output(out, "eval", EVAL_FILES, reads=[("--dataset", plan["build"])])
     for stale in sorted((out / "shards").glob("rank-*.jsonl")):
@@ -162,10 +166,14 @@ def merge_cell(folder: Path, plan: dict[str, Any], cell_id: str) -> Path:
     (out / "shards").mkdir(exist_ok=True)
     write_file(out / "shards" / "rank-0.jsonl", "".join(p.to_json() + "\n" for p in predictions), root=out)
     settings, scoring = shard_settings(folder, plan, cell, out, None)
+    claim_output(out / "score", "score", RUN_FILES, task=cell["task"], reads=[("--dataset", plan["build"])])
+    if shared_verdicts.write_verdicts(verdicts, out / "score"):  # the judge asked nothing the shards asked
+        scoring.judge_accept_retired = True  # every verdict cached: its endpoint is not even asked for its models
     run_evaluation(settings, scoring)
     result = verify(str(out), dataset=plan["build"])
     if result.differences:
         raise CogbenchError(f"{out}: the merged run does not verify: {result.differences[0].line()}")
+    shared_verdicts.same_details(shards, out)
     return out
 
 
