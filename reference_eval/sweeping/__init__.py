@@ -8,6 +8,7 @@
 - ``on_ray``: ``sweep run --ray``: one Ray task per shard not yet done, each run on a node as ``run-shard`` runs it.
 - ``merge``: ``sweep merge``: shards checked as one run and verified, joined into the cell's run folder.
 - ``shared_verdicts``: a judged cell's judge asked once: the shards' verdict caches given to its merged run.
+- ``shard_removal``: ``sweep merge --remove-shards``: a merged cell's shard folders removed once it verifies.
 - ``ledger``: ``sweep status``: each cell's state and items, in a SQLite file rebuilt from the run folders; the board's rows.
 - ``sweep_api``: ``cogbench.sweep``: plan, run and merge from Python, on the commands' code path.
 - ``cli``: ``sweep`` and its subcommands.

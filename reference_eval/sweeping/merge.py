@@ -8,7 +8,7 @@ sides. The merged run is then written through ``eval``'s own code (``run_evaluat
 its one shard, nothing left to generate, merged, exported and scored as ``eval`` does) and verified; it equals
 an unsharded run of the cell (byte for byte in scores.json for rule-scored tasks). A cell judged by an LLM judge is
 scored with its shards' verdicts (``shared_verdicts``): the judge is asked nothing the shards asked it, and each
-item's details equal its shard's. The shards are kept.
+item's details equal its shard's. The shards are kept unless ``--remove-shards`` asks (``shard_removal``).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from cogbench.reference_eval.run.folder import (
     settings_differences,
     write_run_json,
 )
-from cogbench.reference_eval.sweeping import ledger, shared_verdicts
+from cogbench.reference_eval.sweeping import ledger, shard_removal, shared_verdicts
 from cogbench.reference_eval.sweeping.execute import shard_settings
 from cogbench.reference_eval.sweeping.layout import merged_dir, read_cell, read_json, read_plan, shard_dir
 from cogbench.reference_eval.verifying.verify import verify
@@ -177,8 +177,10 @@ def merge_cell(folder: Path, plan: dict[str, Any], cell_id: str) -> Path:
     return out
 
 
-def merge_sweep(folder: Path, cells: tuple[str, ...] = ()) -> list[str]:
-    """``sweep merge``: every cell (or those named), each merged and verified; one line per cell."""
+def merge_sweep(folder: Path, cells: tuple[str, ...] = (), remove_shards: bool = False) -> list[str]:
+    """``sweep merge``: every cell (or those named), each merged and verified; one line per cell. ``remove_shards``:
+    then each cell's shard folders removed (``shard_removal``). A cell whose shards were removed is not merged again:
+    its merged run is verified (and, asked, the rest of its shards removed)."""
     plan = read_plan(folder)
     known = [entry["id"] for entry in plan["cells"]]
     for name in cells:
@@ -187,11 +189,29 @@ def merge_sweep(folder: Path, cells: tuple[str, ...] = ()) -> list[str]:
     lines = []
     try:
         for cell_id in cells or known:
+            if shard_removal.requested(folder, cell_id):
+                lines.append(merged_before(folder, plan, cell_id, remove_shards))
+                continue
             out = merge_cell(folder, plan, cell_id)
             scores = read_json(out / "score" / "scores.json", "")
             lines.append(
                 f"{cell_id}: merged into {out} ({'complete' if scores.get('complete') else 'PARTIAL'}, verified)"
             )
+            if remove_shards:
+                lines.append(shard_removal.remove_shards(folder, plan, cell_id))
     finally:
         ledger.rebuild(folder)
     return lines
+
+
+def merged_before(folder: Path, plan: dict[str, Any], cell_id: str, remove_shards: bool) -> str:
+    """The line of a cell whose shards were removed: its merged run verified again, never merged from what is left."""
+    if remove_shards:
+        return shard_removal.remove_shards(folder, plan, cell_id)
+    out = shard_removal.verified_run(folder, plan, cell_id)
+    if shard_removal.left(folder, read_cell(folder, cell_id)):
+        return (
+            f"{cell_id}: merged into {out} before, verified; its shards partly removed: run `cogbench sweep merge "
+            f"{folder} --remove-shards` to finish"
+        )
+    return f"{cell_id}: merged into {out} before, verified; its shards removed"

@@ -71,11 +71,14 @@ def sweep(
     run: bool = True,
     merge: bool = True,
     image: str = DEFAULT_IMAGE,
+    remove_shards: bool = False,
 ) -> SweepResult:
     """Plan the sweep of ``spec`` (sweep.yaml) into ``out``, run every shard here and merge every cell.
 
     The defaults are ``cogbench sweep plan``'s and ``sweep run``'s. ``run=False`` plans only (the cost, the
-    Slurm script and Kubernetes Job to run elsewhere); ``merge=False`` leaves the shards unmerged. A planned
+    Slurm script and Kubernetes Job to run elsewhere); ``merge=False`` leaves the shards unmerged;
+    ``remove_shards=True`` removes each cell's shard folders once its merged run verifies (``sweep merge
+    --remove-shards``: only files cogbench wrote, a folder holding another refused, nothing removed). A planned
     folder is planned again only for the same plan, and a run resumes what an earlier one left (as the
     commands do). A failed shard raises ``CogbenchError`` (``IncompleteRunError`` when only model or judge
     queries failed: call again to retry them) with the line ``sweep run`` prints, before any merge.
@@ -83,10 +86,15 @@ def sweep(
     spec, folder = _path(spec, "spec"), _path(out, "out")
     shards, jobs = _whole(shards, "shards"), _whole(jobs, "jobs")
     run, merge = flag(run, "sweep: run"), flag(merge, "sweep: merge")
+    remove_shards = flag(remove_shards, "sweep: remove_shards")
     if not isinstance(image, str) or not image:
         raise UsageError(f"sweep: image must be a container image name, not {echoed(image)}")
     if merge and not run:
         raise UsageError("sweep: merge=True needs run=True (a cell is merged once its shards have run)")
+    if remove_shards and not merge:
+        raise UsageError(
+            "sweep: remove_shards=True needs merge=True (shards are removed once their merged run verifies)"
+        )
     cost = plan_sweep(spec, folder, shards, image)
     lines = [*cost.lines()]
     if run:
@@ -96,7 +104,7 @@ def sweep(
         if error is not None:
             raise error
     if merge:
-        lines += merge_sweep(folder)
+        lines += merge_sweep(folder, remove_shards=remove_shards)
     cells = tuple(
         SweepCell(
             id=state.id,
