@@ -88,7 +88,7 @@ def test_shards_are_removed_only_on_request_after_the_merged_run_verifies(ran, t
     assert "cells already complete: 1 of 1" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("planted", ["file", "folder", "link"])
+@pytest.mark.parametrize("planted", ["file", "folder", "link", "linked shard", "file for a shard"])
 def test_a_shard_holding_what_cogbench_did_not_write_is_refused_and_nothing_removed(ran, tmp_path, capsys, planted):
     sweep = copy(ran, tmp_path)
     target = shards(sweep) / "2"
@@ -98,12 +98,24 @@ def test_a_shard_holding_what_cogbench_did_not_write_is_refused_and_nothing_remo
     elif planted == "folder":
         (target / "plots").mkdir()
         says = "holds files cogbench did not write (plots/)"
-    else:
+    elif planted == "link":
         (target / "predictions.jsonl").rename(tmp_path / "predictions.jsonl")
         (target / "predictions.jsonl").symlink_to(tmp_path / "predictions.jsonl")
         says = "holds a symbolic link (predictions.jsonl)"
-    err = refused(capsys, sweep, 2)
+    elif planted == "linked shard":  # the shard's folder itself a link to a folder elsewhere
+        merge(capsys, sweep)
+        target.rename(tmp_path / "elsewhere")
+        target.symlink_to(tmp_path / "elsewhere")
+        says = "a symbolic link, which cogbench never makes there"
+    else:  # a file of the user's where a shard's folder was, in a removal stopped before (shard 1 held)
+        with RunLock(shards(sweep) / "1"):
+            assert merge(capsys, sweep, "--remove-shards")[0] == 2
+        shutil.rmtree(target)
+        target.write_text("mine")
+        says = "not a folder, which cogbench never makes there"
+    err = refused(capsys, sweep, 2, resumed=planted == "file for a shard")
     assert err.startswith(f"error: {target}: {says}; refusing to remove this cell's shards"), err
+    assert planted != "linked shard" or len(list((tmp_path / "elsewhere").rglob("*"))) > 5
 
 
 def test_a_shard_folder_without_its_marker_is_refused(ran, tmp_path, capsys):

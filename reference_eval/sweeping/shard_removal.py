@@ -66,13 +66,20 @@ def verified_run(folder: Path, plan: dict[str, Any], cell_id: str) -> Path:
 
 def refuse_strangers(where: Path) -> None:
     """A shard folder holds only what ``eval`` writes there, under its marker, and no link; else one line."""
+    for path in (where.parent, where):
+        if path.is_symlink() or not path.is_dir():
+            raise UsageError(
+                f"{path}: {'a symbolic link' if path.is_symlink() else 'not a folder'}, which cogbench never makes "
+                "there; refusing to remove this cell's shards: move it away, then merge with --remove-shards again"
+            )
     names = folder_files(where)
     links = [name for name in names if (where / name).is_symlink()]
     folders = [p.relative_to(where).as_posix() for p in where.rglob("*") if p.is_dir() and not p.is_symlink()]
     strangers = [name for name in names if not owned(name, EVAL_FOLDER_FILES)]
     strangers += [f"{name}/" for name in folders if name not in FOLDERS]
     if links or strangers:
-        shown = ", ".join((links or strangers)[:3]) + (f" and {len(strangers) - 3} more" if len(strangers) > 3 else "")
+        listed = links or strangers
+        shown = ", ".join(listed[:3]) + (f" and {len(listed) - 3} more" if len(listed) > 3 else "")
         what = "a symbolic link" if links else "files cogbench did not write"
         raise UsageError(
             f"{where}: holds {what} ({shown}); refusing to remove this cell's shards: move them away, then merge "
