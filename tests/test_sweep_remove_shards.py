@@ -134,7 +134,7 @@ def test_a_removal_stopped_midway_is_read_right_and_finished_by_the_same_command
     with RunLock(shards(sweep) / "1"):
         code, _, err = merge(capsys, sweep, "--remove-shards")
     assert code == 2 and err.startswith(f"error: {shards(sweep) / '1'}: another process is writing this shard ")
-    assert "run `cogbench sweep merge --remove-shards` again" in err and err.count("\n") == 1
+    assert f"run `cogbench sweep merge {sweep} --remove-shards` again" in err and err.count("\n") == 1
     assert [p.name for p in sorted(shards(sweep).iterdir())] == ["1", "2"]
     (shards(sweep) / "2" / "score" / "scores.json").unlink()  # what a kill inside shard 2's removal leaves
     scores = (run / "score" / "scores.json").read_bytes()

@@ -13,6 +13,7 @@ the same way, and ``merge --remove-shards`` again goes on from there. The attemp
 
 from __future__ import annotations
 
+import shlex
 import time
 from pathlib import Path
 from typing import Any
@@ -92,12 +93,14 @@ def refuse_strangers(where: Path) -> None:
         )
 
 
-def remove_folder(where: Path) -> None:
-    """One shard folder, under its run lock: its files (the marker last), then its empty folders."""
+def remove_folder(where: Path, again: str) -> None:
+    """One shard folder, under its run lock: its files (the marker last), then its empty folders. ``again``: the
+    command that goes on, printed when another process holds the lock."""
+    escaped = again.replace("{", "{{").replace("}", "}}")  # the refusal is a format string for its {holder}
     lock = RunLock(
         where,
         refusal="another process is writing this shard ({holder}); the removal of its cell's shards stops "
-        "here: run `cogbench sweep merge --remove-shards` again once it has finished",
+        f"here: run `{escaped}` again once it has finished",
     ).acquire()
     try:
         for name in folder_files(where):
@@ -131,8 +134,9 @@ def remove_shards(folder: Path, plan: dict[str, Any], cell_id: str) -> str:
                 "started": round(time.time(), 3),
             },
         )
+    again = shlex.join(["cogbench", "sweep", "merge", str(folder), "--remove-shards"])
     for number in remaining:
-        remove_folder(shard_dir(folder, cell_id, number))
+        remove_folder(shard_dir(folder, cell_id, number), again)
     shards = cell_dir(folder, cell_id) / "shards"
     if shards.is_dir() and not any(shards.iterdir()):
         shards.rmdir()
