@@ -9,6 +9,8 @@
 - ``run_options``: ``sweep run``'s options (``--jobs``, ``--ray``, its resources) checked together; light, no Ray.
 - ``running``: ``sweep run``'s one function, here or on Ray, for the command and ``cogbench.sweep`` alike.
 - ``merge``: ``sweep merge``: shards checked as one run and verified, joined into the cell's run folder.
+- ``shared_verdicts``: a judged cell's judge asked once: the shards' verdict caches given to its merged run.
+- ``shard_removal``: ``sweep merge --remove-shards``: a merged cell's shard folders removed once it verifies.
 - ``ledger``: ``sweep status``: each cell's state and items, in a SQLite file rebuilt from the run folders; the board's rows.
 - ``sweep_api``: ``cogbench.sweep``: plan, run and merge from Python, on the commands' code path.
 - ``cli``: ``sweep`` and its subcommands.

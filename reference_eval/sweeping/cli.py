@@ -108,11 +108,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="join each cell's shards into the cell's run folder, verified; refuses shards that are not one run",
         description="For each cell: check every shard with `verify`, refuse (one line naming both sides) shards of "
         "different builds, prompts, generation settings, judges or cogbench versions, or an item answered twice "
-        "with different outputs; then write cells/CELL/run, an ordinary eval run folder, scored and verified. The "
-        "shards are kept.",
+        "with different outputs; then write cells/CELL/run, an ordinary eval run folder, scored (an LLM judge's "
+        "verdicts taken from the shards' caches: it is asked nothing again) and verified. The shards are kept "
+        "unless --remove-shards asks. Exit codes: 0 every cell merged; 1 a cell refused or not verified; 2 usage "
+        "error (also: a shard folder holding a file cogbench did not write, with --remove-shards).",
     )
     merge.add_argument("folder", metavar="DIR", help="a folder written by `cogbench sweep plan`")
     merge.add_argument("--cell", action="append", default=[], help="only this cell (repeatable) (default: every cell)")
+    merge.add_argument(
+        "--remove-shards",
+        action="store_true",
+        help="once a cell's merged run verifies (verified again just before), remove its shard folders: only files "
+        "`eval` wrote there (a shard holding any other file is refused, nothing removed); resumable, and a cell "
+        "whose shards are removed is never merged or run again (default: keep them)",
+    )
     merge.set_defaults(func=run_merge)
     status = commands.add_parser(
         "status",
@@ -157,7 +166,7 @@ def run_run_shard(args: argparse.Namespace) -> int:
 def run_merge(args: argparse.Namespace) -> int:
     from cogbench.reference_eval.sweeping.merge import merge_sweep
 
-    print("\n".join(merge_sweep(Path(args.folder), tuple(args.cell))))
+    print("\n".join(merge_sweep(Path(args.folder), tuple(args.cell), args.remove_shards)))
     return 0
 
 

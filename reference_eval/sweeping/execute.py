@@ -4,8 +4,8 @@
 A shard is ``eval`` restricted to its items, through the Python API's ``run_evaluation`` (generation, then
 ``score``'s code): its folder is an ordinary eval run folder, so a shard stopped anywhere (Ctrl-C, SIGKILL)
 resumes item by item from what its predictions already hold, as ``eval`` does. A shard that is done (answered
-and scored) is skipped. Each attempt is recorded in ``cells/CELL/attempts/K.json`` (running, done or failed)
-for ``sweep status``.
+and scored) is skipped, and so is one whose folder ``merge --remove-shards`` removed (its merged run holds it).
+Each attempt is recorded in ``cells/CELL/attempts/K.json`` (running, done or failed) for ``sweep status``.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from cogbench.reference_eval.sweeping.layout import (
     attempt_path,
     read_cell,
     read_plan,
+    removal_path,
     shard_dir,
     shards_of,
     write_json,
@@ -147,6 +148,9 @@ def check_keys(folder: Path, plan: dict[str, Any], shards: list[Shard]) -> None:
 
 
 def is_done(folder: Path, shard: Shard) -> bool:
+    """Answered and scored; or its cell merged and its shards removed (``merge --remove-shards``): never run again."""
+    if removal_path(folder, shard.cell).is_file():
+        return True
     return (
         ledger.read_attempt(attempt_path(folder, shard.cell, shard.number)).get("state") == "done"
         and (shard_dir(folder, shard.cell, shard.number) / "score" / "scores.json").is_file()

@@ -79,6 +79,7 @@ def sweep(
     ray: str | None = None,
     ray_num_cpus: float | None = None,
     ray_num_gpus: float | None = None,
+    remove_shards: bool = False,
 ) -> SweepResult:
     """Plan the sweep of ``spec`` (sweep.yaml) into ``out``, run every shard here or on Ray and merge every cell.
 
@@ -89,7 +90,9 @@ def sweep(
     docs/sweeps.md); ``jobs`` does not apply there. Every argument is checked before anything is planned, as
     the command checks its options (``UsageError`` with the command's message; an address shown masked).
     ``run=False`` plans only (the cost, the Slurm script and Kubernetes Job to run elsewhere); ``merge=False``
-    leaves the shards unmerged. A planned folder is planned again only for the same plan, and a run resumes
+    leaves the shards unmerged; ``remove_shards=True`` removes each cell's shard folders once its merged run
+    verifies (``sweep merge --remove-shards``: only files cogbench wrote, a folder holding another refused,
+    nothing removed). A planned folder is planned again only for the same plan, and a run resumes
     what an earlier one left (as the commands do). A failed shard raises ``CogbenchError``
     (``IncompleteRunError`` when only model or judge queries failed: call again to retry them) with the line
     ``sweep run`` prints, before any merge.
@@ -98,10 +101,15 @@ def sweep(
     shards = _whole(shards, "shards")
     jobs = None if jobs is None else _whole(jobs, "jobs")
     run, merge = flag(run, "sweep: run"), flag(merge, "sweep: merge")
+    remove_shards = flag(remove_shards, "sweep: remove_shards")
     if not isinstance(image, str) or not image:
         raise UsageError(f"sweep: image must be a container image name, not {echoed(image)}")
     if merge and not run:
         raise UsageError("sweep: merge=True needs run=True (a cell is merged once its shards have run)")
+    if remove_shards and not merge:
+        raise UsageError(
+            "sweep: remove_shards=True needs merge=True (shards are removed once their merged run verifies)"
+        )
     given = {"ray": ray, "ray_num_cpus": ray_num_cpus, "ray_num_gpus": ray_num_gpus}
     if not run and any(value is not None for value in given.values()):
         raise UsageError("sweep: ray=, ray_num_cpus= and ray_num_gpus= need run=True (they say where shards run)")
@@ -123,7 +131,7 @@ def sweep(
         if error is not None:
             raise error
     if merge:
-        lines += merge_sweep(folder)
+        lines += merge_sweep(folder, remove_shards=remove_shards)
     cells = tuple(
         SweepCell(
             id=state.id,
