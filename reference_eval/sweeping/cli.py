@@ -111,7 +111,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "with different outputs; then write cells/CELL/run, an ordinary eval run folder, scored (an LLM judge's "
         "verdicts taken from the shards' caches: it is asked nothing again) and verified. The shards are kept "
         "unless --remove-shards asks. Exit codes: 0 every cell merged; 1 a cell refused or not verified; 2 usage "
-        "error (also: a shard folder holding a file cogbench did not write, with --remove-shards).",
+        "error (also: with --remove-shards, a shard folder holding a file not written by cogbench).",
     )
     merge.add_argument("folder", metavar="DIR", help="a folder written by `cogbench sweep plan`")
     merge.add_argument("--cell", action="append", default=[], help="only this cell (repeatable) (default: every cell)")
