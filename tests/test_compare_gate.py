@@ -1,4 +1,6 @@
-"""``cogbench compare A B --gate --max-drop X`` (issue 50, item 6) on real scored CODIS runs.
+"""``cogbench compare A B --gate --max-drop X`` (issue 50, item 6) on real scored CODIS runs, and
+``cogbench.compare(a, b, gate=True, max_drop=X)``, the function the command calls: the same decision, the same
+refusals in the same words.
 
 A is the authors' example outputs scored against the built release (every pair right); B has a share of
 its pairs' two outputs swapped (both answers wrong), as tests/test_intervals.py builds its comparisons.
@@ -18,8 +20,10 @@ from conftest import needs_real_data
 from scipy import stats
 from test_intervals import codis_example, score_codis, swap_pairs
 
+import cogbench
 from cogbench.cli import main
-from cogbench.errors import EXIT_CODES, EXIT_GATE_FAILED, EXIT_USAGE
+from cogbench.errors import EXIT_CODES, EXIT_GATE_FAILED, EXIT_USAGE, UsageError
+from cogbench.reference_eval.reports.gate import Gate
 
 
 def upper_end_of_b_minus_a(a: Path, b: Path) -> tuple[float, float]:
@@ -66,6 +70,11 @@ def gate(a: Path, b: Path, max_drop: str, *more: str) -> int:
     return main(["compare", str(a), str(b), "--permutations", "200", "--gate", "--max-drop", max_drop, *more])
 
 
+def passed(a: Path, b: Path, max_drop: float, **more) -> bool:
+    """``cogbench.compare``'s gate decision."""
+    return cogbench.compare(a, b, permutations=200, gate=True, max_drop=max_drop, **more)["gate"]["passed"]
+
+
 @needs_real_data
 def test_gate_fails_a_planted_regression_and_passes_the_reverse(planted, capsys, tmp_path):
     a, b = planted
@@ -84,6 +93,30 @@ def test_gate_fails_a_planted_regression_and_passes_the_reverse(planted, capsys,
 
 
 @needs_real_data
+def test_the_gate_in_python_is_the_commands(planted, capsys, tmp_path):
+    """``cogbench.compare(gate=True)`` returns what ``compare --gate --json`` writes, and the command's line."""
+    a, b = planted
+    result = cogbench.compare(a, b, permutations=200, gate=True, max_drop=5)
+    assert gate(a, b, "5", "--json", str(tmp_path / "g.json")) == EXIT_GATE_FAILED
+    assert json.loads((tmp_path / "g.json").read_text()) == json.loads(json.dumps(result))
+    decision = result["gate"]
+    assert decision["passed"] is False and decision["metric"] == "acc_p" and decision["max_drop"] == 5
+    assert decision["difference"] == pytest.approx(-100 * 106 / 353) and decision["interval"][1] < -5
+    assert Gate(**decision).line() == gate_line(capsys)
+    assert passed(b, a, 0) is True  # the reverse passes any bar
+    assert passed(a, b, "0", gate_metric="context_awareness") is True  # "0": taken as --max-drop takes it
+    assert "gate" not in cogbench.compare(a, b, permutations=200)  # no gate asked, none decided
+    with pytest.raises(UsageError) as lacking:
+        cogbench.compare(a, b, permutations=200, gate=True, max_drop=1, gate_metric="acc_x")
+    assert gate(a, b, "1", "--gate-metric", "acc_x") == EXIT_USAGE
+    assert capsys.readouterr().err == f"error: {lacking.value}\n"
+    assert (
+        str(lacking.value)
+        == "compare --gate-metric acc_x: not a metric of these codis runs (acc_p, acc_q, context_awareness)"
+    )
+
+
+@needs_real_data
 def test_gate_passes_noise_within_the_interval(built_release, tmp_path, capsys):
     """Two runs each 10% wrong on different pairs: their difference is noise, inside the interval."""
     a, b = tmp_path / "a", tmp_path / "b"
@@ -93,6 +126,7 @@ def test_gate_passes_noise_within_the_interval(built_release, tmp_path, capsys):
     assert abs(difference) < 3 and upper > 0  # noise: the interval holds 0
     assert gate(a, b, "0") == 0
     assert gate_line(capsys).startswith("gate PASS")
+    assert passed(a, b, 0) is True
 
 
 @needs_real_data
@@ -108,29 +142,70 @@ def test_gate_bar_at_its_boundary(planted, capsys):
     assert gate(a, b, f"{boundary + 0.01:.4f}") == 0
     line = gate_line(capsys)
     assert line.startswith("gate PASS") and f"{upper:+.2f}]" in line
+    assert passed(a, b, boundary - 0.01) is False and passed(a, b, boundary + 0.01) is True
+    interval = cogbench.compare(a, b, permutations=200, gate=True, max_drop=boundary)["gate"]["interval"]
+    assert interval[1] == pytest.approx(upper, abs=5e-5)  # compare's interval: 4 decimals
 
 
-@pytest.mark.parametrize(
-    "arguments, message",
-    [
-        (["--gate", "--max-drop", "-1"], "argument --max-drop: -1 is not a number of points from 0 to 100"),
-        (["--gate", "--max-drop", "x"], "argument --max-drop: invalid metric_points value: 'x'"),
-        (["--gate", "--max-drop", "nan"], "argument --max-drop: nan is not a finite number"),
-        (["--gate", "--max-drop", "101"], "argument --max-drop: 101 is not a number of points from 0 to 100"),
-        (["--gate"], "error: compare --gate: give --max-drop X"),
-        (["--max-drop", "3"], "error: --max-drop applies to compare --gate"),
-        (["--gate-metric", "acc_q"], "error: --gate-metric applies to compare --gate"),
-        (["--gate", "--max-drop", "3", "--judges"], "error: --gate does not apply to --judges"),
-    ],
-)
-def test_bad_gate_options_are_one_error_line(arguments, message, tmp_path, capsys):
+# Each refusal as the command's options and as cogbench.compare's arguments, and the message both give.
+REFUSALS = [
+    (
+        ["--gate", "--max-drop", "-1"],
+        {"gate": True, "max_drop": -1},
+        "argument --max-drop: -1 is not a number of points from 0 to 100",
+    ),
+    (
+        ["--gate", "--max-drop", "x"],
+        {"gate": True, "max_drop": "x"},
+        "argument --max-drop: invalid metric_points value: 'x'",
+    ),
+    (
+        ["--gate", "--max-drop", "nan"],
+        {"gate": True, "max_drop": float("nan")},
+        "argument --max-drop: nan is not a finite number",
+    ),
+    (
+        ["--gate", "--max-drop", "101"],
+        {"gate": True, "max_drop": 101},
+        "argument --max-drop: 101 is not a number of points from 0 to 100",
+    ),
+    (["--gate"], {"gate": True}, "compare --gate: give --max-drop X"),
+    (["--max-drop", "3"], {"max_drop": 3}, "--max-drop applies to compare --gate"),
+    (["--gate-metric", "acc_q"], {"gate_metric": "acc_q"}, "--gate-metric applies to compare --gate"),
+    (
+        ["--gate", "--max-drop", "3", "--judges"],
+        {"gate": True, "max_drop": 3, "judges": True},
+        "--gate does not apply to --judges",
+    ),
+]
+
+
+@pytest.mark.parametrize("arguments, _, message", REFUSALS)
+def test_bad_gate_options_are_one_error_line(arguments, _, message, tmp_path, capsys):
     try:
         code = main(["compare", str(tmp_path / "a"), str(tmp_path / "b"), *arguments])
     except SystemExit as done:  # argparse's own usage error
         code = done.code
     assert code == EXIT_USAGE
     err = capsys.readouterr().err
-    assert message in err and err.count("error:") == 1 and "Traceback" not in err
+    assert f"error: {message}\n" in err and err.count("error:") == 1 and "Traceback" not in err
+
+
+@pytest.mark.parametrize("_, arguments, message", REFUSALS)
+def test_cogbench_compare_refuses_them_in_the_same_words(_, arguments, message, tmp_path):
+    with pytest.raises(UsageError) as refused:
+        cogbench.compare(tmp_path / "a", tmp_path / "b", **arguments)  # refused before the runs are read
+    assert str(refused.value) == message
+
+
+def test_cogbench_compare_refuses_gate_arguments_no_command_line_could_carry(tmp_path):
+    for arguments, message in (
+        ({"gate": "yes", "max_drop": 3}, "argument --gate: 'yes' is not True or False"),
+        ({"gate": True, "max_drop": 3, "gate_metric": 3}, "argument --gate-metric: expected text, not int 3"),
+    ):
+        with pytest.raises(UsageError) as refused:
+            cogbench.compare(tmp_path / "a", tmp_path / "b", **arguments)
+        assert str(refused.value) == message
 
 
 def test_gate_failed_is_a_documented_exit_code():

@@ -2,7 +2,7 @@
 venv's python (.ci/run-ray installs it there): the sweep, merged, equals the same sweep run here item for item
 (predictions, and scores.json, details.jsonl and run.json byte for byte: the tasks are rule-scored); a second run
 skips every shard; a failed shard is reported while the others finish, and the next run retries only it; an
-address's credentials are masked.
+address's credentials are masked; ``cogbench.sweep(ray=...)`` on the same cluster gives what the commands give.
 
 Marked ``ray``: runs only where ``COGBENCH_RAY_PYTHON`` names the Ray venv's python."""
 
@@ -160,3 +160,43 @@ def test_a_failed_shard_is_reported_while_the_others_finish_and_is_retried_alone
     assert len(server.requests) == 3
     merge = cogbench(cluster, tmp_path, "sweep", "merge", "sweep")
     assert merge.returncode == 0 and merge.stdout.strip().endswith("(PARTIAL, verified)"), merge.stderr[-3000:]
+
+
+API_SWEEP = """
+import json, sys
+import cogbench
+result = cogbench.sweep("sweep.yaml", "sweep", shards=2, ray=sys.argv[1], ray_num_cpus=0.5)
+print(json.dumps({"lines": list(result.lines), "runs": sorted(result.runs), "states": [c.state for c in result.cells]}))
+"""
+
+
+def test_cogbench_sweep_on_ray_equals_the_commands_on_ray(cluster, openai_server, built_release, tmp_path):
+    """One model, one task, two shards: ``cogbench.sweep(ray=ADDRESS)`` (the Ray venv's python) plans, runs on the
+    cluster and merges as ``sweep plan``, ``sweep run --ray`` and ``sweep merge`` do: the same lines, the same merged
+    runs byte for byte; the URL's key nowhere."""
+    server = openai_server(letter_responder)
+    models = [{"model": "openai:m", "base_url": with_credentials(server.base_url)}]
+    address = cluster["RAY_ADDRESS"]
+    command, api = tmp_path / "command", tmp_path / "api"
+    write_spec(command, built_release, models, limit=3)
+    plan = cogbench(cluster, command, "sweep", "plan", "sweep.yaml", "--out", "sweep", "--shards", "2")
+    run = cogbench(cluster, command, "sweep", "run", "sweep", "--ray", address, "--ray-num-cpus", "0.5")
+    merge = cogbench(cluster, command, "sweep", "merge", "sweep")
+    assert plan.returncode == run.returncode == merge.returncode == 0, (plan.stderr + run.stderr + merge.stderr)[-3000:]
+
+    write_spec(api, built_release, models, limit=3)
+    called = subprocess.run(
+        [RAY_PYTHON, "-c", API_SWEEP, address], cwd=api, env=cluster, capture_output=True, text=True, timeout=900
+    )
+    assert called.returncode == 0, called.stderr[-5000:]
+    result = json.loads(called.stdout.splitlines()[-1])
+    assert len(server.requests) == 2 * 3  # each sweep asked every query once
+    said = plan.stdout.splitlines()[:-1] + run.stdout.splitlines() + merge.stdout.splitlines()
+    assert f"ray {address}: 2 shard tasks submitted, each reserving 0.5 CPU and 0 GPU; 0 already done" in said
+    assert sorted(result["lines"]) == sorted(said)  # shards end in any order
+    assert result["runs"] == [CELL] and result["states"] == ["done"]
+    for name in ("score/scores.json", "score/details.jsonl", "run.json"):
+        path = Path("sweep", "cells", CELL, "run", name)
+        assert (api / path).read_bytes() == (command / path).read_bytes(), name
+    for text in (called.stdout, called.stderr, run.stdout, run.stderr, every_text(api / "sweep")):
+        assert SECRET not in text

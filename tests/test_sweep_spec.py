@@ -93,8 +93,8 @@ def test_the_plan_cells_shards_and_cost(tmp_path, capsys, built_release):
     assert out.splitlines()[:4] == [
         "cells: 8 (16 shards)",
         "queries: 60 model queries in all",
-        "judge calls: 0 LLM-judge queries at most (each shard scored, then each merged run; rule and none judges "
-        "make none)",
+        "judge calls: 0 LLM-judge queries at most (each shard scored; each merged run reuses its shards' verdicts; "
+        "rule and none judges make none)",
         "cells already complete: 0 of 8",
     ]
     sweep = tmp_path / "sweep"

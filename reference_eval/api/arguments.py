@@ -47,8 +47,12 @@ def _parsers(registers: tuple[Callable[[argparse._SubParsersAction], None], ...]
 
 
 def options_of(command: str, registers=REGISTERS) -> dict[str, argparse.Action]:
-    """The options of ``cogbench COMMAND`` by their destination (the API's argument names)."""
-    parser = _parsers(tuple(registers))[command]
+    """The options of ``cogbench COMMAND`` (``"sweep run"``: a subcommand's) by their destination (the API's
+    argument names)."""
+    name, *subcommands = command.split()
+    parser = _parsers(tuple(registers))[name]
+    for subcommand in subcommands:
+        parser = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[subcommand]
     return {action.dest: action for action in parser._actions if action.dest != "help"}
 
 

@@ -25,6 +25,7 @@ from cogbench.reference_eval.metrics.recognition import check_models
 from cogbench.reference_eval.publishing.details_dataset import detail_rows
 from cogbench.reference_eval.recording.run_reader import ScoredRun, read_run
 from cogbench.reference_eval.reports.compare import compare_runs
+from cogbench.reference_eval.reports.gate import check_gate_options, with_gate
 from cogbench.reference_eval.reports.judge_agreement import judge_agreement
 from cogbench.reference_eval.run.completeness import coverage_label, shown_value
 from cogbench.reference_eval.run.ranks import distributed_rank
@@ -40,6 +41,8 @@ if TYPE_CHECKING:
 PathLike = str | os.PathLike[str]
 # Set by the arguments of `evaluate` itself, so never through its `settings` / `scoring` mappings.
 _EVAL_OWN = frozenset({"task", "model", "dataset", "out", "revision", "limit", "loaded"})
+# Set by a sweep's shard only (its model's api_key_env): no `eval` option sets it, so no `settings` key either.
+_EVAL_INNER = frozenset({"api_key_variable"})
 _SCORE_OWN = frozenset({"task", "dataset", "predictions", "out", "revision", "judge", "loaded_models"})
 _FROM_RUN = frozenset({"allow_partial", "allow_failures", "circular", "no_image"})
 
@@ -244,7 +247,9 @@ def evaluate_arguments(
         raise UsageError("settings= and scoring= are mappings of setting names to values (a dict)")
     own = {"task": task, "dataset": dataset, "limit": limit, "revision": revision, "judge": judge, "out": out}
     own = checked("eval", own)
-    extra = checked("eval", _fields(EvalSettings, settings or {}, _EVAL_OWN, "settings"), EVAL_OPTION_NAMES)
+    extra = checked(
+        "eval", _fields(EvalSettings, settings or {}, _EVAL_OWN | _EVAL_INNER, "settings"), EVAL_OPTION_NAMES
+    )
     # Partial and failure handling, circular and blind runs follow the run's settings.
     score_extra = checked("score", _fields(ScoreOptions, scoring or {}, _SCORE_OWN | _FROM_RUN, "scoring"))
     return (*own.values(), extra, score_extra)
@@ -325,17 +330,24 @@ def compare(
     seed: int = DEFAULT_SEED,
     permutations: int = DEFAULT_PERMUTATIONS,
     allow_mismatch: bool = False,
+    gate: bool = False,
+    max_drop: float | None = None,
+    gate_metric: str | None = None,
 ) -> dict[str, Any]:
     """Two runs paired per metric (A - B, its 95% interval and p-value), as ``cogbench compare`` does.
 
     ``runs`` are run folders (verified when read) or ``Result`` objects. ``judges=True``: two
     scorings of each model's predictions by two judges, any number of models (``compare --judges``).
-    The defaults are ``cogbench compare``'s (``option_types``: one constant each).
+    ``gate=True`` with ``max_drop=X`` (points, 0 to 100) is ``compare --gate --max-drop X``: A the baseline,
+    B the candidate; the result's ``"gate"`` holds the decision on ``gate_metric`` (default: the task's
+    headline metric) overall: ``passed`` False when the upper end of the 95% interval of B - A (``interval``)
+    lies below -X. The defaults are ``cogbench compare``'s (``option_types``: one constant each).
     """
     given = {"judges": judges, "resamples": resamples, "seed": seed, "permutations": permutations}
-    judges, resamples, seed, permutations, allow_mismatch = checked(
-        "compare", {**given, "allow_mismatch": allow_mismatch}
-    ).values()
+    bar = {"gate": gate, "max_drop": max_drop, "gate_metric": gate_metric}
+    values = checked("compare", {**given, "allow_mismatch": allow_mismatch, **bar})
+    judges, resamples, seed, permutations, allow_mismatch = (values[name] for name in (*given, "allow_mismatch"))
+    check_gate_options(values["gate"], values["max_drop"], values["gate_metric"], judges)
     runs = tuple(path_or_result(run, "compare", Result) for run in runs)
     if judges:
         if len(runs) < 2:
@@ -343,7 +355,8 @@ def compare(
         return plain(judge_agreement([_run(r) for r in runs], resamples, seed))
     if len(runs) != 2:
         raise UsageError(f"compare: give two runs, RUN_A and RUN_B ({len(runs)} given; --judges takes more)")
-    return plain(compare_runs(_run(runs[0]), _run(runs[1]), resamples, seed, permutations, allow_mismatch))
+    result = plain(compare_runs(_run(runs[0]), _run(runs[1]), resamples, seed, permutations, allow_mismatch))
+    return with_gate(result, values["max_drop"], values["gate_metric"]) if values["gate"] else result
 
 
 def plain(value: Any) -> Any:

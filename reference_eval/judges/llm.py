@@ -169,7 +169,10 @@ class VerdictCache:
         return row[0] if row else None
 
     def put(self, model: str, prompt: str, reply: str) -> None:
-        digest = self._digest(prompt)
+        self.put_digest(model, self._digest(prompt), reply)
+
+    def put_digest(self, model: str, digest: str, reply: str) -> None:
+        """``put`` by the prompt's sha256: a reply copied from another cache of the same judge (``cached_replies``)."""
         self._pending[(model, digest)] = (model, digest, reply, time.time())
         if time.monotonic() - self._last_commit >= self.COMMIT_EVERY_SECONDS:
             self.flush()
@@ -184,6 +187,22 @@ class VerdictCache:
     def close(self) -> None:
         self.flush()
         self._db.close()
+
+
+def cached_replies(path: Path, cache_key: str) -> dict[tuple[str, str], str]:
+    """Every reply a verdict cache holds for the judges of ``cache_key`` (``judge_key``; the cache's model column is
+    ``MODEL#CACHE_KEY``), by (that column, prompt sha256); read only, the file left as it is."""
+    for name in (str(path), *(f"{path}-{suffix}" for suffix in ("wal", "shm", "journal"))):
+        refuse_link(Path(name))
+    try:
+        db = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            rows = db.execute("SELECT model, prompt_sha256, reply FROM replies").fetchall()
+        finally:
+            db.close()
+    except sqlite3.DatabaseError as error:
+        raise UsageError(f"{path}: not a usable judge cache, an SQLite file ({error})") from None
+    return {(model, digest): reply for model, digest, reply in rows if model.endswith(f"#{cache_key}")}
 
 
 def judge_key(settings: ChatSettings, parsing: str, structured: bool = False) -> str:

@@ -9,6 +9,7 @@
 - ``answer_bias``: a CODIS model's answer bias: word-pair frequencies (CODIS Section 5.2).
 - ``aggregate``: pooling overall and per category.
 - ``intervals``: confidence intervals and paired tests over images (units per image).
+- ``paired_many``: the paired permutation test of ``intervals`` for many pairs over the same images at once.
 - ``small_sample``: the Korn-Graubard interval, paired t differences, minimum detectable difference.
 - ``circular``: the circular-VQA definitions.
 - ``agreement``: two judges' agreement (Cohen's kappa, flips, Kendall's tau).

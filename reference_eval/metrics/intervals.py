@@ -143,9 +143,9 @@ def paired_difference(
         rows.append(
             {
                 "column": name,
-                "a": _number(table_a.pooled()[k]),
-                "b": _number(table_b.pooled()[k]),
-                "difference": _number(point[k]),
+                "a": number(table_a.pooled()[k]),
+                "b": number(table_b.pooled()[k]),
+                "difference": number(point[k]),
                 "interval": None if np.isnan(point[k]) else intervals[k],
                 "p_value": p_value,
             }
@@ -176,7 +176,8 @@ def _paired_permutation_p(hits: np.ndarray, totals: np.ndarray, n: int, permutat
     return round(float(result.pvalue), 6)
 
 
-def _number(value: float) -> float | None:
+def number(value: float) -> float | None:
+    """A pooled value or difference as compare's rows hold it: 4 decimals, None where nothing counts (NaN)."""
     return None if np.isnan(value) else round(float(value), 4)
 
 

@@ -31,6 +31,7 @@ minimum detectable difference at 80% power.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -45,6 +46,14 @@ METHOD = (
     "the t interval of the linearised ratio"
 )
 PAIRED_METHOD = "paired ratio linearisation over images, t interval with G-1 degrees of freedom"
+
+
+@lru_cache(maxsize=4096)
+def t_quantile(q: float, df: float) -> np.float64:
+    """Student's t quantile, ``scipy.stats.t.ppf(q, df)``: the same value, computed once per (q, df) (a board
+    asks it for thousands of pairs on the same number of images)."""
+    quantile: np.float64 = np.float64(stats.t.ppf(q, df))
+    return quantile
 
 
 def _ratio_and_variance(hits: np.ndarray, totals: np.ndarray) -> tuple[float, float, int]:
@@ -74,7 +83,7 @@ def korn_graubard(hits: np.ndarray, totals: np.ndarray, level: float = LEVEL) ->
     # hits <= units everywhere: v(R) is 0 at R = 0 (no hits) and at R = 1 (hits == units), so v(R) > 0 means 0 < R < 1
     units = float(totals.sum())
     n_eff = ratio * (1.0 - ratio) / variance if variance > 0 else units
-    n_eff *= (stats.t.ppf(tail, max(units - 1.0, 1.0)) / stats.t.ppf(tail, groups - 1)) ** 2
+    n_eff *= (t_quantile(tail, max(units - 1.0, 1.0)) / t_quantile(tail, groups - 1)) ** 2
     successes = ratio * n_eff
     low = 0.0 if successes <= 0 else stats.beta.ppf(tail, successes, n_eff - successes + 1)
     high = 1.0 if successes >= n_eff else stats.beta.ppf(1 - tail, successes + 1, n_eff - successes)
@@ -83,7 +92,7 @@ def korn_graubard(hits: np.ndarray, totals: np.ndarray, level: float = LEVEL) ->
 
 def _ratio_t_interval(ratio: float, variance: float, groups: int, tail: float) -> list[float]:
     """R +- t sqrt(v(R)) on G - 1 degrees of freedom, in percent, for hit counts that are not binomial."""
-    half = float(stats.t.ppf(1 - tail, groups - 1)) * variance**0.5
+    half = float(t_quantile(1 - tail, groups - 1)) * variance**0.5
     return [round(100.0 * max(ratio - half, 0.0), 4), round(100.0 * (ratio + half), 4)]
 
 
@@ -113,7 +122,7 @@ def paired_difference_t(
         return {"difference": round(difference, 4), "interval": None, "se": None, "clusters": groups}
     residual = (ha - ra * ta) / ta.sum() - (hb - rb * tb) / tb.sum()
     se = 100.0 * float(np.sqrt(groups / (groups - 1) * (residual**2).sum()))
-    half = float(stats.t.ppf(1 - (1 - level) / 2, groups - 1)) * se
+    half = float(t_quantile(1 - (1 - level) / 2, groups - 1)) * se
     return {
         "difference": round(difference, 4),
         "interval": [round(difference - half, 4), round(difference + half, 4)],
@@ -136,5 +145,5 @@ def min_detectable_difference(
         floor = 0.5 / units
         p = [min(max(r, floor), 1 - floor) for r in rates]
         se = 100.0 * float(np.sqrt(sum(x * (1 - x) for x in p) / units))
-    factor = stats.t.ppf(1 - (1 - level) / 2, groups - 1) + stats.t.ppf(power, groups - 1)
+    factor = t_quantile(1 - (1 - level) / 2, groups - 1) + t_quantile(power, groups - 1)
     return round(float(factor * se), 1)

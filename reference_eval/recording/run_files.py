@@ -10,6 +10,7 @@ from typing import Any
 
 from cogbench.dataset_builders.writes import locked_folder, remove_temporaries, write_file
 from cogbench.numbers import fixed
+from cogbench.reference_eval.recording.file_names import LEGACY_TEMPORARIES, RUN_FILES
 from cogbench.reference_eval.recording.panel_text import render_panel
 from cogbench.reference_eval.recording.run_kind import MODE_LABEL, description_mode, judge_identity, judge_name
 from cogbench.reference_eval.recording.run_reader import schema
@@ -32,22 +33,6 @@ CODIS_SHORT = {
     "Attributes": "Attributes",
     "Relationships": "Relationships",
 }
-
-
-# Every file `cogbench score` writes in its --out (dataset_builders.output.claim_output).
-RUN_FILES = (
-    "scores.json",
-    "details.jsonl",
-    "report.md",
-    "judge_cache.sqlite",
-    # Temporaries of versions before dataset_builders/writes.py (what a crash of one left is still ours).
-    "scores.json.partial",
-    "details.jsonl.partial",
-    "report.md.partial",
-    "judge_cache.sqlite-*",
-)
-# Removed by the next score as write_with's temporaries are (remove_temporaries).
-LEGACY_TEMPORARIES = ("scores.json.partial", "details.jsonl.partial", "report.md.partial")
 
 
 def scores_schema() -> dict[str, Any]:

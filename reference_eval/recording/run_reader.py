@@ -180,6 +180,12 @@ def read_run(path: str | Path) -> ScoredRun:
     folder = score_folder(path)
     scores = read_json_file(folder / "scores.json", "scores.schema.json")
     details = read_details(folder / "details.jsonl", scores["task"])
+    return checked_run(folder, scores, details)
+
+
+def checked_run(folder: Path, scores: dict[str, Any], details: list[dict[str, Any]]) -> ScoredRun:
+    """The run of ``read_run`` from its scores.json and details.jsonl as read (schema-checked) already: every
+    stated number recomputed, its run.json read and checked."""
     check_recomputed(folder, scores, details)
     record = read_run_record(folder)
     return ScoredRun(folder, scores, details, prompt_of(scores, record), record)

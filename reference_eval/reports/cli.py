@@ -116,17 +116,11 @@ def run_compare(args: argparse.Namespace) -> int:
         if value:
             # Never onto a build's manifest.json, nor into a run, marked or not (nor one being compared).
             check_option_file(Path(value), option, reads=[("RUN", run) for run in args.runs])
-    if not args.gate and (args.max_drop is not None or args.gate_metric):
-        raise UsageError(f"{'--max-drop' if args.max_drop is not None else '--gate-metric'} applies to compare --gate")
-    if args.gate and (args.max_drop is None or args.judges):
-        raise UsageError(
-            "compare --gate: give --max-drop X" if not args.judges else "--gate does not apply to --judges"
-        )
-    gate = None
+    bar = {"gate": args.gate, "max_drop": args.max_drop, "gate_metric": args.gate_metric}
     if args.judges:
         from cogbench.reference_eval.reports.judge_agreement import agreement_chart, render_agreement
 
-        result = compare(*args.runs, judges=True, resamples=args.resamples, seed=args.seed)
+        result = compare(*args.runs, judges=True, resamples=args.resamples, seed=args.seed, **bar)
         print(render_agreement(result), end="")
         if args.chart:
             print(f"wrote {agreement_chart(Path(args.chart), result)}")
@@ -139,20 +133,16 @@ def run_compare(args: argparse.Namespace) -> int:
             seed=args.seed,
             permutations=args.permutations,
             allow_mismatch=args.allow_mismatch,
+            **bar,
         )
         print(render_comparison(result, args.alpha), end="")
-        if args.gate:
-            from dataclasses import asdict
-
-            from cogbench.reference_eval.reports.gate import gate as decide
-
-            gate = decide(result, args.max_drop, args.gate_metric)
-            result = {**result, "gate": asdict(gate)}
     if args.json_out:
         write_file(Path(args.json_out), json.dumps(result, indent=2) + "\n")
-    if gate is not None:
+    if args.gate:  # compare() added its decision under "gate"
         from cogbench.errors import EXIT_GATE_FAILED
+        from cogbench.reference_eval.reports.gate import Gate
 
+        gate = Gate(**result["gate"])
         print(gate.line())
         return 0 if gate.passed else EXIT_GATE_FAILED
     return 0

@@ -76,8 +76,9 @@ def dataset_fingerprint(scores: dict[str, Any]) -> tuple[str, ...] | None:
     return tuple(sorted(str(s.get("sha256")) for s in shards)) if shards else None
 
 
-def build_and_settings_reasons(a, b, skip: tuple[str, ...] = ()) -> list[tuple[str, str]]:
-    """(what, why) for each way the runs' dataset build or generation settings differ; ``skip``: settings left out."""
+def build_and_settings_reasons(a, b, skip: tuple[str, ...] = (), settings=None) -> list[tuple[str, str]]:
+    """(what, why) for each way the runs' dataset build or generation settings differ; ``skip``: settings left out;
+    ``settings``: both runs' ``generation_settings``, when read already (one run in many pairs)."""
     reasons = []
     if a.scores["dataset_revision"] != b.scores["dataset_revision"]:
         reasons.append(
@@ -89,8 +90,7 @@ def build_and_settings_reasons(a, b, skip: tuple[str, ...] = ()) -> list[tuple[s
     fingerprints = dataset_fingerprint(a.scores), dataset_fingerprint(b.scores)
     if None not in fingerprints and fingerprints[0] != fingerprints[1]:
         reasons.append(("dataset fingerprint", "dataset fingerprint (shard sha256) differs"))
-    settings_a = generation_settings(a.folder, a.scores, a.prompt_id)
-    settings_b = generation_settings(b.folder, b.scores, b.prompt_id)
+    settings_a, settings_b = settings or [generation_settings(r.folder, r.scores, r.prompt_id) for r in (a, b)]
     for name in SETTINGS:
         x, y = settings_a[name], settings_b[name]
         if name not in skip and x is not None and y is not None and x != y:
@@ -98,7 +98,7 @@ def build_and_settings_reasons(a, b, skip: tuple[str, ...] = ()) -> list[tuple[s
     return reasons
 
 
-def find_mismatch(a, b, judged_alike: bool = True) -> Mismatch:
+def find_mismatch(a, b, judged_alike: bool = True, settings=None) -> Mismatch:
     """Every reason the runs ``a`` and ``b`` (``compare.ScoredRun``) are not comparable; refuse across tasks.
 
     ``judged_alike=False`` (``compare --judges``, whose runs differ in their judge on purpose) leaves the judge out.
@@ -108,7 +108,7 @@ def find_mismatch(a, b, judged_alike: bool = True) -> Mismatch:
             f"cannot compare runs of different tasks: {a.folder} has {a.scores['task']!r}, "
             f"{b.folder} has {b.scores['task']!r}"
         )
-    reasons = [why for _, why in build_and_settings_reasons(a, b)]
+    reasons = [why for _, why in build_and_settings_reasons(a, b, settings=settings)]
     judges = judge_difference(a.scores, b.scores) if judged_alike else None
     if judges:
         reasons.append(judges)
@@ -121,9 +121,9 @@ def find_mismatch(a, b, judged_alike: bool = True) -> Mismatch:
     return Mismatch(reasons, items_a & items_b, len(items_a - items_b), len(items_b - items_a))
 
 
-def check_or_refuse(a, b, allow_mismatch: bool, judged_alike: bool = True) -> Mismatch:
+def check_or_refuse(a, b, allow_mismatch: bool, judged_alike: bool = True, settings=None) -> Mismatch:
     """The mismatch (empty when comparable), or a one-line refusal without ``--allow-mismatch``."""
-    mismatch = find_mismatch(a, b, judged_alike)
+    mismatch = find_mismatch(a, b, judged_alike, settings)
     if mismatch.reasons and not allow_mismatch:
         raise UsageError(
             f"cannot compare {a.folder} with {b.folder}: {'; '.join(mismatch.reasons)} "

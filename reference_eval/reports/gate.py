@@ -6,11 +6,15 @@ A - B; the gate turns it round to B - A (B the candidate, A the baseline). It FA
 the interval of B - A lies below -X: B is worse than A by more than X points with the interval's
 confidence (95%, two-sided; so at least 97.5% one-sided). A drop whose interval reaches above -X passes:
 noise, or a drop these sizes cannot tell from X.
+
+``cogbench.compare(a, b, gate=True, max_drop=X)`` (api/evaluation.py) checks its gate arguments here
+(``check_gate_options``) and adds the decision under ``"gate"`` (``with_gate``), as ``compare --gate`` records
+it in ``--json``; the command calls that function and prints ``Gate(**result["gate"]).line()``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from cogbench.errors import UsageError
@@ -66,3 +70,18 @@ def gate(result: dict[str, Any], max_drop: float, metric: str | None = None) -> 
         level=LEVEL,
         passed=not interval[1] < -max_drop,
     )
+
+
+def check_gate_options(gate: bool, max_drop: float | None, metric: str | None, judges: bool) -> None:
+    """The gate's options together (each already its option's type): ``--max-drop`` and ``--gate-metric`` only with
+    ``--gate``, which needs ``--max-drop`` and does not apply to ``--judges``."""
+    if not gate and (max_drop is not None or metric):
+        raise UsageError(f"{'--max-drop' if max_drop is not None else '--gate-metric'} applies to compare --gate")
+    if gate and (max_drop is None or judges):
+        raise UsageError("compare --gate: give --max-drop X" if not judges else "--gate does not apply to --judges")
+
+
+def with_gate(result: dict[str, Any], max_drop: float, metric: str | None = None) -> dict[str, Any]:
+    """``result`` (a ``compare_runs`` result) with the gate's decision under ``"gate"``: metric, difference (B - A),
+    interval, max_drop, level, passed."""
+    return {**result, "gate": asdict(gate(result, max_drop, metric))}

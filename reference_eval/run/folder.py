@@ -18,7 +18,7 @@ from cogbench.dataset_builders.writes import write_file
 from cogbench.errors import CogbenchError, UsageError
 from cogbench.reference_eval.formats.official import OFFICIAL_FILE_NAME
 from cogbench.reference_eval.formats.predictions import Prediction, parse_json, read_predictions
-from cogbench.reference_eval.recording.run_files import RUN_FILES
+from cogbench.reference_eval.recording.file_names import RUN_FILES
 from cogbench.reference_eval.tasks.queries import Query
 
 OOM_NOTE = "batch_size_after_oom"  # in run.json: the batch size kept after out-of-memory splits

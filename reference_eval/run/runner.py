@@ -48,7 +48,7 @@ from cogbench.reference_eval.answers.reasoning import THINKING_SETTINGS
 from cogbench.reference_eval.backends import openai_chat as openai_backend
 from cogbench.reference_eval.backends import vllm_offline
 from cogbench.reference_eval.backends.hub import check_hf_model
-from cogbench.reference_eval.backends.openai_api import ChatClient, ChatSettings
+from cogbench.reference_eval.backends.openai_api import API_KEY_VARIABLE, ChatClient, ChatSettings
 from cogbench.reference_eval.formats.official import write_official
 from cogbench.reference_eval.formats.predictions import Prediction, PredictionWriter, read_predictions
 from cogbench.reference_eval.run.completeness import failure_line
@@ -121,6 +121,8 @@ class EvalSettings:
     structured_regex: str | None = None  # openai:, vllm:: every reply constrained to it (vLLM structured outputs)
     # Only these items of the config (a sweep's shard, reference_eval/sweeping/), in dataset order; None: every item.
     item_ids: tuple[str, ...] | None = None
+    # openai:: the environment variable whose value is sent as the key (its name; a sweep's api_key_env). Not recorded.
+    api_key_variable: str = API_KEY_VARIABLE
 
     @property
     def new_tokens(self) -> int:
@@ -262,6 +264,7 @@ def chat_settings(settings: EvalSettings, name: str) -> ChatSettings:
         timeout_seconds=settings.timeout_seconds,
         thinking=settings.thinking,
         structured_regex=settings.structured_regex,
+        api_key_variable=settings.api_key_variable,
     )
 
 

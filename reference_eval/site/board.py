@@ -122,7 +122,7 @@ def column_groups(
         metric = cells[members[0]]["metric"]
         column_runs = [ReportRun(runs[k], cells[k]["model"], "") for k in members]
         positions = list(range(len(members)))
-        tests = pair_tests(column_runs, [positions], permutations, seed)
+        tests = pair_tests(column_runs, {metric: [positions]}, permutations, seed)
         group = ranked_metric(column_runs, positions, metric, tests, alpha)
         found[column["key"]] = {
             "metric": metric,

@@ -5,8 +5,9 @@ Runs are read by ``reports.report_runs`` (through ``run_reader.read_run``: schem
 recomputed from details.jsonl). Which runs are ranked together follows ``report``: a NOT COMPARABLE run
 (``comparable.report_mismatches``) and a PARTIAL metric are shown but never ranked; the others are ranked
 within one build kind (full release or SAMPLE) and judge, as ``report`` bolds them. Each pair of ranked runs
-is compared by ``compare.compare_runs`` (the paired permutation test over shared images of ``cogbench
-compare``), and Holm's correction runs across the pairs of one metric (``significance``).
+is compared on each metric's overall value as ``compare.compare_runs`` compares it (the paired permutation test
+over shared images of ``cogbench compare``; ``compare.overall_rows`` gives the same rows, every pair of a metric
+tested at once), and Holm's correction runs across the pairs of one metric (``significance``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from cogbench.numbers import fixed
 from cogbench.option_types import DEFAULT_PERMUTATIONS, DEFAULT_SEED
 from cogbench.reference_eval.recording.run_files import metric_interval
 from cogbench.reference_eval.recording.run_kind import MODE_LABEL, PAPER_JUDGE, judge_name
-from cogbench.reference_eval.reports.compare import column_label, compare_runs
+from cogbench.reference_eval.reports.compare import column_label, overall_rows
 from cogbench.reference_eval.reports.published import REFERENCE_MODELS, PublishedResult, published_table
 from cogbench.reference_eval.reports.report_runs import ReportRun, run_line
 from cogbench.reference_eval.run.completeness import (
@@ -147,14 +148,18 @@ def _why_unranked(run: ReportRun, metric: str) -> str:
 
 
 def pair_tests(
-    runs: list[ReportRun], sets: list[list[int]], permutations: int, seed: int
+    runs: list[ReportRun], sets: dict[str, list[list[int]]], permutations: int, seed: int
 ) -> dict[tuple[int, int], dict[str, Any]]:
-    """``compare.compare_runs`` of each pair (i < j) within a rank set, once per pair whatever its metrics."""
-    pairs = {pair for members in sets for pair in combinations(sorted(members), 2)}
-    return {
-        (i, j): compare_runs(runs[i].run, runs[j].run, permutations=permutations, seed=seed, resamples=1)
-        for i, j in sorted(pairs)
-    }
+    """Per metric, the overall row ``compare.compare_runs`` gives each pair (i < j) within one of its rank sets
+    (``sets``: metric -> rank sets), as ``{(i, j): {"metrics": {metric: [row]}}}``: the groups read the overall
+    row alone. ``compare.overall_rows`` makes them, every pair's permutation test of a metric at once."""
+    tests: dict[tuple[int, int], dict[str, Any]] = {}
+    scored = [run.run for run in runs]
+    for metric, found in sets.items():
+        pairs = sorted({pair for members in found for pair in combinations(sorted(members), 2)})
+        for pair, row in overall_rows(scored, pairs, metric, seed, permutations).items():
+            tests.setdefault(pair, {"metrics": {}})["metrics"][metric] = [row]
+    return tests
 
 
 def ranked_metric(
@@ -233,7 +238,7 @@ def leaderboard(
         task_runs = [runs[i] for i in indexes]
         names = list(dict.fromkeys(m for run in task_runs for m in run.metrics))
         sets = {metric: rank_sets(task_runs, metric) for metric in names}
-        tests = pair_tests(task_runs, [s for found in sets.values() for s in found], permutations, seed)
+        tests = pair_tests(task_runs, sets, permutations, seed)
         metrics = []
         for metric in names:
             columns = _columns(task_runs, metric)

@@ -7,51 +7,12 @@ from __future__ import annotations
 
 import argparse
 import functools
-import re
-import sys
 from pathlib import Path
 
-from cogbench.errors import UsageError
-from cogbench.option_types import finite, non_negative_int, positive_int
-from cogbench.redaction import redact_text
+from cogbench.option_types import non_negative_int, positive_int
+from cogbench.reference_eval.sweeping.run_options import RAY_NUM_CPUS, RAY_NUM_GPUS, resource_amount
 
 LAUNCHERS_DEFAULT_IMAGE = "cogbench:latest"  # launchers.DEFAULT_IMAGE (not imported: registration stays light)
-RAY_NUM_CPUS = 1.0  # what each shard's Ray task reserves unless --ray-num-cpus / --ray-num-gpus say otherwise
-RAY_NUM_GPUS = 0.0
-
-
-RAY_ADDRESS_FORMS = "auto, ray://HOST:PORT or HOST:PORT"
-RAY_HOST_PORT = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):[0-9]{1,5}$")
-
-
-def check_ray_address(address: str) -> str:
-    """``auto``, ``ray://HOST:PORT`` (Ray Client) or ``HOST:PORT`` (the head node); anything else is refused, in one
-    line with its credentials masked (cogbench/redaction.py)."""
-    if address == "auto" or RAY_HOST_PORT.match(address):
-        return address
-    scheme, sep, rest = address.partition("://")
-    if sep and scheme == "ray" and rest.strip("/"):
-        return address
-    raise UsageError(f"--ray '{redact_text(address)}': not a Ray address ({RAY_ADDRESS_FORMS})")
-
-
-def import_ray() -> None:
-    """Ray installed, or the one-line error (exit 2) that names the package to install."""
-    try:
-        import ray  # noqa: F401
-    except ImportError:
-        raise UsageError(
-            "sweep run's --ray needs Ray (module 'ray' is not installed); install the Ray version your "
-            f"cluster runs into this environment and on every node: `{sys.executable} -m pip install 'ray==VERSION'`"
-        ) from None
-
-
-def resource_amount(text: str) -> float:
-    """A Ray resource request: 0 or more, fractions allowed (0.5 GPU), finite."""
-    value = finite(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text} is not 0 or a positive number")
-    return value
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -151,11 +112,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="join each cell's shards into the cell's run folder, verified; refuses shards that are not one run",
         description="For each cell: check every shard with `verify`, refuse (one line naming both sides) shards of "
         "different builds, prompts, generation settings, judges or cogbench versions, or an item answered twice "
-        "with different outputs; then write cells/CELL/run, an ordinary eval run folder, scored and verified. The "
-        "shards are kept.",
+        "with different outputs; then write cells/CELL/run, an ordinary eval run folder, scored (an LLM judge's "
+        "verdicts taken from the shards' caches: it is asked nothing again) and verified. The shards are kept "
+        "unless --remove-shards asks. Exit codes: 0 every cell merged; 1 a cell refused or not verified; 2 usage "
+        "error (also: with --remove-shards, a shard folder holding a file not written by cogbench).",
     )
     merge.add_argument("folder", metavar="DIR", help="a folder written by `cogbench sweep plan`")
     merge.add_argument("--cell", action="append", default=[], help="only this cell (repeatable) (default: every cell)")
+    merge.add_argument(
+        "--remove-shards",
+        action="store_true",
+        help="once a cell's merged run verifies (verified again just before), remove its shard folders: only files "
+        "`eval` wrote there (a shard holding any other file is refused, nothing removed); resumable, and a cell "
+        "whose shards are removed is never merged or run again (default: keep them)",
+    )
     merge.set_defaults(func=run_merge)
     status = commands.add_parser(
         "status",
@@ -180,25 +150,13 @@ def run_plan(args: argparse.Namespace) -> int:
 
 
 def run_run(args: argparse.Namespace) -> int:
-    if args.ray is None:
-        for option in ("ray_num_cpus", "ray_num_gpus"):
-            if getattr(args, option) is not None:
-                raise UsageError(f"--{option.replace('_', '-')} applies only with --ray ADDRESS")
-        from cogbench.reference_eval.sweeping.execute import finish, run_all
+    from cogbench.reference_eval.sweeping.run_options import run_mode
 
-        return finish(run_all(Path(args.folder), args.jobs or 1))
-    if args.jobs is not None:
-        raise UsageError(
-            "--jobs applies only without --ray (Ray runs as many shards at once as the cluster has room for)"
-        )
-    check_ray_address(args.ray)
-    import_ray()
+    mode = run_mode(args.jobs, args.ray, args.ray_num_cpus, args.ray_num_gpus)  # every refusal before any work
     from cogbench.reference_eval.sweeping.execute import finish
-    from cogbench.reference_eval.sweeping.on_ray import run_on_ray
+    from cogbench.reference_eval.sweeping.running import run_sweep
 
-    cpus = RAY_NUM_CPUS if args.ray_num_cpus is None else args.ray_num_cpus
-    gpus = RAY_NUM_GPUS if args.ray_num_gpus is None else args.ray_num_gpus
-    return finish(run_on_ray(Path(args.folder), args.ray, cpus, gpus))
+    return finish(run_sweep(Path(args.folder), mode))
 
 
 def run_run_shard(args: argparse.Namespace) -> int:
@@ -212,7 +170,7 @@ def run_run_shard(args: argparse.Namespace) -> int:
 def run_merge(args: argparse.Namespace) -> int:
     from cogbench.reference_eval.sweeping.merge import merge_sweep
 
-    print("\n".join(merge_sweep(Path(args.folder), tuple(args.cell))))
+    print("\n".join(merge_sweep(Path(args.folder), tuple(args.cell), args.remove_shards)))
     return 0
 
 

@@ -4,8 +4,8 @@
 A shard is ``eval`` restricted to its items, through the Python API's ``run_evaluation`` (generation, then
 ``score``'s code): its folder is an ordinary eval run folder, so a shard stopped anywhere (Ctrl-C, SIGKILL)
 resumes item by item from what its predictions already hold, as ``eval`` does. A shard that is done (answered
-and scored) is skipped. Each attempt is recorded in ``cells/CELL/attempts/K.json`` (running, done or failed)
-for ``sweep status``.
+and scored) is skipped, and so is one whose folder ``merge --remove-shards`` removed (its merged run holds it).
+Each attempt is recorded in ``cells/CELL/attempts/K.json`` (running, done or failed) for ``sweep status``.
 """
 
 from __future__ import annotations
@@ -22,9 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cogbench.errors import CogbenchError, IncompleteRunError, UsageError
+from cogbench.errors import CogbenchError, IncompleteRunError, UsageError, locate
 from cogbench.redaction import MASK, redact_text
 from cogbench.reference_eval.api.evaluation import run_evaluation
+from cogbench.reference_eval.backends.openai_api import API_KEY_VARIABLE
 from cogbench.reference_eval.run.runner import EvalSettings
 from cogbench.reference_eval.scoring.options import ScoreOptions
 from cogbench.reference_eval.sweeping import ledger, scoring_models
@@ -34,6 +35,7 @@ from cogbench.reference_eval.sweeping.layout import (
     attempt_path,
     read_cell,
     read_plan,
+    removal_path,
     shard_dir,
     shards_of,
     write_json,
@@ -103,6 +105,7 @@ def shard_settings(folder: Path, plan: dict[str, Any], cell: dict[str, Any], out
         thinking=cell["thinking"],
         base_url=real_base_url(plan, cell),
         item_ids=None if items is None else tuple(items),
+        api_key_variable=cell.get("api_key_env") or API_KEY_VARIABLE,
         **{name: options[name] for name in ("batch_size", "concurrency", "max_attempts") if name in options},
         **extra,
     )
@@ -132,7 +135,27 @@ def real_judge(plan: dict[str, Any], cell: dict[str, Any]) -> str | None:
     raise UsageError(f"{plan['spec']}: names no cell {cell['id']}; plan the sweep again")
 
 
+def check_key(plan: dict[str, Any], cell: dict[str, Any]) -> None:
+    """The variable the cell's model entry names as its ``api_key_env`` set here, or one line naming the spec, the
+    entry and the variable (never a value: the key is read only into the request headers)."""
+    variable = cell.get("api_key_env")
+    if variable is not None and not os.environ.get(variable):
+        raise UsageError(
+            f"{locate(plan['spec'], None, cell['api_key_field'])}: {variable} is not set in this environment "
+            f"(the API key of {cell['model']}); set it where the shard runs"
+        )
+
+
+def check_keys(folder: Path, plan: dict[str, Any], shards: list[Shard]) -> None:
+    """Every key variable the shards not yet done need, set here: checked before any of them runs."""
+    for cell_id in dict.fromkeys(shard.cell for shard in shards if not is_done(folder, shard)):
+        check_key(plan, read_cell(folder, cell_id))
+
+
 def is_done(folder: Path, shard: Shard) -> bool:
+    """Answered and scored; or its cell merged and its shards removed (``merge --remove-shards``): never run again."""
+    if removal_path(folder, shard.cell).is_file():
+        return True
     return (
         ledger.read_attempt(attempt_path(folder, shard.cell, shard.number)).get("state") == "done"
         and (shard_dir(folder, shard.cell, shard.number) / "score" / "scores.json").is_file()
@@ -148,6 +171,7 @@ def run_one(folder: Path, plan: dict[str, Any], shard: Shard) -> Outcome:
     write_json(record, {**me, "state": "running"})
     try:
         cell = read_cell(folder, shard.cell)
+        check_key(plan, cell)  # on a node (a Ray task, an array task), the node's own environment
         settings, scoring = shard_settings(folder, plan, cell, shard_dir(folder, shard.cell, shard.number), shard.items)
         run_evaluation(settings, scoring)
     except CogbenchError as error:
@@ -168,7 +192,9 @@ def shard_at(folder: Path, plan: dict[str, Any], index: int) -> Shard:
 def run_shard(folder: Path, index: int | None) -> Outcome:
     """``sweep run-shard``: the shard at ``index`` (or the cluster's index variable)."""
     plan = read_plan(folder)
-    outcome = run_one(folder, plan, shard_at(folder, plan, index_from_environment(index)))
+    shard = shard_at(folder, plan, index_from_environment(index))
+    check_keys(folder, plan, [shard])
+    outcome = run_one(folder, plan, shard)
     ledger.rebuild(folder)
     return outcome
 
@@ -206,6 +232,7 @@ def run_all(folder: Path, jobs: int) -> list[Outcome]:
     by_cell: dict[str, list[Shard]] = {}
     for shard in shards_of(folder, plan):
         by_cell.setdefault(shard.cell, []).append(shard)
+    check_keys(folder, plan, [shard for shards in by_cell.values() for shard in shards])
     ledger.rebuild(folder)
     if jobs == 1 or len(by_cell) == 1:
         outcomes = run_cells(folder, plan, list(by_cell.values()))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ import yaml
 INDEX_VARIABLES = ("SLURM_ARRAY_TASK_ID", "JOB_COMPLETION_INDEX")
 DEFAULT_IMAGE = "cogbench:latest"
 DEFAULT_PARALLELISM = 8
+SECRET = "cogbench-sweep"  # the Kubernetes secret holding the API keys
 
 
 def shard_command(folder: Path, index: str) -> list[str]:
@@ -44,8 +46,17 @@ def slurm_script(folder: Path, shards: int) -> str:
     )
 
 
-def kubernetes_job(folder: Path, shards: int, image: str = DEFAULT_IMAGE) -> dict[str, Any]:
-    """A ``batch/v1`` Indexed Job: one completion per shard, index from ``JOB_COMPLETION_INDEX``."""
+def secret_variable(name: str, key: str) -> dict[str, Any]:
+    """A container's variable ``name`` read from the secret cogbench-sweep, key ``key`` (optional: a shard that needs
+    it and finds it unset fails with cogbench's own line naming it)."""
+    return {"name": name, "valueFrom": {"secretKeyRef": {"name": SECRET, "key": key, "optional": True}}}
+
+
+def kubernetes_job(
+    folder: Path, shards: int, image: str = DEFAULT_IMAGE, variables: Sequence[str] = ()
+) -> dict[str, Any]:
+    """A ``batch/v1`` Indexed Job: one completion per shard, index from ``JOB_COMPLETION_INDEX``; ``variables``: the
+    models' own API key variables (their spec's ``api_key_env``), each read from the secret's key of that name."""
     name = "cogbench-sweep-" + (re.sub(r"[^a-z0-9-]+", "-", folder.name.lower()).strip("-")[:40] or "run")
     return {
         "apiVersion": "batch/v1",
@@ -66,16 +77,8 @@ def kubernetes_job(folder: Path, shards: int, image: str = DEFAULT_IMAGE) -> dic
                             # Kubernetes expands $(VAR) in a container's command from its environment.
                             "command": shard_command(folder, "$(JOB_COMPLETION_INDEX)"),
                             "env": [
-                                {
-                                    "name": "OPENAI_API_KEY",
-                                    "valueFrom": {
-                                        "secretKeyRef": {
-                                            "name": "cogbench-sweep",
-                                            "key": "openai-api-key",
-                                            "optional": True,
-                                        }
-                                    },
-                                }
+                                secret_variable("OPENAI_API_KEY", "openai-api-key"),
+                                *(secret_variable(name, name) for name in variables if name != "OPENAI_API_KEY"),
                             ],
                             "volumeMounts": [{"name": "sweep", "mountPath": str(folder)}],
                         }
@@ -87,10 +90,11 @@ def kubernetes_job(folder: Path, shards: int, image: str = DEFAULT_IMAGE) -> dic
     }
 
 
-def kubernetes_manifest(folder: Path, shards: int, image: str = DEFAULT_IMAGE) -> str:
+def kubernetes_manifest(folder: Path, shards: int, image: str = DEFAULT_IMAGE, variables: Sequence[str] = ()) -> str:
+    own = f"; keys {', '.join(variables)}, the models' own keys (api_key_env)" if variables else ""
     head = (
         f"# cogbench sweep {folder}: one completion index per shard ({shards} shards). Apply with: kubectl apply -f "
         f"{folder}/kubernetes-job.yaml\n# The PersistentVolumeClaim cogbench-sweep holds the sweep folder; the secret "
-        "cogbench-sweep, key openai-api-key, the API key of openai: models.\n"
+        f"cogbench-sweep, key openai-api-key, the API key of openai: models{own}.\n"
     )
-    return head + yaml.safe_dump(kubernetes_job(folder, shards, image), sort_keys=False)
+    return head + yaml.safe_dump(kubernetes_job(folder, shards, image, variables), sort_keys=False)

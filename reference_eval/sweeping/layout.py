@@ -10,6 +10,8 @@
     DIR/cells/CELL/shards/K/        shard K: an ordinary ``eval`` run folder restricted to its items
     DIR/cells/CELL/attempts/K.json  shard K's last attempt: running, done or failed (and why), when
     DIR/cells/CELL/run/             the merged run (``sweep merge``): an ordinary ``eval`` run folder
+    DIR/cells/CELL/shards-removed.json   written before ``sweep merge --remove-shards`` removes the cell's shard
+                                    folders (``shard_removal``): from then on the merged run holds the cell
 
 Every file pattern is listed in ``SWEEP_FILES``: ``claim_output`` refuses a folder holding anything else.
 """
@@ -32,8 +34,9 @@ PLAN_FILE = "plan.json"
 LEDGER_FILE = "status.sqlite"
 SLURM_FILE = "slurm.sh"
 KUBERNETES_FILE = "kubernetes-job.yaml"
+REMOVED_FILE = "shards-removed.json"
 PLAN_FORMAT = 1
-_EVAL_FOLDER_FILES = (OUTPUT_MARKER, f"{OUTPUT_MARKER}.*.tmp", *EVAL_FILES)
+EVAL_FOLDER_FILES = (OUTPUT_MARKER, f"{OUTPUT_MARKER}.*.tmp", *EVAL_FILES)  # all an eval run folder may hold
 _OWN = (
     PLAN_FILE,
     LEDGER_FILE,
@@ -44,12 +47,13 @@ _OWN = (
     KUBERNETES_FILE,
     "cells/*/cell.json",
     "cells/*/attempts/*.json",
+    f"cells/*/{REMOVED_FILE}",
 )
 SWEEP_FILES = (
     *_OWN,
     *(temporary_pattern(name) for name in _OWN),
-    *(f"cells/*/shards/*/{name}" for name in _EVAL_FOLDER_FILES),
-    *(f"cells/*/run/{name}" for name in _EVAL_FOLDER_FILES),
+    *(f"cells/*/shards/*/{name}" for name in EVAL_FOLDER_FILES),
+    *(f"cells/*/run/{name}" for name in EVAL_FOLDER_FILES),
 )
 
 
@@ -71,6 +75,10 @@ def shard_dir(folder: Path, cell: str, number: int) -> Path:
 
 def merged_dir(folder: Path, cell: str) -> Path:
     return cell_dir(folder, cell) / "run"
+
+
+def removal_path(folder: Path, cell: str) -> Path:
+    return cell_dir(folder, cell) / REMOVED_FILE
 
 
 def attempt_path(folder: Path, cell: str, number: int) -> Path:

@@ -9,7 +9,9 @@ tasks is a ``GROUP BY`` over the ``cells`` table.
 
 States: ``queued`` (not started, or stopped and resumable), ``running`` (an attempt whose process is alive on
 this host), ``done`` (every shard answered all its items and was scored), ``failed`` (a shard's last attempt
-failed: run again to retry), ``missing`` (planned, but the cell's folder is gone).
+failed: run again to retry), ``missing`` (planned, but the cell's folder is gone, or its shards were removed and
+its merged run is gone). A cell whose shards ``merge --remove-shards`` removed (``cells/CELL/shards-removed.json``)
+is read from its merged run: done and merged, each shard ``removed``, however many of their folders are left.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from cogbench.reference_eval.sweeping.layout import (
     merged_dir,
     read_json,
     read_plan,
+    removal_path,
     shard_dir,
 )
 
@@ -38,7 +41,7 @@ STATES = ("queued", "running", "done", "failed", "missing")
 SCHEMA = """
 CREATE TABLE cells (id TEXT PRIMARY KEY, task TEXT, model TEXT, label TEXT, thinking TEXT, max_new_tokens INTEGER,
     judge TEXT, state TEXT, items_done INTEGER, items_total INTEGER, shards_done INTEGER, shards_total INTEGER,
-    merged INTEGER);
+    merged INTEGER, shards_removed INTEGER);
 CREATE TABLE shards (shard_index INTEGER PRIMARY KEY, cell TEXT REFERENCES cells(id), number INTEGER, state TEXT,
     items_done INTEGER, items_total INTEGER, error TEXT);
 """
@@ -53,6 +56,7 @@ class CellState:
     shards_done: int
     shards_total: int
     merged: bool
+    shards_removed: int | None = None  # shard folders gone since `merge --remove-shards` (None: not asked)
 
 
 def alive_here(attempt: dict[str, Any]) -> bool:
@@ -105,17 +109,26 @@ def collect(folder: Path) -> tuple[list[CellState], list[tuple[Any, ...]], list[
             states.append(CellState(entry["id"], "missing", 0, entry["items"], 0, entry["shards"], False))
             records.append(entry)
             continue
-        found = [shard_state(folder, cell, number) for number in range(len(cell["shards"]))]
+        removed = removal_path(folder, entry["id"]).is_file()
+        numbers = range(len(cell["shards"]))
+        if removed:  # the merged run holds the cell: what is left of its shards is not read
+            found = [("removed", len(cell["shards"][number]), None) for number in numbers]
+        else:
+            found = [shard_state(folder, cell, number) for number in numbers]
         for number, (state, items_done, error) in enumerate(found):
             row = (entry["first_index"] + number, entry["id"], number, state, items_done, len(cell["shards"][number]))
             shard_rows.append((*row, error))
         kinds = [state for state, _, _ in found]
         state = next((s for s in ("running", "failed") if s in kinds), "done" if set(kinds) == {"done"} else "queued")
         merged = (merged_dir(folder, entry["id"]) / "score" / "scores.json").is_file()
-        done = sum(items for _, items, _ in found)
+        if removed:
+            state = "done" if merged else "missing"
+        done = sum(items for _, items, _ in found) if state != "missing" else 0
+        gone = sum(not shard_dir(folder, entry["id"], n).exists() for n in numbers) if removed else None
+        shards_done = sum(kind in ("done", "removed") for kind in kinds) if state != "missing" else 0
         states.append(
             CellState(
-                entry["id"], state, done, entry["items"], kinds.count("done"), len(kinds), merged and state == "done"
+                entry["id"], state, done, entry["items"], shards_done, len(kinds), merged and state == "done", gone
             )
         )
         records.append(entry)
@@ -130,7 +143,7 @@ def rebuild(folder: Path) -> list[CellState]:
     try:
         connection.executescript(SCHEMA)
         connection.executemany(
-            "INSERT INTO cells VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "INSERT INTO cells VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             [
                 (
                     s.id,
@@ -146,6 +159,7 @@ def rebuild(folder: Path) -> list[CellState]:
                     s.shards_done,
                     s.shards_total,
                     int(s.merged),
+                    s.shards_removed,
                 )
                 for s, r in zip(states, records)
             ],
@@ -158,13 +172,22 @@ def rebuild(folder: Path) -> list[CellState]:
     return states
 
 
+def merged_column(merged: bool, removed: int | None, shards: int) -> str:
+    """``status``'s last column: merged or not, and whether its shards were removed (or partly, a removal stopped)."""
+    shown = "yes" if merged else "no"
+    if removed is None:
+        return shown
+    return f"{shown}, shards removed" if removed == shards else f"{shown}, shards partly removed ({removed}/{shards})"
+
+
 def status_lines(folder: Path) -> list[str]:
     """``cogbench sweep status``: one line per cell, read back from the rebuilt ledger, then the totals."""
     rebuild(folder)
     connection = sqlite3.connect(f"file:{folder / LEDGER_FILE}?mode=ro", uri=True)
     try:
         rows = connection.execute(
-            "SELECT id, state, items_done, items_total, shards_done, shards_total, merged FROM cells ORDER BY id"
+            "SELECT id, state, items_done, items_total, shards_done, shards_total, merged, shards_removed FROM cells "
+            "ORDER BY id"
         ).fetchall()
         counts = dict(connection.execute("SELECT state, COUNT(*) FROM cells GROUP BY state").fetchall())
         failures = connection.execute(
@@ -174,11 +197,10 @@ def status_lines(folder: Path) -> list[str]:
         connection.close()
     width = max((len(row[0]) for row in rows), default=4)
     lines = [f"{'cell':<{width}}  state    items      shards  merged"]
-    for cell, state, done, total, shards_done, shards_total, merged in rows:
+    for cell, state, done, total, shards_done, shards_total, merged, removed in rows:
         items = f"{done}/{total}"
-        lines.append(
-            f"{cell:<{width}}  {state:<7}  {items:<9}  {f'{shards_done}/{shards_total}':<6}  {'yes' if merged else 'no'}"
-        )
+        shown = merged_column(bool(merged), removed, shards_total)
+        lines.append(f"{cell:<{width}}  {state:<7}  {items:<9}  {f'{shards_done}/{shards_total}':<6}  {shown}")
     lines.append("cells: " + ", ".join(f"{counts.get(state, 0)} {state}" for state in STATES))
     lines += [f"shard {index} ({cell}) failed: {error}" for index, cell, error in failures]
     return lines

@@ -6,7 +6,9 @@ same judge, cogbench version and build files in their scores.json; then every sh
 the build), and no item may be answered in two shards with different outputs. A refusal is one line naming both
 sides. The merged run is then written through ``eval``'s own code (``run_evaluation``: the shards' predictions as
 its one shard, nothing left to generate, merged, exported and scored as ``eval`` does) and verified; it equals
-an unsharded run of the cell (byte for byte in scores.json for rule-scored tasks). The shards are kept.
+an unsharded run of the cell (byte for byte in scores.json for rule-scored tasks). A cell judged by an LLM judge is
+scored with its shards' verdicts (``shared_verdicts``): the judge is asked nothing the shards asked it, and each
+item's details equal its shard's. The shards are kept unless ``--remove-shards`` asks (``shard_removal``).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from cogbench.dataset_builders.writes import write_file
 from cogbench.errors import CogbenchError, UsageError
 from cogbench.reference_eval.api.evaluation import run_evaluation
 from cogbench.reference_eval.formats.predictions import Prediction, read_predictions
+from cogbench.reference_eval.recording.run_files import RUN_FILES
 from cogbench.reference_eval.run.folder import (
     ENGINE_NOTE,
     EVAL_FILES,
@@ -30,12 +33,14 @@ from cogbench.reference_eval.run.folder import (
     settings_differences,
     write_run_json,
 )
-from cogbench.reference_eval.sweeping import ledger
+from cogbench.reference_eval.sweeping import ledger, shard_removal, shared_verdicts
 from cogbench.reference_eval.sweeping.execute import shard_settings
 from cogbench.reference_eval.sweeping.layout import merged_dir, read_cell, read_json, read_plan, shard_dir
 from cogbench.reference_eval.verifying.verify import verify
 
 NOTES = (OOM_NOTE, ENGINE_NOTE, PARTIAL_NOTE)
+# What a shard's judge did, not which judge it is: its own counts (scores.json's judge block, panels' members too).
+JUDGE_COUNTS = ("prompts", "cache_hits", "calls", "failures", "failure_examples", "usage", "parsing_comparison")
 
 
 class MergeRefused(CogbenchError):
@@ -81,6 +86,16 @@ def verified(where: Path, build: str) -> None:
         )
 
 
+def judge_identity(judge: Any) -> Any:
+    """A scores.json ``judge`` block but for ``JUDGE_COUNTS``: what two shards of one cell must share."""
+    if not isinstance(judge, dict):
+        return judge
+    kept = {key: value for key, value in judge.items() if key not in JUDGE_COUNTS}
+    if isinstance(kept.get("members"), list):
+        kept["members"] = [judge_identity(member) for member in kept["members"]]
+    return kept
+
+
 def same_run(first: tuple[Path, dict, dict], other: tuple[Path, dict, dict]) -> None:
     """Two shards of one cell: one run but for their items; else one line naming both."""
     (a, record_a, scores_a), (b, record_b, scores_b) = first, other
@@ -89,7 +104,7 @@ def same_run(first: tuple[Path, dict, dict], other: tuple[Path, dict, dict]) -> 
     if differing:
         raise both(str(a / "run.json"), str(b / "run.json"), f"different runs ({'; '.join(differing[:3])})")
     for name, value_a, value_b in (
-        ("judge", scores_a.get("judge"), scores_b.get("judge")),
+        ("judge", judge_identity(scores_a.get("judge")), judge_identity(scores_b.get("judge"))),
         (
             "cogbench version",
             (scores_a.get("provenance") or {}).get("cogbench_version"),
@@ -140,6 +155,7 @@ def merge_cell(folder: Path, plan: dict[str, Any], cell_id: str) -> Path:
             f"{folder / 'cells' / cell_id}: {len(missing)} planned queries have no prediction in any shard "
             f"(first: item {missing[0][0]}); run the sweep again, then merge"
         )
+    verdicts = shared_verdicts.gathered(shards, both)
     out = merged_dir(folder, cell_id)
     claim_output(out, "eval", EVAL_FILES, reads=[("--dataset", plan["build"])])
     for stale in sorted((out / "shards").glob("rank-*.jsonl")):
@@ -150,15 +166,21 @@ def merge_cell(folder: Path, plan: dict[str, Any], cell_id: str) -> Path:
     (out / "shards").mkdir(exist_ok=True)
     write_file(out / "shards" / "rank-0.jsonl", "".join(p.to_json() + "\n" for p in predictions), root=out)
     settings, scoring = shard_settings(folder, plan, cell, out, None)
+    claim_output(out / "score", "score", RUN_FILES, task=cell["task"], reads=[("--dataset", plan["build"])])
+    if shared_verdicts.write_verdicts(verdicts, out / "score"):  # the judge asked nothing the shards asked
+        scoring.judge_accept_retired = True  # every verdict cached: its endpoint is not even asked for its models
     run_evaluation(settings, scoring)
     result = verify(str(out), dataset=plan["build"])
     if result.differences:
         raise CogbenchError(f"{out}: the merged run does not verify: {result.differences[0].line()}")
+    shared_verdicts.same_details(shards, out)
     return out
 
 
-def merge_sweep(folder: Path, cells: tuple[str, ...] = ()) -> list[str]:
-    """``sweep merge``: every cell (or those named), each merged and verified; one line per cell."""
+def merge_sweep(folder: Path, cells: tuple[str, ...] = (), remove_shards: bool = False) -> list[str]:
+    """``sweep merge``: every cell (or those named), each merged and verified; one line per cell. ``remove_shards``:
+    then each cell's shard folders removed (``shard_removal``). A cell whose shards were removed is not merged again:
+    its merged run is verified (and, asked, the rest of its shards removed)."""
     plan = read_plan(folder)
     known = [entry["id"] for entry in plan["cells"]]
     for name in cells:
@@ -167,11 +189,29 @@ def merge_sweep(folder: Path, cells: tuple[str, ...] = ()) -> list[str]:
     lines = []
     try:
         for cell_id in cells or known:
+            if shard_removal.requested(folder, cell_id):
+                lines.append(merged_before(folder, plan, cell_id, remove_shards))
+                continue
             out = merge_cell(folder, plan, cell_id)
             scores = read_json(out / "score" / "scores.json", "")
             lines.append(
                 f"{cell_id}: merged into {out} ({'complete' if scores.get('complete') else 'PARTIAL'}, verified)"
             )
+            if remove_shards:
+                lines.append(shard_removal.remove_shards(folder, plan, cell_id))
     finally:
         ledger.rebuild(folder)
     return lines
+
+
+def merged_before(folder: Path, plan: dict[str, Any], cell_id: str, remove_shards: bool) -> str:
+    """The line of a cell whose shards were removed: its merged run verified again, never merged from what is left."""
+    if remove_shards:
+        return shard_removal.remove_shards(folder, plan, cell_id)
+    out = shard_removal.verified_run(folder, plan, cell_id)
+    if shard_removal.left(folder, read_cell(folder, cell_id)):
+        return (
+            f"{cell_id}: merged into {out} before, verified; its shards partly removed: run `cogbench sweep merge "
+            f"{folder} --remove-shards` to finish"
+        )
+    return f"{cell_id}: merged into {out} before, verified; its shards removed"

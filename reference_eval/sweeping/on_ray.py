@@ -6,8 +6,9 @@ interpreter per shard, as a Slurm array task has) and in the directory ``sweep r
 sweep folder, the spec and the build are read at the same paths as here. The folder must therefore be on a file
 system every node shares, at the same path (as Slurm assumes). Shards already done are skipped here, without a
 task; each task's outcome is printed as it ends (a failed one does not stop the others), then the ledger is
-rebuilt. ``ray`` is imported only when ``--ray`` is given: the command checks the address and that Ray is
-installed (``cli``) before this module, and the shard's code, are loaded.
+rebuilt. ``ray`` is imported only when ``--ray`` is given: ``run_options.run_mode`` checks the address and that
+Ray is installed before this module, and the shard's code, are loaded (``cogbench sweep run --ray`` and
+``cogbench.sweep(ray=...)`` alike, through ``running.run_sweep``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -67,9 +69,16 @@ def task_error(error: BaseException) -> str:
     return redact_text(f"{type(error).__name__}: {lines[-1] if lines else ''}".rstrip(": "))
 
 
-def run_on_ray(folder: Path, address: str, num_cpus: float, num_gpus: float) -> list[Outcome]:
-    """``sweep run --ray``: every shard not yet done as one Ray task; the outcomes in shard order."""
-    import ray  # the command checked that it is installed (cli.import_ray)
+def say_line(line: str) -> None:
+    print(line, flush=True)
+
+
+def run_on_ray(
+    folder: Path, address: str, num_cpus: float, num_gpus: float, say: Callable[[str], None] = say_line
+) -> list[Outcome]:
+    """``sweep run --ray``: every shard not yet done as one Ray task; the outcomes in shard order. Each line (a
+    shard skipped, the tasks submitted, a shard's task ended) goes to ``say`` as it happens."""
+    import ray  # run_options.run_mode checked that it is installed
 
     plan = read_plan(folder)
     shards = shards_of(folder, plan)
@@ -79,7 +88,7 @@ def run_on_ray(folder: Path, address: str, num_cpus: float, num_gpus: float) -> 
     for shard in shards:
         if is_done(folder, shard):
             outcomes[shard.index] = Outcome(shard, "skipped")
-            print(outcomes[shard.index].line(), flush=True)
+            say(outcomes[shard.index].line())
         else:
             pending.append(shard)
     if pending:
@@ -88,10 +97,9 @@ def run_on_ray(folder: Path, address: str, num_cpus: float, num_gpus: float) -> 
             task = ray.remote(num_cpus=num_cpus, num_gpus=num_gpus, max_calls=1)(shard_task)
             directory = os.getcwd()
             running = {task.remote(str(folder), directory, shard.index): shard for shard in pending}
-            print(
+            say(
                 f"ray {redact_text(address)}: {len(running)} shard tasks submitted, each reserving {num_cpus:g} CPU and "
-                f"{num_gpus:g} GPU; {len(shards) - len(running)} already done",
-                flush=True,
+                f"{num_gpus:g} GPU; {len(shards) - len(running)} already done"
             )
             while running:
                 ready, _ = ray.wait(list(running), num_returns=1)
@@ -104,7 +112,7 @@ def run_on_ray(folder: Path, address: str, num_cpus: float, num_gpus: float) -> 
                     else:
                         outcome = Outcome(shard, result["state"], result.get("error"), bool(result.get("incomplete")))
                     outcomes[shard.index] = outcome
-                    print(outcome.line(), flush=True)
+                    say(outcome.line())
         finally:
             ray.shutdown()
     ledger.rebuild(folder)

@@ -33,6 +33,7 @@ from cogbench.reference_eval.sweeping.layout import (
 from cogbench.reference_eval.sweeping.spec import Spec, read_spec
 
 LLM_JUDGES = ("openai:", "vllm:")
+JUDGE_CALLS_PER_QUERY = {"description": 2}  # a description is judged in up to two calls (Figures 8 and 9); else one
 
 
 @dataclass
@@ -40,15 +41,15 @@ class Cost:
     cells: int = 0
     shards: int = 0
     queries: int = 0
-    judge_calls: int = 0  # LLM-judge queries: each shard's scoring, then the merged run's again
+    judge_calls: int = 0  # LLM-judge queries: each shard's scoring (the merged run reuses their verdicts)
     complete: int = 0
 
     def lines(self) -> list[str]:
         return [
             f"cells: {self.cells} ({self.shards} shards)",
             f"queries: {self.queries} model queries in all",
-            f"judge calls: {self.judge_calls} LLM-judge queries at most (each shard scored, then each merged run; "
-            "rule and none judges make none)",
+            f"judge calls: {self.judge_calls} LLM-judge queries at most (each shard scored; each merged run reuses "
+            "its shards' verdicts; rule and none judges make none)",
             f"cells already complete: {self.complete} of {self.cells}",
         ]
 
@@ -83,7 +84,7 @@ def make_plan(spec: Spec, shards: int) -> tuple[dict[str, Any], dict[str, dict[s
     for cell in spec.cells:
         items, numbers = per_task[cell.task]
         parts = split(items, shards)
-        cells[cell.id] = {**cell.record(), "queries_per_item": numbers, "shards": parts}
+        cells[cell.id] = {**cell.record(), **cell.key_record(), "queries_per_item": numbers, "shards": parts}
         records.append(
             {
                 **cell.record(),
@@ -123,7 +124,8 @@ def plan_sweep(spec_path: str | Path, out: Path, shards: int, image: str = launc
         write_json(cell_dir(out, cell_id) / "cell.json", cell)
     folder = out.resolve()
     write_file(out / SLURM_FILE, launchers.slurm_script(folder, plan["total_shards"]))
-    write_file(out / KUBERNETES_FILE, launchers.kubernetes_manifest(folder, plan["total_shards"], image))
+    variables = sorted({cell.api_key_env for cell in spec.cells if cell.api_key_env is not None})
+    write_file(out / KUBERNETES_FILE, launchers.kubernetes_manifest(folder, plan["total_shards"], image, variables))
     write_json(out / PLAN_FILE, plan)
     states = ledger.rebuild(out)
     return Cost(
@@ -131,7 +133,9 @@ def plan_sweep(spec_path: str | Path, out: Path, shards: int, image: str = launc
         shards=plan["total_shards"],
         queries=sum(record["queries"] for record in plan["cells"]),
         judge_calls=sum(
-            2 * record["queries"] for record in plan["cells"] if (record["judge"] or "").startswith(LLM_JUDGES)
+            JUDGE_CALLS_PER_QUERY.get(record["task"], 1) * record["queries"]
+            for record in plan["cells"]
+            if (record["judge"] or "").startswith(LLM_JUDGES)
         ),
         complete=sum(1 for state in states if state.merged),
     )

@@ -43,6 +43,8 @@ class Cell:
     max_new_tokens: int | None  # None: the task's default
     judge: str | None  # None: the task's default; may end in @URL (credentials masked when shown)
     settings: tuple[tuple[str, Any], ...] = ()  # the model's batch_size, concurrency, max_attempts, request_timeout
+    api_key_env: str | None = None  # the variable holding the model's key (its name; the key is read when a shard runs)
+    entry: str = ""  # the model's entry in the spec (models[N]), which an error about it names
 
     @property
     def id(self) -> str:
@@ -64,6 +66,13 @@ class Cell:
             "judge": None if self.judge is None else redact_text(self.judge),
             "settings": dict(self.settings),
         }
+
+    def key_record(self) -> dict[str, str]:
+        """What cell.json holds of the model's key, when the spec names its variable: the variable's name and the
+        spec's field (never the key). Not in plan.json: another variable runs the same cells (replanned alike)."""
+        if self.api_key_env is None:
+            return {}
+        return {"api_key_env": self.api_key_env, "api_key_field": f"{self.entry}.api_key_env"}
 
 
 @dataclass(frozen=True)
@@ -173,6 +182,8 @@ def expand(content: dict[str, Any], path: Path) -> tuple[Cell, ...]:
                     max_new_tokens=None if tokens == DEFAULT else tokens,
                     judge=None if judge in (DEFAULT, DEFAULT_JUDGE[task]) else judge,
                     settings=tuple((name, entry[name]) for name in MODEL_SETTINGS if name in entry),
+                    api_key_env=entry.get("api_key_env"),
+                    entry=where,
                 )
                 if cell.id in seen:
                     raise UsageError(
@@ -189,8 +200,8 @@ def model_and_url(entry: dict[str, Any], path: Path, where: str) -> tuple[str, s
     spec, url, variable = split_endpoint(entry["model"])
     if variable is not None:
         raise UsageError(
-            f"{locate(str(path), None, where + '.model')}: #VARIABLE is not taken here: a sweep's openai: models "
-            "read their key from OPENAI_API_KEY"
+            f"{locate(str(path), None, where + '.model')}: #VARIABLE is not taken here: a sweep's openai: model "
+            "reads its key from OPENAI_API_KEY, or from the variable its api_key_env names"
         )
     if url is not None and "base_url" in entry:
         raise UsageError(f"{locate(str(path), None, where + '.model')}: gives a URL and base_url too: give one")
@@ -201,6 +212,10 @@ def model_and_url(entry: dict[str, Any], path: Path, where: str) -> tuple[str, s
     base_url = url if url is not None else entry.get("base_url")
     if base_url is not None and backend != "openai":
         raise UsageError(f"{locate(str(path), None, where + '.base_url')}: a base URL applies to openai: models only")
+    if "api_key_env" in entry and backend != "openai":
+        raise UsageError(
+            f"{locate(str(path), None, where + '.api_key_env')}: an API key variable applies to openai: models only"
+        )
     return spec, base_url
 
 

@@ -3,7 +3,8 @@ local folder, or ``ORG/NAME[@REVISION]`` on the Hub) and ``.eval_results`` files
 
 A run folder is verified as ``cogbench verify`` verifies it (every number and field re-derived from
 details.jsonl: an answer edited after scoring no longer matches the answers' hash, an eval folder's
-answers no longer match its predictions.jsonl) and then read by ``run_reader.read_run``. A details
+answers no longer match its predictions.jsonl); the run is then made of the files verify read, checked as
+``run_reader.read_run`` checks them (``checked_run``), never read a second time. A details
 dataset is first verified as ``cogbench verify`` verifies it (every number of
 its scores.json, report.md and readable columns re-derived from the rows' details), and an ``.eval_results``
 file with the details dataset its ``source.url`` names (each value re-derived too); any difference refuses
@@ -18,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from cogbench.errors import CogbenchError
-from cogbench.reference_eval.recording.run_reader import RunNotVerified, ScoredRun, prompt_of, read_run
+from cogbench.reference_eval.recording.run_reader import RunNotVerified, ScoredRun, checked_run, prompt_of, read_run
 from cogbench.reference_eval.verifying.result_source import details_source
 from cogbench.reference_eval.verifying.verify import (
     details_tasks,
@@ -28,6 +29,7 @@ from cogbench.reference_eval.verifying.verify import (
     read_results_file,
     verify,
 )
+from cogbench.reference_eval.verifying.verify_result import Verification
 
 HUB_REPO = re.compile(r"^([\w.-]+/[\w.-]+)(?:@([\w.-]+))?$")
 
@@ -37,7 +39,7 @@ def is_details_dataset(path: Path) -> bool:
     return path.is_dir() and any(path.glob("data/*/test.parquet")) and not (path / "scores.json").exists()
 
 
-def _verified(target: str, shown: str) -> None:
+def _verified(target: str, shown: str) -> Verification:
     """Refused, in one line, unless ``cogbench verify TARGET`` finds no difference (exit 1, as verify's)."""
     result = verify(target)
     if result.differences:
@@ -48,6 +50,7 @@ def _verified(target: str, shown: str) -> None:
             f"{shown}: not verified, {len(result.differences)} difference(s); {which}: {named.line()} "
             f"(`cogbench verify {shlex.quote(shown)}` lists them all)"
         )
+    return result
 
 
 def details_dataset_runs(folder: Path, shown: str | None = None, checked: bool = False) -> list[ScoredRun]:
@@ -85,8 +88,12 @@ def read_input(path: str) -> list[ScoredRun]:
     if hub:
         return details_dataset_runs(hub_details(hub.group(1), hub.group(2), given=path), shown=path)
     if local.is_dir():  # a run folder: every field shown re-derived as `cogbench verify` re-derives it
-        _verified(path, path)
-    return [read_run(path)]
+        # The run is made of the very files verify read and checked (not read again: what is used is what was
+        # verified), then checked as read_run checks it.
+        found = list(_verified(path, path).tasks.values())
+        if len(found) == 1:
+            return [checked_run(found[0].scores_path.parent, found[0].scores, found[0].details)]
+    return [read_run(path)]  # no run folder: refused there, in one line
 
 
 def read_inputs(paths: Sequence[str]) -> list[ScoredRun]:

@@ -274,4 +274,5 @@ def verify(
         )
     for data in tasks.values():
         check_task(data, result, dataset)
+    result.tasks = tasks
     return result

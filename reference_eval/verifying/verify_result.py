@@ -32,6 +32,7 @@ class Verification:
     equal: int = 0
     differences: list[Difference] = field(default_factory=list)
     stated: dict[str, None] = field(default_factory=dict)  # fields read but not re-derivable, in order
+    tasks: dict[str, TaskData] = field(default_factory=dict)  # what was read and checked, per task
 
     def compare(self, where: str, stated: Any, recomputed: Any, items: list[str] | None = None, tol=TOLERANCE) -> None:
         """A number against its re-derivation; null only equals null (or NaN: nothing to count)."""
