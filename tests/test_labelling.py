@@ -66,7 +66,6 @@ def test_the_sample_is_stratified_seeded_and_shared_by_its_share(labelled, built
     by_stratum: dict[tuple, list] = {}
     for unit in sample["units"]:
         by_stratum.setdefault((unit["task"], unit["category"], unit["answers"]), []).append(unit)
-    _, entries = read_key(page.parent / "page.key.json")
     codis_categories = {d["category"] for d in details(runs["llm"])}
     cor_categories = {c["category"] for d in details(runs["described"]) for c in d["cognition_rouge"]}
     assert len(by_stratum) == 2 * len(codis_categories) + len(cor_categories)

@@ -21,9 +21,9 @@ from typing import Any
 from cogbench import __version__
 from cogbench.errors import UsageError, shown
 from cogbench.reference_eval.judges.cognition import judge_calls
+from cogbench.reference_eval.labelling.labels_format import KEY_FORMAT, SAMPLE_FORMAT, KeyEntry
 from cogbench.reference_eval.recording.run_reader import ScoredRun
 from cogbench.reference_eval.reports.judge_agreement import _answers_id, judge_label, verdicts
-from cogbench.reference_eval.labelling.labels_format import KEY_FORMAT, SAMPLE_FORMAT, KeyEntry
 from cogbench.schemas.features import CATEGORY_LABEL
 
 TASKS = ("codis", "description")
