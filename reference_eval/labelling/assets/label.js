@@ -91,6 +91,7 @@
     const state = load();
     if (!state) return startForm();
     const units = unitsOf(state);
+    if (!units.length) return main.replaceChildren(el("h2", { text: "No unit to label for role " + state.role }));
     state.at = Math.max(0, Math.min(state.at, units.length - 1));
     const unit = units[state.at];
     const done = units.filter((u) => u.unit in state.labels).length;
@@ -113,9 +114,7 @@
     const current = el("p", { id: "current", "aria-live": "polite", text: given ? "Your label: " + (given.label ? "yes" : "no") : "Not labelled yet" });
     const finished = done === units.length ? el("p", { id: "finished", role: "status", text: "All " + units.length + " units labelled: export them." }) : null;
     main.replaceChildren(
-      el("h2", { id: "unit-title", text: "Unit " + unit.unit }),
-      progress,
-      finished,
+      ...[el("h2", { id: "unit-title", text: "Unit " + unit.unit }), progress, finished].filter(Boolean),
       unitView(unit, state.at + 1, units.length),
       el("h3", { class: "ask", id: "ask", text: unit.ask }),
       el("div", { class: "choices", role: "group", "aria-labelledby": "ask" }, yes, no),
