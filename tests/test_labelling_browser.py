@@ -131,3 +131,11 @@ def test_label_ten_reload_resume_export_and_adjudicate(page_folder, browser, tmp
     assert second.locator("article.differ").evaluate_all("xs => xs.map(x => x.dataset.unit)") == differ
     assert "ann (A) no, bob (B) yes" in second.inner_text(f"article[data-unit='{differ[0]}'] h3")
     assert axe_serious(second) == []
+    second.click(f"article[data-unit='{differ[0]}'] .settle-yes")  # the adjudicator settles one unit
+    second.fill("#adjudicator", "cat")
+    with second.expect_download() as download:
+        second.click("#adj-export")
+    download.value.save_as(tmp_path / "cat.jsonl")
+    settled = read_labels(tmp_path / "cat.jsonl")
+    check_against_sample(settled, sample, "sample.json")
+    assert [(x.unit, x.label, x.labeller, x.role) for x in settled] == [(differ[0], 1, "cat", "adjudicator")]

@@ -115,11 +115,18 @@ def test_labels_are_checked_against_their_sample(tmp_path):
     base = {**GOOD, "sample": sample["sample"]}
     ok = {**base, "unit": shared.unit, "item_id": shared.item_id, "role": "B"}
     check_against_sample(read_labels(write(tmp_path, ok)), sample, "s.json")
+    check_against_sample(read_labels(write(tmp_path, {**ok, "role": "adjudicator"})), sample, "s.json")
+    check_against_sample(
+        read_labels(write(tmp_path, {**ok, "unit": alone.unit, "item_id": alone.item_id, "role": "A"})),
+        sample,
+        "s.json",
+    )
     cases = [
         ({**ok, "sample": "cd" * 32}, "field sample: 'cdcdcdcdcdcd'... is not the sample of s.json"),
         ({**ok, "unit": "u0009"}, "field unit: 'u0009' is not a unit of s.json"),
         ({**ok, "item_id": "999"}, f"field item_id: '999', but unit {shared.unit} of s.json has '{shared.item_id}'"),
         ({**ok, "unit": alone.unit, "item_id": alone.item_id}, "field role: role B labelled"),
+        ({**ok, "unit": alone.unit, "item_id": alone.item_id, "role": "adjudicator"}, "field role: role adjudicator"),
     ]
     for row, message in cases:
         with pytest.raises(UsageError, match=message.replace("(", r"\(").replace(")", r"\)")):
@@ -132,4 +139,6 @@ def test_labels_check_on_the_command_line_says_one_line_and_exits_2(tmp_path):
         [sys.executable, "-m", "cogbench", "labels", "check", str(path)], capture_output=True, text=True
     )
     assert done.returncode == 2 and done.stdout == ""
-    assert done.stderr.strip().splitlines() == [f"error: {path}: record 1: field role: 'C' is not one of ['A', 'B']"]
+    assert done.stderr.strip().splitlines() == [
+        f"error: {path}: record 1: field role: 'C' is not one of ['A', 'B', 'adjudicator']"
+    ]

@@ -159,8 +159,8 @@
     }
   }
 
-  function lines(state) {
-    return unitsOf(state)
+  function lines(state, units) {
+    return (units || unitsOf(state))
       .filter((u) => u.unit in state.labels)
       .map((u) =>
         JSON.stringify({
@@ -182,8 +182,11 @@
   }
   function exportLabels() {
     const state = load();
-    const blob = new Blob([lines(state)], { type: "application/x-ndjson" });
-    const link = el("a", { href: URL.createObjectURL(blob), download: "labels-" + DATA.sample.slice(0, 12) + "-" + state.labeller + "-" + state.role + ".jsonl" });
+    download(lines(state), "labels-" + DATA.sample.slice(0, 12) + "-" + state.labeller + "-" + state.role + ".jsonl");
+  }
+  function download(text, name) {
+    const blob = new Blob([text], { type: "application/x-ndjson" });
+    const link = el("a", { href: URL.createObjectURL(blob), download: name });
     document.body.append(link);
     link.click();
     link.remove();
@@ -231,18 +234,44 @@
     const both = DATA.units.filter((u) => u.unit in files[0].labels && u.unit in files[1].labels);
     const differ = both.filter((u) => files[0].labels[u.unit] !== files[1].labels[u.unit]);
     const word = (label) => (label ? "yes" : "no");
-    const cards = differ.map((u) =>
-      el(
+    const settled = {};
+    const cards = differ.map((u) => {
+      const choose = (label) => () => {
+        settled[u.unit] = { label: label, time: new Date().toISOString() };
+        yes.setAttribute("aria-pressed", String(label === 1));
+        no.setAttribute("aria-pressed", String(label === 0));
+      };
+      const yes = el("button", { type: "button", class: "settle-yes", "aria-pressed": "false", text: "Yes", onclick: choose(1) });
+      const no = el("button", { type: "button", class: "settle-no", "aria-pressed": "false", text: "No", onclick: choose(0) });
+      return el(
         "article",
         { class: "differ", "data-unit": u.unit },
         el("h3", { text: "Unit " + u.unit + ": " + files[0].who + " " + word(files[0].labels[u.unit]) + ", " + files[1].who + " " + word(files[1].labels[u.unit]) }),
         el("p", { class: "ask", text: u.ask }),
-        unitView(u, DATA.units.indexOf(u) + 1, DATA.units.length)
-      )
-    );
+        unitView(u, DATA.units.indexOf(u) + 1, DATA.units.length),
+        el("div", { class: "choices", role: "group", "aria-label": "Adjudicated label of unit " + u.unit }, yes, no)
+      );
+    });
+    const who = el("input", { id: "adjudicator", type: "text", autocomplete: "off" });
+    const error = el("p", { id: "adj-error", class: "error", role: "alert" });
+    const save = el("button", {
+      id: "adj-export",
+      type: "button",
+      class: "primary",
+      text: "Export adjudicated labels (JSONL)",
+      onclick: () => {
+        if (!ID_PATTERN.test(who.value.trim())) {
+          error.textContent = "Give an adjudicator id: letters, digits, dot, dash or underscore.";
+          return;
+        }
+        const state = { labeller: who.value.trim(), role: "adjudicator", labels: settled };
+        download(lines(state, differ), "labels-" + DATA.sample.slice(0, 12) + "-" + state.labeller + "-adjudicator.jsonl");
+      },
+    });
     out.replaceChildren(
       el("p", { id: "adj-summary", text: both.length + " units labelled by both: " + (both.length - differ.length) + " agree, " + differ.length + " differ" }),
-      ...cards
+      ...cards,
+      ...(differ.length ? [el("div", { class: "form-row" }, el("label", { for: "adjudicator", text: "Adjudicator id " }), who), error, save] : [])
     );
   }
 
