@@ -49,6 +49,7 @@ PARTS = {
     # cli, run.runner, scoring.*, api.*, recording.*, reports.*, publishing.*, verifying.*
     "eval.orchestration": (EVAL,),
     "eval.sweeping": (f"{EVAL}.sweeping",),  # above api: many runs through api.evaluation (ARCHITECTURE.md)
+    "eval.labelling": (f"{EVAL}.labelling",),  # people's labels: below certifying, which joins them to verdicts
     "eval.certifying": (f"{EVAL}.certifying",),  # above reports: it reads runs and their judges' agreement
     "eval.explaining": (f"{EVAL}.explaining",),  # above reports: it reads runs through recording.run_reader
     "eval.site": (f"{EVAL}.site",),  # the static site of `report --site`: above the reports it shows
@@ -57,7 +58,8 @@ PARTS = {
 # A room's package (`run/`, `tasks/`, `verifying/`...) holds only its docstring; `from <room> import module`
 # names it as well as the module, so importing it is allowed from anywhere and it may import nothing.
 ROOMS = {f"{EVAL}.{room}" for room in ("run", "tasks", "scoring", "loading", "api")} | {
-    f"{EVAL}.{room}" for room in ("recording", "reports", "publishing", "verifying", "certifying", "sweeping")
+    f"{EVAL}.{room}"
+    for room in ("recording", "reports", "publishing", "verifying", "certifying", "sweeping", "labelling")
 }
 BELOW_EVAL = {"core", "schemas", "dataset_builders", "validation"}
 MAY_IMPORT = {
@@ -92,10 +94,21 @@ MAY_IMPORT = {
     | {
         p
         for p in PARTS
-        if p.startswith("eval.") and p not in ("eval.explaining", "eval.site", "eval.certifying", "eval.sweeping")
+        if p.startswith("eval.")
+        and p not in ("eval.explaining", "eval.site", "eval.certifying", "eval.sweeping", "eval.labelling")
     },
     "eval.sweeping": BELOW_EVAL
-    | {p for p in PARTS if p.startswith("eval.") and p not in ("eval.explaining", "eval.site", "eval.certifying")},
+    | {
+        p
+        for p in PARTS
+        if p.startswith("eval.") and p not in ("eval.explaining", "eval.site", "eval.certifying", "eval.labelling")
+    },
+    "eval.labelling": BELOW_EVAL
+    | {
+        p
+        for p in PARTS
+        if p.startswith("eval.") and p not in ("eval.explaining", "eval.site", "eval.certifying", "eval.sweeping")
+    },
     "eval.certifying": BELOW_EVAL
     | {p for p in PARTS if p.startswith("eval.") and p not in ("eval.explaining", "eval.site", "eval.sweeping")},
     "eval.explaining": BELOW_EVAL
@@ -124,6 +137,7 @@ LAZY_IMPORTS_ALLOWED = {
     "cogbench.reference_eval.explaining.cli": "a command loads its code when it runs",
     "cogbench.reference_eval.demo.cli": "a command loads its code when it runs (tiny-model needs torch)",
     "cogbench.reference_eval.sweeping.cli": "a command loads its code when it runs (cogbench --help stays light)",
+    "cogbench.reference_eval.labelling.cli": "a command loads its code when it runs",
     "cogbench.reference_eval.run.runner": "the hf backend imports torch; loaded only when a run uses it",
 }
 
