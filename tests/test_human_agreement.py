@@ -75,6 +75,12 @@ def test_a_constant_judge_itself_has_kappa_zero_and_no_margin():
     assert got["ac1_margin"] == pytest.approx(0.0, abs=1e-12)
 
 
+def test_kappa_is_agreements_kappa_on_random_tables():
+    counts = np.random.default_rng(3).integers(0, 9, (500, 2, 2)).astype(float)
+    mine = ha.statistics_from_counts(counts)[:, ha.STATISTICS.index("kappa")]
+    np.testing.assert_allclose(mine, agreement.kappa_from_counts(counts), rtol=0, atol=1e-12)
+
+
 def test_a_verdict_of_two_counts_as_right():
     table = ha.table([agreement.VerdictPair("i", "c", 1, 2), agreement.VerdictPair("i", "c", 0, 0)], ["c"])
     assert table.labels == [0, 1]
@@ -92,7 +98,12 @@ def test_bca_is_scipys_bca_on_the_image_indices():
             return ha.statistics_from_counts(counts[idx, 0].sum(axis=-3))[..., s]
 
         expected = stats.bootstrap(
-            (np.arange(images),), statistic, vectorized=True, n_resamples=999, method="BCa", rng=np.random.default_rng(7)
+            (np.arange(images),),
+            statistic,
+            vectorized=True,
+            n_resamples=999,
+            method="BCa",
+            rng=np.random.default_rng(7),
         ).confidence_interval
         assert bounds[0, s].tolist() == pytest.approx([expected.low, expected.high], abs=1e-12), name
 
