@@ -10,6 +10,7 @@ from typing import Any
 
 from cogbench.errors import shown
 from cogbench.numbers import fixed
+from cogbench.reference_eval.metrics.human_agreement import MIN_IMAGES, MIN_RARER
 
 
 def _value(value: float | None, digits: int = 3) -> str:
@@ -54,9 +55,14 @@ def agreement_table(columns: dict[str, dict[str, Any]], judge: bool = True) -> l
             cells += [_value(row["always_right_ac1"]), _value(row["always_wrong_ac1"]), _value(row["ac1_margin"])]
             cells.append(_confusion(row["confusion"]))
         lines.append("| " + " | ".join(cells) + " |")
-    reasons = sorted({row["no_interval"] for row in columns.values() if row["units"] and row["no_interval"]})
-    if reasons:
-        lines += ["", f"No interval where there are {'; '.join(reasons)}."]
+    missing = [column for column, row in columns.items() if row["units"] and row["no_interval"]]
+    if missing:
+        overall = columns.get("overall", {}).get("no_interval")
+        lines += [
+            "",
+            f"No interval in {len(missing)} of the rows: each needs {MIN_IMAGES} images and {MIN_RARER} units of the "
+            f"rarer label" + (f" (overall: {overall})." if overall else "."),
+        ]
     return lines
 
 

@@ -141,7 +141,7 @@ def intervals_of(
 
 
 def _rounded(value: float) -> float | None:
-    return None if np.isnan(value) else round(float(value), 4)
+    return None if np.isnan(value) else round(float(value), 4) + 0.0  # + 0.0: no -0.0 (shown "-0.000")
 
 
 def agreement_columns(
@@ -171,7 +171,7 @@ def agreement_columns(
             row[name] = _rounded(point[k, s])
             low, high = bounds[k, s]
             usable = not reason and not np.isnan(low) and not np.isnan(high)
-            row[f"{name}_interval"] = [round(float(low), 4), round(float(high), 4)] if usable else None
+            row[f"{name}_interval"] = [round(float(low), 4) + 0.0, round(float(high), 4) + 0.0] if usable else None
         row["no_interval"] = reason  # why no interval is given ("" when one is)
         row["confusion"] = matrix.astype(int).tolist()  # rows: people's label 0, 1; columns: the judge's
         out[column] = row
