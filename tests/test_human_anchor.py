@@ -9,6 +9,7 @@ bar of the anchor is pinned at its boundary, just passing and just failing.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from scipy.stats import kendalltau
@@ -310,3 +311,33 @@ def test_certify_with_labels_adds_the_anchor_its_bars_and_passes_only_on_them(tm
     card = render_card_block(result)
     assert "Human anchor: description: a sample of 24 labelled units" in card
     assert "human_kappa_margin = 0.1" in card
+
+
+def test_report_re_derives_the_anchor_and_refuses_an_edited_figure(tmp_path):
+    from cogbench.errors import CogbenchError
+    from cogbench.reference_eval.certifying.certificate_report import report_section, verified_certificate
+    from cogbench.reference_eval.certifying.verdict_archive import read_verdicts, write_archive
+
+    write_archive([judged(m, "official", good_verdicts(m)) for m in PEOPLE], tmp_path / "ref.parquet")
+    write_archive([judged(m, "good", good_verdicts(m)) for m in PEOPLE], tmp_path / "cand.parquet")
+    refs, cands = read_verdicts(str(tmp_path / "ref.parquet")), read_verdicts(str(tmp_path / "cand.parquet"))
+    path, key, _ = write_labels(tmp_path, cands, PEOPLE, SECOND)
+    result = cert.certify(refs, cands, cert.Bars(), 100, 0, ([path], key))
+    (tmp_path / "cert.json").write_text(json.dumps(result))
+    assert verified_certificate(str(tmp_path / "cert.json")) == json.loads(json.dumps(result))
+    section = "\n".join(report_section([], result, "cert.json"))
+    assert "Human anchor: description: a sample of 24 labelled units" in section
+    edited = json.loads(json.dumps(result))
+    edited["tasks"][0]["human_anchor"]["judge"]["agreement"]["overall"]["ac1"] = 0.99
+    (tmp_path / "edited.json").write_text(json.dumps(edited))
+    with pytest.raises(CogbenchError) as caught:
+        verified_certificate(str(tmp_path / "edited.json"))
+    assert "field tasks.0.human_anchor.judge.agreement.overall.ac1: NOT verified: the file says 0.99" in str(
+        caught.value
+    )
+    # a label changed since: the certificate no longer re-derives
+    lines = Path(path).read_text().splitlines()
+    lines[0] = lines[0].replace('"label": 1', '"label": 0')
+    Path(path).write_text("\n".join(lines) + "\n")
+    with pytest.raises(CogbenchError, match="NOT verified"):
+        verified_certificate(str(tmp_path / "cert.json"))
