@@ -40,6 +40,7 @@ COMMAND_MODULES = (
     "cogbench.reference_eval.verifying.cli",
     "cogbench.reference_eval.harnesses.cli",
     "cogbench.reference_eval.certifying.cli",
+    "cogbench.reference_eval.labelling.cli",
     "cogbench.reference_eval.explaining.cli",
     "cogbench.reference_eval.sweeping.cli",
     "cogbench.reference_eval.demo.cli",

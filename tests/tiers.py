@@ -28,6 +28,7 @@ TIER_OF: dict[str, str] = {
     # A real Chromium (Playwright) opens what cogbench writes: reports, sites, certificates.
     "tests/test_report_html.py": "browser",
     "tests/test_site_browser.py": "browser",
+    "tests/test_labelling_browser.py": "browser",
     "tests/test_site_panel_browser.py": "browser",
     "tests/test_sweep_board_run.py::test_the_filter_keeps_the_models_complete_on_the_tasks_ticked": "browser",
     "tests/test_rounding.py::test_a_tie_reads_the_same_on_the_command_line_in_report_md_and_on_the_site": "browser",
@@ -67,6 +68,7 @@ TIER_OF: dict[str, str] = {
     "tests/test_intervals.py": "slow",
     "tests/test_judge_agreement.py": "slow",
     "tests/test_judge_certify.py": "slow",
+    "tests/test_labelling.py": "slow",
     "tests/test_judge_failures.py": "slow",
     "tests/test_judge_panel.py": "slow",
     "tests/test_judge_progress.py": "slow",

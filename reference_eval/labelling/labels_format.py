@@ -43,7 +43,7 @@ class Label:
     query: str
     label: int  # 1 yes, 0 no: a verdict's coding
     labeller: str
-    role: str  # "A" every unit, "B" the shared units only
+    role: str  # "A" every unit, "B" the shared units only, "adjudicator" shared units where A and B differ
     time: str
     where: str  # file:line, for the error lines of what reads it
 
@@ -142,8 +142,8 @@ def check_against_sample(labels: list[Label], sample: dict[str, Any], where: str
                     f"{locate(file, line, field)}: {echoed(getattr(label, field))}, but unit {label.unit} of {where} "
                     f"has {echoed(unit[field])}"
                 )
-        if label.role == "B" and not unit["shared"]:
+        if label.role != "A" and not unit["shared"]:
             raise UsageError(
-                f"{locate(file, line, 'role')}: role B labelled {label.unit}, which is not shared in {where} "
-                "(role B labels only the shared units)"
+                f"{locate(file, line, 'role')}: role {label.role} labelled {label.unit}, which is not shared in "
+                f"{where} (roles B and adjudicator label only the shared units)"
             )
