@@ -351,27 +351,29 @@ def people_labels(tmp_path, runs, name: str = "labels", adjudicate: bool = False
 
 def test_validate_each_judge_against_peoples_labels_through_the_cli(codis_runs, capsys):
     tmp_path, runs, expected = codis_runs
-    labels, key, first, second = people_labels(tmp_path, runs)
+    labels, key, first, second = people_labels(tmp_path, runs, adjudicate=True)
+    settled = open(labels).read().count('"role": "adjudicator"')  # noqa: SIM115
     out = tmp_path / "validate.json"
     argv = ["judges", "validate", labels, "--key", key, "--run", *_runs(runs, "rule"), *_runs(runs, "judge-b")]
     assert main([*argv, "--json", str(out), "--resamples", "200"]) == 0  # fewer resamples: tau's are 200 scipy calls
     printed = capsys.readouterr().out
     (task,) = json.loads(out.read_text())["tasks"]
     differ = sum(a != b for a, b in zip(first, second))
-    assert task["sample"]["units_labelled"] == 3 * 706 and task["sample"]["excluded_disagreement"] == differ
+    assert settled > 0 and task["sample"]["units_adjudicated"] == differ
+    assert task["sample"]["units_labelled"] == 3 * 706 and task["sample"]["excluded_disagreement"] == differ - settled
     assert task["human_human"]["agreement"]["overall"]["kappa"] == round(cohen_kappa_score(first, second), 4)
     rule, judge_b = sorted(task["judges"], key=lambda j: j["judge"] != "rule")
     assert rule["agreement"]["overall"]["kappa"] == 1.0 and rule["agreement"]["overall"]["kappa_interval"] == [1.0, 1.0]
     # judge-b against the people: the labels are judge A's verdicts (the truth) but for the left-out units
     a = [v for s in (0, 40, 90) for v in expected[s][0]]
     b = [v for s in (0, 40, 90) for v in expected[s][1]]
-    assert abs(judge_b["agreement"]["overall"]["kappa"] - cohen_kappa_score(a, b)) < 0.02  # 2118 - 29 units
-    assert judge_b["agreement"]["overall"]["units"] == 3 * 706 - differ
+    assert abs(judge_b["agreement"]["overall"]["kappa"] - cohen_kappa_score(a, b)) < 0.02  # 2118 - 15 units
+    assert judge_b["agreement"]["overall"]["units"] == 3 * 706 - differ + settled
     assert rule["ranking"]["tau"] == 1.0 and rule["ranking"]["models"] == 3
     assert (
         f"codis: a sample of 2118 labelled units ({len(first)} labelled twice, {differ} of them differing)" in printed
     )
-    assert f"{differ} left out (A and B differ, no adjudicator's label)" in printed
+    assert f"{differ - settled} left out (A and B differ, no adjudicator's label)" in printed
     # the constant baselines are shown: the rule judge beats the better one (always right here) by more than 0.1
     overall = rule["agreement"]["overall"]
     assert overall["always_right_ac1"] > overall["always_wrong_ac1"] and overall["ac1_margin"] > 0.1

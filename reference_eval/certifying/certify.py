@@ -38,13 +38,13 @@ BAR_SOURCES = {
     "Kendall's tau-b of its Table 7 Acc_p columns, human against GPT-4, is 0.857)",
     "max_difference": "the papers print scores to one decimal; a move of more than 1 point, or an interval "
     "that excludes 0, changes the numbers people compare",
-    "human_kappa_margin": "issue 52 (the human anchor): the papers' bars came from people (CogBench: GPT-4 against "
+    "human_kappa_margin": "cogbench's bar (the human anchor): the papers' bars came from people (CogBench: GPT-4 against "
     "human labels, 0.833 on 20 images; CODIS: 97.9% raw agreement between people), so the judge's kappa against "
     "the people's labels, at the lower end of its 95% interval, may fall short of the people's own kappa by at "
     "most this much",
-    "min_ac1_margin": "issue 52: a judge that always says right agrees with the majority label on a skewed task "
+    "min_ac1_margin": "cogbench's bar: a judge that always says right agrees with the majority label on a skewed task "
     "(0.871 in a 2026 calibration study); Gwet's AC1 must beat the better constant judge's by this much",
-    "max_parse_failures": "issue 52: units the judge gave no verdict (%), every model's run; more changes which "
+    "max_parse_failures": "cogbench's bar: units the judge gave no verdict (%), every model's run; more changes which "
     "answers a score counts",
 }
 ANCHOR_BARS = ("human_kappa_margin", "min_ac1_margin", "max_parse_failures")  # listed only with people's labels
