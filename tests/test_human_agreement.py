@@ -67,6 +67,19 @@ def test_a_skewed_task_where_kappa_collapses_and_the_constant_judge_wins():
     assert got["ac1_margin"] < 0
 
 
+def test_a_mostly_wrong_task_where_always_wrong_is_the_better_constant():
+    # [[40, 2], [3, 5]], n = 50: p_o = 45/50 = 0.9; people right 8/50 = 0.16, judge right 7/50 = 0.14.
+    got = figures([[40, 2], [3, 5]])
+    # AC1: pi = 0.15; p_e = 2 * 0.15 * 0.85 = 0.255; (0.9 - 0.255) / 0.745 = 0.865771...
+    assert got["ac1"] == pytest.approx(0.645 / 0.745, abs=1e-12)
+    # always wrong: p_o = 0.84; pi = 0.08; p_e = 2 * 0.08 * 0.92 = 0.1472; 0.6928 / 0.8528 = 0.812382...
+    assert got["always_wrong_ac1"] == pytest.approx(0.6928 / 0.8528, abs=1e-12)
+    # always right: p_o = 0.16; pi = 0.58; p_e = 2 * 0.58 * 0.42 = 0.4872; -0.3272 / 0.5128
+    assert got["always_right_ac1"] == pytest.approx(-0.3272 / 0.5128, abs=1e-12)
+    # the margin is over the better constant, always wrong here
+    assert got["ac1_margin"] == pytest.approx(0.645 / 0.745 - 0.6928 / 0.8528, abs=1e-12)
+
+
 def test_a_constant_judge_itself_has_kappa_zero_and_no_margin():
     got = figures([[0, 8], [0, 42]])  # the judge said right throughout
     # p_o = 0.84; p_e = 0.84 * 1 + 0.16 * 0 = 0.84: kappa = 0, whatever the people said

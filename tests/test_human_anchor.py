@@ -209,6 +209,18 @@ def test_validate_figures_equal_sklearn_and_scipy(figures):
     assert good["parse_failures"] == {"units": 24, "no_verdict": 0, "share": 0.0}
 
 
+def test_units_with_no_verdict_are_parse_failures_and_left_out_of_the_agreement(tmp_path):
+    verdicts = [1, 0, None, 1, 1, 0, 1, None, 0, 1]  # 2 of 10 units with no verdict: 20%
+    run = judged("m0", "judge", verdicts)
+    labels = [1, 0, 1, 1, 1, 0, 1, 0]  # the first 8 units labelled, both units without a verdict among them
+    path, key, _ = write_labels(tmp_path, [run], {"m0": labels}, {})
+    (task,) = anchor.validate(anchor.read_human_units([path], key, [run]), [run], 50, 0)["tasks"]
+    (figures,) = task["judges"]
+    assert figures["parse_failures"] == {"units": 10, "no_verdict": 2, "share": 20.0}
+    assert figures["no_verdict_labelled"] == 2 and figures["units"] == 6  # units 2 and 7 labelled, not judged
+    assert figures["agreement"]["overall"]["confusion"] == [[2, 0], [0, 4]]
+
+
 def test_validate_text_says_what_sample_every_number_is_over(figures):
     text = render_validation(figures[0])
     assert "description: a sample of 24 labelled units (18 labelled twice, 2 of them differing)" in text
