@@ -315,6 +315,10 @@ def test_certify_with_labels_adds_the_anchor_its_bars_and_passes_only_on_them(tm
     )
     assert named["ac1_margin"]["passed"] and named["parse_failures"]["passed"]
     assert result["status"] == "FAIL"
+    # labels of answers the candidate did not judge: refused, naming certify's own option
+    assert "field answers: no --candidate holds these answers" in error_of(
+        lambda: cert.certify(refs[:2], runs[:2], cert.Bars(), 100, 0, ([path], key))
+    )
     problems = list(validator(schema("judge_certificate.schema.json")).iter_errors(json.loads(json.dumps(result))))
     assert not problems, problems[0].message
     text = render_certificate(result)

@@ -311,7 +311,7 @@ def certify(
     if not references or not candidates:
         raise UsageError("certify needs reference verdicts (--reference) and the candidate's runs (--candidate)")
     by_task = pair_verdicts(references, candidates)
-    people = None if labels is None else human_anchor.read_human_units(labels[0], labels[1], candidates)
+    people = None if labels is None else human_anchor.read_human_units(labels[0], labels[1], candidates, "--candidate")
     tasks = [certify_task(task, pairs, bars, resamples, seed, people) for task, pairs in sorted(by_task.items())]
     listed = [name for name in asdict(bars) if labels is not None or name not in ANCHOR_BARS]
     anchor_method = (

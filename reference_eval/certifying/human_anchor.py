@@ -54,7 +54,9 @@ def _where(label: Label) -> tuple[str, str]:
     return file, line
 
 
-def join_labels(labels: Sequence[Label], key_path: Path, judged: Sequence[JudgedAnswers]) -> list[HumanUnit]:
+def join_labels(
+    labels: Sequence[Label], key_path: Path, judged: Sequence[JudgedAnswers], option: str = "--run"
+) -> list[HumanUnit]:
     """Every label on a unit of the given runs' answers; one ``error:`` line naming labels file, line and field."""
     sample, entries = read_key(key_path)
     by_answers: dict[tuple[str, str], JudgedAnswers] = {(j.task, j.answers): j for j in judged}
@@ -76,7 +78,7 @@ def join_labels(labels: Sequence[Label], key_path: Path, judged: Sequence[Judged
         run = by_answers.get((label.task, entry.answers_sha256))
         if run is None:
             raise UsageError(
-                f"{locate(file, line, 'answers')}: no --run holds these answers ({label.task}, model "
+                f"{locate(file, line, 'answers')}: no {option} holds these answers ({label.task}, model "
                 f"{shown(entry.model)}, answers_sha256 {entry.answers_sha256[:12]}; e.g. {entry.run})"
             )
         found = run.units.get(label.key)
@@ -109,13 +111,15 @@ def join_labels(labels: Sequence[Label], key_path: Path, judged: Sequence[Judged
     return list(units.values())
 
 
-def read_human_units(label_files: Sequence[str], key_path: str, judged: Sequence[JudgedAnswers]) -> list[HumanUnit]:
+def read_human_units(
+    label_files: Sequence[str], key_path: str, judged: Sequence[JudgedAnswers], option: str = "--run"
+) -> list[HumanUnit]:
     """The labels files read, checked and joined to the runs' units."""
     for path in [*label_files, key_path]:
         if not Path(path).is_file():
             raise UsageError(f"{path}: no such file")
     labels = [label for path in label_files for label in read_labels(Path(path))]
-    return join_labels(labels, Path(key_path), judged)
+    return join_labels(labels, Path(key_path), judged, option)
 
 
 def check_runs_labelled(units: Sequence[HumanUnit], judged: Sequence[JudgedAnswers]) -> None:
