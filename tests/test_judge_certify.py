@@ -312,3 +312,109 @@ def test_a_panel_candidate_is_named_by_its_members_and_a_vllm_judge_by_its_model
     assert judge_label(ScoredRun(tmp_path, {"judge": panel}, [], None)) == "panel of openai:a + rule, tolerant parsing"
     vllm = {"kind": "vllm", "model": "/models/qwen", "parsing": "constrained"}
     assert judge_label(ScoredRun(tmp_path, {"judge": vllm}, [], None)) == "vllm:/models/qwen, constrained parsing"
+
+
+# --- people's labels: judges validate and certify --labels (issue 52 parts 2-3) -------------------------------
+
+
+def people_labels(tmp_path, runs, name: str = "labels", adjudicate: bool = False):
+    """Labels of every query of the three models, the people's label being the truth (the reference judge says
+    right iff the output is the groundtruth); a second labeller (B) on every third unit, differing from A on every
+    25th of those; with ``adjudicate`` an adjudicator settles every other difference. Returns (labels, key, A, B)."""
+    from cogbench.reference_eval.certifying.verdict_archive import read_verdicts
+
+    sample = "5a" * 32
+    lines, key, first, second = [], {}, [], []
+    for swapped in (0, 40, 90):
+        (truth,) = read_verdicts(runs[(swapped, "reference-judge")])
+        answers = f"{swapped:012d}"
+        key[answers] = {"task": "codis", "model": truth.model, "answers_sha256": truth.answers}
+        key[answers] |= {"judge": truth.judge, "run": truth.where}
+        for n, ((item, category, query), (_, _, verdict)) in enumerate(sorted(truth.units.items())):
+            unit = {"format": "cogbench labels 1", "sample": sample, "unit": f"u{len(lines):05d}", "task": "codis"}
+            unit |= {"answers": answers, "item_id": item, "category": category, "query": query}
+            unit |= {"time": "2026-03-01T10:15:00.123Z"}
+            lines.append(unit | {"label": verdict, "labeller": "ann", "role": "A"})
+            if n % 3 == 0:
+                differ = len(first) % 25 == 0
+                b = 1 - verdict if differ else verdict
+                first.append(verdict)
+                second.append(b)
+                lines.append(unit | {"label": b, "labeller": "bob", "role": "B"})
+                if differ and adjudicate and len(first) % 50 == 1:
+                    lines.append(unit | {"label": verdict, "labeller": "cat", "role": "adjudicator"})
+    path, key_path = tmp_path / f"{name}.jsonl", tmp_path / f"{name}.key.json"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    key_path.write_text(json.dumps({"format": "cogbench labelling key 1", "sample": sample, "seed": 0, "answers": key}))
+    return str(path), str(key_path), first, second
+
+
+def test_validate_each_judge_against_peoples_labels_through_the_cli(codis_runs, capsys):
+    tmp_path, runs, expected = codis_runs
+    labels, key, first, second = people_labels(tmp_path, runs, adjudicate=True)
+    settled = open(labels).read().count('"role": "adjudicator"')  # noqa: SIM115
+    out = tmp_path / "validate.json"
+    argv = ["judges", "validate", labels, "--key", key, "--run", *_runs(runs, "rule"), *_runs(runs, "judge-b")]
+    assert main([*argv, "--json", str(out), "--resamples", "200"]) == 0  # fewer resamples: tau's are 200 scipy calls
+    printed = capsys.readouterr().out
+    (task,) = json.loads(out.read_text())["tasks"]
+    differ = sum(a != b for a, b in zip(first, second))
+    assert settled > 0 and task["sample"]["units_adjudicated"] == differ
+    assert task["sample"]["units_labelled"] == 3 * 706 and task["sample"]["excluded_disagreement"] == differ - settled
+    assert task["human_human"]["agreement"]["overall"]["kappa"] == round(cohen_kappa_score(first, second), 4)
+    rule, judge_b = sorted(task["judges"], key=lambda j: j["judge"] != "rule")
+    assert rule["agreement"]["overall"]["kappa"] == 1.0 and rule["agreement"]["overall"]["kappa_interval"] == [1.0, 1.0]
+    # judge-b against the people: the labels are judge A's verdicts (the truth) but for the left-out units
+    a = [v for s in (0, 40, 90) for v in expected[s][0]]
+    b = [v for s in (0, 40, 90) for v in expected[s][1]]
+    assert abs(judge_b["agreement"]["overall"]["kappa"] - cohen_kappa_score(a, b)) < 0.02  # 2118 - 15 units
+    assert judge_b["agreement"]["overall"]["units"] == 3 * 706 - differ + settled
+    assert rule["ranking"]["tau"] == 1.0 and rule["ranking"]["models"] == 3
+    assert (
+        f"codis: a sample of 2118 labelled units ({len(first)} labelled twice, {differ} of them differing)" in printed
+    )
+    assert f"{differ - settled} left out (A and B differ, no adjudicator's label)" in printed
+    # the constant baselines are shown: the rule judge beats the better one (always right here) by more than 0.1
+    overall = rule["agreement"]["overall"]
+    assert overall["always_right_ac1"] > overall["always_wrong_ac1"] and overall["ac1_margin"] > 0.1
+    # judge-b (every answer beginning with a vowel wrong) does not: under the 0.10 margin over always right
+    assert judge_b["agreement"]["overall"]["ac1_margin"] < 0.1
+
+
+def test_certify_with_peoples_labels_passes_the_rule_judge(codis_runs, capsys):
+    tmp_path, runs, _ = codis_runs
+    labels, key, _, _ = people_labels(tmp_path, runs, "certify")
+    reference = ["--reference", *_runs(runs, "reference-judge")]
+    anchored = ["--labels", labels, "--key", key, "--resamples", "200"]
+    path = tmp_path / "anchored.json"
+    assert (
+        main(["judges", "certify", *reference, "--candidate", *_runs(runs, "rule"), *anchored, "--json", str(path)])
+        == 0
+    )
+    printed = capsys.readouterr().out
+    result = json.loads(path.read_text())
+    named = {c["name"]: c for c in result["tasks"][0]["criteria"]}
+    assert all(named[n]["passed"] for n in ("human_kappa", "ac1_margin", "parse_failures"))
+    assert named["parse_failures"]["value"] == 0.0
+    assert "### Against people's labels (the human anchor)" in printed and "human_kappa_margin = 0.1" in printed
+    # (judge-b against the same labels: its AC1 margin is under 0.10, test_validate_each_judge_...; the anchor's
+    # FAIL at each bar: tests/test_human_anchor.py)
+    # the anchor's options apply only with --labels
+    assert main(["judges", "certify", *reference, "--candidate", *_runs(runs, "rule"), "--min-ac1-margin", "0.2"]) == 2
+    assert capsys.readouterr().err == "error: --min-ac1-margin applies only with --labels\n"
+
+
+def test_validate_refuses_a_label_off_the_runs_units_in_one_line(codis_runs):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    tmp_path, runs, _ = codis_runs
+    labels, key, _, _ = people_labels(tmp_path, runs, "bad")
+    lines = Path(labels).read_text().splitlines()
+    lines[4] = lines[4].replace('"query": "', '"query": "9')
+    Path(labels).write_text("\n".join(lines) + "\n")
+    argv = [sys.executable, "-m", "cogbench", "judges", "validate", labels, "--key", key, "--run", runs[(0, "rule")]]
+    done = subprocess.run(argv, capture_output=True, text=True)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith(f"error: {labels}: record 5: field query: '9") and done.stderr.count("\n") == 1

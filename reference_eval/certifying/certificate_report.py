@@ -18,7 +18,7 @@ from typing import Any
 
 from cogbench.errors import CogbenchError, UsageError, locate
 from cogbench.numbers import fixed
-from cogbench.reference_eval.certifying.certificate_text import criteria_table
+from cogbench.reference_eval.certifying.certificate_text import anchor_lines, criteria_table
 from cogbench.reference_eval.certifying.certify import Bars, certify
 from cogbench.reference_eval.certifying.verdict_archive import read_verdicts
 from cogbench.reference_eval.judges.retirement import PAPER_JUDGES, paper_judge_text
@@ -30,6 +30,17 @@ OFFICIAL_JUDGES = PAPER_JUDGES  # the papers' judges (judges/retirement.KNOWN_SH
 
 def _sources(certificate: dict[str, Any], role: str) -> list[str]:
     return list(dict.fromkeys(m[role] for task in certificate["tasks"] for m in task["models"]))
+
+
+def _found(where: str, role: str, path: str) -> Path:
+    """``where`` as certify recorded it, or (a relative path) from the certificate's folder."""
+    for found in (Path(where), Path(path).parent / where):
+        if found.exists():
+            return found
+    raise UsageError(
+        f"{locate(path, field=role)}: {where} is not there to re-derive the certificate from; run report where "
+        "certify ran (or beside the certificate), or certify again"
+    )
 
 
 def _read(where: str, role: str, path: str) -> list[Any]:
@@ -91,7 +102,17 @@ def verified_certificate(path: str) -> dict[str, Any]:
     candidates = [j for where in _sources(certificate, "candidate") for j in _read(where, "candidate", path)]
     bars = Bars(**{bar["name"]: bar["value"] for bar in certificate["bars"]})
     settings = certificate["settings"]
-    again = json.loads(json.dumps(certify(references, candidates, bars, settings["resamples"], settings["seed"])))
+    labels = None
+    if "labels" in certificate:  # the human anchor: the people's labels and their key, read again
+        given = certificate["labels"]
+        labels = (
+            [str(_found(f, "labels.files", path)) for f in given["files"]],
+            str(_found(given["key"], "labels.key", path)),
+        )
+    derived = certify(references, candidates, bars, settings["resamples"], settings["seed"], labels)
+    if labels is not None:
+        derived["labels"] = certificate["labels"]  # as recorded (the paths found may be the certificate's folder's)
+    again = json.loads(json.dumps(derived))
     difference = _first_difference(certificate, again)
     if difference:
         field, stored, derived = difference
@@ -143,6 +164,7 @@ def report_section(
         for task in certificate["tasks"]:
             lines += [f"{task['task']}: {task['status']}, {len(task['models'])} model(s), {task['images']} images.", ""]
             lines += [*criteria_table(task), ""]
+            lines += anchor_lines(task)
         lines += [f"- {bar['name']} = {bar['value']}: {bar['source']}." for bar in certificate["bars"]] + [""]
         shown = ", ".join(label for label, _ in runs if label in covered) or "none of this report's runs"
         lines += [f"Runs judged by the certified judge: {shown}.", ""]

@@ -11,6 +11,7 @@ from typing import Any
 from cogbench import __version__
 from cogbench.errors import shown
 from cogbench.numbers import fixed
+from cogbench.reference_eval.certifying.anchor_text import anchor_section, sample_line
 from cogbench.reference_eval.judges.retirement import paper_judge_text
 
 
@@ -41,6 +42,16 @@ def criteria_table(task: dict[str, Any]) -> list[str]:
         result = "pass" if c["passed"] else "FAIL"
         lines.append(f"| {_cell(c['what'])} | {value} | {c['bar']} | {result} | {_cell(c['detail'])} |")
     return lines
+
+
+def anchor_lines(task: dict[str, Any]) -> list[str]:
+    """The human anchor's sample in one line (certify with people's labels), for the card and the report."""
+    anchor = task.get("human_anchor")
+    if anchor is None:
+        return []
+    if anchor["sample"] is None:
+        return ["Human anchor: no people's labels of this task's answers.", ""]
+    return ["Human anchor: " + sample_line(task["task"], anchor["sample"]), ""]
 
 
 def render_certificate(result: dict[str, Any]) -> str:
@@ -94,6 +105,8 @@ def render_certificate(result: dict[str, Any]) -> str:
                         f"| {name} | {r['column']} | {_value(r['reference'])} | {_value(r['candidate'])} "
                         f"| {_value(r['difference'])} | {_interval(r['interval'])} |"
                     )
+        if "human_anchor" in task:
+            lines += ["", *anchor_section(task["task"], task["human_anchor"])]
         if task["ranking"]:
             lines += [
                 "",
@@ -124,6 +137,7 @@ def render_card_block(result: dict[str, Any]) -> str:
     for task in result["tasks"]:
         lines += [f"{task['task']}: {len(task['models'])} model(s), {task['images']} images.", ""]
         lines += [*criteria_table(task), ""]
+        lines += anchor_lines(task)
     lines += ["Bars and their sources:", ""]
     lines += [f"- {b['name']} = {b['value']}: {b['source']}." for b in result["bars"]]
     return "\n".join(lines) + "\n"

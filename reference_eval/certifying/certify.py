@@ -20,8 +20,9 @@ from typing import Any
 import numpy as np
 
 from cogbench.errors import UsageError, shown
+from cogbench.reference_eval.certifying import human_anchor
 from cogbench.reference_eval.certifying.verdict_archive import JudgedAnswers
-from cogbench.reference_eval.metrics import agreement, intervals, small_sample
+from cogbench.reference_eval.metrics import agreement, human_agreement, intervals, small_sample
 from cogbench.schemas.features import CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
 # The JSON certificate's kind and version (schemas/judge_certificate.schema.json).
@@ -37,7 +38,16 @@ BAR_SOURCES = {
     "Kendall's tau-b of its Table 7 Acc_p columns, human against GPT-4, is 0.857)",
     "max_difference": "the papers print scores to one decimal; a move of more than 1 point, or an interval "
     "that excludes 0, changes the numbers people compare",
+    "human_kappa_margin": "cogbench's bar (the human anchor): the papers' bars came from people (CogBench: GPT-4 against "
+    "human labels, 0.833 on 20 images; CODIS: 97.9% raw agreement between people), so the judge's kappa against "
+    "the people's labels, at the lower end of its 95% interval, may fall short of the people's own kappa by at "
+    "most this much",
+    "min_ac1_margin": "cogbench's bar: a judge that always says right agrees with the majority label on a skewed task "
+    "(0.871 in a 2026 calibration study); Gwet's AC1 must beat the better constant judge's by this much",
+    "max_parse_failures": "cogbench's bar: units the judge gave no verdict (%), every model's run; more changes which "
+    "answers a score counts",
 }
+ANCHOR_BARS = ("human_kappa_margin", "min_ac1_margin", "max_parse_failures")  # listed only with people's labels
 
 
 @dataclass(frozen=True)
@@ -47,6 +57,11 @@ class Bars:
     min_kappa: float = 0.80
     min_tau: float = 0.88
     max_difference: float = 1.0
+    # the human anchor (``--labels``): kappa's lower bound >= people's kappa - 0.10, AC1 - constant's >= 0.10,
+    # no verdict on at most 2% of the units
+    human_kappa_margin: float = 0.10
+    min_ac1_margin: float = 0.10
+    max_parse_failures: float = 2.0
 
 
 def _categories(task: str) -> tuple[str, ...]:
@@ -158,9 +173,14 @@ def _covers_zero(interval: list[float] | None) -> bool:
 
 
 def certify_task(
-    task: str, pairs: Sequence[tuple[JudgedAnswers, JudgedAnswers]], bars: Bars, resamples: int, seed: int
+    task: str,
+    pairs: Sequence[tuple[JudgedAnswers, JudgedAnswers]],
+    bars: Bars,
+    resamples: int,
+    seed: int,
+    people: Sequence[human_anchor.HumanUnit] | None = None,
 ) -> dict[str, Any]:
-    """One task's certificate: its figures and each bar passed or not."""
+    """One task's certificate: its figures and each bar passed or not (with ``people``, the human anchor's too)."""
     categories = _categories(task)
     paired = [paired_units(task, ref, cand) for ref, cand in pairs]
     images = sorted({p.cluster for verdict_pairs, *_ in paired for p in verdict_pairs})
@@ -254,8 +274,15 @@ def certify_task(
                 detail,
             )
         )
+    anchor = None
+    if people is not None:
+        anchor = human_anchor.task_anchor(task, people, [cand for _, cand in pairs], resamples, seed)
+        criteria += human_anchor.anchor_criteria(
+            anchor, bars.human_kappa_margin, bars.min_ac1_margin, bars.max_parse_failures
+        )
     return {
         "task": task,
+        **({"human_anchor": anchor} if anchor is not None else {}),
         "reference_judge": pairs[0][0].judge,
         "candidate_judge": pairs[0][1].judge,
         "models": models,
@@ -275,21 +302,35 @@ def certify(
     bars: Bars = Bars(),
     resamples: int = intervals.DEFAULT_RESAMPLES,
     seed: int = intervals.DEFAULT_SEED,
+    labels: tuple[Sequence[str], str] | None = None,
 ) -> dict[str, Any]:
-    """The certificate of the candidates' judge against the references, every task; PASS when every task passes."""
+    """The certificate of the candidates' judge against the references, every task; PASS when every task passes.
+
+    ``labels`` (labels files, their key): the people's labels of the candidate's answers, the human anchor.
+    """
     if not references or not candidates:
         raise UsageError("certify needs reference verdicts (--reference) and the candidate's runs (--candidate)")
     by_task = pair_verdicts(references, candidates)
-    tasks = [certify_task(task, pairs, bars, resamples, seed) for task, pairs in sorted(by_task.items())]
+    people = None if labels is None else human_anchor.read_human_units(labels[0], labels[1], candidates, "--candidate")
+    tasks = [certify_task(task, pairs, bars, resamples, seed, people) for task, pairs in sorted(by_task.items())]
+    listed = [name for name in asdict(bars) if labels is not None or name not in ANCHOR_BARS]
+    anchor_method = (
+        ""
+        if labels is None
+        else f"; the human anchor: kappa, Gwet's AC1 and the constant judges against the people's labels with a "
+        f"{human_agreement.METHOD} interval ({human_agreement.MIN_IMAGES}+ images, {human_agreement.MIN_RARER}+ "
+        "units of the rarer label)"
+    )
     return {
         "format": CERTIFICATE_FORMAT,
         "candidate_judge": tasks[0]["candidate_judge"],
         "reference_judges": sorted({t["reference_judge"] for t in tasks}),
         "status": "PASS" if all(t["status"] == "PASS" for t in tasks) else "FAIL",
-        "bars": [{"name": name, "value": value, "source": BAR_SOURCES[name]} for name, value in asdict(bars).items()],
+        "bars": [{"name": name, "value": getattr(bars, name), "source": BAR_SOURCES[name]} for name in listed],
+        **({"labels": {"files": list(labels[0]), "key": labels[1]}} if labels is not None else {}),
         "method": f"Cohen's kappa with a {intervals.METHOD} interval ({resamples} resamples, seed {seed}; "
         f"{agreement.MIN_IMAGES}+ images); score moves: {small_sample.PAIRED_METHOD}, each model's at 1 - 0.05/models (Bonferroni: 95% for all models together); Kendall's tau-b "
-        "(scipy.stats.kendalltau)",
+        f"(scipy.stats.kendalltau){anchor_method}",
         "settings": {"resamples": resamples, "seed": seed},  # with the bars and sources: all a re-derivation needs
         "tasks": tasks,
     }

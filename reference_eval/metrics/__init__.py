@@ -13,5 +13,6 @@
 - ``small_sample``: the Korn-Graubard interval, paired t differences, minimum detectable difference.
 - ``circular``: the circular-VQA definitions.
 - ``agreement``: two judges' agreement (Cohen's kappa, flips, Kendall's tau).
+- ``human_agreement``: a judge against people's labels (kappa, Gwet's AC1, PABAK, constant judges, BCa intervals).
 - ``panel_agreement``: a judge panel's agreement (Krippendorff's alpha, pairwise kappa, effective number of judges).
 """

@@ -54,9 +54,12 @@ class ConfusionTable:
     counts: np.ndarray  # (C, K+1, L, L)
 
 
-def confusion_table(pairs: Sequence[VerdictPair], categories: Sequence[str]) -> ConfusionTable:
+def confusion_table(
+    pairs: Sequence[VerdictPair], categories: Sequence[str], labels: Sequence[int] | None = None
+) -> ConfusionTable:
+    """The per-image counts; ``labels`` fixes the verdict labels (default: those given, or 0 and 1)."""
     clusters = sorted({p.cluster for p in pairs})
-    labels = sorted({p.a for p in pairs} | {p.b for p in pairs}) or [0, 1]
+    labels = list(labels) if labels is not None else sorted({p.a for p in pairs} | {p.b for p in pairs}) or [0, 1]
     row = {c: i for i, c in enumerate(clusters)}
     column = {c: i for i, c in enumerate(categories)}
     label = {v: i for i, v in enumerate(labels)}
