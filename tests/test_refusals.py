@@ -16,6 +16,7 @@ import pytest
 
 from cogbench.cli import main
 from cogbench.reference_eval.backends.batch_files import read_responses
+from cogbench.reference_eval.explaining.stages import compare_item, shown_fields
 from cogbench.reference_eval.formats.predictions import Prediction, read_predictions
 from cogbench.reference_eval.site.board_health import health
 
@@ -168,3 +169,15 @@ def test_a_refusal_in_request_file_output_is_a_reply(tmp_path):
     path.write_text(json.dumps(line) + "\n")
     response = read_responses([str(path)])["a@1"]
     assert (response.text, response.error, response.refusal) == ("", None, NULL_CONTENT)
+
+
+def test_explain_tells_a_refused_reply_from_an_empty_one():
+    """Two scorings of one item, both an empty answer, one of them refused: the output stage differs, and the
+    side-by-side fields show the refusal (absent where there is none, as before)."""
+    empty = {"item_id": "1", "image_id": "i", "category": "Event", "answer": "B", "response": "", "extracted": None}
+    empty |= {"extracted_official": None, "correct": False, "correct_official": False, "answer_status": "empty"}
+    refused = {**empty, "reply": {"refusal": NULL_CONTENT}}
+    assert compare_item("vqa", empty, refused, None, None).differing == ["output"]
+    assert compare_item("vqa", refused, refused, None, None).differing == []
+    assert shown_fields("vqa", refused)["answer"]["refusal"] == NULL_CONTENT
+    assert "refusal" not in shown_fields("vqa", empty)["answer"]
