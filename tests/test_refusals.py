@@ -181,3 +181,12 @@ def test_explain_tells_a_refused_reply_from_an_empty_one():
     assert compare_item("vqa", refused, refused, None, None).differing == []
     assert shown_fields("vqa", refused)["answer"]["refusal"] == NULL_CONTENT
     assert "refusal" not in shown_fields("vqa", empty)["answer"]
+
+
+def test_a_refusal_that_is_not_a_string_is_refused_by_file_line_and_field(tmp_path):
+    from cogbench.errors import UsageError
+
+    path = tmp_path / "predictions.jsonl"
+    path.write_text(json.dumps({"task": "vqa", "item_id": "1", "output": "", "refusal": 7}) + "\n")
+    with pytest.raises(UsageError, match=r"line 1: field refusal: not a string$"):
+        read_predictions(path)
