@@ -208,6 +208,9 @@ def test_malformed_body_and_unusable_reply_are_retried(openai_server):
         (b'{"choices": []}', "reply has no message content"),
         (b'{"choices": [{"message": {"content": null}}]}', "reply has no message content"),
         (b'{"choices": [{"message": {"content": ["right"]}}]}', "reply has no message content"),
+        # A refusal makes a reply only when it is a non-empty string (tests/test_refusals.py has one that is).
+        (b'{"choices": [{"message": {"content": null, "refusal": ""}}]}', "reply has no message content"),
+        (b'{"choices": [{"message": {"content": null, "refusal": 7}}]}', "reply has no message content"),
     ],
 )
 def test_replies_that_are_not_a_chat_completion_fail_with_a_reason(openai_server, body, error):

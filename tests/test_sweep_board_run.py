@@ -87,6 +87,7 @@ def derived(sweep: Path, cell: str) -> dict:
         "truncated": sum((u.get("reply") or {}).get("finish_reason") == "length" for u in units),
         "empty": sum(u["answer_status"] == "empty" for u in units),
         "judge_failures": None if cell.startswith("vqa") else sum(u["judge_error"] is not None for u in units),
+        "refusals": sum("refusal" in (u.get("reply") or {}) for u in units),  # openai: models, which record them
         "median": statistics.median(seconds),
         "max": seconds[-1],
     }
@@ -118,13 +119,13 @@ def test_each_cell_state_items_and_figures_are_those_of_its_files(board_site):
         assert any(label.startswith("PARTIAL") for label in cell["labels"])  # 2 items of the build: a subset
         health = cell["health"]
         assert health["answers"] == found["answers"]
-        for name in ("unparsed", "truncated", "empty", "judge_failures"):
+        for name in ("unparsed", "truncated", "empty", "judge_failures", "refusals"):
             if found[name] is None:
                 assert health[name] == {"n": None, "pct": None, "t": "n/a"}, (cell_id, name)
             else:
                 assert health[name]["n"] == found[name], (cell_id, name)
                 assert health[name]["pct"] == pytest.approx(100 * found[name] / found["answers"])
-        assert health["refusals"]["t"] == "n/a"  # no judge records a refusal: never a made-up 0
+        assert health["refusals"]["t"] == "0.0% (0)"  # an openai: model records refusals: none refused
         assert health["latency"] == pytest.approx({"median": found["median"], "max": found["max"]})
     cut = cells[CELL.format(task="vqa", model="cut")]["health"]
     assert cut["truncated"]["t"] == "100.0% (2)" and cut["unparsed"]["t"] == "100.0% (2)"

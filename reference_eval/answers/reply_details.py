@@ -6,15 +6,17 @@ and, when the reply said more than its scored text, ``reply``: the inputs of the
 ``verify`` applies the same rule again and anyone can read the reasoning:
 
     "reply": {"content": "<think>...</think> B", "reasoning": "...", "finish_reason": "length",
-              "thinking": "on", "think_opened": true, "reasoning_tokens": 180}
+              "thinking": "on", "think_opened": true, "reasoning_tokens": 180, "refusal": "..."}
 
 ``content`` is the reply text as written, kept only when it differs from the scored text;
 ``reasoning`` is a separate reasoning field's text; ``thinking`` the setting the split used (the
 prediction's, else ``score --thinking``); ``think_opened`` whether the chat template opened a think
-block in the prompt, where the backend saw it. With ``keep="hash"`` (``score
---reasoning-in-details hash``) both are replaced by their sha256 and length, and the split can no
-longer be re-derived (``verify`` says so). ``answers_block`` counts the statuses from the details
-alone: scores.json's ``answers`` is exactly what details.jsonl says.
+block in the prompt, where the backend saw it; ``refusal`` the model API's refusal text (the
+prediction's, absent when none; it changes no split: an empty content beside it scores as an empty
+answer). With ``keep="hash"`` (``score --reasoning-in-details hash``) both texts (not the refusal)
+are replaced by their sha256 and length, and the split can no longer be re-derived (``verify`` says
+so). ``answers_block`` counts the statuses from the details alone: scores.json's ``answers`` is
+exactly what details.jsonl says.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ def reply_record(output: str, reply: Reply, inputs: dict[str, Any], keep: str = 
     """The ``reply`` record of one answer (empty when the reply is its scored text and nothing more).
 
     ``inputs``: ``reasoning`` (separate field), ``finish_reason``, ``thinking``, ``think_opened``,
-    ``reasoning_tokens`` as the split read them (absent, empty or None where unknown).
+    ``reasoning_tokens`` as the split read them, and ``refusal`` (absent, empty or None where unknown).
     """
     record: dict[str, Any] = {}
     texts = {"content": output if output != reply.answer else "", "reasoning": inputs.get("reasoning") or ""}
@@ -60,7 +62,7 @@ def reply_record(output: str, reply: Reply, inputs: dict[str, Any], keep: str = 
             record[f"{name}_chars"] = len(text)
         else:
             record[name] = text
-    for name in ("finish_reason", "thinking", "think_opened", "reasoning_tokens"):
+    for name in ("finish_reason", "thinking", "think_opened", "reasoning_tokens", "refusal"):
         if inputs.get(name) not in (None, ""):
             record[name] = inputs[name]
     if reply.note:
@@ -77,6 +79,7 @@ def reply_inputs(prediction: Any, stated: str | None = "auto") -> dict[str, Any]
         "thinking": stated_thinking((prediction.generation or {}).get("thinking"), stated),
         "think_opened": prediction.think_opened,
         "reasoning_tokens": (prediction.tokens or {}).get("reasoning"),
+        "refusal": getattr(prediction, "refusal", ""),
     }
 
 

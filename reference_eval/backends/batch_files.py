@@ -59,6 +59,7 @@ class Response:
     finish_reason: str = ""
     reasoning_tokens: int | None = None
     note: str = ""
+    refusal: str = ""  # message.refusal (reply_parts)
 
 
 def body_hash(body: dict[str, Any]) -> str:
@@ -196,6 +197,7 @@ def _parse_line(data: bytes, where: str) -> Response:
         finish_reason=parts.finish_reason,
         reasoning_tokens=parts.reasoning_tokens,
         note=parts.note,
+        refusal=parts.refusal,
     )
 
 

@@ -16,8 +16,8 @@ Used by the LLM judge of ``cogbench score`` and by the OpenAI model backend of
 - token usage is summed over the run;
 - a reply is its ``content`` plus, from a model that reasons, a separate ``reasoning_content``
   (DeepSeek, vLLM's ``--reasoning-parser``) or ``reasoning`` (OpenRouter) field, why it stopped
-  (``finish_reason``) and its ``reasoning_tokens``; ``content: null`` beside a reasoning is a reply
-  (``openai_replies.reply_parts``);
+  (``finish_reason``), its ``reasoning_tokens`` and a ``refusal``; ``content: null`` beside a reasoning
+  or a refusal is a reply (``openai_replies.reply_parts``);
 - a reply's lone surrogates become U+FFFD (``schemas.text.replace_lone_surrogates``),
   so every answer can be stored.
 
@@ -142,6 +142,7 @@ class ChatResult:
     finish_reason: str = ""  # "stop", "length"...; "" when the server gave none
     reasoning_tokens: int | None = None  # usage.completion_tokens_details.reasoning_tokens, where reported
     note: str = ""  # what of the reply was ignored (a reasoning field of the wrong type)
+    refusal: str = ""  # message.refusal: the model's refusal text, "" when it gave none
 
     @property
     def ok(self) -> bool:
@@ -319,6 +320,7 @@ class ChatClient:
                         finish_reason=parts.finish_reason,
                         reasoning_tokens=parts.reasoning_tokens,
                         note=parts.note,
+                        refusal=parts.refusal,
                     )
             except ReplyTooLarge as error:  # a broken or hostile server: asking again cannot help
                 return ChatResult(None, str(error), attempt, prompt_tokens, completion_tokens)

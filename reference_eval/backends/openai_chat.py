@@ -6,7 +6,9 @@ Requests run concurrently with the retry and backoff rules of
 ``OPENAI_API_KEY`` only. A query whose request still fails after its retries
 yields no answer, so a re-run asks it again. A reasoning model's answer keeps its separate
 reasoning field, finish reason and reasoning tokens (``openai_replies.reply_parts``), online and from
-request-file output alike; a reasoning field of the wrong type is ignored with a warning line.
+request-file output alike; a reasoning field of the wrong type is ignored with a warning line. A reply's
+``message.refusal`` is kept in its prediction's ``refusal``; a refusal beside ``content: null`` is an
+empty answer, not a failed query.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ def recorded_settings(settings: ChatSettings) -> dict[str, Any]:
 
 
 def _answer(query: Query, reply: ChatResult | Response, seconds: float) -> Answer:
-    """One reply as an Answer: its content as written (stripped), the reasoning field, why it stopped."""
+    """One reply as an Answer: its content as written (stripped), the reasoning field, why it stopped, a refusal."""
     if reply.note:
         print(f"warning: {query.name}: {reply.note}", file=sys.stderr)
     assert reply.text is not None  # a reply without an error has its text
@@ -49,6 +51,7 @@ def _answer(query: Query, reply: ChatResult | Response, seconds: float) -> Answe
         reasoning=reply.reasoning,
         finish_reason=reply.finish_reason,
         reasoning_tokens=reply.reasoning_tokens,
+        refusal=reply.refusal,
     )
 
 

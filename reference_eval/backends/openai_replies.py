@@ -1,6 +1,11 @@
 """What one chat completion (parsed JSON) holds, read the same way online (``openai_api.ChatClient``) and from
-request-file output (``batch_files``): its content, a separate reasoning field, why it stopped, and the tokens
-it reports. Nothing here raises on an odd reply: what cannot be read is None or zero."""
+request-file output (``batch_files``): its content, a separate reasoning field, why it stopped, a refusal, and
+the tokens it reports. Nothing here raises on an odd reply: what cannot be read is None or zero.
+
+A refusal is ``message.refusal``: a string, non-null when the model declined (OpenAI's chat completions and
+structured outputs, and servers that copy them), most often beside ``content: null``. Such a reply is a reply
+(an empty answer, scored as the task scores one), not a failed request: asking again would only be refused
+again. A ``content: null`` with neither a reasoning nor a refusal is still no reply."""
 
 from __future__ import annotations
 
@@ -24,14 +29,16 @@ class ReplyParts:
     finish_reason: str = ""
     reasoning_tokens: int | None = None
     note: str = ""
+    refusal: str = ""  # message.refusal: the model's refusal text, "" when it gave none
 
 
 def reply_parts(reply: Any) -> ReplyParts | None:
-    """The first choice of a chat completion (parsed JSON) as content, reasoning, finish reason and
-    reasoning tokens; None when it has neither a content string nor a reasoning string.
+    """The first choice of a chat completion (parsed JSON) as content, reasoning, finish reason,
+    reasoning tokens and refusal; None when it has no content string, reasoning string nor refusal.
 
     The first reasoning field that is a string is taken; one of another type (a number, an object)
-    is ignored and named in ``note``, never raised. Lone surrogates become U+FFFD in both texts (a
+    is ignored and named in ``note``, never raised, and so is a refusal that is not a string. Lone
+    surrogates become U+FFFD in all three texts (a
     lone surrogate cannot be written as UTF-8 to the predictions, the judge cache or details).
     """
     try:
@@ -50,7 +57,11 @@ def reply_parts(reply: Any) -> ReplyParts | None:
         elif text:
             reasoning = text
             break
-    if not isinstance(content, str) and not reasoning:
+    refusal = message.get("refusal")
+    if refusal is not None and not isinstance(refusal, str):
+        notes.append(f"refusal: field of type {type(refusal).__name__} ignored")
+    refusal = refusal if isinstance(refusal, str) else ""
+    if not isinstance(content, str) and not reasoning and not refusal:
         return None
     finish = choice.get("finish_reason") if isinstance(choice, dict) else None
     return ReplyParts(
@@ -59,6 +70,7 @@ def reply_parts(reply: Any) -> ReplyParts | None:
         finish if isinstance(finish, str) else "",
         reasoning_token_count(reply),
         "; ".join(notes),
+        replace_lone_surrogates(refusal),
     )
 
 

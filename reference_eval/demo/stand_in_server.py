@@ -54,6 +54,17 @@ class Reply:
     message: dict[str, Any] | None = None
     finish_reason: str = "stop"
     completion_details: dict[str, Any] | None = None
+    # A refusal as OpenAI sends one (https://platform.openai.com/docs/guides/structured-outputs#refusals):
+    # ``message.refusal`` the text, ``content`` null unless ``text`` is given too.
+    refusal: str | None = None
+
+
+def _message(reply: Reply) -> dict[str, Any]:
+    if reply.message is not None:
+        return reply.message
+    if reply.refusal is not None:
+        return {"role": "assistant", "content": reply.text or None, "refusal": reply.refusal}
+    return {"role": "assistant", "content": reply.text}
 
 
 @dataclass
@@ -92,7 +103,7 @@ def completion_body(model: str, reply: Reply) -> bytes:
         "choices": [
             {
                 "index": 0,
-                "message": reply.message if reply.message is not None else {"role": "assistant", "content": reply.text},
+                "message": _message(reply),
                 "finish_reason": reply.finish_reason,
             }
         ],

@@ -85,7 +85,7 @@ def as_markdown(explanation: Explanation) -> str:
             b = shown_fields(explanation.task, explanation.details_b.get(item))
             lines.append(f"- item `{item}`:")
             for answer in sorted(set(a) | set(b)):
-                for key in ("gold", "prompt_sha256", "output", "parsed", "verdict"):
+                for key in ("gold", "prompt_sha256", "output", "refusal", "parsed", "verdict"):
                     x, y = (a.get(answer) or {}).get(key), (b.get(answer) or {}).get(key)
                     if x != y:
                         lines.append(f"  - {answer} {key}: A {_short(x)} / B {_short(y)}")

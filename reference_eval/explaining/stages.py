@@ -8,8 +8,9 @@ both scorings hold, each stage is compared on the fields that stage writes into 
 - prompt: each answer's ``rendered_prompt_sha256``;
 - generation: the run's generation settings (the ``eval`` run's run.json ``generation``), counted
   for an item only where its output differs too;
-- output: the reply as the model wrote it (``reply.content`` where kept, else the scored text) and
-  its separate reasoning, compared by sha256 so a run that kept hashes still compares;
+- output: the reply as the model wrote it (``reply.content`` where kept, else the scored text), its
+  separate reasoning, compared by sha256 so a run that kept hashes still compares, and the API's
+  refusal (``reply.refusal``: a refused reply and an empty one differ here, though both score as empty);
 - parse: the scored text (the final answer apart from reasoning), its ``answer_status`` and the
   parsed answer (CODIS ``final_answer``; VQA ``extracted``, ``extracted_official``);
 - judge: the verdicts (CODIS ``right``; VQA ``correct``, ``correct_official``; description the
@@ -58,12 +59,12 @@ def _gold(task: str, detail: dict[str, Any], answer: dict[str, Any]) -> Any:
     return (detail["recognition"]["annotated"], cors)
 
 
-def _raw_output(task: str, answer: dict[str, Any]) -> tuple[str | None, str | None]:
-    """(sha256 of the reply as written, sha256 of its separate reasoning)."""
+def _raw_output(task: str, answer: dict[str, Any]) -> tuple[str | None, str | None, str | None]:
+    """(sha256 of the reply as written, sha256 of its separate reasoning, the API's refusal)."""
     reply = answer.get("reply") or {}
     content = reply.get("content_sha256") or _sha(reply.get("content", answer.get(SCORED_FIELD[task])))
     reasoning = reply.get("reasoning_sha256") or _sha(reply.get("reasoning"))
-    return content, reasoning
+    return content, reasoning, reply.get("refusal")
 
 
 def _parsed(task: str, answer: dict[str, Any]) -> Any:
@@ -143,6 +144,7 @@ def shown_fields(task: str, detail: dict[str, Any] | None) -> dict[str, Any]:
             "gold": _gold(task, detail, answer),
             "prompt_sha256": (answer.get("rendered_prompt_sha256") or "")[:12] or None,
             "output": raw,
+            **({"refusal": answer["reply"]["refusal"]} if "refusal" in (answer.get("reply") or {}) else {}),
             "parsed": _parsed(task, answer),
             "verdict": _verdict(task, detail, answer),
         }

@@ -16,6 +16,10 @@ sha256 of this query's own prompt text as the model got it (the template
 filled in, before the backend's chat template, image not included), so one
 item's prompt can be checked; empty where the writer did not know it.
 
+``refusal`` is the model API's refusal (``choices[0].message.refusal`` of an OpenAI-compatible reply:
+the ``openai:`` backend reads it from every reply): present only when the model refused, so a line
+without one is written byte for byte as before.
+
 Files are appended to and flushed line by line, so a run killed at any moment
 leaves at worst one torn last line, which ``open_for_append`` cuts off before
 resuming. Reading rejects duplicate keys instead of picking one.
@@ -35,6 +39,15 @@ from cogbench.errors import CogbenchError, UsageError, echoed, locate
 from cogbench.jsonl import file_lines
 
 TASKS = ("description", "vqa", "codis")
+STRING_FIELDS = (
+    "model",
+    "prompt_id",
+    "prompt_sha256",
+    "rendered_prompt_sha256",
+    "reasoning",
+    "finish_reason",
+    "refusal",
+)
 
 
 @dataclass(frozen=True)
@@ -60,13 +73,18 @@ class Prediction:
     # and Qwen3-Thinking's ``<think>``), so the reply begins inside the block; None where the backend did
     # not render the template (answers.reasoning.thinking_state).
     think_opened: bool | None = None
+    # The API's refusal text (``message.refusal``); "" (and no key in the line) when it gave none.
+    refusal: str = ""
 
     @property
     def key(self) -> tuple[str, int | None]:
         return (self.item_id, self.query)
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), ensure_ascii=False, sort_keys=True)
+        record = asdict(self)
+        if not record["refusal"]:
+            del record["refusal"]  # only a refusal is written: lines without one stay as they were
+        return json.dumps(record, ensure_ascii=False, sort_keys=True)
 
 
 def parse_json(text: str, where: str) -> Any:
@@ -116,7 +134,7 @@ def _parse(line: str, path: Path, line_number: int) -> Prediction:
     if isinstance(query, bool) or query not in allowed:
         shown = ", ".join("null" if q is None else str(q) for q in allowed)
         raise UsageError(f"{where}: field query: {echoed(query)} is not one of {shown} for task {raw['task']}")
-    for name in ("model", "prompt_id", "prompt_sha256", "rendered_prompt_sha256", "reasoning", "finish_reason"):
+    for name in STRING_FIELDS:
         if not isinstance(raw.get(name, ""), str):
             raise UsageError(f"{where}: field {name}: not a string")
     for name in ("generation", "tokens"):

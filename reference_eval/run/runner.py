@@ -489,6 +489,7 @@ def _prediction(settings: EvalSettings, template, generation: dict[str, Any], an
         reasoning=answer.reasoning,
         finish_reason=answer.finish_reason,
         think_opened=answer.think_opened,
+        refusal=answer.refusal,
         tokens={
             name: count
             for name, count in (("completion", answer.generated_tokens), ("reasoning", answer.reasoning_tokens))

@@ -71,6 +71,7 @@ class Answer:
     # Whether the chat template's generation prompt opened a think block (the reply begins inside it);
     # None where the backend did not render the template (`answers.reasoning.thinking_state`).
     think_opened: bool | None = None
+    refusal: str = ""  # an API's `message.refusal` (the openai: backend); "" when none was given
 
 
 def build_queries(

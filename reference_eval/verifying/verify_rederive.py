@@ -350,7 +350,7 @@ def check_replies(data: TaskData, result: Verification) -> None:
     recorded = {
         name
         for _, answer, _ in reply_details.answer_dicts(task, data.details)
-        for name in ("finish_reason", "thinking", "reasoning_tokens")
+        for name in ("finish_reason", "thinking", "reasoning_tokens", "refusal")
         if name in (answer.get("reply") or {})
     }
     if recorded and data.run_dir is None:  # an eval run folder's are checked against its predictions.jsonl

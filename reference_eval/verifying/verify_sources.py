@@ -84,7 +84,7 @@ def check_replies_made(
     data: TaskData, result: Verification, keyed: dict[Any, Any], tags, thinking: str = "auto"
 ) -> None:
     """Each details answer against the prediction it was scored from: its scored text, status and
-    ``reply`` record (finish reason, thinking setting, reasoning tokens, reasoning and content), as
+    ``reply`` record (finish reason, thinking setting, reasoning tokens, reasoning, content and refusal), as
     scoring wrote them from predictions.jsonl (``answers/reply_details``)."""
     task, field = data.scores["task"], reply_details.SCORED_FIELD[data.scores["task"]]
     for key, answer, line in reply_details.answer_dicts(task, data.details):
@@ -103,7 +103,9 @@ def check_replies_made(
         made = reply_details.reply_record(
             prediction.output, reply, reply_details.reply_inputs(prediction, thinking), keep
         )
-        result.same(f"{where}: reply (predictions.jsonl's finish_reason, thinking, reasoning)", stated, made, item)
+        result.same(
+            f"{where}: reply (predictions.jsonl's finish_reason, thinking, reasoning, refusal)", stated, made, item
+        )
 
 
 def build_rows(dataset: str, task: str) -> list[dict[str, Any]]:

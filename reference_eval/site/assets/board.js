@@ -128,7 +128,7 @@
       el("p", { cls: "note", text: "complete: done, merged and verified (`cogbench verify`); only complete cells are scored. failed-verification: a merged run that does not verify, never scored. Items: done/intended." }),
       filter, matrix(),
       el("h2", { id: "health", text: "Model health" }),
-      el("p", { cls: "note", text: "Shares of the scored answers of each complete cell; n/a: not recorded by the run (refusals: no judge records them) or the cell is not complete." }),
+      el("p", { cls: "note", text: "Shares of the scored answers of each complete cell; n/a: not recorded by the run (refusals: only the openai: backend records them) or the cell is not complete." }),
       healthTable(),
       el("h2", { id: "best", text: "Best setting per model" }), bestTable(),
       el("h2", { id: "groups", text: "Significance groups" }),
