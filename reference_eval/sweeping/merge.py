@@ -125,7 +125,7 @@ def same_run(first: tuple[Path, dict, dict], other: tuple[Path, dict, dict]) -> 
 
 def joined_predictions(shards: list[tuple[Path, dict, dict]]) -> list[Prediction]:
     """Every shard's predictions, each key once; one answered twice with different outputs is refused."""
-    found: dict[tuple[str, int | None], tuple[Prediction, Path]] = {}
+    found: dict[tuple[str, int | None, str | None], tuple[Prediction, Path]] = {}
     for where, _, _ in shards:
         path = where / "predictions.jsonl"
         for prediction in read_predictions(path):
@@ -148,7 +148,7 @@ def merge_cell(folder: Path, plan: dict[str, Any], cell_id: str) -> Path:
     for where, _, _ in shards:
         verified(where, plan["build"])
     predictions = joined_predictions(shards)
-    planned = {(item, query) for items in cell["shards"] for item in items for query in cell["queries_per_item"]}
+    planned = {(item, query, None) for items in cell["shards"] for item in items for query in cell["queries_per_item"]}
     missing = sorted(planned - {p.key for p in predictions}, key=str)
     if missing:
         raise MergeRefused(

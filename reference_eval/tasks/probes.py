@@ -1,4 +1,5 @@
-"""Bias probes: circular VQA scoring (``eval --circular``) and the blind baseline's shared hits (``--no-image``).
+"""Bias probes: circular VQA scoring (``eval --circular``), the blind baseline's shared hits (``--no-image``)
+and the invariance probe's per-item variants (``--image-variant``, scored by ``metrics.invariance``).
 
 Circular: each question's four rotated answers (``tasks.rotate``) are read with
 the VQA extractors against the options as shown, then pooled by
@@ -13,10 +14,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from cogbench.reference_eval.metrics import circular, vqa
+from cogbench.reference_eval.metrics import circular, invariance, vqa
 from cogbench.reference_eval.metrics.aggregate import by_category
+from cogbench.reference_eval.run.completeness import mark_coverage
 from cogbench.reference_eval.tasks.queries import ROTATIONS, rotate
-from cogbench.schemas.features import ANSWER_LETTERS, CHOICE_COLUMNS, COGBENCH_CATEGORIES
+from cogbench.schemas.features import ANSWER_LETTERS, CHOICE_COLUMNS, CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
 CHOICE_METRICS = tuple(f"choice_{letter}" for letter in ANSWER_LETTERS)
 
@@ -115,3 +117,44 @@ def choice_shares(metrics: dict[str, Any]) -> dict[str, Any] | None:
     if not all(name in metrics for name in CHOICE_METRICS):
         return None
     return {name[-1]: metrics[name] for name in CHOICE_METRICS}
+
+
+# --- the invariance probe (eval --image-variant) ------------------------------------------------
+
+
+def variant_entry(task: str, name: str, detail: dict[str, Any], image: dict[str, Any]) -> dict[str, Any]:
+    """What an item's line keeps of its answer under one variant: the image it saw, the answer and its verdict."""
+    entry: dict[str, Any] = {"variant": name, "image_sha256": image.get("sha256"), "pillow": image.get("pillow")}
+    if task == "vqa":
+        entry.update(response=detail["response"], extracted=detail["extracted"], correct=detail["correct"])
+    else:
+        entry.update(
+            outputs=[q.get("output") for q in detail["queries"]], rights=[q["right"] for q in detail["queries"]]
+        )
+    return entry
+
+
+def add_image_variants(
+    task: str,
+    details: list[dict[str, Any]],
+    metrics: dict[str, Any],
+    scored: dict[str, list[dict[str, Any]]],
+    images: dict[tuple[str, str], dict[str, Any]],
+    total: int,
+) -> None:
+    """Each item's ``variants`` (from ``scored``: variant -> that variant's details lines, scored as the task's
+    own), then flip rate, invariant score and each variant's score (``metrics.invariance``) into ``metrics``."""
+    categories = CODIS_CATEGORIES if task == "codis" else COGBENCH_CATEGORIES
+    by_item = {name: {d["item_id"]: d for d in lines} for name, lines in scored.items()}
+    for detail in details:
+        item = detail["item_id"]
+        detail["variants"] = [
+            variant_entry(task, name, found[item], images.get((item, name), {}))
+            for name, found in by_item.items()
+            if item in found
+        ]
+    for name, units in invariance.units(task, details).items():
+        metric = by_category([(category, value) for _, category, value in units], categories)
+        metrics[name] = mark_coverage(
+            metric, len(units), len(units), total, "pairs" if task == "codis" else "questions"
+        )

@@ -90,7 +90,7 @@ def metric_unit(task: str, name: str) -> str:
         return "responses"
     if task == "vqa":
         return "questions"
-    return "pairs" if name in ("acc_p", "context_awareness") else "queries"
+    return "pairs" if name in ("acc_p", "context_awareness") or name.startswith(("acc_p_", "flip_rate")) else "queries"
 
 
 def _metric_unscored(task: str, name: str, details: list[dict[str, Any]]) -> int:
