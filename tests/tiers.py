@@ -64,6 +64,7 @@ TIER_OF: dict[str, str] = {
     "tests/test_hf_out_of_memory.py": "slow",
     "tests/test_hints.py": "slow",
     "tests/test_hub_results.py": "slow",
+    "tests/test_image_variant_runs.py": "slow",
     "tests/test_intervals.py": "slow",
     "tests/test_judge_agreement.py": "slow",
     "tests/test_judge_certify.py": "slow",
