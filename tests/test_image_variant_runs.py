@@ -88,3 +88,52 @@ def test_the_tiny_model_runs_variants_and_verify_refuses_edits(tiny_llava, built
     assert "metrics.accuracy_crop5" in letter and "variant crop5: extracted (read again from its response)" in letter
     text = edited("hashed", lambda entry: entry.update(image_sha256="0" * 64), "--dataset", str(built_release))
     assert "variant crop5: image_sha256 (made from the build)" in text
+
+
+@needs_real_data
+def test_judge_failures_on_variant_queries_are_the_runs_failures(openai_server, built_release, tmp_path, monkeypatch):
+    """A CODIS run whose LLM judge fails on the variants' answers only: the run says it failed (exit 3 without
+    --allow-failures), counts them apart from the images' own, and verify re-derives those counts."""
+    import pytest
+
+    from cogbench.errors import IncompleteRunError
+    from cogbench.reference_eval.scoring.options import ScoreOptions
+    from cogbench.reference_eval.scoring.pipeline import run_scoring
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+
+    def responder(request):  # the model answers "png" on shift2's PNG; the judge cannot read a "png" answer
+        if not isinstance(request.messages[0]["content"], str):  # a model request: text and image parts
+            return Reply(text="png" if _image_of(request)[:4] == b"\x89PNG" else "jpeg")
+        return Reply(text="maybe" if request.prompt_text.endswith("Here is the output: png") else "right")
+
+    server = openai_server(responder)
+    out = tmp_path / "run"
+    argv = ["eval", "--task", "codis", "--model", "openai:m", "--base-url", server.base_url, "--dataset"]
+    argv += [str(built_release), "--out", str(out), "--limit", "2", "--no-score", "--image-variant", "shift2"]
+    assert main(argv) == 0
+
+    def options(allow: bool) -> ScoreOptions:
+        return ScoreOptions(
+            task="codis",
+            dataset=str(built_release),
+            predictions=str(out / "predictions.jsonl"),
+            judge="openai:judge",
+            judge_base_url=server.base_url,
+            allow_partial=True,
+            allow_failures=allow,
+            image_variants=("shift2",),
+            out=str(tmp_path / ("allowed" if allow else "refused")),
+        )
+
+    with pytest.raises(IncompleteRunError, match=r"^4 of 8 judge queries failed"):
+        run_scoring(options(False))
+    scores = run_scoring(options(True))
+    counts = scores["counts"]
+    assert (counts["judge_failures"], counts["variant_judge_failures"], counts["variant_queries"]) == (0, 4, 4)
+    assert scores["complete"] is False and scores["metrics"]["acc_p_shift2"]["partial"] is True
+    assert "on image variants: 4 of 4 queries" in (tmp_path / "allowed" / "report.md").read_text()
+    assert main(["verify", str(tmp_path / "allowed")]) == 0
+    path = tmp_path / "allowed" / "scores.json"
+    path.write_text(json.dumps({**scores, "counts": {**counts, "variant_judge_failures": 0}}))
+    assert main(["verify", str(tmp_path / "allowed")]) == 1

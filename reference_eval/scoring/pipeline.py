@@ -264,7 +264,7 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
     write_run(Path(options.out), scores, result.details)
     if result.failure_errors:
         what = "judge verdicts (CoRs)" if options.task == "description" else "judge queries"
-        total = result.counts.get("cors", result.counts.get("queries", 0))
+        total = result.counts.get("cors", result.counts.get("queries", 0)) + result.counts.get("variant_queries", 0)
         message = (
             f"{failure_line(what, len(result.failure_errors), total, result.failure_errors)}; "
             f"{Path(options.out) / 'scores.json'} is marked partial. "

@@ -13,7 +13,7 @@ from cogbench.errors import CogbenchError, UsageError, echoed
 from cogbench.reference_eval.answers.reasoning import THINK_TAGS, final_answer
 from cogbench.reference_eval.scoring.options import ScoreOptions
 from cogbench.reference_eval.tasks import image_variants
-from cogbench.reference_eval.tasks.probes import add_image_variants
+from cogbench.reference_eval.tasks.probes import add_image_variants, variant_counts, variant_failures
 from cogbench.reference_eval.tasks.scorers import SCORERS, TaskResult
 from cogbench.schemas.features import ID_COLUMN
 
@@ -78,6 +78,12 @@ def score_variants(
     if not options.image_variants:
         return None
     outputs, images = source["variant_outputs"], source["variant_images"]
-    scored = {name: SCORERS[options.task](rows, outputs[name], options, judge).details for name in outputs}
-    add_image_variants(options.task, result.details, result.metrics, scored, images, len(rows))
+    scored = {name: SCORERS[options.task](rows, outputs[name], options, judge) for name in outputs}
+    add_image_variants(
+        options.task, result.details, result.metrics, {n: r.details for n, r in scored.items()}, images, len(rows)
+    )
+    if options.task == "codis":  # the variants' judge failures are the run's, counted apart from the image's
+        constrained = judge is not None and options.judge_parsing == "constrained"  # as the scorer counts unscored
+        result.counts.update(variant_counts(result.details, constrained))
+        result.failure_errors += variant_failures(result.details)
     return {"names": list(options.image_variants), "pillow": versions(images)}

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from cogbench.reference_eval.judges.verdicts import UNSCORED
 from cogbench.reference_eval.metrics import circular, invariance, vqa
 from cogbench.reference_eval.metrics.aggregate import by_category
 from cogbench.reference_eval.run.completeness import mark_coverage
@@ -128,8 +129,11 @@ def variant_entry(task: str, name: str, detail: dict[str, Any], image: dict[str,
     if task == "vqa":
         entry.update(response=detail["response"], extracted=detail["extracted"], correct=detail["correct"])
     else:
+        queries = detail["queries"]
         entry.update(
-            outputs=[q.get("output") for q in detail["queries"]], rights=[q["right"] for q in detail["queries"]]
+            outputs=[q.get("output") for q in queries],
+            rights=[q["right"] for q in queries],
+            judge_errors=[q.get("judge_error") for q in queries],  # why a verdict is missing (a judge failure)
         )
     return entry
 
@@ -158,3 +162,31 @@ def add_image_variants(
         metrics[name] = mark_coverage(
             metric, len(units), len(units), total, "pairs" if task == "codis" else "questions"
         )
+
+
+def _verdicts(details: list[dict[str, Any]]) -> list[tuple[bool | None, str | None]]:
+    """(verdict, judge error) of each CODIS query asked on an image variant."""
+    entries = [e for d in details for e in d.get("variants") or []]
+    return [(r, error) for e in entries for r, error in zip(e["rights"], e.get("judge_errors") or [None] * 2)]
+
+
+def variant_counts(details: list[dict[str, Any]], constrained: bool) -> dict[str, int]:
+    """CODIS's judge queries on image variants and their failures (a verdict missing, not unscored), from the
+    items' entries: counted apart from the image's own (``counts.judge_failures``); none without variants."""
+    given = _verdicts(details)
+    if not given:
+        return {}
+    counts = {
+        "variant_queries": len(given),
+        "variant_judge_failures": sum(right is None and error != UNSCORED for right, error in given),
+    }
+    if constrained:
+        counts["variant_unscored"] = sum(right is None and error == UNSCORED for right, error in given)
+    return counts
+
+
+def variant_failures(details: list[dict[str, Any]]) -> list[str]:
+    """The judge errors of the variants' failed queries, to count among the run's failures."""
+    return [
+        error or "reply gives no verdict" for right, error in _verdicts(details) if right is None and error != UNSCORED
+    ]
