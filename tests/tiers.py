@@ -103,6 +103,7 @@ TIER_OF: dict[str, str] = {
     "tests/test_sweep_board_run.py": "slow",  # a sweep of 8 cells run, merged and its board built
     "tests/test_sweep_judge_cache.py": "slow",  # judged sweeps run and merged, an unsharded eval beside them
     "tests/test_sweep_remove_shards.py": "slow",  # a sweep run, then merged and its shards removed, in 8 copies
+    "tests/test_sweep_variants.py::test_a_variant_cell_runs_merges_verifies_and_equals_its_unsharded_eval": "slow",
     "tests/test_site_inputs.py": "slow",
     "tests/test_thinking_compare.py": "slow",
     "tests/test_thinking_hf.py": "slow",

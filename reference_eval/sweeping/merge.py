@@ -133,6 +133,7 @@ def joined_predictions(shards: list[tuple[Path, dict, dict]]) -> list[Prediction
                 before, source = found[prediction.key]
                 if before.output != prediction.output:
                     item = prediction.item_id + ("" if prediction.query is None else f" query {prediction.query}")
+                    item += "" if prediction.variant is None else f" variant {prediction.variant}"
                     raise both(str(source), str(path), f"item {item} answered twice, with different outputs")
                 continue
             found[prediction.key] = (prediction, path)
@@ -148,7 +149,14 @@ def merge_cell(folder: Path, plan: dict[str, Any], cell_id: str) -> Path:
     for where, _, _ in shards:
         verified(where, plan["build"])
     predictions = joined_predictions(shards)
-    planned = {(item, query, None) for items in cell["shards"] for item in items for query in cell["queries_per_item"]}
+    shown = [None, *cell.get("image_variants", [])]  # the image, then each variant the cell asks on again
+    planned = {
+        (item, query, variant)
+        for items in cell["shards"]
+        for item in items
+        for query in cell["queries_per_item"]
+        for variant in shown
+    }
     missing = sorted(planned - {p.key for p in predictions}, key=str)
     if missing:
         raise MergeRefused(
