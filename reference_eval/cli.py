@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 
+from cogbench.errors import UsageError
 from cogbench.option_types import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
@@ -200,6 +201,7 @@ def add_score_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--no-image", action="store_true", help="record that the predictions were made without images (blind baseline)"
     )
+    add_image_variant_option(parser, "predictions of `eval --image-variant` (vqa, codis): the variants they hold; ")
     parser.add_argument(
         "--resamples",
         type=resample_count,
@@ -245,14 +247,41 @@ def add_reply_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def variant_names(text: str) -> tuple[str, ...]:
+    """``--image-variant NAME[,NAME...]``: argparse's usage line, then one error line, for an unknown name."""
+    from cogbench.reference_eval.tasks.image_variants import parse_variants
+
+    try:
+        return parse_variants(text)
+    except UsageError as error:
+        raise argparse.ArgumentTypeError(str(error).removeprefix("--image-variant ")) from None
+
+
+def add_image_variant_option(parser: argparse.ArgumentParser, what: str) -> None:
+    """The invariance probe's variants (tasks/image_variants.py); listed in --help from the registry."""
+    from cogbench.reference_eval.tasks.image_variants import VARIANTS
+
+    parser.add_argument(
+        "--image-variant",
+        dest="image_variants",
+        type=variant_names,
+        default=(),
+        metavar="NAME[,NAME...]",
+        help=what + f"scored for flip rate and invariant accuracy; one of {', '.join(VARIANTS)} "
+        "(docs/scoring.md, Invariance probe) (default: none)",
+    )
+
+
 # Options refused where they do not apply (see cogbench.cli.refuse_inapplicable).
 DESCRIPTION_ONLY = ("task", ("description",))
 VQA_ONLY = ("task", ("vqa",))
+VQA_OR_CODIS = ("task", ("vqa", "codis"))
 SCORE_ONLY_FOR = {
     "spacy_model": DESCRIPTION_ONLY,
     "embedder": DESCRIPTION_ONLY,
     "embed_batch_size": DESCRIPTION_ONLY,
     "circular": VQA_ONLY,
+    "image_variants": VQA_OR_CODIS,
     **dict.fromkeys(("write_requests", "read_responses"), ("judge", ("openai",))),
 }
 

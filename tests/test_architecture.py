@@ -37,7 +37,7 @@ PARTS = {
     "eval.demo": (f"{EVAL}.demo",),  # stand-ins to try it with: `cogbench demo` (a tiny model, a local server)
     "eval.loading": (f"{EVAL}.loading",),
     "eval.answers": (f"{EVAL}.answers",),
-    "eval.queries": (f"{EVAL}.tasks.prompts", f"{EVAL}.tasks.queries"),
+    "eval.queries": (f"{EVAL}.tasks.prompts", f"{EVAL}.tasks.queries", f"{EVAL}.tasks.image_variants"),
     "eval.formats": (f"{EVAL}.formats",),
     "eval.metrics": (f"{EVAL}.metrics",),
     "eval.backends": (f"{EVAL}.backends",),

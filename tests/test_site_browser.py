@@ -205,7 +205,7 @@ def test_groups_intervals_and_labelled_rows(site_runs, page, tmp_path):
     alone = page.inner_text(
         f"table[data-metric='recognition_micro'] tr.run[data-run='{list(runs).index('described')}']"
     )
-    assert "not ranked: no other run of its kind (build, judge, mode, circular, no image)" in alone
+    assert "not ranked: no other run of its kind (build, judge, mode, circular, no image, image variants)" in alone
     for index, name in enumerate(runs):
         scores = json.loads((runs[name] / "scores.json").read_text())
         metric = (

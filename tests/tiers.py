@@ -65,6 +65,7 @@ TIER_OF: dict[str, str] = {
     "tests/test_hf_out_of_memory.py": "slow",
     "tests/test_hints.py": "slow",
     "tests/test_hub_results.py": "slow",
+    "tests/test_image_variant_runs.py": "slow",
     "tests/test_intervals.py": "slow",
     "tests/test_judge_agreement.py": "slow",
     "tests/test_judge_certify.py": "slow",
@@ -105,6 +106,7 @@ TIER_OF: dict[str, str] = {
     "tests/test_sweep_lanes.py": "slow",  # spawned workers, one loading the Recognition Score's models
     "tests/test_sweep_judge_cache.py": "slow",  # judged sweeps run and merged, an unsharded eval beside them
     "tests/test_sweep_remove_shards.py": "slow",  # a sweep run, then merged and its shards removed, in 8 copies
+    "tests/test_sweep_variants.py::test_a_variant_cell_runs_merges_verifies_and_equals_its_unsharded_eval": "slow",
     "tests/test_site_inputs.py": "slow",
     "tests/test_thinking_compare.py": "slow",
     "tests/test_thinking_hf.py": "slow",

@@ -44,7 +44,7 @@ _EVAL_OWN = frozenset({"task", "model", "dataset", "out", "revision", "limit", "
 # Set by a sweep's shard only (its model's api_key_env): no `eval` option sets it, so no `settings` key either.
 _EVAL_INNER = frozenset({"api_key_variable"})
 _SCORE_OWN = frozenset({"task", "dataset", "predictions", "out", "revision", "judge", "loaded_models"})
-_FROM_RUN = frozenset({"allow_partial", "allow_failures", "circular", "no_image"})
+_FROM_RUN = frozenset({"allow_partial", "allow_failures", "circular", "no_image", "image_variants"})
 
 
 @dataclass
@@ -221,6 +221,7 @@ def evaluate(
             allow_failures=allow_failures,
             circular=run_settings.circular,
             no_image=run_settings.no_image,
+            image_variants=run_settings.image_variants,
             **score_extra,
         )
         restore = _borrowed(loaded)

@@ -75,6 +75,7 @@ def settings_from_record(record: dict[str, Any], dataset: str, revision: str | N
         structured_regex=generation.get("structured_regex"),
         circular=bool(record.get("circular")),
         no_image=bool(record.get("no_image")),
+        image_variants=tuple((record.get("image_variants") or {}).get("names") or ()),
         no_context=record.get("prompt_id") == CODIS_NO_CONTEXT.id,
     )
 
@@ -187,6 +188,7 @@ def rescore(
         allow_partial=bool(missing),
         circular=settings.circular,
         no_image=settings.no_image,
+        image_variants=settings.image_variants,
         think_tags=tuple(tuple(pair) for pair in tags) if tags else None,  # type: ignore[misc]
         thinking=(old_scores.get("answers") or {}).get("thinking", "auto"),  # score --thinking, as RUN stated it
     )

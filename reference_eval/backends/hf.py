@@ -41,7 +41,7 @@ import torch
 from cogbench.errors import CogbenchError
 from cogbench.reference_eval.answers.reasoning import prompt_opens_think
 from cogbench.reference_eval.loading.model_checks import load_checked
-from cogbench.reference_eval.tasks.queries import Answer, Query, image_size, open_image
+from cogbench.reference_eval.tasks.queries import Answer, Query, image_size, query_image
 
 
 @dataclass(frozen=True)
@@ -177,7 +177,7 @@ class PreparedBatches(torch.utils.data.Dataset):
 
 def prepare_batch(batch: list[Query], images, processor, thinking: str = "auto"):
     """One batch as model inputs: images decoded, prompts templated, padded on the left."""
-    pictures = [open_image(images[query.row]["image"]) for query in batch if query.with_image]
+    pictures = [query_image(query, images) for query in batch if query.with_image]
     texts = [chat_prompt(processor, query.prompt, query.with_image, thinking) for query in batch]
     return processor(text=texts, images=pictures or None, return_tensors="pt", padding=True)
 

@@ -23,6 +23,7 @@ from typing import Any
 from cogbench.reference_eval.backends.batch_files import Request, Response, read_responses, refuse_foreign, request
 from cogbench.reference_eval.backends.batch_files import write_requests as write_request_files
 from cogbench.reference_eval.backends.openai_api import ChatClient, ChatResult, ChatSettings, chat_body, image_part
+from cogbench.reference_eval.tasks.image_variants import variant_bytes
 from cogbench.reference_eval.tasks.queries import Answer, Query
 
 
@@ -74,10 +75,12 @@ def conversation(query: Query, image: dict[str, Any] | None) -> list[dict[str, A
 def conversations(queries: list[Query], images) -> Iterator[list[dict[str, Any]]]:
     """The conversations of ``queries``, built one at a time; consecutive queries on one image
     (a CODIS pair, a VQA question's rotations) share one base64 image part instead of encoding it again."""
-    row, part = None, None
+    shown, part = None, None
     for query in queries:
-        if query.with_image and query.row != row:
-            row, part = query.row, image_part(*_image_bytes_and_type(images[query.row]["image"]))
+        if query.with_image and (query.row, query.variant) != shown:
+            value = images[query.row]["image"]
+            found = variant_bytes(query.variant, value) if query.variant is not None else _image_bytes_and_type(value)
+            shown, part = (query.row, query.variant), image_part(*found)
         yield conversation(query, part if query.with_image else None)
 
 
@@ -108,8 +111,9 @@ def answer_queries(client: ChatClient, queries: list[Query], images, failures: l
 
 
 def query_name(query: Query) -> str:
-    """``ITEM#QUERY`` (``ITEM`` alone for one query per item): what a model request asks."""
-    return str(query.item_id) if query.query is None else f"{query.item_id}#{query.query}"
+    """``ITEM#QUERY`` (``ITEM`` alone for one query per item), ``@VARIANT`` after it on an image variant."""
+    name = str(query.item_id) if query.query is None else f"{query.item_id}#{query.query}"
+    return name if query.variant is None else f"{name}@{query.variant}"
 
 
 def query_requests(queries: list[Query], images, settings: ChatSettings) -> Iterator[tuple[Query, Request]]:

@@ -17,7 +17,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "explain",
         help="why does my number differ? B - A split into pipeline stages, item by item; or a run beside the paper",
         description="Explain B - A for every metric, overall and per category, as shares of the pipeline stages "
-        "items > prompt > generation > output > parse > judge > metric, adding up to the difference exactly, with "
+        "items > prompt > image > generation > output > parse > judge > metric, adding up to the difference exactly, with "
         "the items behind each (docs/explain.md states the rule). With --published MODEL, one run beside the "
         "papers' row for MODEL: per category the difference, whether the published value lies in the run's "
         "interval, and the known protocol differences.",

@@ -2,7 +2,7 @@
 
 The attribution rule, stated once (docs/explain.md repeats it):
 
-1. Each item is put in the first stage, in pipeline order items -> prompt -> generation -> output ->
+1. Each item is put in the first stage, in pipeline order items -> prompt -> image -> generation -> output ->
    parse -> judge, where its two scorings differ (``stages.compare_item``); it is listed under every
    stage where they differ. An item scored by one run only is an ``items`` item. An item whose
    recorded stages are all equal but whose counted units still differ is a ``metric`` item.
@@ -34,7 +34,7 @@ from cogbench.reference_eval.run.completeness import run_labels
 from cogbench.schemas.features import CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
 RULE = (
-    "each item goes to the first stage, in pipeline order items > prompt > generation > output > parse > judge, "
+    "each item goes to the first stage, in pipeline order items > prompt > image > generation > output > parse > judge, "
     "where its two scorings differ, and is listed under every stage where they differ; B - A is split by "
     "switching A's per-item units to B's one item at a time (stages in that order, items in id order), each "
     "switch's change of the pooled number being that item's share, so the shares add up to B - A exactly; "

@@ -1,11 +1,13 @@
 """Where two scorings of one item part ways: the pipeline's stages, read from what each details line records.
 
-Pipeline order: items -> prompt -> generation -> output -> parse -> judge -> metric. For an item
+Pipeline order: items -> prompt -> image -> generation -> output -> parse -> judge -> metric. For an item
 both scorings hold, each stage is compared on the fields that stage writes into details.jsonl:
 
 - items: the gold and annotation (CODIS each query's answer, the question and category; VQA the
   answer, choices, category and image; description the annotated entity count and key points);
 - prompt: each answer's ``rendered_prompt_sha256``;
+- image: the image variants an item was asked on (``eval --image-variant``), each variant image's sha256 and
+  the Pillow version that made it; their answers count in the output, parse and judge stages;
 - generation: the run's generation settings (the ``eval`` run's run.json ``generation``), counted
   for an item only where its output differs too;
 - output: the reply as the model wrote it (``reply.content`` where kept, else the scored text), its
@@ -30,7 +32,7 @@ from typing import Any
 
 from cogbench.reference_eval.answers.reply_details import SCORED_FIELD, answer_dicts
 
-STAGES = ("items", "prompt", "generation", "output", "parse", "judge", "metric")
+STAGES = ("items", "prompt", "image", "generation", "output", "parse", "judge", "metric")
 NOT_RECORDED = "not recorded"
 
 
@@ -87,6 +89,18 @@ def _verdict(task: str, detail: dict[str, Any], answer: dict[str, Any]) -> Any:
     return (detail["recognition"]["recognized"], cognition, replies)
 
 
+def _images(detail: dict[str, Any]) -> list[tuple[Any, ...]]:
+    """The variant images of an item's invariance-probe entries (none without ``--image-variant``)."""
+    return [(e.get("variant"), e.get("image_sha256"), e.get("pillow")) for e in detail.get("variants") or []]
+
+
+def _variant_answers(detail: dict[str, Any]) -> tuple[list[Any], list[Any], list[Any]]:
+    """(outputs, parsed answers, verdicts) under each image variant."""
+    entries = detail.get("variants") or []
+    outputs = [_sha(e.get("response", e.get("outputs"))) for e in entries]
+    return outputs, [e.get("extracted") for e in entries], [e.get("correct", e.get("rights")) for e in entries]
+
+
 def answers_of(task: str, detail: dict[str, Any]) -> dict[Any, dict[str, Any]]:
     return {key: answer for key, answer, _ in answer_dicts(task, [detail])}
 
@@ -118,16 +132,19 @@ def compare_item(
         found.unrecorded.append("prompt")
     elif any(p != q for p, q in prompts):
         found.differing.append("prompt")
-    output_differs = any(_raw_output(task, x) != _raw_output(task, y) for x, y in pairs)
+    if _images(a) != _images(b):
+        found.differing.append("image")
+    (outputs_a, parsed_a, verdicts_a), (outputs_b, parsed_b, verdicts_b) = _variant_answers(a), _variant_answers(b)
+    output_differs = outputs_a != outputs_b or any(_raw_output(task, x) != _raw_output(task, y) for x, y in pairs)
     if generation_a is None or generation_b is None:
         found.unrecorded.append("generation")
     elif generation_a != generation_b and output_differs:
         found.differing.append("generation")
     if output_differs:
         found.differing.append("output")
-    if any(_parsed(task, x) != _parsed(task, y) for x, y in pairs):
+    if parsed_a != parsed_b or any(_parsed(task, x) != _parsed(task, y) for x, y in pairs):
         found.differing.append("parse")
-    if any(_verdict(task, a, x) != _verdict(task, b, y) for x, y in pairs):
+    if verdicts_a != verdicts_b or any(_verdict(task, a, x) != _verdict(task, b, y) for x, y in pairs):
         found.differing.append("judge")
     return found
 

@@ -237,7 +237,7 @@ def read_vlmevalkit_predictions(path: Path, task: str) -> list[Prediction]:
 
 
 def _unique(predictions: list[Prediction], path: Path) -> list[Prediction]:
-    seen: set[tuple[str, int | None]] = set()
+    seen: set[tuple[str, int | None, str | None]] = set()
     for prediction in predictions:
         if prediction.key in seen:
             raise CogbenchError(

@@ -93,7 +93,7 @@ def _text_field(record: dict[str, Any], name: str, where: str) -> str:
 
 
 def _unique(predictions: list[Prediction], path: Path) -> list[Prediction]:
-    seen: set[tuple[str, int | None]] = set()
+    seen: set[tuple[str, int | None, str | None]] = set()
     for prediction in predictions:
         if prediction.key in seen:
             raise UsageError(
@@ -240,7 +240,8 @@ def _write_atomically(path: Path, text: str) -> Path:
 
 
 def _by_key(predictions: Iterable[Prediction]) -> dict[tuple[str, int | None], Prediction]:
-    return {prediction.key: prediction for prediction in predictions}
+    """The predictions on the images themselves (the official formats hold no image variant), by (item, query)."""
+    return {(p.item_id, p.query): p for p in predictions if p.variant is None}
 
 
 def _json_line(record: dict[str, Any]) -> str:

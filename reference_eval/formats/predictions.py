@@ -75,16 +75,22 @@ class Prediction:
     think_opened: bool | None = None
     # The API's refusal text (``message.refusal``); "" (and no key in the line) when it gave none.
     refusal: str = ""
+    # The invariance probe (eval --image-variant): the variant's name, and the image it showed ({"sha256": the
+    # variant image's bytes, "pillow": the version that made them}); both left out of the line when not set.
+    variant: str | None = None
+    variant_image: dict[str, Any] = field(default_factory=dict)
 
     @property
-    def key(self) -> tuple[str, int | None]:
-        return (self.item_id, self.query)
+    def key(self) -> tuple[str, int | None, str | None]:
+        return (self.item_id, self.query, self.variant)
 
     def to_json(self) -> str:
-        record = asdict(self)
-        if not record["refusal"]:
-            del record["refusal"]  # only a refusal is written: lines without one stay as they were
-        return json.dumps(record, ensure_ascii=False, sort_keys=True)
+        line = asdict(self)
+        # only a refusal or a variant is written: lines without one stay as they were
+        for name in ("refusal", "variant", "variant_image"):
+            if not line[name]:
+                del line[name]
+        return json.dumps(line, ensure_ascii=False, sort_keys=True)
 
 
 def parse_json(text: str, where: str) -> Any:
@@ -147,6 +153,11 @@ def _parse(line: str, path: Path, line_number: int) -> Prediction:
         raise UsageError(f"{where}: field generation.thinking: {echoed(thinking)} is not one of on, off, auto")
     if raw["task"] not in TASKS:
         raise UsageError(f"{where}: field task: {echoed(raw['task'])} is not one of {', '.join(TASKS)}")
+    variant, image = raw.get("variant"), raw.get("variant_image", {})
+    if variant is not None and (not isinstance(variant, str) or not variant):
+        raise UsageError(f"{where}: field variant: {echoed(variant)} is not a variant's name")
+    if not isinstance(image, dict) or (variant is not None and not isinstance(image.get("sha256"), str)):
+        raise UsageError(f"{where}: field variant_image: not an object with the variant image's sha256")
     known = Prediction.__dataclass_fields__
     return Prediction(**{k: v for k, v in raw.items() if k in known})
 
@@ -172,13 +183,14 @@ def read_predictions(path: str | os.PathLike, skip_torn_tail: bool = False) -> l
     """
     path = Path(path)
     predictions: list[Prediction] = []
-    seen: dict[tuple[str, int | None], int] = {}
+    seen: dict[tuple[str, int | None, str | None], int] = {}
     for line_number, line in file_lines(path, skip_torn_tail):
         prediction = _parse(line, path, line_number)
         if prediction.key in seen:
             raise UsageError(
                 f"{locate(str(path), f'line {line_number}')}: duplicate prediction for item "
-                f"{echoed(prediction.item_id)}{'' if prediction.query is None else f' query {prediction.query}'} "
+                f"{echoed(prediction.item_id)}{'' if prediction.query is None else f' query {prediction.query}'}"
+                f"{'' if prediction.variant is None else f' variant {echoed(prediction.variant)}'} "
                 f"(first on line {seen[prediction.key]})"
             )
         seen[prediction.key] = line_number

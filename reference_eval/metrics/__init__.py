@@ -12,6 +12,7 @@
 - ``paired_many``: the paired permutation test of ``intervals`` for many pairs over the same images at once.
 - ``small_sample``: the Korn-Graubard interval, paired t differences, minimum detectable difference.
 - ``circular``: the circular-VQA definitions.
+- ``invariance``: the invariance probe's flip rate, invariant accuracy and scores per image variant.
 - ``agreement``: two judges' agreement (Cohen's kappa, flips, Kendall's tau).
 - ``human_agreement``: a judge against people's labels (kappa, Gwet's AC1, PABAK, constant judges, BCa intervals).
 - ``panel_agreement``: a judge panel's agreement (Krippendorff's alpha, pairwise kappa, effective number of judges).

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from cogbench.option_types import DEFAULT_PERMUTATIONS, DEFAULT_RESAMPLES, DEFAULT_SEED
-from cogbench.reference_eval.metrics import small_sample
+from cogbench.reference_eval.metrics import invariance, small_sample
 
 LEVEL = 0.95
 METHOD = "percentile bootstrap, clustered by image"
@@ -204,7 +204,7 @@ def units_from_details(task: str, details: Sequence[dict[str, Any]]) -> dict[str
                     for d in details
                     for x in d["rotations"]
                 ]
-        return units
+        return units | variant_units(task, details)
     if task == "codis":
         units = {"acc_p": [], "acc_q": [], "context_awareness": []}
         for d in details:
@@ -222,7 +222,7 @@ def units_from_details(task: str, details: Sequence[dict[str, Any]]) -> dict[str
             changed = [(d, q[key]) for d in details for q in d["queries"] if q.get(key) is not None]
             if changed:
                 units[name] = [Unit(d["image_id"], d["category"], float(x)) for d, x in changed]
-        return units
+        return units | variant_units(task, details)
     units = {"recognition_micro": [], "recognition_macro": []}
     for d in details:
         image = d["item_id"]
@@ -244,6 +244,11 @@ def units_from_details(task: str, details: Sequence[dict[str, Any]]) -> dict[str
 
 
 OFFLINE_KINDS = ("rouge", "bertscore", "nli")
+
+
+def variant_units(task: str, details: Sequence[dict[str, Any]]) -> dict[str, list[Unit]]:
+    """The invariance probe's units (``metrics.invariance``; none without image variants)."""
+    return {name: [Unit(*unit) for unit in found] for name, found in invariance.units(task, details).items()}
 
 
 def metric_tables(

@@ -149,6 +149,11 @@ def render_report(scores: dict[str, Any]) -> str:
         parts.append(
             f"\nJudge failures: {counts['judge_failures']} of {counts['queries']} queries"
             + _beside(unscored_text(metrics["acc_q"]))
+            + (
+                f"; on image variants: {counts['variant_judge_failures']} of {counts['variant_queries']} queries"
+                if "variant_queries" in counts
+                else ""
+            )
             + ".\n"
         )
         if scores["judge_agreement"] is not None:

@@ -30,6 +30,7 @@ SETTINGS = (
     "prompt_id",
     "circular",
     "no_image",
+    "image_variants",
     "no_context",
     "max_new_tokens",
     "temperature",
@@ -60,6 +61,10 @@ def generation_settings(folder: Path, scores: dict[str, Any], prompt_id: str | N
         "prompt_id": prompt_id,
         "circular": bool(scores.get("circular") or record.get("circular")),
         "no_image": bool(scores.get("no_image") or record.get("no_image")),
+        "image_variants": ",".join(
+            (scores.get("image_variants") or record.get("image_variants") or {}).get("names") or []
+        )
+        or None,
         "no_context": bool(
             record.get("no_context") or "no-context" in (prompt_id or "") or "no_context" in (prompt_id or "")
         ),
@@ -143,7 +148,7 @@ def report_mismatches(runs, modes: list[str], allow_mismatch: bool) -> list[list
     found = []
     for index, (run, mode) in enumerate(zip(runs, modes)):
         ref = first.setdefault(run.scores["task"], index)
-        skip = ("circular", "no_image") + (("prompt_id",) if mode != modes[ref] else ())
+        skip = ("circular", "no_image", "image_variants") + (("prompt_id",) if mode != modes[ref] else ())
         reasons = build_and_settings_reasons(runs[ref], run, skip) if ref != index else []
         if reasons and not allow_mismatch:
             raise UsageError(

@@ -1,4 +1,5 @@
-"""The bias-probe sections of ``cogbench report``: circular VQA, the blind baseline and its shared hits."""
+"""The bias-probe sections of ``cogbench report``: circular VQA, the blind baseline and its shared hits, and the
+invariance probe (image variants)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from cogbench.reference_eval.recording.run_files import CODIS_SHORT, interval_te
 from cogbench.reference_eval.reports import charts
 from cogbench.reference_eval.reports.tables import Cell, Table
 from cogbench.reference_eval.run.completeness import coverage_label, shown_value
+from cogbench.reference_eval.tasks.image_variants import VARIANTS
 from cogbench.reference_eval.tasks.probes import CHOICE_METRICS, blind_hits
 from cogbench.schemas.features import ANSWER_LETTERS, CATEGORY_LABEL, CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
@@ -189,3 +191,45 @@ def position_bias_chart(runs: Sequence, out: Path, colours: dict) -> list[tuple[
             "and the share of replies with no readable letter.",
         )
     ]
+
+
+def variant_names(run) -> list[str]:
+    return list((run.run.scores.get("image_variants") or {}).get("names") or [])
+
+
+def image_variant_tables(runs: Sequence) -> list[Table]:
+    """The invariance probe: per run, the score on the image, right under every variant, the flip rate, and each
+    variant's score and flip rate (``metrics.invariance``), each with its 95% interval over images."""
+    tables = []
+    for task in ("vqa", "codis"):
+        task_runs = [r for r in runs if r.task == task and variant_names(r)]
+        if not task_runs:
+            continue
+        main = MAIN_METRIC[task]
+        names = list(dict.fromkeys(n for r in task_runs for n in variant_names(r)))
+        table = Table(
+            f"Image variants, {task}: {main} under meaning-preserving changes of the image",
+            [
+                "Model",
+                f"{main} (image)",
+                "Right under every variant",
+                "Flip rate (any variant)",
+                *(f"{name}: {main} / flip rate" for name in names),
+            ],
+            [],
+            note="Flip rate: share of items whose answer (VQA: the letter read; CODIS: either query's verdict) "
+            "changed under a variant. Variants (docs/scoring.md, Invariance probe): "
+            + "; ".join(f"{name}: {VARIANTS[name].definition}" for name in names)
+            + ". Bold: best.",
+            best_columns={1, 2},
+        )
+        for run in task_runs:
+            metrics = run.metrics
+            cells = [Cell(run.label), _cell(metrics.get(main)), _cell(metrics.get(f"{main}_invariant"))]
+            cells.append(_cell(metrics.get("flip_rate")))
+            for name in names:
+                score, flips = _cell(metrics.get(f"{main}_{name}")), _cell(metrics.get(f"flip_rate_{name}"))
+                cells.append(Cell(f"{score.text} / {flips.text}"))
+            table.rows.append(cells)
+        tables.append(table)
+    return tables

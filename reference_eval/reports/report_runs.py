@@ -111,6 +111,11 @@ def label_report_runs(runs: list[ScoredRun], allow_mismatch: bool = False) -> li
         label
         + (" [circular]" if run.scores.get("circular") else "")
         + (" [no image]" if run.scores.get("no_image") else "")
+        + (
+            f" [image variants: {', '.join(run.scores['image_variants']['names'])}]"
+            if run.scores.get("image_variants")
+            else ""
+        )
         + "".join(f" [{text}]" for text in run_labels(run.scores))
         + (f" [NOT COMPARABLE: {', '.join(what for what, _ in reasons)}]" if reasons else "")
         for run, label, reasons in zip(runs, labels, mismatches)

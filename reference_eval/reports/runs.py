@@ -29,7 +29,7 @@ from cogbench.reference_eval.recording.run_kind import (
 )
 from cogbench.reference_eval.recording.run_reader import ScoredRun
 from cogbench.reference_eval.reports import judge_agreement
-from cogbench.reference_eval.reports.probe_sections import blind_tables, circular_table
+from cogbench.reference_eval.reports.probe_sections import blind_tables, circular_table, image_variant_tables
 from cogbench.reference_eval.reports.published import (
     REFERENCE_MODELS,
     PublishedResult,
@@ -328,7 +328,7 @@ def _write_report_files(
     sections: Sections | None = None,
 ) -> dict[str, Any]:
     tables = description_tables(runs, published) + vqa_table(runs, published) + codis_table(runs, published)
-    tables += circular_table(runs) + blind_tables(runs)
+    tables += circular_table(runs) + blind_tables(runs) + image_variant_tables(runs)
     unrank(tables, runs)
     rank_groups(tables, runs)
     figures = make_charts(runs, published, out)

@@ -21,8 +21,10 @@ from cogbench.reference_eval.answers.reasoning import THINKING_SETTINGS
 from cogbench.reference_eval.cli import (
     DESCRIPTION_ONLY,
     VQA_ONLY,
+    VQA_OR_CODIS,
     DefaultsFormatter,
     add_failure_options,
+    add_image_variant_option,
     add_judge_check_options,
     add_reply_options,
     add_request_file_options,
@@ -49,6 +51,7 @@ EVAL_ONLY_FOR = {
     "spacy_model": DESCRIPTION_ONLY,
     "embedder": DESCRIPTION_ONLY,
     "circular": VQA_ONLY,
+    "image_variants": VQA_OR_CODIS,
     **dict.fromkeys(("device", "num_workers"), ("model", ("hf",))),
     **dict.fromkeys(("batch_size", "trust_remote_code"), ("model", ("hf", "vllm"))),
     **dict.fromkeys(ENGINE_OPTIONS, ("model", ("vllm",))),
@@ -153,6 +156,9 @@ def add_eval_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--no-image", action="store_true", help="blind baseline: send the same prompts without the image"
+    )
+    add_image_variant_option(
+        parser, "invariance probe: every query again on each fixed, meaning-preserving transform of its image, "
     )
     parser.add_argument(
         "--no-context",

@@ -72,6 +72,7 @@ def eval_from_args(args: argparse.Namespace, engine_options: tuple[str, ...]) ->
         circular=args.circular,
         no_image=args.no_image,
         no_context=args.no_context,
+        image_variants=args.image_variants,
         engine=EngineOptions(
             trust_remote_code=args.trust_remote_code,
             **{name: getattr(args, name) for name in engine_options},
@@ -103,6 +104,7 @@ def default_folder(args: argparse.Namespace) -> Path:
     takes: found there (its run.json says the same thinking setting), it goes on there, as the same command did.
     """
     probes = ("-circular" if args.circular else "") + ("-no-image" if args.no_image else "")
+    probes += "".join(f"-{name}" for name in args.image_variants)
     out = default_run_dir(args.task, args.model, args.mode, args.no_context, args.thinking)
     out = out.with_name(out.name + probes)
     before = default_run_dir(args.task, args.model, args.mode, args.no_context)
@@ -159,6 +161,7 @@ def score_options(args: argparse.Namespace, out: Path) -> ScoreOptions:
         allow_partial=args.limit is not None or args.allow_failures,
         circular=args.circular,
         no_image=args.no_image,
+        image_variants=args.image_variants,
         think_tags=parse_tags(getattr(args, "think_tags", None)),
         reasoning_in_details=getattr(args, "reasoning_in_details", "full"),
     )

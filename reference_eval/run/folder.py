@@ -151,9 +151,9 @@ def shard_paths(run_dir: Path) -> list[Path]:
     return sorted((run_dir / "shards").glob("rank-*.jsonl"))
 
 
-def done_keys(run_dir: Path) -> set[tuple[str, int | None]]:
+def done_keys(run_dir: Path) -> set[tuple[str, int | None, str | None]]:
     """Keys answered in any shard, whichever run or rank wrote them."""
-    keys: set[tuple[str, int | None]] = set()
+    keys: set[tuple[str, int | None, str | None]] = set()
     for path in shard_paths(run_dir):
         keys.update(p.key for p in read_predictions(path, skip_torn_tail=True))
     return keys
@@ -161,7 +161,7 @@ def done_keys(run_dir: Path) -> set[tuple[str, int | None]]:
 
 def merge_shards(run_dir: Path, queries: list[Query], allow_missing: bool = False) -> Path:
     """Write ``predictions.jsonl``: every query's prediction once, in dataset order."""
-    found: dict[tuple[str, int | None], Prediction] = {}
+    found: dict[tuple[str, int | None, str | None], Prediction] = {}
     for path in shard_paths(run_dir):
         for prediction in read_predictions(path, skip_torn_tail=True):
             found.setdefault(prediction.key, prediction)

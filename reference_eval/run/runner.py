@@ -72,6 +72,7 @@ from cogbench.reference_eval.run.ranks import (
     leave_process_group,
     rank_queries,
 )
+from cogbench.reference_eval.tasks import image_variants
 from cogbench.reference_eval.tasks.queries import (
     DEFAULT_MAX_NEW_TOKENS,
     DESCRIPTION_MODES,
@@ -109,6 +110,7 @@ class EvalSettings:
     circular: bool = False  # vqa: every question under four rotations of its options
     no_image: bool = False  # blind baseline: the same prompts without the image
     no_context: bool = False  # codis: ask without the contexts (CODIS Section 4.2)
+    image_variants: tuple[str, ...] = ()  # vqa, codis: every query again on each image variant (tasks.image_variants)
     progress_seconds: float = LOG_INTERVAL_SECONDS  # without a terminal: a progress line at most this often
     engine: vllm_offline.EngineOptions = field(default_factory=vllm_offline.EngineOptions)  # vllm: only
     write_requests: str | None = None  # openai: write the missing queries as request files here, run nothing
@@ -278,6 +280,7 @@ def checked_settings(settings: EvalSettings) -> tuple[str, str]:
         raise UsageError("--circular rotates the four options of VQA questions; it applies to --task vqa")
     if settings.no_context and settings.task != "codis":
         raise UsageError("--no-context applies to --task codis")
+    check_variant_settings(settings)
     if settings.structured_regex is not None and backend == "hf":
         raise UsageError("--structured-regex is vLLM's structured outputs: use --model openai:MODEL or vllm:MODEL")
     if (settings.write_requests or settings.read_responses) and backend != "openai":
@@ -287,13 +290,39 @@ def checked_settings(settings: EvalSettings) -> tuple[str, str]:
     return backend, name
 
 
+def check_variant_settings(settings: EvalSettings) -> None:
+    """The invariance probe compares answers on one image and its variants: one plain query per context."""
+    if not settings.image_variants:
+        return
+    for name in settings.image_variants:
+        if name not in image_variants.VARIANTS:
+            raise UsageError(
+                f"--image-variant {name!r}: not a variant; choose from {', '.join(image_variants.VARIANTS)}"
+            )
+    if settings.task not in image_variants.TASKS:
+        raise UsageError("--image-variant compares answers to questions: it applies to --task vqa or codis")
+    for flag, on in (
+        ("--circular", settings.circular),
+        ("--no-image", settings.no_image),
+        ("--no-context", settings.no_context),
+    ):
+        if on:
+            raise UsageError(f"--image-variant and {flag}: one probe per run (run them as two runs)")
+
+
 def dataset_and_queries(settings: EvalSettings):
     """The run's (verified) dataset rows, prompt template and queries."""
     dataset = load_verified(settings.dataset, settings.task, settings.revision)
     if settings.limit is not None:
         dataset = dataset.select(range(min(settings.limit, len(dataset))))
     template, queries = build_queries(
-        settings.task, dataset, settings.mode, settings.circular, not settings.no_image, settings.no_context
+        settings.task,
+        dataset,
+        settings.mode,
+        settings.circular,
+        not settings.no_image,
+        settings.no_context,
+        settings.image_variants,
     )
     if settings.item_ids is not None:
         return dataset, template, restricted(queries, settings.item_ids, settings.task)
@@ -370,7 +399,7 @@ def run_eval(settings: EvalSettings) -> RunSummary:
     if rank == 0:
         summary.predictions_path = merge_shards(run_dir, queries, allow_missing=settings.allow_failures)
         note_partial(run_dir, settings.limit is not None or settings.item_ids is not None or bool(failures))
-    if rank == 0 and not settings.circular:  # the official formats hold one answer per question
+    if rank == 0 and not settings.circular:  # the official formats hold one answer per question (no variant)
         rows = dataset.select_columns([c for c in dataset.column_names if c != "image"])
         summary.official_path = write_official(settings.task, run_dir, rows, read_predictions(summary.predictions_path))
     return summary
@@ -391,6 +420,7 @@ def _generate(settings, backend, name, dataset, template, queries, summary: RunS
             return openai_backend.answers_from_responses(settings.read_responses, ours, mine, images, api, failures)
 
     check_run_record(run_dir, run_record(settings, template, generation))
+    shown = _variant_images(images, settings.image_variants)
     summary.resumed = sum(1 for q in queries if q.key in all_done)
     with ExitStack() as stack, PredictionWriter(run_dir / "shards" / f"rank-{rank}.jsonl", run_dir) as writer:
         loading = time.perf_counter()
@@ -407,7 +437,7 @@ def _generate(settings, backend, name, dataset, template, queries, summary: RunS
         with progress:
             progress.set_postfix(resumed=summary.resumed, refresh=False)
             for batch in answers:
-                writer.write(_prediction(settings, template, generation, answer) for answer in batch)
+                writer.write(_prediction(settings, template, generation, answer, shown) for answer in batch)
                 summary.generated += len(batch)
                 summary.generated_tokens += sum(a.generated_tokens or 0 for a in batch)
                 progress.update(len(batch))
@@ -430,6 +460,11 @@ def run_record(settings: EvalSettings, template, generation: dict[str, Any]) -> 
         # Only when set, so that run.json of plain runs stays as it was.
         **({"circular": True} if settings.circular else {}),
         **({"no_image": True} if settings.no_image else {}),
+        **(
+            {"image_variants": {"names": list(settings.image_variants), "pillow": image_variants.pillow_version()}}
+            if settings.image_variants
+            else {}
+        ),
         **({"item_ids": item_ids_record(settings.item_ids)} if settings.item_ids is not None else {}),
     }
 
@@ -448,6 +483,7 @@ def missing_requests_command(settings: EvalSettings) -> str:
         ("--structured-regex", settings.structured_regex),
         ("--out", str(settings.out)),
         ("--write-requests", f"{settings.out}-missing-requests"),
+        ("--image-variant", ",".join(settings.image_variants) or None),
     ]
     flags = [
         ("--circular", settings.circular),
@@ -474,8 +510,30 @@ def _forget_failed_start(run_dir: Path, rank: int, new_folders: list[Path]) -> N
             pass
 
 
-def _prediction(settings: EvalSettings, template, generation: dict[str, Any], answer: Answer) -> Prediction:
+def _variant_images(images, names: tuple[str, ...]):
+    """``shown(query)``: the ``variant_image`` record of a variant query (its image's sha256, Pillow's version),
+    each (row, variant) hashed once."""
+    found: dict[tuple[int, str], dict[str, str]] = {}
+    version = image_variants.pillow_version() if names else ""
+
+    def shown(query: Query) -> dict[str, str]:
+        if query.variant is None:
+            return {}
+        key = (query.row, query.variant)
+        if key not in found:
+            found[key] = {"sha256": image_variants.variant_sha256(query.variant, images[query.row]["image"])}
+            found[key]["pillow"] = version
+        return found[key]
+
+    return shown
+
+
+def _prediction(
+    settings: EvalSettings, template, generation: dict[str, Any], answer: Answer, shown=lambda query: {}
+) -> Prediction:
     return Prediction(
+        variant=answer.query.variant,
+        variant_image=shown(answer.query),
         task=settings.task,
         item_id=answer.query.item_id,
         query=answer.query.query,

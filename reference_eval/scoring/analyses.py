@@ -180,6 +180,12 @@ def _no_context_outputs(options: Any, rows) -> dict[tuple[str, int], str]:
     predictions = read_any_predictions(options.no_context_predictions, "codis", OfficialIds.from_rows("codis", rows))
     tags = getattr(options, "think_tags", None) or THINK_TAGS
     thinking = getattr(options, "thinking", "auto")
+    if any(p.variant is not None for p in predictions):
+        first = next(p for p in predictions if p.variant is not None)
+        raise UsageError(
+            f"{options.no_context_predictions}: item {first.item_id}: field variant: the no-context predictions hold "
+            "image-variant answers (eval --image-variant); give a run's predictions made without --image-variant"
+        )
     return {(p.item_id, p.query): final_answer(p, tags, thinking).answer for p in predictions}
 
 

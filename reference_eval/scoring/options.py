@@ -45,6 +45,7 @@ class ScoreOptions:
     seed: int = metric_intervals.DEFAULT_SEED
     circular: bool = False  # vqa predictions of `eval --circular`: four rotations per question
     no_image: bool = False  # predictions of `eval --no-image` (recorded, scored as usual)
+    image_variants: tuple[str, ...] = ()  # predictions of `eval --image-variant`: the variants they hold
     # The papers' further measurements (analyses.py).
     metrics: tuple[str, ...] = ()  # "captioning" (description)
     offline_judge: str | None = None  # rouge | bertscore | nli beside an LLM judge (description)

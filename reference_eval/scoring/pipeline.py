@@ -33,7 +33,7 @@ from cogbench.reference_eval.recording.run_files import RUN_FILES, write_run
 from cogbench.reference_eval.run import provenance
 from cogbench.reference_eval.run.completeness import failure_line, is_complete, mark_scale
 from cogbench.reference_eval.run.request_files import check_request_folder
-from cogbench.reference_eval.scoring import analyses, judge_setup
+from cogbench.reference_eval.scoring import analyses, judge_setup, variant_scoring
 from cogbench.reference_eval.scoring.options import ScoreOptions, default_score_dir
 from cogbench.reference_eval.tasks.queries import ROTATIONS
 from cogbench.reference_eval.tasks.scorers import SCORERS, add_rendered_prompts, score_vqa_circular
@@ -54,7 +54,9 @@ def _outputs_by_id(options: ScoreOptions, rows: list[dict[str, Any]]) -> tuple[d
     if options.oracle:
         return {row[id_column]: row["description"] for row in rows}, {"predictions": "oracle"}
     ids = OfficialIds.from_rows(options.task, rows, task_docs(options.task, rows))
-    predictions = read_any_predictions(options.predictions, options.task, ids)
+    predictions, shown = variant_scoring.split_variants(
+        options, read_any_predictions(options.predictions, options.task, ids)
+    )
     refuse_unflagged_circular(options, predictions)
     harness = harness_provenance(Path(options.predictions))
     queries = (1, 2) if options.task == "codis" else ROTATIONS if options.circular else None
@@ -90,6 +92,7 @@ def _outputs_by_id(options: ScoreOptions, rows: list[dict[str, Any]]) -> tuple[d
         "rendered_prompts": {key: keyed[key].rendered_prompt_sha256 or None for key in given if key in expected},
         "replies": replies,
     }
+    info["variant_outputs"], info["variant_images"] = variant_scoring.variant_outputs(options, rows, shown)
     # What is scored is each reply's final answer (answers/reasoning.py), never its reasoning.
     return {key: reply.answer for key, (_, reply, _) in replies.items()}, info
 
@@ -173,6 +176,7 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
         claim_output(Path(options.out), "score", RUN_FILES, task=options.task, reads=reads)
         result = (score_vqa_circular if options.circular else SCORERS[options.task])(rows, outputs, options, judge)
         add_rendered_prompts(options.task, result.details, source.get("rendered_prompts", {}))
+        variants = variant_scoring.score_variants(options, rows, result, source, judge)
         attach_replies(options.task, result.details, source.get("replies", {}), options.reasoning_in_details)
         extra = analyses.run_analyses(
             options,
@@ -224,6 +228,7 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
         "intervals": interval_settings,
         **({"circular": True} if options.circular else {}),
         **({"no_image": True} if options.no_image else {}),
+        **({"image_variants": variants} if variants else {}),
         "counts": {
             **result.counts,
             "dataset_items": len(rows),
@@ -259,7 +264,7 @@ def run_scoring(options: ScoreOptions) -> dict[str, Any]:
     write_run(Path(options.out), scores, result.details)
     if result.failure_errors:
         what = "judge verdicts (CoRs)" if options.task == "description" else "judge queries"
-        total = result.counts.get("cors", result.counts.get("queries", 0))
+        total = result.counts.get("cors", result.counts.get("queries", 0)) + result.counts.get("variant_queries", 0)
         message = (
             f"{failure_line(what, len(result.failure_errors), total, result.failure_errors)}; "
             f"{Path(options.out) / 'scores.json'} is marked partial. "

@@ -36,7 +36,8 @@ COMPLETE, FAILED_VERIFICATION = "complete", "failed-verification"
 
 def setting_label(cell: dict[str, Any]) -> str:
     tokens = cell["max_new_tokens"] if cell["max_new_tokens"] is not None else "default"
-    return f"thinking {cell['thinking']}, tokens {tokens}, judge {cell['judge'] or 'default'}"
+    variants = f", image variants {','.join(cell['image_variants'])}" if cell.get("image_variants") else ""
+    return f"thinking {cell['thinking']}, tokens {tokens}, judge {cell['judge'] or 'default'}{variants}"
 
 
 def _metric_value(metric: dict[str, Any] | None) -> dict[str, Any]:

@@ -30,6 +30,7 @@ from cogbench.reference_eval.run.completeness import (
     unscored_text,
 )
 from cogbench.reference_eval.site.significance import RULE, holm, significance_groups
+from cogbench.reference_eval.tasks.image_variants import VARIANTS
 
 TASK_TITLE = {"description": "Description (CogBench)", "vqa": "VQA (CogBench)", "codis": "CODIS"}
 METRIC_LABEL = {
@@ -41,7 +42,24 @@ METRIC_LABEL = {
     "acc_p": "Acc_p (both queries of a pair right)",
     "acc_q": "Acc_q (single queries right)",
     "context_awareness": "Context awareness",
+    "flip_rate": "Flip rate under image variants (answer changed; lower is steadier)",
+    "accuracy_invariant": "Accuracy under every image variant",
+    "acc_p_invariant": "Acc_p under every image variant",
 }
+
+
+def metric_label(metric: str) -> str:
+    """A metric's label; an image variant's own metric (``flip_rate_NAME``, ``accuracy_NAME``, ``acc_p_NAME``) names
+    its variant."""
+    if metric in METRIC_LABEL:
+        return METRIC_LABEL[metric]
+    for base in ("flip_rate", "acc_p", "accuracy"):
+        name = metric.removeprefix(base + "_")
+        if name != metric and name in VARIANTS:
+            return f"{ {'flip_rate': 'Flip rate', 'acc_p': 'Acc_p', 'accuracy': 'Accuracy'}[base] } under image variant {name}"
+    return metric
+
+
 # The papers' rows beside each metric: (scores.json metric, description mode or "", source table).
 PUBLISHED = {
     "recognition_micro": [("spontaneous", "CogBench Table 2"), ("directed", "CogBench Table 2")],
@@ -123,12 +141,20 @@ def rank_key(run: ReportRun, metric: str) -> tuple[Any, ...] | None:
     """Runs with the same key may be ranked together on ``metric``; None: shown, never ranked.
 
     The key is what ``report`` ranks by (build kind, judge) and what it shows beside a run rather than refusing
-    it (description mode, circular, no image): runs that differ there are ranked apart, as ``compare``
+    it (description mode, circular, no image, image variants): runs that differ there are ranked apart, as ``compare``
     would refuse to pair them."""
     if run.not_comparable or (run.metrics.get(metric) or {}).get("partial"):
         return None
     scores = run.run.scores
-    return (sample_label(scores), run.judge, run.mode, bool(scores.get("circular")), bool(scores.get("no_image")))
+    variants = tuple((scores.get("image_variants") or {}).get("names") or ())
+    return (
+        sample_label(scores),
+        run.judge,
+        run.mode,
+        bool(scores.get("circular")),
+        bool(scores.get("no_image")),
+        variants,
+    )
 
 
 def rank_sets(runs: list[ReportRun], metric: str) -> list[list[int]]:
@@ -258,7 +284,8 @@ def leaderboard(
                         or (
                             ""
                             if group
-                            else "not ranked: no other run of its kind (build, judge, mode, circular, no image)"
+                            else "not ranked: no other run of its kind (build, judge, mode, circular, no image, "
+                            "image variants)"
                         ),
                     }
                 )
@@ -270,7 +297,7 @@ def leaderboard(
             metrics.append(
                 {
                     "name": metric,
-                    "label": METRIC_LABEL.get(metric, metric),
+                    "label": metric_label(metric),
                     "columns": [{"key": c, "label": column_label(c)} for c in columns],
                     "rows": rows,
                     "groups": groups,

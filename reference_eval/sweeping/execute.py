@@ -106,6 +106,7 @@ def shard_settings(folder: Path, plan: dict[str, Any], cell: dict[str, Any], out
         base_url=real_base_url(plan, cell),
         item_ids=None if items is None else tuple(items),
         api_key_variable=cell.get("api_key_env") or API_KEY_VARIABLE,
+        image_variants=tuple(cell.get("image_variants") or ()),
         **{name: options[name] for name in ("batch_size", "concurrency", "max_attempts") if name in options},
         **extra,
     )
@@ -116,6 +117,7 @@ def shard_settings(folder: Path, plan: dict[str, Any], cell: dict[str, Any], out
         out=str(out / "score"),
         # A shard holds some of the config's items: its scores are PARTIAL, and say so.
         allow_partial=items is not None or plan.get("limit") is not None,
+        image_variants=tuple(cell.get("image_variants") or ()),
     )
     if cell["task"] == "description":  # the models plan.json records, loaded once per process
         models = plan.get("description") or scoring_models.DEFAULTS

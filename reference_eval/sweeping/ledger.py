@@ -85,7 +85,8 @@ def shard_state(folder: Path, cell: dict[str, Any], number: int) -> tuple[str, i
     items = cell["shards"][number]
     numbers = cell["queries_per_item"]
     done = done_keys(shard_dir(folder, cell["id"], number))
-    items_done = sum(1 for item in items if all((item, query) in done for query in numbers))
+    shown = [None, *cell.get("image_variants", [])]  # the image, then each variant it is asked on again
+    items_done = sum(1 for item in items if all((item, q, v) in done for q in numbers for v in shown))
     attempt = read_attempt(attempt_path(folder, cell["id"], number))
     scored = (shard_dir(folder, cell["id"], number) / "score" / "scores.json").is_file()
     if attempt.get("state") == "running" and alive_here(attempt):
@@ -225,5 +226,12 @@ def board_rows(folder: Path) -> dict[str, Any]:
     cells = []
     for entry in plan["cells"]:
         row = rows[entry["id"]]
-        cells.append({**row, "error": errors.get(entry["id"], ""), "run": str(merged_dir(folder, entry["id"]))})
+        cells.append(
+            {
+                **row,
+                "image_variants": entry.get("image_variants", []),  # the plan's (the ledger has no column for them)
+                "error": errors.get(entry["id"], ""),
+                "run": str(merged_dir(folder, entry["id"])),
+            }
+        )
     return {"sweep": str(folder), "build": plan.get("dataset_revision", ""), "limit": plan.get("limit"), "cells": cells}

@@ -125,7 +125,7 @@ def same_run(first: tuple[Path, dict, dict], other: tuple[Path, dict, dict]) -> 
 
 def joined_predictions(shards: list[tuple[Path, dict, dict]]) -> list[Prediction]:
     """Every shard's predictions, each key once; one answered twice with different outputs is refused."""
-    found: dict[tuple[str, int | None], tuple[Prediction, Path]] = {}
+    found: dict[tuple[str, int | None, str | None], tuple[Prediction, Path]] = {}
     for where, _, _ in shards:
         path = where / "predictions.jsonl"
         for prediction in read_predictions(path):
@@ -133,6 +133,7 @@ def joined_predictions(shards: list[tuple[Path, dict, dict]]) -> list[Prediction
                 before, source = found[prediction.key]
                 if before.output != prediction.output:
                     item = prediction.item_id + ("" if prediction.query is None else f" query {prediction.query}")
+                    item += "" if prediction.variant is None else f" variant {prediction.variant}"
                     raise both(str(source), str(path), f"item {item} answered twice, with different outputs")
                 continue
             found[prediction.key] = (prediction, path)
@@ -148,7 +149,14 @@ def merge_cell(folder: Path, plan: dict[str, Any], cell_id: str) -> Path:
     for where, _, _ in shards:
         verified(where, plan["build"])
     predictions = joined_predictions(shards)
-    planned = {(item, query) for items in cell["shards"] for item in items for query in cell["queries_per_item"]}
+    shown = [None, *cell.get("image_variants", [])]  # the image, then each variant the cell asks on again
+    planned = {
+        (item, query, variant)
+        for items in cell["shards"]
+        for item in items
+        for query in cell["queries_per_item"]
+        for variant in shown
+    }
     missing = sorted(planned - {p.key for p in predictions}, key=str)
     if missing:
         raise MergeRefused(

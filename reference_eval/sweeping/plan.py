@@ -91,7 +91,7 @@ def make_plan(spec: Spec, shards: int) -> tuple[dict[str, Any], dict[str, dict[s
                 "first_index": index,
                 "shards": len(parts),
                 "items": len(items),
-                "queries": len(items) * len(numbers),
+                "queries": len(items) * len(numbers) * (1 + len(cell.image_variants)),  # each variant asks again
             }
         )
         index += len(parts)

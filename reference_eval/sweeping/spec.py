@@ -1,7 +1,7 @@
 """A sweep spec (``sweep.yaml``, ``schemas/sweep.schema.json``) read, checked, and expanded into its cells.
 
 A cell is one ordinary ``eval`` run: a task, a model with its own settings, and one value of each
-settings axis (thinking, max new tokens, judge). Every field the schema does not name is refused in one
+settings axis (thinking, max new tokens, judge, image variants). Every field the schema does not name is refused in one
 line naming the file and the field, and so is a spec naming one cell twice. A base URL (or a judge's
 ``@URL``) may carry credentials: a cell keeps it apart from the model's name (``redaction.split_endpoint``),
 and ``Cell.shown`` / ``Cell.record`` mask it (``redaction.redact_url``), so no printed or written line has it.
@@ -24,10 +24,12 @@ from cogbench.errors import UsageError, locate
 from cogbench.redaction import redact_text, redact_url, split_endpoint
 from cogbench.reference_eval.run.runner import parse_model_spec
 from cogbench.reference_eval.sweeping import scoring_models
+from cogbench.reference_eval.tasks import image_variants
 
 SCHEMA_FILE = "sweep.schema.json"
 DEFAULT = "default"  # an axis value: eval's own default (max new tokens, judge)
 DEFAULT_JUDGE = {"codis": "rule", "vqa": "none", "description": "none"}
+NO_VARIANTS = "none"  # an image_variants value: the images alone (no `--image-variant`)
 MODEL_SETTINGS = ("batch_size", "concurrency", "max_attempts", "request_timeout")
 
 
@@ -45,13 +47,16 @@ class Cell:
     settings: tuple[tuple[str, Any], ...] = ()  # the model's batch_size, concurrency, max_attempts, request_timeout
     api_key_env: str | None = None  # the variable holding the model's key (its name; the key is read when a shard runs)
     entry: str = ""  # the model's entry in the spec (models[N]), which an error about it names
+    image_variants: tuple[str, ...] = ()  # `eval --image-variant` (vqa, codis); () the images alone
 
     @property
     def id(self) -> str:
-        """The cell's folder name: task, model name, then each axis value."""
+        """The cell's folder name: task, model name, then each axis value (image variants only where given, so
+        the cells of a sweep without them keep the names they had)."""
         judge = "default" if self.judge is None else slug(split_endpoint(self.judge)[0])
         tokens = "default" if self.max_new_tokens is None else str(self.max_new_tokens)
-        return f"{self.task}--{self.label}--thinking-{self.thinking}--tokens-{tokens}--judge-{judge}"
+        variants = f"--variants-{'+'.join(self.image_variants)}" if self.image_variants else ""
+        return f"{self.task}--{self.label}--thinking-{self.thinking}--tokens-{tokens}--judge-{judge}{variants}"
 
     def record(self) -> dict[str, Any]:
         """The cell as plan.json and cell.json hold it: URLs masked."""
@@ -65,6 +70,7 @@ class Cell:
             "max_new_tokens": self.max_new_tokens,
             "judge": None if self.judge is None else redact_text(self.judge),
             "settings": dict(self.settings),
+            **({"image_variants": list(self.image_variants)} if self.image_variants else {}),
         }
 
     def key_record(self) -> dict[str, str]:
@@ -154,10 +160,11 @@ def field_name(parts) -> str:
 
 
 def expand(content: dict[str, Any], path: Path) -> tuple[Cell, ...]:
-    """Every cell the spec names: tasks × models × thinking × max new tokens × judge, each once."""
+    """Every cell the spec names: tasks × models × thinking × max new tokens × judge × image variants, each once."""
     axes = content.get("axes") or {}
-    for name in ("thinking", "max_new_tokens"):
+    for name in ("thinking", "max_new_tokens", "image_variants"):
         refuse_repeats(axes.get(name) or [], f"axes.{name}", path)
+    variant_values = variant_axis(axes.get("image_variants") or [NO_VARIANTS], path)
     refuse_repeats(content["tasks"], "tasks", path)
     judges = axes.get("judge")
     seen: dict[str, str] = {}
@@ -170,8 +177,9 @@ def expand(content: dict[str, Any], path: Path) -> tuple[Cell, ...]:
             where = f"models[{number}]"
             model, base_url = model_and_url(entry, path, where)
             thinking_values = [entry["thinking"]] if "thinking" in entry else axes.get("thinking") or ["auto"]
-            for thinking, tokens, judge in itertools.product(
-                thinking_values, axes.get("max_new_tokens") or [DEFAULT], task_judges
+            shown = variant_values if task in image_variants.TASKS else [()]  # a description has no answer to flip
+            for thinking, tokens, judge, variants in itertools.product(
+                thinking_values, axes.get("max_new_tokens") or [DEFAULT], task_judges, shown
             ):
                 cell = Cell(
                     task=task,
@@ -184,6 +192,7 @@ def expand(content: dict[str, Any], path: Path) -> tuple[Cell, ...]:
                     settings=tuple((name, entry[name]) for name in MODEL_SETTINGS if name in entry),
                     api_key_env=entry.get("api_key_env"),
                     entry=where,
+                    image_variants=variants,
                 )
                 if cell.id in seen:
                     raise UsageError(
@@ -193,6 +202,21 @@ def expand(content: dict[str, Any], path: Path) -> tuple[Cell, ...]:
                 seen[cell.id] = where
                 cells.append(cell)
     return tuple(cells)
+
+
+def variant_axis(values: list[str], path: Path) -> list[tuple[str, ...]]:
+    """``axes.image_variants``: each value ``none`` or ``NAME[,NAME...]`` as ``eval --image-variant`` takes it."""
+    found = []
+    for number, value in enumerate(values):
+        if value == NO_VARIANTS:
+            found.append(())
+            continue
+        try:
+            found.append(image_variants.parse_variants(value))
+        except UsageError as error:
+            shown = str(error).removeprefix("--image-variant ")
+            raise UsageError(f"{locate(str(path), None, f'axes.image_variants[{number}]')}: {shown}") from None
+    return found
 
 
 def model_and_url(entry: dict[str, Any], path: Path, where: str) -> tuple[str, str | None]:

@@ -9,8 +9,9 @@ workers, next to the model.
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from cogbench.reference_eval.tasks.image_variants import open_variant
 from cogbench.reference_eval.tasks.prompts import PromptTemplate, template_for
 from cogbench.schemas.vocabulary import CHOICE_COLUMNS, ID_COLUMN
 
@@ -43,15 +44,22 @@ class Query:
     row: int  # index of the dataset row that holds the image
     prompt: str
     with_image: bool = True  # False for the blind baseline (eval --no-image)
+    variant: str | None = (
+        None  # the image variant it shows (eval --image-variant, tasks.image_variants); None: the image
+    )
 
     @property
-    def key(self) -> tuple[str, int | None]:
-        return (self.item_id, self.query)
+    def key(self) -> tuple[str, int | None, str | None]:
+        return (self.item_id, self.query, self.variant)
 
     @property
     def name(self) -> str:
-        """How failure lines name it: ``item ID`` and, for a CODIS context or a rotation, ``query N``."""
-        return f"item {self.item_id}" + (f" query {self.query}" if self.query is not None else "")
+        """How failure lines name it: ``item ID`` and, for a CODIS context or a rotation, ``query N``; a variant."""
+        return (
+            f"item {self.item_id}"
+            + (f" query {self.query}" if self.query is not None else "")
+            + (f" variant {self.variant}" if self.variant is not None else "")
+        )
 
 
 @dataclass(frozen=True)
@@ -81,6 +89,7 @@ def build_queries(
     circular: bool = False,
     with_image: bool = True,
     no_context: bool = False,
+    variants: tuple[str, ...] = (),
 ) -> tuple[PromptTemplate, list[Query]]:
     """All queries of a config in dataset order, and the template they use.
 
@@ -89,6 +98,7 @@ def build_queries(
     ``no_context`` (codis): both queries of a pair are asked without their
     context (CODIS Section 4.2), so each query's with- and without-context
     answers can be compared; they share one prompt and keep their numbers.
+    ``variants`` (vqa, codis): each item's queries again on each image variant, right after the item's own.
     """
     template = template_for(task, mode, no_context)
     text_columns = [name for name in dataset.column_names if name != "image"]
@@ -96,6 +106,7 @@ def build_queries(
     id_column = ID_COLUMN[task]
     queries: list[Query] = []
     for index, row in enumerate(rows):
+        start = len(queries)
         item_id = str(row[id_column])
         if task == "description":
             queries.append(Query(item_id, None, index, template.render(), with_image))
@@ -110,6 +121,8 @@ def build_queries(
                 context = {} if no_context else {"context": row[f"context_{number}"]}
                 prompt = template.render(question=row["question"], **context)
                 queries.append(Query(item_id, number, index, prompt, with_image))
+        own = queries[start:]
+        queries += [replace(q, variant=name) for name in variants for q in own]
     return template, queries
 
 
@@ -129,6 +142,12 @@ def open_image(value: dict):
     else:
         image = Image.open(value["path"])
     return image.convert("RGB")
+
+
+def query_image(query: Query, images):
+    """The RGB PIL image ``query`` shows: its row's image, or that image's variant (``tasks.image_variants``)."""
+    value = images[query.row]["image"]
+    return open_variant(query.variant, value) if query.variant is not None else open_image(value)
 
 
 def image_size(value: dict) -> tuple[int, int]:

@@ -26,7 +26,7 @@ from cogbench.reference_eval.publishing import details_dataset
 from cogbench.reference_eval.publishing.hub_results import RESULTS_DIR, results_notes
 from cogbench.reference_eval.recording.run_files import render_report
 from cogbench.reference_eval.recording.run_reader import read_details, read_json_file, score_folder
-from cogbench.reference_eval.verifying import eee_check, verify_panel, verify_rederive, verify_sources
+from cogbench.reference_eval.verifying import eee_check, verify_panel, verify_rederive, verify_sources, verify_variants
 from cogbench.reference_eval.verifying.item_checks import item_problems
 from cogbench.reference_eval.verifying.result_source import configured_endpoint, details_source
 from cogbench.reference_eval.verifying.verify_result import Difference, TaskData, Verification
@@ -95,7 +95,10 @@ def check_task(data: TaskData, result: Verification, dataset: str | None = None)
     """Every number and field of one task's files: re-derived where it can be, else named as stated."""
     before = len(result.differences)
     check_scores(data, result)
+    verify_variants.check_entries(data, result)
     expected = verify_sources.check_build(data, result, dataset) if dataset else None
+    if dataset:
+        verify_variants.check_images(data, result, dataset)
     if dataset is None:
         verify_sources.stated_without_build(result, data)
     verify_rederive.check_counts(data, result, expected)

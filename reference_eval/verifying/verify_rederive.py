@@ -18,6 +18,7 @@ from cogbench.reference_eval.metrics.aggregate import percent
 from cogbench.reference_eval.publishing.details_dataset import card_scores_sha256, row_fields
 from cogbench.reference_eval.run import provenance
 from cogbench.reference_eval.run.completeness import is_complete, mark_scale, unscored_rate
+from cogbench.reference_eval.tasks.probes import variant_counts
 from cogbench.reference_eval.verifying.verify_result import TaskData, Verification
 from cogbench.schemas.features import CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
@@ -42,6 +43,7 @@ def derived_counts(task: str, details: list[dict[str, Any]], parsing: str | None
         )
         if constrained:
             counts["unscored"] = _unscored(queries)
+        counts.update(variant_counts(details, constrained))
     elif task == "vqa" and not any("rotations" in d for d in details):
         counts.update(
             unparseable=sum(d.get("extracted") is None for d in details),
@@ -90,7 +92,7 @@ def metric_unit(task: str, name: str) -> str:
         return "responses"
     if task == "vqa":
         return "questions"
-    return "pairs" if name in ("acc_p", "context_awareness") else "queries"
+    return "pairs" if name in ("acc_p", "context_awareness") or name.startswith(("acc_p_", "flip_rate")) else "queries"
 
 
 def _metric_unscored(task: str, name: str, details: list[dict[str, Any]]) -> int:

@@ -18,6 +18,7 @@ from cogbench.reference_eval.run import provenance
 from cogbench.reference_eval.run.folder import item_ids_record
 from cogbench.reference_eval.tasks.prompts import DESCRIPTION_MODES, template_for
 from cogbench.reference_eval.tasks.queries import rotate
+from cogbench.reference_eval.verifying import verify_variants
 from cogbench.reference_eval.verifying.verify_result import TaskData, Verification
 from cogbench.schemas.vocabulary import CHOICE_COLUMNS
 from cogbench.validation.integrity import verified_rows
@@ -52,7 +53,8 @@ def check_run_record(data: TaskData, result: Verification) -> None:
     # Scoring hashed each reply's final answer (answers/reasoning.py), with the think tags it used.
     tags = tuple(tuple(pair) for pair in (scores.get("answers") or {}).get("think_tags", THINK_TAGS))
     thinking = (scores.get("answers") or {}).get("thinking", "auto")  # score --thinking, when it was given
-    keyed = {(p.item_id, p.query) if p.query is not None else p.item_id: p for p in predictions}
+    own = [p for p in predictions if p.variant is None]  # the variants' are checked by verify_variants
+    keyed = {(p.item_id, p.query) if p.query is not None else p.item_id: p for p in own}
     answers = {key: final_answer(p, tags, thinking).answer for key, p in keyed.items()}  # type: ignore[arg-type]
     if "answers_sha256" in (scores.get("provenance") or {}):
         result.same(
@@ -61,6 +63,12 @@ def check_run_record(data: TaskData, result: Verification) -> None:
             scores["provenance"]["answers_sha256"],
         )
     check_replies_made(data, result, keyed, tags, thinking)  # after the hash: the whole first, then each answer
+    if "image_variants" in record or "image_variants" in scores:
+        names = (record.get("image_variants") or {}).get("names")
+        result.same(
+            f"{where}: image_variants.names (scores.json's)", names, (scores.get("image_variants") or {}).get("names")
+        )
+        verify_variants.check_predictions(data, result, predictions, tags, thinking)
     result.state(
         "run.json generation (temperature, max tokens: the model's settings, as each answer records them)",
         "run.json mode and no_image (the eval settings, as stated)",
@@ -186,6 +194,7 @@ def check_build(data: TaskData, result: Verification, dataset: str) -> dict[str,
             "acc_q": 2 * len(rows),
             "output_variability": 2 * len(rows),
             "output_variability_llm": 2 * len(rows),
+            **verify_variants.expected_units(data, len(rows)),
         }
     if task == "vqa":
         return {
@@ -194,6 +203,7 @@ def check_build(data: TaskData, result: Verification, dataset: str) -> dict[str,
             "accuracy_circular": len(rows),
             "answer_changed": len(rows),
             **{f"choice_{x}": 4 * len(rows) for x in "ABCD"},
+            **verify_variants.expected_units(data, len(rows)),
         }
     entities = sum(len(row["entities"]) for row in rows)
     cors = sum(len(cors or []) for row in rows for cors in row["cors"].values())

@@ -100,7 +100,7 @@
       box.appendChild(el("details", {}, el("summary", { text: "Pairwise tests (" + g.pairs.length + " pairs, Holm-adjusted)" }),
         el("table", {}, el("thead", {}, el("tr", {}, el("th", { text: "A" }), el("th", { text: "B" }), el("th", { text: "A − B" }), el("th", { text: "p" }), el("th", { text: "p (Holm)" }), el("th", { text: "at α=" + S.alpha }), el("th", { text: "MDD" }))), t)));
     });
-    if (!metric.groups.length) box.appendChild(el("p", { text: "No two runs are ranked together on this metric (one run of each kind: build, judge, mode, circular, no image; or the others are PARTIAL or NOT COMPARABLE)." }));
+    if (!metric.groups.length) box.appendChild(el("p", { text: "No two runs are ranked together on this metric (one run of each kind: build, judge, mode, circular, no image, image variants; or the others are PARTIAL or NOT COMPARABLE)." }));
     return box;
   }
   function showBoard(p) {
