@@ -67,6 +67,8 @@ def usage_errors(tmp):
         "rescore": ["rescore", str(tmp / "missing"), "--dataset", str(tmp / "missing-b"), "--out", str(tmp / "o")],
         "demo": ["demo", "server", "--url-file", str(tmp / "missing-folder" / "url.txt")],
         "sweep": ["sweep", "plan", str(tmp / "missing.yaml"), "--out", str(tmp / "o")],
+        "fingerprints": ["fingerprints", str(tmp / "missing")],
+        "leak-scan": ["leak-scan", str(tmp / "missing"), "--dataset", str(tmp / "missing-b"), "--out", str(tmp / "o")],
     }
 
 

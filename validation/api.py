@@ -19,8 +19,9 @@ from cogbench.validation.checks import check_cors, check_identity, check_options
 from cogbench.validation.contents import Contents, contents_of, read_built, read_raw
 from cogbench.validation.counts import OWN_MANIFEST, check_counts, choose_expected
 from cogbench.validation.findings import ValidationReport, finding
+from cogbench.validation.fingerprint_checks import check_fingerprints
 from cogbench.validation.images import MAX_PIXELS, check_images, check_orphans, check_released
-from cogbench.validation.integrity import check_release
+from cogbench.validation.integrity import check_release, load_manifest_findings
 
 
 def is_built_folder(path: Path) -> bool:
@@ -59,6 +60,8 @@ def validate(
     report = check_contents(contents, expected, max_pixels)
     if sources is None:
         report.findings += check_release(path, contents.records)
+        manifest, _ = load_manifest_findings(path)
+        report.findings += check_fingerprints(path, manifest) if manifest is not None else []
     else:
         report.findings += check_released(sources)
     report.strict = strict
