@@ -23,7 +23,7 @@ from cogbench.reference_eval.contamination.search import POPCOUNT, hex_codes
 FPR_TARGET = 1e-3  # the issue's bar, per transform family
 # Each family's share of false positives when choosing its threshold: far below the bar, since a scan makes a
 # pair of every corpus image with every benchmark image (a million images, 221 benchmark images: 2e8 pairs).
-FAMILY_BUDGET = 1e-5
+FAMILY_BUDGET = 1e-4
 RECALL_TARGET = 0.95
 PROXY_SIDE = 512
 
@@ -117,7 +117,7 @@ TRANSFORMS: dict[str, list[tuple[str, Callable]]] = {
         ("10% corner", _crop(0.10, True)),
     ],
     "2-pixel shift": [("2 px", _shift(2))],
-    "pad and rescale": [("black bars, 224 px", _pad((0, 0, 0))), ("white bars, 224 px", _pad((255, 255, 255)))],
+    "pad and rescale": [("black bars to 224 px", _pad((0, 0, 0))), ("white bars to 224 px", _pad((255, 255, 255)))],
     "horizontal flip": [("mirror", _mirror)],
     "colour": [
         ("saturation 0.8", _enhance("Color", 0.8)),
@@ -295,3 +295,22 @@ def table(measured: Measured, thresholds: dict[str, int]) -> Calibration:
         )
         result.profiles[name] = {f: round(float(positives[name][f].mean()), 1) for f in families}
     return result
+
+
+def markdown_table(calibration: Calibration) -> str:
+    """The table docs/contamination.md shows (``tests/test_calibration.py`` recomputes and compares it)."""
+    labels = {"phash": "pHash", "dhash": "dHash", "whash": "wHash", "pdq": "PDQ"}
+    families = calibration.families
+    header = ["transform family", "settings", *(f"recall {labels[f]}" for f in families)]
+    header += ["recall (any)", "false positives", "FPR (any)", "claimed"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for row in calibration.rows:
+        cells = [row["family"], row["settings"], *(f"{row['recall'][f]:.3f}" for f in families)]
+        cells += [
+            f"{row['recall_any']:.3f}",
+            f"{row['false_positives']} of {row['negatives']:,}",
+            f"{row['fpr']:.1e}",
+            "yes" if row["claimed"] else "**NOT claimed**",
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
