@@ -43,8 +43,8 @@ def hand_made(positives: list[int], cross: list[int], decoys: list[int]) -> Meas
         n,
         len(decoys),
         ("phash",),
-        {t: per for t in TRANSFORMS},
-        {t: neg for t in TRANSFORMS},
+        dict.fromkeys(TRANSFORMS, per),
+        dict.fromkeys(TRANSFORMS, neg),
         {"phash": np.array(decoys)},
     )
 
