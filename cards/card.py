@@ -231,12 +231,13 @@ def fingerprints(manifest: dict[str, Any]) -> str:
     entry = manifest.get("fingerprints")
     if not isinstance(entry, dict):
         return "Not written by the builder of this version."
-    families = ", ".join(FAMILY_NAMES[name] for name in entry["families"])
+    families = ", ".join(FAMILY_NAMES[name] for name in entry["families"]) or "none"
     libraries = ", ".join(f"{name} {version}" for name, version in sorted(entry["libraries"].items()))
+    lacking = [FAMILY_NAMES[name] for name in FAMILY_NAMES if name not in entry["families"]]
     no_pdq = (
-        ""
-        if "pdq" in entry["families"]
-        else " This build has no PDQ columns (built without the `fingerprints` extra, which holds `pdqhash`)."
+        f" This build lacks {', '.join(lacking)} (built without the `fingerprints` extra: `imagehash`, `pdqhash`)."
+        if lacking
+        else ""
     )
     return (
         f"`{entry['file']}` holds one row per image ({entry['rows']} images): its benchmark, `image_id`, file name, "

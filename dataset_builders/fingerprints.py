@@ -2,8 +2,11 @@
 
 They let anyone check a training corpus for copies of the benchmark's images (``cogbench leak-scan``)
 without the images themselves. Every hash is a maintained library's: pHash, dHash and wHash from
-``imagehash``, PDQ with its eight dihedral variants from ``pdqhash`` (optional: the ``fingerprints``
-extra; a build without it has no PDQ columns and says so in its manifest, and ``publish`` refuses it).
+``imagehash``, PDQ with its eight dihedral variants from ``pdqhash``, both in the ``fingerprints`` extra
+(imagehash brings scipy, which the core install leaves to the ``eval`` extra; pdqhash compiles from source).
+A build always writes the file with every image's sha256; it holds the hash families this install computes,
+its manifest lists them (so the file is deterministic for an install), and ``publish`` refuses a build
+without all four.
 
 Each hash is computed on one canonical form of the image, so that the benchmark's side and a
 corpus' side go through the same steps: the file decoded by Pillow in RGB (a JPEG in its draft
@@ -30,7 +33,7 @@ CANONICAL_SIDE = 256  # the canonical form's longest side, in pixels: a 32x32 pH
 WHASH_SCALE = 64  # imagehash.whash's image_scale: fixed, so that a resized copy is hashed at the same scale
 # The hash families, their width in bits, and who computes them.
 FAMILIES = {"phash": 64, "dhash": 64, "whash": 64, "pdq": 256}
-CORE_FAMILIES = ("phash", "dhash", "whash")
+IMAGEHASH_FAMILIES = ("phash", "dhash", "whash")
 # pdqhash.compute_dihedral's order of its eight variants (checked against PIL's transposes in the tests).
 DIHEDRAL = (
     "original",
@@ -43,6 +46,7 @@ DIHEDRAL = (
     "transverse",
 )
 FINGERPRINTS_EXTRA = "fingerprints"
+FINGERPRINTS_PIP = f"pip install 'cogbench-codis[{FINGERPRINTS_EXTRA}]'"
 BENCHMARK_OF = {"description": "cogbench", "vqa": "cogbench", "codis": "codis"}
 
 
@@ -50,13 +54,19 @@ def pdq_available() -> bool:
     return util.find_spec("pdqhash") is not None
 
 
+def imagehash_available() -> bool:
+    return util.find_spec("imagehash") is not None
+
+
 def families_here() -> tuple[str, ...]:
-    """The families this install computes: PDQ only with ``pdqhash`` (the ``fingerprints`` extra)."""
-    return (*CORE_FAMILIES, "pdq") if pdq_available() else CORE_FAMILIES
+    """The families this install computes (the ``fingerprints`` extra: imagehash's three and pdqhash's PDQ)."""
+    return (IMAGEHASH_FAMILIES if imagehash_available() else ()) + (("pdq",) if pdq_available() else ())
 
 
 def library_versions(families: Iterable[str]) -> dict[str, str]:
-    names = ["imagehash", "pillow"] + (["pdqhash"] if "pdq" in families else [])
+    families = set(families)
+    names = ["pillow"] + (["imagehash"] if families & set(IMAGEHASH_FAMILIES) else [])
+    names += ["pdqhash"] if "pdq" in families else []
     return {name: metadata.version(name) for name in names}
 
 
@@ -72,19 +82,20 @@ def canonical_image(data: bytes):
     return canonical, size
 
 
-def hashes_of_image(image, families: Iterable[str] = CORE_FAMILIES, dihedral: bool = False) -> dict[str, Any]:
+def hashes_of_image(image, families: Iterable[str] = IMAGEHASH_FAMILIES, dihedral: bool = False) -> dict[str, Any]:
     """Hex hashes of a canonical image; ``pdq_dihedral`` (8 hex) too when ``dihedral``."""
-    import imagehash
-
-    grey = image.convert("L")
     out: dict[str, Any] = {}
     families = tuple(families)
-    if "phash" in families:
-        out["phash"] = str(imagehash.phash(grey))
-    if "dhash" in families:
-        out["dhash"] = str(imagehash.dhash(grey))
-    if "whash" in families:
-        out["whash"] = str(imagehash.whash(grey, image_scale=WHASH_SCALE))
+    if set(families) & set(IMAGEHASH_FAMILIES):
+        import imagehash
+
+        grey = image.convert("L")
+        if "phash" in families:
+            out["phash"] = str(imagehash.phash(grey))
+        if "dhash" in families:
+            out["dhash"] = str(imagehash.dhash(grey))
+        if "whash" in families:
+            out["whash"] = str(imagehash.whash(grey, image_scale=WHASH_SCALE))
     if "pdq" in families:
         import numpy as np
         import pdqhash
@@ -109,6 +120,13 @@ def bits_hex(bits) -> str:
 
 def fingerprint_bytes(data: bytes, families: Iterable[str], dihedral: bool = True) -> dict[str, Any]:
     """sha256, the original size and every hash of one image file's bytes."""
+    families = tuple(families)
+    if not families:  # the size from the header alone: no pixel is decoded
+        from PIL import Image
+
+        with Image.open(io.BytesIO(data)) as image:
+            width, height = image.size
+        return {"sha256": hashlib.sha256(data).hexdigest(), "width": width, "height": height}
     image, (width, height) = canonical_image(data)
     row = {"sha256": hashlib.sha256(data).hexdigest(), "width": width, "height": height}
     return row | hashes_of_image(image, families, dihedral)
@@ -139,7 +157,7 @@ def arrow_schema(families: Iterable[str]):
         pa.field("height", pa.int32(), nullable=False),
         pa.field("sha256", pa.string(), nullable=False),
     ]
-    fields += [pa.field(name, pa.string(), nullable=False) for name in CORE_FAMILIES if name in families]
+    fields += [pa.field(name, pa.string(), nullable=False) for name in IMAGEHASH_FAMILIES if name in families]
     if "pdq" in families:
         fields += [
             pa.field("pdq", pa.string(), nullable=False),

@@ -139,6 +139,24 @@ def test_a_file_that_agrees_with_its_manifest_is_still_checked_against_the_image
     assert f"{flipped}, recomputed {true}" in found[0].message
 
 
+def rehashed(copy):
+    """The manifest (and so the marker's view of it) made to agree with an edited fingerprint file."""
+    manifest = json.loads((copy / "manifest.json").read_text())
+    manifest["fingerprints"]["sha256"] = hashlib.sha256((copy / FINGERPRINT_FILE).read_bytes()).hexdigest()
+    manifest["fingerprints"]["bytes"] = (copy / FINGERPRINT_FILE).stat().st_size
+    (copy / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    return [(f.record, f.message) for f in validate(copy, expected=None).errors if f.code == "fingerprints.mismatch"]
+
+
+def test_a_missing_or_doubled_row_is_found(small_build, tmp_path):
+    _, build = small_build
+    ids = pq.read_table(build / FINGERPRINT_FILE).column("image_id").to_pylist()
+    dropped = tampered(build, tmp_path / "a", lambda t: t.slice(1))
+    assert rehashed(dropped) == [(ids[0], "cogbench image of the shards has no row")]
+    doubled = tampered(build, tmp_path / "b", lambda t: pa.concat_tables([t, t.slice(2, 1)]))
+    assert rehashed(doubled) == [(ids[2], "cogbench image listed twice")]
+
+
 def test_the_untouched_build_validates_clean(small_build):
     _, build = small_build
     assert list(validate(build).errors) == []
@@ -149,7 +167,7 @@ def test_publish_refuses_a_build_without_pdq(small_build):
     manifest = json.loads((build / "manifest.json").read_text())
     manifest["repo_id"] = "org/name"
     manifest["fingerprints"]["families"] = ["phash", "dhash", "whash"]
-    with pytest.raises(UsageError, match=r"no PDQ hashes .* install the `fingerprints` extra"):
+    with pytest.raises(UsageError, match=r"has no pdq hashes .* install the `fingerprints` extra"):
         check_build(build, manifest, "org/name", manifest["dataset_version"])
 
 

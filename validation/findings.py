@@ -99,6 +99,11 @@ CHECKS: dict[str, tuple[str, str, str]] = {
         "error",
         "fingerprints.parquet: schema, one row per image, sha256 or recomputed pHash differ from the shards' images",
     ),
+    "fingerprints.not_rechecked": (
+        "release",
+        "info",
+        "fingerprints.parquet's pHashes not recomputed: imagehash (the fingerprints extra) is not installed",
+    ),
     "files.edited": (
         "release",
         "error",

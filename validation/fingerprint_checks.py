@@ -18,9 +18,11 @@ from cogbench.dataset_builders.fingerprints import (
     BENCHMARK_OF,
     FAMILIES,
     FINGERPRINT_FILE,
+    FINGERPRINTS_PIP,
     arrow_schema,
     canonical_image,
     hashes_of_image,
+    imagehash_available,
     in_threads,
 )
 from cogbench.dataset_builders.output import build_command
@@ -67,7 +69,7 @@ def check_fingerprints(folder: Path, manifest: dict[str, Any]) -> list[Finding]:
     if not path.is_file():
         return []  # files.missing, from check_files
     families = entry.get("families")
-    if not isinstance(families, list) or not {"phash", "dhash", "whash"} <= set(families) <= set(FAMILIES):
+    if not isinstance(families, list) or not set(families) <= set(FAMILIES) or len(set(families)) != len(families):
         return [finding(CODE, "manifest.json", None, "fingerprints.families", f"{families!r} is not a set of families")]
     try:
         table = pq.read_table(path)
@@ -93,16 +95,36 @@ def check_fingerprints(folder: Path, manifest: dict[str, Any]) -> list[Finding]:
         )
     listed = [row for row in rows if (row["benchmark"], row["image_id"]) in images]
 
-    def recomputed(row: dict[str, Any]) -> tuple[str, str]:
-        data = images[(row["benchmark"], row["image_id"])]
-        return hashlib.sha256(data).hexdigest(), hashes_of_image(canonical_image(data)[0], ("phash",))["phash"]
+    phash = "phash" in families and imagehash_available()
+    if "phash" in families and not phash:
+        found.append(
+            finding(
+                "fingerprints.not_rechecked",
+                FINGERPRINT_FILE,
+                None,
+                "phash",
+                f"imagehash is not installed, so the pHashes were not recomputed ({FINGERPRINTS_PIP})",
+            )
+        )
 
-    for row, (digest, phash) in zip(listed, in_threads(recomputed, listed)):
+    def recomputed(row: dict[str, Any]) -> tuple[str, str | None]:
+        data = images[(row["benchmark"], row["image_id"])]
+        ours = hashes_of_image(canonical_image(data)[0], ("phash",))["phash"] if phash else None
+        return hashlib.sha256(data).hexdigest(), ours
+
+    versions = ", ".join(f"{k} {v}" for k, v in sorted((entry.get("libraries") or {}).items()))
+    for row, (digest, ours) in zip(listed, in_threads(recomputed, listed)):
         if digest != row["sha256"]:
             found.append(finding(CODE, FINGERPRINT_FILE, row["image_id"], "sha256", "differs from the image's bytes"))
-        if phash != row["phash"]:
+        if phash and ours != row["phash"]:
             found.append(
-                finding(CODE, FINGERPRINT_FILE, row["image_id"], "phash", f"{row['phash']}, recomputed {phash}")
+                finding(
+                    CODE,
+                    FINGERPRINT_FILE,
+                    row["image_id"],
+                    "phash",
+                    f"{row['phash']}, recomputed {ours} (built with {versions or 'unknown versions'})",
+                )
             )
     return found
 

@@ -18,10 +18,18 @@ from typing import Any
 
 import numpy as np
 
-from cogbench.dataset_builders.fingerprints import DIHEDRAL, FAMILIES, fingerprint_bytes, in_threads, pdq_available
+from cogbench.dataset_builders.fingerprints import (
+    DIHEDRAL,
+    FAMILIES,
+    FINGERPRINT_FILE,
+    FINGERPRINTS_PIP,
+    families_here,
+    fingerprint_bytes,
+    in_threads,
+)
 from cogbench.errors import UsageError
 from cogbench.reference_eval.contamination.corpus import Source, classify, hash_batches, hash_families, items
-from cogbench.reference_eval.contamination.search import closest_variant, family_index, hex_codes
+from cogbench.reference_eval.contamination.search import LEAK_SCAN_EXTRA, closest_variant, family_index, hex_codes
 from cogbench.reference_eval.contamination.thresholds import PROFILES, THRESHOLDS
 from cogbench.validation.fingerprint_checks import verified_fingerprints
 
@@ -204,8 +212,17 @@ def leak_scan(
     sources = [classify(Path(path), image_column) for path in corpus]  # every argument checked before any work
     entry, rows = verified_fingerprints(dataset)
     families = tuple(entry["families"])
-    if any(s.kind != "parquet-hashes" for s in sources) and "pdq" in families and not pdq_available():
-        families = tuple(f for f in families if f != "pdq")  # corpus images cannot be PDQ-hashed here
+    if not families:
+        raise UsageError(
+            f"{dataset}: its {FINGERPRINT_FILE} holds no perceptual hash (built without the `fingerprints` extra); "
+            f"{FINGERPRINTS_PIP}, then rebuild it"
+        )
+    if any(s.kind != "parquet-hashes" for s in sources):  # the corpus' images are hashed here, with what is here
+        families = tuple(f for f in families if f in families_here())
+        if not families:
+            raise UsageError(
+                f"hashing the corpus' images needs imagehash: pip install 'cogbench-codis[{LEAK_SCAN_EXTRA}]'"
+            )
     scanner = Scanner(str(dataset), rows, families, thresholds)
     for source in sources:
         scanner.result.corpus.append({"path": str(source.path), "kind": source.kind})
