@@ -95,11 +95,12 @@ def test_the_core_install_builds_fingerprints_of_sha256_alone(real_raw_dir, tmp_
     import json
 
     import pyarrow.parquet as pq
-    from validation_helpers import copy_samples
 
     from cogbench.cards.publish import check_build
     from cogbench.errors import UsageError
     from cogbench.validation import validate
+
+    from validation_helpers import copy_samples
 
     raw = copy_samples(real_raw_dir, tmp_path / "raw")
     shown = core_only("build", "--raw-dir", str(raw), "--out", "built", cwd=tmp_path)
