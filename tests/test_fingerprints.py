@@ -171,7 +171,7 @@ def test_publish_refuses_a_build_without_pdq(small_build):
         check_build(build, manifest, "org/name", manifest["dataset_version"])
 
 
-def test_the_command_prints_and_exports_them(small_build, tmp_path):
+def test_the_command_prints_and_exports_them(small_build, tmp_path, capsys):
     _, build = small_build
     shown = subprocess.run(
         [sys.executable, "-m", "cogbench", "fingerprints", str(build), "--format", "jsonl"],
@@ -184,10 +184,12 @@ def test_the_command_prints_and_exports_them(small_build, tmp_path):
     assert rows == pq.read_table(build / FINGERPRINT_FILE).to_pylist()
     (tmp_path / "not-a-build").mkdir()
     (tmp_path / "not-a-build" / "x").write_text("x")
-    refused = subprocess.run(
-        [sys.executable, "-m", "cogbench", "fingerprints", str(tmp_path / "not-a-build")],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert refused.returncode == 1 and refused.stderr.startswith("error: ") and "Traceback" not in refused.stderr
+    from cogbench.cli import main
+
+    assert main(["fingerprints", str(tmp_path / "not-a-build")]) == 1
+    assert capsys.readouterr().err.startswith("error: ")
+    assert main(["fingerprints", str(build), "--format", "text"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    first = pq.read_table(build / FINGERPRINT_FILE).to_pylist()[0]
+    assert lines[0].startswith("5 images, families phash, dhash, whash, pdq")
+    assert lines[1].startswith(f"cogbench/{first['image_id']} sha256={first['sha256'][:16]} phash={first['phash']}")
