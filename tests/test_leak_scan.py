@@ -210,3 +210,25 @@ def test_the_page_shows_both_images_in_the_site_style(tmp_path, build, prints, c
     assert page.count('src="data:image/jpeg;base64,') == 2 and "--ink:#1b1b1b" in page
     assert f"cogbench/{prints[0]['image_id']}" in page and "near duplicate" in page
     assert np.isfinite(len(page))
+
+
+def test_the_output_folder_is_cogbench_s_own_and_no_link_is_followed(tmp_path, build, corpus_files, capsys):
+    from cogbench.cli import main
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "other.jpg").write_bytes(corpus_files["c/other-00.jpg"])
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("mine")
+    assert main(["leak-scan", str(corpus), "--dataset", str(build), "--out", str(foreign)]) == 2
+    assert sorted(p.name for p in foreign.iterdir()) == ["notes.txt"]
+    out = tmp_path / "out"
+    assert main(["leak-scan", str(corpus), "--dataset", str(build), "--out", str(out)]) == 0
+    outside = tmp_path / "outside.html"
+    outside.write_text("untouched")
+    (out / "leak-scan.html").unlink()
+    (out / "leak-scan.html").symlink_to(outside)
+    capsys.readouterr()
+    assert main(["leak-scan", str(corpus), "--dataset", str(build), "--out", str(out)]) == 2
+    assert capsys.readouterr().err.startswith("error: ") and outside.read_text() == "untouched"
