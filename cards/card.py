@@ -244,8 +244,8 @@ def fingerprints(manifest: dict[str, Any]) -> str:
         f"the configs that use it, its size, the sha256 of its bytes and its perceptual hashes ({families}; "
         f"computed with {libraries} on the image reduced to at most {CANONICAL_SIDE} px).{no_pdq} Its sha256 is in "
         "`manifest.json` and `croissant.json`. Check a training corpus for copies of these images with "
-        "`cogbench leak-scan CORPUS --dataset THIS_FOLDER` (package `cogbench-codis`); it finds near "
-        "duplicates (re-encoded, resized, slightly cropped or recoloured copies), not re-photographed or "
+        "`cogbench leak-scan` (package `cogbench-codis`), given this folder as its `--dataset`; it finds near "
+        "duplicates (re-encoded, resized, shifted, recoloured or mirrored copies; not crops or letterboxing), not re-photographed or "
         "regenerated scenes."
     )
 

@@ -119,7 +119,7 @@ def check_build(folder: Path, manifest: dict[str, Any], repo_id: str, version: s
         raise UsageError(
             f"{folder / FINGERPRINT_FILE} has no {', '.join(lacking)} hashes (built without imagehash or pdqhash): "
             f"a release carries every fingerprint; install the `{FINGERPRINTS_EXTRA}` extra ({FINGERPRINTS_PIP}) "
-            f"and rebuild with `{build_command(folder, '--version', version, '--repo-id', repo_id)}`"
+            "and run the same `cogbench build` again"
         )
     if not (folder / CARD_FILE).is_file():
         raise UsageError(f"{folder} has no {CARD_FILE}; rebuild it")

@@ -27,7 +27,6 @@ from cogbench.dataset_builders.fingerprints import (
     imagehash_available,
     in_threads,
 )
-from cogbench.dataset_builders.output import build_command
 from cogbench.errors import UsageError
 from cogbench.validation.findings import Finding, finding
 from cogbench.validation.integrity import BuildNotVerified, verify_build
@@ -147,6 +146,6 @@ def verified_fingerprints(folder: str | Path) -> tuple[dict[str, Any], list[dict
     entry = manifest.get("fingerprints")
     if not isinstance(entry, dict):
         raise BuildNotVerified(
-            f"{folder}: built by a cogbench without fingerprints; rebuild it with `{build_command(folder)}`"
+            f"{folder}: built by a cogbench without fingerprints.parquet; rebuild it with this cogbench (`cogbench build`)"
         )
     return entry, pq.read_table(folder / FINGERPRINT_FILE).to_pylist()
