@@ -9,13 +9,13 @@ import shutil
 
 import pytest
 from PIL import Image
-from validation_helpers import copy_samples
 
 from cogbench.cards.release import build_release
 from cogbench.reference_eval.contamination.leak_report import write_report
 from cogbench.reference_eval.contamination.scan import leak_scan
 
 from shared_files import skip_or_fail
+from validation_helpers import copy_samples
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytest.importorskip("faiss", reason="leak-scan needs the leak-scan extra (pip install -e '.[leak-scan]')")
