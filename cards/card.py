@@ -20,6 +20,7 @@ from typing import Any
 import datasets
 import yaml
 
+from cogbench.dataset_builders.fingerprints import CANONICAL_SIDE
 from cogbench.schemas.features import (
     CATEGORY_LABEL,
     COGBENCH_CATEGORIES,
@@ -225,6 +226,33 @@ def checks(manifest: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def fingerprints(manifest: dict[str, Any]) -> str:
+    """What ``fingerprints.parquet`` holds (``dataset_builders/fingerprints.py``): from the manifest's entry."""
+    entry = manifest.get("fingerprints")
+    if not isinstance(entry, dict):
+        return "Not written by the builder of this version."
+    families = ", ".join(FAMILY_NAMES[name] for name in entry["families"]) or "none"
+    libraries = ", ".join(f"{name} {version}" for name, version in sorted(entry["libraries"].items()))
+    lacking = [FAMILY_NAMES[name] for name in FAMILY_NAMES if name not in entry["families"]]
+    no_pdq = (
+        f" This build lacks {', '.join(lacking)} (built without the `fingerprints` extra: `imagehash`, `pdqhash`)."
+        if lacking
+        else ""
+    )
+    return (
+        f"`{entry['file']}` holds one row per image ({entry['rows']} images): its benchmark, `image_id`, file name, "
+        f"the configs that use it, its size, the sha256 of its bytes and its perceptual hashes ({families}; "
+        f"computed with {libraries} on the image reduced to at most {CANONICAL_SIDE} px).{no_pdq} Its sha256 is in "
+        "`manifest.json` and `croissant.json`. Check a training corpus for copies of these images with "
+        "`cogbench leak-scan` (package `cogbench-codis`), given this folder as its `--dataset`; it finds near "
+        "duplicates (re-encoded, resized, shifted, recoloured or mirrored copies; not crops or letterboxing), not re-photographed or "
+        "regenerated scenes."
+    )
+
+
+FAMILY_NAMES = {"phash": "pHash", "dhash": "dHash", "whash": "wHash", "pdq": "PDQ with its 8 dihedral variants"}
+
+
 def examples(manifest: dict[str, Any]) -> str:
     parts = []
     for config, entry in sorted(manifest["configs"].items()):
@@ -305,6 +333,7 @@ def render_card(manifest: dict[str, Any]) -> str:
         statistics=statistics(manifest),
         checks=checks(manifest),
         examples=examples(manifest),
+        fingerprints=fingerprints(manifest),
         gating_note=gating_note,
         licensing=licensing(manifest),
         changelog=changelog(manifest) + errata_section(manifest),

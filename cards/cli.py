@@ -108,6 +108,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     publish.set_defaults(func=run_publish)
 
+    prints = subparsers.add_parser(
+        "fingerprints",
+        help="print a build's per-image fingerprints (sha256, pHash, dHash, wHash, PDQ)",
+        description="Verify BUILD, then print fingerprints.parquet: one line per image (text), or every column "
+        "as JSON Lines or CSV to export them. `cogbench leak-scan` searches a corpus for these images.",
+    )
+    prints.add_argument("build", type=Path, metavar="BUILD", help="a folder made by `cogbench build`")
+    prints.add_argument(
+        "--format", choices=["text", "jsonl", "csv"], default="text", help="what to print (default: text)"
+    )
+    prints.set_defaults(func=run_fingerprints)
+
 
 def run_build(args: argparse.Namespace) -> int:
     from cogbench.cards.release import build_release
@@ -222,4 +234,26 @@ def run_publish(args: argparse.Namespace) -> int:
         dry_run=args.dry_run,
         expected=expected,
     )
+    return 0
+
+
+def run_fingerprints(args: argparse.Namespace) -> int:
+    import csv
+
+    from cogbench.validation.fingerprint_checks import verified_fingerprints
+
+    entry, rows = verified_fingerprints(args.build)
+    if args.format == "jsonl":
+        for row in rows:
+            print(json.dumps(row, ensure_ascii=False))
+    elif args.format == "csv":
+        writer = csv.DictWriter(sys.stdout, fieldnames=list(rows[0]) if rows else [], lineterminator="\n")
+        writer.writeheader()
+        writer.writerows({k: ";".join(v) if isinstance(v, list) else v for k, v in row.items()} for row in rows)
+    else:
+        families = entry["families"]
+        print(f"{len(rows)} images, families {', '.join(families)} ({args.build})")
+        for row in rows:
+            hashes = " ".join(f"{name}={row[name]}" for name in families)
+            print(f"{row['benchmark']}/{row['image_id']} sha256={row['sha256'][:16]} {hashes}")
     return 0

@@ -18,6 +18,7 @@ from typing import Any
 
 from cogbench.cards.card import render_card
 from cogbench.dataset_builders.build import CARD_FILE, MANIFEST_FILE, load_manifest
+from cogbench.dataset_builders.fingerprints import FAMILIES, FINGERPRINT_FILE, FINGERPRINTS_EXTRA, FINGERPRINTS_PIP
 from cogbench.dataset_builders.output import MARKER_FILE, build_command, folder_files
 from cogbench.errors import CogbenchError, UsageError
 from cogbench.schemas.sources import expected_licence
@@ -111,6 +112,14 @@ def check_build(folder: Path, manifest: dict[str, Any], repo_id: str, version: s
         raise UsageError(
             f"the card in {folder} tells users to load {manifest.get('repo_id') or 'an unnamed repo'}, not {repo_id}; "
             f"rebuild with `{build_command(folder, '--version', version, '--repo-id', repo_id)}`"
+        )
+    prints = manifest.get("fingerprints") if isinstance(manifest.get("fingerprints"), dict) else {}
+    lacking = [family for family in FAMILIES if family not in (prints.get("families") or [])]
+    if lacking:
+        raise UsageError(
+            f"{folder / FINGERPRINT_FILE} has no {', '.join(lacking)} hashes (built without imagehash or pdqhash): "
+            f"a release carries every fingerprint; install the `{FINGERPRINTS_EXTRA}` extra ({FINGERPRINTS_PIP}) "
+            "and run the same `cogbench build` again"
         )
     if not (folder / CARD_FILE).is_file():
         raise UsageError(f"{folder} has no {CARD_FILE}; rebuild it")

@@ -108,7 +108,8 @@ def build_release(
         write_json(staging / METADATA_FILE, render_mm_eval(manifest))
         hashed = (MANIFEST_FILE, CARD_FILE, CROISSANT_FILE, EVAL_YAML_FILE, METADATA_FILE)
         write_marker(staging, manifest["builder_version"], hashed=hashed, raw_dir=sources.root)
-        require_valid(validate(staging, expected=None), f"the built release {out}")
+        # pHashes not recomputed: written a moment ago from the same files (`cogbench validate` recomputes them)
+        require_valid(validate(staging, expected=None, recompute_hashes=False), f"the built release {out}")
         move_into_place(staging, out)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)

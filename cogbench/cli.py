@@ -44,6 +44,7 @@ COMMAND_MODULES = (
     "cogbench.reference_eval.explaining.cli",
     "cogbench.reference_eval.sweeping.cli",
     "cogbench.reference_eval.demo.cli",
+    "cogbench.reference_eval.contamination.cli",
 )
 
 # The modules of the `eval` extra (pyproject.toml), by import name: a command that needs one on the

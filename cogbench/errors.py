@@ -8,12 +8,14 @@ EXIT_FAILURES = 1  # findings (validate errors) or a failed job
 EXIT_USAGE = 2  # the command was called wrongly; argparse's own errors exit 2 too
 EXIT_QUERIES_FAILED = 3  # some judge or model queries still failed after their retries
 EXIT_GATE_FAILED = 4  # `compare --gate`: B is worse than A by more than --max-drop with the interval's confidence
+EXIT_LEAKS_FOUND = 5  # `leak-scan`: the corpus holds near duplicates of benchmark images
 EXIT_CODES = {
     EXIT_OK: "success",
     EXIT_FAILURES: "findings or failures (validate found errors, a job failed)",
     EXIT_USAGE: "usage error (bad option, missing file or folder, option that does not apply)",
     EXIT_QUERIES_FAILED: "some judge or model queries failed after their retries; run the same command again",
     EXIT_GATE_FAILED: "compare --gate failed: B is worse than A by more than --max-drop at the interval's confidence",
+    EXIT_LEAKS_FOUND: "leak-scan found near duplicates of benchmark images in the corpus",
 }
 
 

@@ -4,6 +4,7 @@
 - ``memory``: flat memory for the image-streaming commands.
 - ``read``: the one raw reader: raw files -> typed records + problems (used by ``validate`` and ``build``).
 - ``build``: records -> Parquet shards + manifest.
+- ``fingerprints``: per-image sha256 and perceptual hashes (pHash, dHash, wHash; PDQ when pdqhash is there).
 - ``croissant``: the build's Croissant 1.0 metadata, rendered from the manifest.
 - ``eval_yaml``: the build's ``eval.yaml``: its Hub benchmark tasks, one per config and metric family.
 - ``mm_eval``: the build's ``metadata.json``: per config its prompt templates as rendered, their tier, the scripts.

@@ -24,6 +24,13 @@ from typing import Any
 
 from cogbench import __version__
 from cogbench.dataset_builders.fetch import against_release
+from cogbench.dataset_builders.fingerprints import (
+    FINGERPRINT_FILE,
+    FINGERPRINT_FORMAT,
+    families_here,
+    library_versions,
+    write_fingerprints,
+)
 from cogbench.dataset_builders.raw import RawSources, relative_name, sha256_file
 from cogbench.dataset_builders.read import read_raw, sorted_records
 from cogbench.dataset_builders.writes import write_file, write_with
@@ -267,7 +274,24 @@ def write_dataset(
     written = {config: write_config(config, records[config], staging, max_shard_bytes) for config in sorted(records)}
     manifest = make_manifest(version, sources, records, written)
     manifest["repo_id"] = repo_id
+    manifest["fingerprints"] = write_fingerprint_file(staging, records)
     return manifest
+
+
+def write_fingerprint_file(staging: Path, records: dict[str, list]) -> dict[str, Any]:
+    """``fingerprints.parquet`` (``fingerprints.py``) and its manifest entry: what validate checks it against."""
+    families = families_here()
+    path = staging / FINGERPRINT_FILE
+    rows = write_fingerprints(path, records, families)
+    return {
+        "file": FINGERPRINT_FILE,
+        "format": FINGERPRINT_FORMAT,
+        "rows": rows,
+        "bytes": path.stat().st_size,
+        "sha256": sha256_file(path),
+        "families": list(families),
+        "libraries": library_versions(families),
+    }
 
 
 def load_manifest(folder: str | os.PathLike) -> dict[str, Any]:

@@ -146,6 +146,20 @@ def render_croissant(manifest: dict[str, Any]) -> dict[str, Any]:
             }
         )
         record_sets += _record_sets(config, entry["rows"])
+    prints = manifest.get("fingerprints")
+    if isinstance(prints, dict):
+        distribution.append(
+            {
+                "@type": "cr:FileObject",
+                "@id": prints["file"],
+                "name": prints["file"],
+                "description": "per image: sha256 and perceptual hashes (" + ", ".join(prints["families"]) + ")",
+                "contentUrl": prints["file"],
+                "encodingFormat": PARQUET,
+                "sha256": prints["sha256"],
+            }
+        )
+        record_sets.append(_fingerprint_record_set(prints))
     return {
         "@context": CONTEXT,
         "@type": "sc:Dataset",
@@ -217,6 +231,31 @@ def _record_sets(config: str, rows: int) -> list[dict[str, Any]]:
         "field": fields,
     }
     return [*enumerations, record_set]
+
+
+def _fingerprint_record_set(prints: dict[str, Any]) -> dict[str, Any]:
+    """The fingerprints' scalar columns (the lists, ``configs`` and ``pdq_dihedral``, are left out as for ``cors``)."""
+    names = ["benchmark", "image_id", "image_file", "width", "height", "sha256"]
+    names += [n for n in ("phash", "dhash", "whash") if n in prints["families"]]
+    names += ["pdq", "pdq_quality"] if "pdq" in prints["families"] else []
+    fields = [
+        {
+            **_plain(f"fingerprints/{name}", name, "sc:Integer" if name in INTEGER_PRINTS else "sc:Text"),
+            "source": {"fileObject": {"@id": prints["file"]}, "extract": {"column": name}},
+        }
+        for name in names
+    ]
+    return {
+        "@type": "cr:RecordSet",
+        "@id": "fingerprints",
+        "name": "fingerprints",
+        "description": f"one row per image ({prints['rows']} images): hashes as hex, most significant bit first; "
+        "not described here: configs (list of config names), pdq_dihedral (the 8 dihedral PDQ hashes)",
+        "field": fields,
+    }
+
+
+INTEGER_PRINTS = {"width", "height", "pdq_quality"}
 
 
 def _plain(field_id: str, name: str, data_type: str) -> dict[str, Any]:

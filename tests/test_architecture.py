@@ -53,6 +53,7 @@ PARTS = {
     "eval.certifying": (f"{EVAL}.certifying",),  # above reports: it reads runs and their judges' agreement
     "eval.explaining": (f"{EVAL}.explaining",),  # above reports: it reads runs through recording.run_reader
     "eval.site": (f"{EVAL}.site",),  # the static site of `report --site`: above the reports it shows
+    "eval.contamination": (f"{EVAL}.contamination",),  # `leak-scan`: a corpus against the build's fingerprints
     "command": ("cogbench.cli", "cogbench.__main__"),
 }
 # A room's package (`run/`, `tasks/`, `verifying/`...) holds only its docstring; `from <room> import module`
@@ -69,6 +70,7 @@ MAY_IMPORT = {
     "validation": {"core", "schemas", "dataset_builders"},
     "cards": {"core", "schemas", "dataset_builders", "validation"},
     "eval.demo": BELOW_EVAL,
+    "eval.contamination": BELOW_EVAL,
     "eval.loading": BELOW_EVAL,
     "eval.answers": BELOW_EVAL,
     "eval.queries": BELOW_EVAL,
@@ -138,6 +140,7 @@ LAZY_IMPORTS_ALLOWED = {
     "cogbench.reference_eval.demo.cli": "a command loads its code when it runs (tiny-model needs torch)",
     "cogbench.reference_eval.sweeping.cli": "a command loads its code when it runs (cogbench --help stays light)",
     "cogbench.reference_eval.labelling.cli": "a command loads its code when it runs",
+    "cogbench.reference_eval.contamination.cli": "a command loads its code when it runs (faiss, imagehash)",
     "cogbench.reference_eval.run.runner": "the hf backend imports torch; loaded only when a run uses it",
 }
 

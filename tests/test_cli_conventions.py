@@ -69,6 +69,8 @@ def usage_errors(tmp):
         "sweep": ["sweep", "plan", str(tmp / "missing.yaml"), "--out", str(tmp / "o")],
         "label": ["label", str(tmp / "missing"), "--out", str(tmp / "page")],
         "labels": ["labels", "check", str(tmp / "missing.jsonl")],
+        "fingerprints": ["fingerprints", str(tmp / "missing")],
+        "leak-scan": ["leak-scan", str(tmp / "missing"), "--dataset", str(tmp / "missing-b"), "--out", str(tmp / "o")],
     }
 
 

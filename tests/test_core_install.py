@@ -86,3 +86,31 @@ def test_the_core_install_still_builds_and_exports_for_vlmevalkit(built_release,
     shown = core_only("export", "--format", "vlmevalkit", "--dataset", str(built_release), "--out", "ex", cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr
     assert (tmp_path / "ex" / "CogBench_VQA.tsv").is_file()
+
+
+def test_the_core_install_builds_fingerprints_of_sha256_alone(real_raw_dir, tmp_path):
+    """Without the fingerprints extra (imagehash, pdqhash) the build still writes fingerprints.parquet: every
+    image's sha256 and size, no hash column, the manifest saying so; it validates, and publish refuses it."""
+    import hashlib
+    import json
+
+    import pyarrow.parquet as pq
+
+    from cogbench.cards.publish import check_build
+    from cogbench.errors import UsageError
+    from cogbench.validation import validate
+
+    from validation_helpers import copy_samples
+
+    raw = copy_samples(real_raw_dir, tmp_path / "raw")
+    shown = core_only("build", "--raw-dir", str(raw), "--out", "built", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    build = tmp_path / "built"
+    manifest = json.loads((build / "manifest.json").read_text())
+    assert manifest["fingerprints"]["families"] == [] and list(manifest["fingerprints"]["libraries"]) == ["pillow"]
+    rows = pq.read_table(build / "fingerprints.parquet").to_pylist()
+    images = sorted((raw / "cogbench-samples" / "images").iterdir())
+    assert [r["sha256"] for r in rows] == [hashlib.sha256(p.read_bytes()).hexdigest() for p in images]
+    assert "phash" not in rows[0] and validate(build).ok
+    with pytest.raises(UsageError, match="has no phash, dhash, whash, pdq hashes"):
+        check_build(build, manifest | {"repo_id": "o/n"}, "o/n", manifest["dataset_version"])

@@ -36,7 +36,8 @@ def test_croissant_records_equal_load_dataset_for_every_config(built_release):
     shards = {entry["contentUrl"]: entry["sha256"] for entry in metadata["distribution"] if "sha256" in entry}
     assert shards == {
         name: hashlib.sha256((built_release / name).read_bytes()).hexdigest()
-        for name in (p.relative_to(built_release).as_posix() for p in built_release.glob("data/*/*.parquet"))
+        for name in [p.relative_to(built_release).as_posix() for p in built_release.glob("data/*/*.parquet")]
+        + ["fingerprints.parquet"]
     }
     assert "rai:dataCollection" in metadata and "Pinterest" in metadata["rai:dataCollection"]
     assert "song2025cogbench" in metadata["citeAs"] and "luo2024codis" in metadata["citeAs"]
@@ -58,6 +59,13 @@ def test_croissant_records_equal_load_dataset_for_every_config(built_release):
                     for r in dataset.records(f"{config}_{name}")
                 }
                 assert names == dict(enumerate(feature.names))
+    # the fingerprints' record set: its scalar columns as pyarrow reads them
+    import pyarrow.parquet as pq
+
+    prints = pq.read_table(built_release / "fingerprints.parquet").to_pylist()
+    records = [{k.split("/", 1)[1]: plain(v) for k, v in r.items()} for r in dataset.records("fingerprints")]
+    assert records == [{name: row[name] for name in records[0]} for row in prints]
+    assert "pdq" in records[0] and "pdq_dihedral" not in records[0]
 
 
 def test_validate_finds_an_edited_croissant_file(built_release, tmp_path):

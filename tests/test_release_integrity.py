@@ -287,6 +287,7 @@ def test_the_marker_is_never_uploaded(samples_build, api):
         "croissant.json",
         "eval.yaml",
         "metadata.json",
+        "fingerprints.parquet",
     } | set(manifest_of(samples_build)["configs"]["vqa"]["shards"]) | set(
         manifest_of(samples_build)["configs"]["description"]["shards"]
     )

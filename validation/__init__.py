@@ -7,6 +7,7 @@
 - ``counts``: category counts against the expected-counts files of each release.
 - ``images``: every image decodes, no bomb, none unreferenced, each compared by sha256 with the authors' release.
 - ``integrity``: tamper checks of a built folder; ``verify_build``/``load_verified``, run before reading a build.
+- ``fingerprint_checks``: ``fingerprints.parquet`` against the shards' images; ``verified_fingerprints`` of a build.
 - ``metadata``: ``croissant.json``, ``eval.yaml`` and ``metadata.json`` re-rendered from the manifest and compared.
 - ``cli``: ``cogbench validate PATH``.
 

@@ -92,8 +92,18 @@ CHECKS: dict[str, tuple[str, str, str]] = {
         "error",
         "a file in a built folder that the build does not write; publish never uploads it",
     ),
-    "files.size_mismatch": ("release", "error", "a shard's size differs from the manifest"),
-    "files.hash_mismatch": ("release", "error", "a shard's sha256 differs from the manifest"),
+    "files.size_mismatch": ("release", "error", "a shard's or fingerprints.parquet's size differs from the manifest"),
+    "files.hash_mismatch": ("release", "error", "a shard's or fingerprints.parquet's sha256 differs from the manifest"),
+    "fingerprints.mismatch": (
+        "release",
+        "error",
+        "fingerprints.parquet: schema, one row per image, sha256 or recomputed pHash differ from the shards' images",
+    ),
+    "fingerprints.not_rechecked": (
+        "release",
+        "info",
+        "fingerprints.parquet's pHashes not recomputed: imagehash (the fingerprints extra) is not installed",
+    ),
     "files.edited": (
         "release",
         "error",

@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from cogbench.dataset_builders.build import CARD_FILE, DEFAULT_VERSION, MANIFEST_FILE, config_counts
+from cogbench.dataset_builders.fingerprints import FINGERPRINT_FILE
 from cogbench.dataset_builders.load import load_config
 from cogbench.dataset_builders.output import MARKER_FILE, build_command, folder_files, read_marker
 from cogbench.dataset_builders.raw import find_sources, sha256_file
@@ -67,7 +68,8 @@ def build_files(manifest: dict[str, Any]) -> set[str]:
     listed = manifest.get("metadata_files")  # builds since 2.x; anything but a list of names lists none
     names = [n for n in listed if isinstance(n, str)] if isinstance(listed, list) else []
     metadata = {name for name in names if name in METADATA}
-    return {CARD_FILE, MANIFEST_FILE, MARKER_FILE} | shards | metadata
+    prints = {FINGERPRINT_FILE} if isinstance(manifest.get("fingerprints"), dict) else set()  # builds since 0.3
+    return {CARD_FILE, MANIFEST_FILE, MARKER_FILE} | shards | metadata | prints
 
 
 def check_files(folder: Path, manifest: dict[str, Any]) -> list[Finding]:
@@ -101,38 +103,42 @@ def check_files(folder: Path, manifest: dict[str, Any]) -> list[Finding]:
         found.append(
             finding("files.missing", name, None, None, "the manifest lists it; the build writes it beside the card")
         )
-    for config, entry in sorted(manifest["configs"].items()):
-        for name, shard in sorted(entry["shards"].items()):
-            match = SHARD_PATH.match(name)
-            if not match or match.group(1) != config:
-                found.append(
-                    finding(
-                        "manifest.invalid", MANIFEST_FILE, config, f"shards.{name}", "not a shard path of this config"
-                    )
+    listed: list[tuple[str | None, str, Any]] = [
+        (config, name, shard)
+        for config, entry in sorted(manifest["configs"].items())
+        for name, shard in sorted(entry["shards"].items())
+    ]
+    prints = manifest.get("fingerprints")
+    if isinstance(prints, dict):
+        listed.append((None, FINGERPRINT_FILE, prints))
+    for config, name, shard in listed:
+        if config is not None and not ((match := SHARD_PATH.match(name)) and match.group(1) == config):
+            found.append(
+                finding("manifest.invalid", MANIFEST_FILE, config, f"shards.{name}", "not a shard path of this config")
+            )
+            continue
+        path = folder / name
+        if name not in present or not path.is_file() or path.is_symlink():
+            found.append(finding("files.missing", name, None, None, "a file listed in the manifest is missing"))
+            continue
+        size = path.stat().st_size
+        if size != shard.get("bytes"):
+            found.append(
+                finding(
+                    "files.size_mismatch", name, None, None, f"{size} bytes, the manifest says {shard.get('bytes')}"
                 )
-                continue
-            path = folder / name
-            if name not in present or not path.is_file() or path.is_symlink():
-                found.append(finding("files.missing", name, None, None, "shard listed in the manifest is missing"))
-                continue
-            size = path.stat().st_size
-            if size != shard.get("bytes"):
-                found.append(
-                    finding(
-                        "files.size_mismatch", name, None, None, f"{size} bytes, the manifest says {shard.get('bytes')}"
-                    )
+            )
+        digest = sha256_file(path)
+        if digest != shard.get("sha256"):
+            found.append(
+                finding(
+                    "files.hash_mismatch",
+                    name,
+                    None,
+                    None,
+                    f"sha256 {digest[:16]}..., the manifest says {str(shard.get('sha256'))[:16]}...",
                 )
-            digest = sha256_file(path)
-            if digest != shard.get("sha256"):
-                found.append(
-                    finding(
-                        "files.hash_mismatch",
-                        name,
-                        None,
-                        None,
-                        f"sha256 {digest[:16]}..., the manifest says {str(shard.get('sha256'))[:16]}...",
-                    )
-                )
+            )
     return found
 
 
