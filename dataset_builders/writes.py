@@ -197,3 +197,34 @@ def locked_folder(folder: Path) -> Iterator[None]:
         yield
     finally:
         os.close(handle)  # closing releases the lock
+
+
+class ImageFiles:
+    """A page's images (the site's, the labelling page's), each distinct one written once under
+    ``out/images/<sha256>.<format>``: the build's bytes unchanged, named once however many items show them."""
+
+    def __init__(self, out: Path):
+        self.out = out
+        self.names: set[str] = set()
+
+    def write(self, data: bytes) -> str:
+        """Write ``data`` unless an equal image was; its path relative to ``out``."""
+        name = image_file_name(data)
+        if name not in self.names:
+            self.names.add(name)
+            write_file(self.out / "images" / name, data, root=self.out)
+        return f"images/{name}"
+
+
+def image_file_name(data: bytes) -> str:
+    """``<sha256>.<format>`` of an image's bytes (``bin`` where Pillow knows no format)."""
+    import hashlib
+    import io
+
+    from PIL import Image
+
+    try:
+        kind = (Image.open(io.BytesIO(data)).format or "bin").lower()
+    except OSError:
+        kind = "bin"
+    return f"{hashlib.sha256(data).hexdigest()}.{'jpg' if kind == 'jpeg' else kind}"

@@ -9,8 +9,6 @@ reply: the runs are named by opaque ids whose key is written outside DIR (``DIR.
 
 from __future__ import annotations
 
-import hashlib
-import io
 import json
 from collections.abc import Sequence
 from importlib import resources
@@ -19,7 +17,7 @@ from typing import Any
 
 from cogbench import __version__
 from cogbench.dataset_builders.output import check_option_file, claim_output, record_written
-from cogbench.dataset_builders.writes import write_file
+from cogbench.dataset_builders.writes import ImageFiles, write_file
 from cogbench.errors import UsageError
 from cogbench.reference_eval.labelling import sample as sampling
 from cogbench.reference_eval.labelling.labels_format import KEY_FORMAT, SAMPLE_FILE, read_key
@@ -36,17 +34,6 @@ Open `index.html` in a browser (it works from the disk, offline). Type your labe
 A labels every unit, B (the second labeller) only the {shared} shared ones. Keys: 1 yes, 2 no, arrows move, U undoes.
 Your labels stay in this browser; **Export** downloads them as JSON Lines. `sample.json` holds the seed and protocol.
 """
-
-
-def image_name(data: bytes) -> str:
-    """``<sha256>.<format>``: the build's bytes unchanged, named once however many units show them."""
-    from PIL import Image
-
-    try:
-        kind = (Image.open(io.BytesIO(data)).format or "bin").lower()
-    except OSError:
-        kind = "bin"
-    return f"{hashlib.sha256(data).hexdigest()}.{'jpg' if kind == 'jpeg' else kind}"
 
 
 def default_key(out: Path) -> Path:
@@ -100,14 +87,8 @@ def write_label_page(
         )
     ids = sampling.answer_ids(runs, previous)
     claim_output(out, "label", LABEL_FILES, reads=reads)
-    images: set[str] = set()
-
-    def write_image(data: bytes) -> str:
-        name = image_name(data)
-        if name not in images:
-            images.add(name)
-            write_file(out / "images" / name, data, root=out)
-        return f"images/{name}"
+    images = ImageFiles(out)
+    write_image = images.write
 
     rows: dict[str, dict[str, dict[str, Any]]] = {}
     units: list[sampling.Unit] = []
@@ -144,7 +125,7 @@ def write_label_page(
     )
     write_file(out / "README.md", readme, root=out)
     write_file(Path(key), json.dumps(sampling.key_document(document["sample"], seed, runs, ids), indent=2) + "\n")
-    written = ["README.md", *ASSETS, "style.css", SAMPLE_FILE, "data/units.js", *(f"images/{n}" for n in images)]
+    written = ["README.md", *ASSETS, "style.css", SAMPLE_FILE, "data/units.js", *(f"images/{n}" for n in images.names)]
     removed, kept = record_written(out, LABEL_FILES, written)
     return {
         "units": len(drawn),

@@ -13,13 +13,9 @@ a verdict of null: a judge reply that constrained parsing left unscored among th
 
 from __future__ import annotations
 
-import hashlib
-import io
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-from PIL import Image
 
 from cogbench.reference_eval.answers.reasoning import NO_ANSWER
 from cogbench.reference_eval.answers.reply_details import answer_dicts, rederived
@@ -31,15 +27,6 @@ from cogbench.validation.integrity import load_verified
 
 ID_COLUMN = {"description": "image_id", "vqa": "question_id", "codis": "id"}
 UNSCORED_STATUS = NO_ANSWER  # every reply scored as no answer (answers/reasoning.py)
-
-
-def image_name(data: bytes) -> str:
-    """``<sha256>.<format>``: the build's bytes unchanged, named once however many items show them."""
-    try:
-        kind = (Image.open(io.BytesIO(data)).format or "bin").lower()
-    except OSError:
-        kind = "bin"
-    return f"{hashlib.sha256(data).hexdigest()}.{'jpg' if kind == 'jpeg' else kind}"
 
 
 def build_rows(dataset: str, task: str) -> list[dict[str, Any]] | None:

@@ -18,13 +18,13 @@ from typing import Any
 
 from cogbench import __version__
 from cogbench.dataset_builders.output import claim_output, record_written
-from cogbench.dataset_builders.writes import write_file
+from cogbench.dataset_builders.writes import ImageFiles, write_file
 from cogbench.option_types import DEFAULT_PERMUTATIONS
 from cogbench.reference_eval.reports.published import published_results
 from cogbench.reference_eval.reports.report_charts import make_charts
 from cogbench.reference_eval.reports.report_runs import label_report_runs
 from cogbench.reference_eval.site.board import board
-from cogbench.reference_eval.site.items import image_name, task_items
+from cogbench.reference_eval.site.items import task_items
 from cogbench.reference_eval.site.leaderboard import TASKS, leaderboard
 from cogbench.reference_eval.verifying.run_inputs import read_inputs
 from cogbench.validation.integrity import verify_build
@@ -93,15 +93,9 @@ def write_site(
     published = published_results()
     board = leaderboard(runs, published, alpha, permutations)
     claim_output(out, "site", SITE_FILES, reads=reads, option="--site")
-    images: set[str] = set()
+    images = ImageFiles(out)
+    write_image = images.write
     written: list[str] = []  # every file this run writes: the files an earlier run wrote and this one did not go
-
-    def write_image(data: bytes) -> str:
-        name = image_name(data)
-        if name not in images:
-            images.add(name)
-            write_file(out / "images" / name, data, root=out)
-        return f"images/{name}"
 
     item_counts = {}
     for task in TASKS:
@@ -128,13 +122,13 @@ def write_site(
     write_file(
         out / "README.md", SPACE_README.format(version=__version__, runs=len(runs), tasks=tasks, rule=board["rule"])
     )
-    written += ["data/site.js", "README.md", *ASSETS, *(f"images/{name}" for name in images)]
+    written += ["data/site.js", "README.md", *ASSETS, *(f"images/{name}" for name in images.names)]
     written += [f"charts/{path.name}" for path, _ in figures]
     removed, kept = record_written(out, SITE_FILES, written)
     return {
         "runs": len(runs),
         "items": item_counts,
-        "images": len(images),
+        "images": len(images.names),
         "folder": str(out),
         "removed": removed,
         "kept": kept,
