@@ -264,7 +264,10 @@ def test_replies_that_arrive_while_the_caller_is_busy_come_together(openai_serve
     assert len(batches) < 8 and max(len(batch) for batch in batches) > 1
     assert sorted(index for batch in batches for index, _ in batch) == list(range(8))
     assert all(result.text == str(index) for batch in batches for index, result in batch)
-    with ChatClient(settings_for(server, concurrency=1)) as client:
+    # One at a time: the second request starts when the first reply is in and takes 0.3 s, so a caller that keeps up
+    # has taken the first before it arrives (with no delay a loaded machine could let both land first: CI saw [2]).
+    slow = openai_server(lambda request: Reply(text=request.prompt_text, delay_seconds=0.3))
+    with ChatClient(settings_for(slow, concurrency=1)) as client:
         assert [len(batch) for batch in client.complete_batches([text_message("a"), text_message("b")])] == [1, 1]
 
 
