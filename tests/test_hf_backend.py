@@ -18,7 +18,9 @@ def _answers(model_dir, dataset, task, batch_size, max_new_tokens=16, num_worker
 
 
 def _texts(batches):
-    return {answer.query.key[:2]: answer.output for batch in batches for answer in batch}  # (item, query): no variants here
+    return {
+        answer.query.key[:2]: answer.output for batch in batches for answer in batch
+    }  # (item, query): no variants here
 
 
 def test_prompt_goes_through_the_models_chat_template_with_its_image_tokens(tiny_llava, built_release):
