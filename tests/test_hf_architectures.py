@@ -47,7 +47,7 @@ def _texts(model_dir, dataset, task, batch_size):
     loaded = hf_backend.load_model(settings)
     _, queries = build_queries(task, dataset)
     batches = hf_backend.answer_queries(loaded, settings, queries, undecoded_images(dataset))
-    return {answer.query.key: answer.output for batch in batches for answer in batch}
+    return {answer.query.key[:2]: answer.output for batch in batches for answer in batch}
 
 
 @pytest.mark.parametrize("task, per_item", [("codis", 2), ("vqa", 1)])
