@@ -49,11 +49,6 @@ class HumanUnit:
         return None if judge is None else judge.label
 
 
-def _where(label: Label) -> tuple[str, str]:
-    file, line = label.where.rsplit(":", 1)
-    return file, line
-
-
 def join_labels(
     labels: Sequence[Label], key_path: Path, judged: Sequence[JudgedAnswers], option: str = "--run"
 ) -> list[HumanUnit]:
@@ -62,7 +57,7 @@ def join_labels(
     by_answers: dict[tuple[str, str], JudgedAnswers] = {(j.task, j.answers): j for j in judged}
     units: dict[tuple[str, str, Key], HumanUnit] = {}
     for label in labels:
-        file, line = _where(label)
+        file, line = label.place
         if label.sample != sample:
             raise UsageError(
                 f"{locate(file, line, 'sample')}: {echoed(label.sample[:12])}... is not the sample of the key "
@@ -104,7 +99,7 @@ def join_labels(
         unit.labels[label.role] = label
     for unit in units.values():
         if "A" not in unit.labels:
-            file, line = _where(next(iter(unit.labels.values())))
+            file, line = next(iter(unit.labels.values())).place
             raise UsageError(
                 f"{locate(file, line, 'role')}: a role A label of this unit is missing (A labels every unit)"
             )

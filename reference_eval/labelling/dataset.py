@@ -87,7 +87,7 @@ def joined_rows(labels, entries: dict[str, Any]) -> list[dict[str, Any]]:
     for label in labels:
         entry = entries.get(label.answers)
         if entry is None or entry.task != label.task:
-            file, line = label.where.rsplit(":", 1)
+            file, line = label.place
             raise UsageError(f"{locate(file, line, 'answers')}: {label.answers} is not in the key ({label.task})")
         row = {name: getattr(label, name) for name in COLUMNS if hasattr(label, name)}
         rows.append({**row, "model": entry.model, "answers_sha256": entry.answers_sha256})
@@ -131,7 +131,7 @@ def write_labels_dataset(files: list[Path], page: Path, key: Path, out: Path) ->
     seen: dict[tuple[str, str], str] = {}
     for label in labels:
         if seen.setdefault((label.unit, label.labeller), label.where) != label.where:
-            file, line = label.where.rsplit(":", 1)
+            file, line = label.place
             raise UsageError(
                 f"{locate(file, line, 'unit')}: {label.unit} labelled by {label.labeller} in two files "
                 f"(also {seen[(label.unit, label.labeller)]}); give each labeller's export once"

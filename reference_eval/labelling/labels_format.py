@@ -48,6 +48,12 @@ class Label:
     where: str  # file:line, for the error lines of what reads it
 
     @property
+    def place(self) -> tuple[str, str]:
+        """``where`` as (file, line), for ``locate``."""
+        file, line = self.where.rsplit(":", 1)
+        return file, line
+
+    @property
     def key(self) -> tuple[str, str, str]:
         """The unit as ``verdict_archive.JudgedAnswers.units`` keys it."""
         return (self.item_id, self.category, self.query)
@@ -127,7 +133,7 @@ def check_against_sample(labels: list[Label], sample: dict[str, Any], where: str
     """Every label names a unit of ``sample`` with the same key, and a role B label a shared unit."""
     units = {unit["unit"]: unit for unit in sample["units"]}
     for label in labels:
-        file, line = label.where.rsplit(":", 1)
+        file, line = label.place
         if label.sample != sample["sample"]:
             raise UsageError(
                 f"{locate(file, line, 'sample')}: {echoed(label.sample[:12])}... is not the sample of {where} "
