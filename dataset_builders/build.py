@@ -35,15 +35,14 @@ from cogbench.dataset_builders.raw import RawSources, relative_name, sha256_file
 from cogbench.dataset_builders.read import read_raw, sorted_records
 from cogbench.dataset_builders.writes import write_file, write_with
 from cogbench.errors import CogbenchError, RawDataError, UsageError
-from cogbench.schemas.features import (
+from cogbench.schemas.vocabulary import (  # noqa: F401 (DEFAULT_VERSION: the build's default, named here too)
     ANSWER_LETTERS,
     CODIS_CATEGORIES,
     COGBENCH_CATEGORIES,
-    FEATURES,
+    DEFAULT_VERSION,
     ID_COLUMN,
     SPLIT,
 )
-from cogbench.schemas.vocabulary import DEFAULT_VERSION  # noqa: F401 (the build's default, named here too)
 
 MANIFEST_FORMAT = 1
 MANIFEST_FILE = "manifest.json"
@@ -143,6 +142,8 @@ def write_shard(config: str, records: list, path: Path) -> int:
     (small row groups also let the Hub viewer page through images); return its Arrow size."""
     import pyarrow as pa
     import pyarrow.parquet as pq
+
+    from cogbench.schemas.features import FEATURES  # datasets' Features: imported by what writes rows, not by readers
 
     features = FEATURES[config]
     schema = features.arrow_schema  # carries the `datasets` features (class names) as metadata

@@ -15,9 +15,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import datasets
-
-from cogbench.schemas.features import FEATURES
 from cogbench.schemas.sources import SOURCES
 
 CROISSANT_FILE = "croissant.json"
@@ -184,6 +181,10 @@ def _config_license(config: str) -> str:
 
 def _record_sets(config: str, rows: int) -> list[dict[str, Any]]:
     """The config's record set (``rows`` records) and one enumeration record set per ClassLabel."""
+    import datasets  # imported when a build's metadata is rendered, not by the commands that only read a build
+
+    from cogbench.schemas.features import FEATURES
+
     fields, enumerations = [], []
     for name, feature in FEATURES[config].items():
         if name in NOT_DESCRIBED.get(config, {}):
@@ -263,6 +264,8 @@ def _plain(field_id: str, name: str, data_type: str) -> dict[str, Any]:
 
 
 def _data_type(feature: Any) -> dict[str, Any]:
+    import datasets
+
     if isinstance(feature, datasets.Image):
         return {"dataType": "sc:ImageObject"}
     if isinstance(feature, datasets.List):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from cogbench.dataset_builders.output import build_command
 from cogbench.errors import UsageError
-from cogbench.schemas.features import CONFIGS, FEATURES, SPLIT
+from cogbench.schemas.vocabulary import CONFIGS, SPLIT
 
 # What the Hub accepts as a dataset repo id: NAME or ORG/NAME, no path segments beyond that.
 HUB_REPO_ID = re.compile(r"(?:[A-Za-z0-9][\w.-]*/)?[A-Za-z0-9][\w.-]*")
@@ -55,6 +55,8 @@ def stream_rows(folder: str, config: str, batch_rows: int = 10):
     import datasets
     import pyarrow as pa
     import pyarrow.parquet as pq
+
+    from cogbench.schemas.features import FEATURES  # datasets' Features: imported only where a dataset is read
 
     builder = datasets.load_dataset_builder(str(folder), config)
     features = datasets.Features(builder.info.features or FEATURES[config])

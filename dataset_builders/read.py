@@ -30,9 +30,9 @@ from cogbench.dataset_builders.raw import (
 from cogbench.errors import RawDataError, locate
 from cogbench.schemas import RAW_SCHEMAS, iter_violations
 from cogbench.schemas.cor import NONE_ENTRY, ChainOfReasoning, CorSyntaxError, parse_category, parse_cor
-from cogbench.schemas.features import COGBENCH_CATEGORIES, ID_COLUMN, RAW_DESCRIPTION_KEY
 from cogbench.schemas.records import codis_record, description_record, question_id, vqa_record
 from cogbench.schemas.text import id_problem, shown, text_problem
+from cogbench.schemas.vocabulary import COGBENCH_CATEGORIES, ID_COLUMN, RAW_DESCRIPTION_KEY
 
 # Raw fields holding ids (checked with ``id_problem``), per raw format.
 ID_FIELDS = {"cogbench_description": {"", "Image Name"}, "cogbench_vqa": {"img_id"}, "codis": {"id", "image_id"}}

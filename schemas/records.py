@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cogbench.schemas.cor import ChainOfReasoning
-from cogbench.schemas.features import CHOICE_COLUMNS, COGBENCH_CATEGORIES, RAW_VQA_CATEGORY
+from cogbench.schemas.vocabulary import CHOICE_COLUMNS, COGBENCH_CATEGORIES, RAW_VQA_CATEGORY
 
 
 @dataclass(frozen=True)

@@ -142,6 +142,11 @@ LAZY_IMPORTS_ALLOWED = {
     "cogbench.reference_eval.labelling.cli": "a command loads its code when it runs",
     "cogbench.reference_eval.contamination.cli": "a command loads its code when it runs (faiss, imagehash)",
     "cogbench.reference_eval.run.runner": "the hf backend imports torch; loaded only when a run uses it",
+    # datasets' Features (schemas/features) where rows are written or read through datasets: the commands that only
+    # read a build's files (score, verify, report...) then never import datasets (issue 49's start-up)
+    "cogbench.dataset_builders.build": "datasets' Features, imported where a shard is written",
+    "cogbench.dataset_builders.load": "datasets' Features, imported where a config is read through datasets",
+    "cogbench.dataset_builders.croissant": "datasets' Features, imported where croissant.json is rendered",
 }
 
 

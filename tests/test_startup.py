@@ -54,10 +54,12 @@ def test_version_and_help_import_nothing_heavy():
     assert [r["heavy"] for r in results] == [[], []]
 
 
-def test_the_probe_sees_a_heavy_import():
-    """The probe itself can fail: a command that reads a build imports datasets, and is seen doing so."""
-    (result,) = probe(["validate", "/nonexistent-cogbench-folder"])
-    assert "datasets" in result["heavy"] or "jsonschema" in result["heavy"]
+def test_the_probe_sees_a_heavy_import(real_raw_dir):
+    """The probe itself can fail: a command that checks raw data imports jsonschema, and is seen doing so (a refusal,
+    ``validate`` of a folder that does not exist, now imports nothing heavy)."""
+    refused, checked = probe(["validate", "/nonexistent-cogbench-folder"], ["validate", str(real_raw_dir)])
+    assert refused["code"] == 2 and "datasets" not in refused["heavy"]
+    assert "jsonschema" in checked["heavy"]
 
 
 @pytest.mark.parametrize("flag", ["--help", "--no-such-option"])

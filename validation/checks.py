@@ -12,8 +12,8 @@ from statistics import mean, median
 
 from rapidfuzz import fuzz
 
-from cogbench.schemas.features import ANSWER_LETTERS, CHOICE_COLUMNS, COGBENCH_CATEGORIES, ID_COLUMN
 from cogbench.schemas.text import comparison_key, visible
+from cogbench.schemas.vocabulary import ANSWER_LETTERS, CHOICE_COLUMNS, COGBENCH_CATEGORIES, ID_COLUMN
 from cogbench.validation.findings import Finding, finding
 
 NEAR_DUPLICATE_RATIO = 95  # rapidfuzz ratio (0-100) at which two options are near-duplicates

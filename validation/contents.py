@@ -21,8 +21,8 @@ from cogbench.dataset_builders.read import ImageRef, RawRead
 from cogbench.dataset_builders.read import read_raw as read_raw_records
 from cogbench.schemas import BUILT_SCHEMAS, iter_violations
 from cogbench.schemas.cor import ChainOfReasoning, CorSyntaxError, parse_cor
-from cogbench.schemas.features import CHOICE_COLUMNS, COGBENCH_CATEGORIES, CONFIGS, ID_COLUMN
 from cogbench.schemas.records import CodisRecord, DescriptionRecord, VqaRecord
+from cogbench.schemas.vocabulary import CHOICE_COLUMNS, COGBENCH_CATEGORIES, CONFIGS, ID_COLUMN
 from cogbench.validation.findings import Finding, finding
 from cogbench.validation.images import MAX_PIXELS, ImageChecker
 from cogbench.validation.integrity import card_header

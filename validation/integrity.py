@@ -22,8 +22,8 @@ from cogbench.dataset_builders.load import load_config
 from cogbench.dataset_builders.output import MARKER_FILE, build_command, folder_files, read_marker
 from cogbench.dataset_builders.raw import find_sources, sha256_file
 from cogbench.errors import CogbenchError
-from cogbench.schemas.features import CONFIGS, SPLIT
 from cogbench.schemas.sources import expected_licence
+from cogbench.schemas.vocabulary import CONFIGS, SPLIT
 from cogbench.validation.findings import Finding, finding
 from cogbench.validation.metadata import METADATA, check_metadata, safe_yaml
 

@@ -23,7 +23,7 @@ from cogbench.errors import UsageError, shown
 from cogbench.reference_eval.certifying import human_anchor
 from cogbench.reference_eval.certifying.verdict_archive import JudgedAnswers
 from cogbench.reference_eval.metrics import agreement, human_agreement, intervals, small_sample
-from cogbench.schemas.features import CODIS_CATEGORIES, COGBENCH_CATEGORIES
+from cogbench.schemas.vocabulary import CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
 # The JSON certificate's kind and version (schemas/judge_certificate.schema.json).
 CERTIFICATE_FORMAT = "cogbench judge certificate 1"

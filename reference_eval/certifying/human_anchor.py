@@ -22,7 +22,7 @@ from cogbench.errors import UsageError, echoed, locate, shown
 from cogbench.reference_eval.certifying.verdict_archive import JudgedAnswers, Key
 from cogbench.reference_eval.labelling.labels_format import Label, read_key, read_labels
 from cogbench.reference_eval.metrics import agreement, human_agreement, intervals
-from cogbench.schemas.features import CODIS_CATEGORIES, COGBENCH_CATEGORIES
+from cogbench.schemas.vocabulary import CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
 VALIDATION_FORMAT = "cogbench judge validation 1"
 ROLES = ("A", "B", "adjudicator")

@@ -31,7 +31,7 @@ from cogbench.reference_eval.explaining.stages import NOT_RECORDED, STAGES, comp
 from cogbench.reference_eval.metrics import intervals
 from cogbench.reference_eval.recording.run_reader import ScoredRun
 from cogbench.reference_eval.run.completeness import run_labels
-from cogbench.schemas.features import CODIS_CATEGORIES, COGBENCH_CATEGORIES
+from cogbench.schemas.vocabulary import CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
 RULE = (
     "each item goes to the first stage, in pipeline order items > prompt > image > generation > output > parse > judge, "

@@ -26,7 +26,7 @@ from cogbench.reference_eval.tasks.prompts import (
     DESCRIPTION_SPONTANEOUS,
     VQA_MULTIPLE_CHOICE,
 )
-from cogbench.schemas.features import ANSWER_LETTERS, CHOICE_COLUMNS
+from cogbench.schemas.vocabulary import ANSWER_LETTERS, CHOICE_COLUMNS
 
 
 def doc_to_visual(doc: dict[str, Any]) -> list:

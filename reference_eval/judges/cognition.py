@@ -25,7 +25,7 @@ from typing import Any
 
 from cogbench.reference_eval.judges.verdicts import judge_answer, parse_numbered
 from cogbench.reference_eval.metrics.cognition import CorItem
-from cogbench.schemas.features import COGBENCH_CATEGORIES
+from cogbench.schemas.vocabulary import COGBENCH_CATEGORIES
 
 WHOLE_COR_CATEGORY = "event_relationship"
 

@@ -33,7 +33,7 @@ from cogbench.errors import UsageError
 from cogbench.reference_eval.judges.cognition import WHOLE_COR_CATEGORY
 from cogbench.reference_eval.loading.model_checks import load_checked, model_record
 from cogbench.reference_eval.metrics.cognition import CorItem
-from cogbench.schemas.features import COGBENCH_CATEGORIES
+from cogbench.schemas.vocabulary import COGBENCH_CATEGORIES
 
 OFFLINE_JUDGES = ("rouge", "bertscore", "nli")
 # The paper names its NLI model (Appendix F); this is its Hugging Face id.

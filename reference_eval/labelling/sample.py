@@ -24,7 +24,7 @@ from cogbench.reference_eval.judges.cognition import judge_calls
 from cogbench.reference_eval.labelling.labels_format import KEY_FORMAT, SAMPLE_FORMAT, KeyEntry
 from cogbench.reference_eval.recording.run_reader import ScoredRun
 from cogbench.reference_eval.reports.judge_agreement import _answers_id, judge_label, verdicts
-from cogbench.schemas.features import CATEGORY_LABEL
+from cogbench.schemas.vocabulary import CATEGORY_LABEL
 
 TASKS = ("codis", "description")
 QUESTIONS = {

@@ -23,7 +23,7 @@ from cogbench.reference_eval.run.completeness import (
     unscored_text,
 )
 from cogbench.reference_eval.scoring.analyses import render as render_analyses
-from cogbench.schemas.features import CATEGORY_LABEL, CODIS_CATEGORIES, COGBENCH_CATEGORIES
+from cogbench.schemas.vocabulary import CATEGORY_LABEL, CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
 # Column headings of CODIS Table 3.
 CODIS_SHORT = {

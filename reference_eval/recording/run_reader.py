@@ -21,7 +21,7 @@ from cogbench.errors import CogbenchError, UsageError, locate
 from cogbench.jsonl import text_lines
 from cogbench.numbers import fixed
 from cogbench.reference_eval.metrics import intervals
-from cogbench.schemas.features import CODIS_CATEGORIES, COGBENCH_CATEGORIES
+from cogbench.schemas.vocabulary import CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
 TOLERANCE = 0.01  # percentage points: scores.json rounds, the recomputation does not
 

@@ -23,7 +23,7 @@ from cogbench.reference_eval.recording.run_kind import JUDGED_METRICS, judge_dif
 from cogbench.reference_eval.recording.run_reader import ScoredRun, read_run
 from cogbench.reference_eval.reports.comparable import Mismatch, check_or_refuse, generation_settings
 from cogbench.reference_eval.run.completeness import coverage_label
-from cogbench.schemas.features import CATEGORY_LABEL, CODIS_CATEGORIES, COGBENCH_CATEGORIES
+from cogbench.schemas.vocabulary import CATEGORY_LABEL, CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
 
 def load_run(path: str | Path) -> ScoredRun:

@@ -23,7 +23,7 @@ from cogbench.reference_eval.recording.run_reader import ScoredRun
 from cogbench.reference_eval.reports import charts
 from cogbench.reference_eval.reports.comparable import check_or_refuse
 from cogbench.reference_eval.reports.tables import Cell, Table
-from cogbench.schemas.features import CODIS_CATEGORIES, COGBENCH_CATEGORIES
+from cogbench.schemas.vocabulary import CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
 # The scores a judge makes, per task (VQA answers are read by rule: no judge to swap).
 JUDGED_METRICS = {"description": ("cognition",), "codis": ("acc_p", "acc_q")}

@@ -14,7 +14,7 @@ from cogbench.reference_eval.reports.tables import Cell, Table
 from cogbench.reference_eval.run.completeness import coverage_label, shown_value
 from cogbench.reference_eval.tasks.image_variants import VARIANTS
 from cogbench.reference_eval.tasks.probes import CHOICE_METRICS, blind_hits
-from cogbench.schemas.features import ANSWER_LETTERS, CATEGORY_LABEL, CODIS_CATEGORIES, COGBENCH_CATEGORIES
+from cogbench.schemas.vocabulary import ANSWER_LETTERS, CATEGORY_LABEL, CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
 MAIN_METRIC = {"vqa": "accuracy", "codis": "acc_p", "description": "recognition_micro"}
 

@@ -46,7 +46,7 @@ from cogbench.reference_eval.reports.tables import (
     render_markdown,
 )
 from cogbench.reference_eval.run.completeness import coverage_label, sample_label, shown_value, unscored_text
-from cogbench.schemas.features import CATEGORY_LABEL, CODIS_CATEGORIES, COGBENCH_CATEGORIES
+from cogbench.schemas.vocabulary import CATEGORY_LABEL, CODIS_CATEGORIES, COGBENCH_CATEGORIES
 from cogbench.validation.integrity import verify_build
 
 # Every file `cogbench report` writes in its --out (dataset_builders.output.claim_output).

@@ -14,7 +14,7 @@ from cogbench.reference_eval.run.completeness import (
     shown_value,
     unscored_text,
 )
-from cogbench.schemas.features import CATEGORY_LABEL
+from cogbench.schemas.vocabulary import CATEGORY_LABEL
 
 
 def _cell(value: float | None) -> str:

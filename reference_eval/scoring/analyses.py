@@ -29,7 +29,7 @@ from cogbench.reference_eval.metrics.aggregate import by_category, percent
 from cogbench.reference_eval.metrics.output_variability import output_changed
 from cogbench.reference_eval.run.completeness import mark_coverage
 from cogbench.reference_eval.tasks.prompts import DESCRIPTION_MODES
-from cogbench.schemas.features import CATEGORY_LABEL, CODIS_CATEGORIES, COGBENCH_CATEGORIES
+from cogbench.schemas.vocabulary import CATEGORY_LABEL, CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
 EXTRA_METRICS = ("captioning",)
 

@@ -37,7 +37,7 @@ from cogbench.reference_eval.scoring import analyses, judge_setup, variant_scori
 from cogbench.reference_eval.scoring.options import ScoreOptions, default_score_dir
 from cogbench.reference_eval.tasks.queries import ROTATIONS
 from cogbench.reference_eval.tasks.scorers import SCORERS, add_rendered_prompts, score_vqa_circular
-from cogbench.schemas.features import CODIS_CATEGORIES, COGBENCH_CATEGORIES, ID_COLUMN
+from cogbench.schemas.vocabulary import CODIS_CATEGORIES, COGBENCH_CATEGORIES, ID_COLUMN
 from cogbench.validation.integrity import verified_rows
 
 SCORES_FORMAT_VERSION = 1

@@ -15,7 +15,7 @@ from cogbench.reference_eval.scoring.options import ScoreOptions
 from cogbench.reference_eval.tasks import image_variants
 from cogbench.reference_eval.tasks.probes import add_image_variants, variant_counts, variant_failures
 from cogbench.reference_eval.tasks.scorers import SCORERS, TaskResult
-from cogbench.schemas.features import ID_COLUMN
+from cogbench.schemas.vocabulary import ID_COLUMN
 
 
 def split_variants(options: ScoreOptions, predictions: list) -> tuple[list, dict[str, list]]:

@@ -22,7 +22,7 @@ from cogbench.reference_eval.answers.reply_details import answer_dicts, rederive
 from cogbench.reference_eval.judges.verdicts import UNSCORED
 from cogbench.reference_eval.publishing.details_dataset import row_fields
 from cogbench.reference_eval.reports.report_runs import ReportRun
-from cogbench.schemas.features import CATEGORY_LABEL
+from cogbench.schemas.vocabulary import CATEGORY_LABEL
 from cogbench.validation.integrity import load_verified
 
 ID_COLUMN = {"description": "image_id", "vqa": "question_id", "codis": "id"}

@@ -19,7 +19,7 @@ from cogbench.reference_eval.metrics import circular, invariance, vqa
 from cogbench.reference_eval.metrics.aggregate import by_category
 from cogbench.reference_eval.run.completeness import mark_coverage
 from cogbench.reference_eval.tasks.queries import ROTATIONS, rotate
-from cogbench.schemas.features import ANSWER_LETTERS, CHOICE_COLUMNS, CODIS_CATEGORIES, COGBENCH_CATEGORIES
+from cogbench.schemas.vocabulary import ANSWER_LETTERS, CHOICE_COLUMNS, CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
 CHOICE_METRICS = tuple(f"choice_{letter}" for letter in ANSWER_LETTERS)
 

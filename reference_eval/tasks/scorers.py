@@ -30,7 +30,7 @@ from cogbench.reference_eval.metrics.panel_agreement import PanelItem
 from cogbench.reference_eval.run import provenance
 from cogbench.reference_eval.run.completeness import mark_coverage
 from cogbench.reference_eval.tasks.probes import circular_vqa
-from cogbench.schemas.features import CHOICE_COLUMNS, CODIS_CATEGORIES, COGBENCH_CATEGORIES
+from cogbench.schemas.vocabulary import CHOICE_COLUMNS, CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
 
 @dataclass

@@ -23,8 +23,7 @@ from cogbench.reference_eval.formats.predictions import parse_json
 from cogbench.reference_eval.metrics import small_sample
 from cogbench.reference_eval.metrics.intervals import Unit, cluster_table
 from cogbench.reference_eval.verifying.verify_result import Verification
-from cogbench.schemas.features import CODIS_CATEGORIES, COGBENCH_CATEGORIES
-from cogbench.schemas.vocabulary import BENCHMARK_TASKS
+from cogbench.schemas.vocabulary import BENCHMARK_TASKS, CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
 # The parts of a record this check reads, with the shapes it reads them in (the whole EEE schema is the EEE
 # validator's): anything else is one line naming the file and field, exit 2, before a number is used.

@@ -30,8 +30,7 @@ from cogbench.reference_eval.verifying import eee_check, verify_panel, verify_re
 from cogbench.reference_eval.verifying.item_checks import item_problems
 from cogbench.reference_eval.verifying.result_source import configured_endpoint, details_source
 from cogbench.reference_eval.verifying.verify_result import Difference, TaskData, Verification
-from cogbench.schemas.features import CODIS_CATEGORIES, COGBENCH_CATEGORIES
-from cogbench.schemas.vocabulary import BENCHMARK_TASKS
+from cogbench.schemas.vocabulary import BENCHMARK_TASKS, CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
 NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 RUN_FILES = ("run.json", "predictions.jsonl")  # beside an eval run folder's score/

@@ -18,7 +18,7 @@ from cogbench.reference_eval.judges.panel import panel_verdict
 from cogbench.reference_eval.metrics import intervals
 from cogbench.reference_eval.metrics.panel_agreement import PanelItem, panel_agreement
 from cogbench.reference_eval.verifying.verify_result import TaskData, Verification
-from cogbench.schemas.features import CODIS_CATEGORIES, COGBENCH_CATEGORIES
+from cogbench.schemas.vocabulary import CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
 EXACT = 1e-4  # agreement figures are kept to 4 decimals
 

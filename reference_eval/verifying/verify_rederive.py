@@ -20,7 +20,7 @@ from cogbench.reference_eval.run import provenance
 from cogbench.reference_eval.run.completeness import is_complete, mark_scale, unscored_rate
 from cogbench.reference_eval.tasks.probes import variant_counts
 from cogbench.reference_eval.verifying.verify_result import TaskData, Verification
-from cogbench.schemas.features import CODIS_CATEGORIES, COGBENCH_CATEGORIES
+from cogbench.schemas.vocabulary import CODIS_CATEGORIES, COGBENCH_CATEGORIES
 
 
 def _unscored(units: list[dict[str, Any]]) -> int:

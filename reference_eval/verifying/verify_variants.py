@@ -16,7 +16,7 @@ from cogbench.reference_eval.metrics import invariance, vqa
 from cogbench.reference_eval.tasks import image_variants
 from cogbench.reference_eval.tasks.queries import undecoded_images
 from cogbench.reference_eval.verifying.verify_result import TaskData, Verification
-from cogbench.schemas.features import ID_COLUMN
+from cogbench.schemas.vocabulary import ID_COLUMN
 from cogbench.validation.integrity import load_verified
 
 
