@@ -88,13 +88,31 @@ def test_the_sample_is_stratified_seeded_and_shared_by_its_share(labelled, built
     assert [u["item_id"] for u in read_sample(other)["units"]] != [u["item_id"] for u in sample["units"]]
 
 
+def judged_labels(runs, page) -> list[dict]:
+    """A labels file's lines for every unit of the page, each labelled as its run's judge decided."""
+    data = page_units(page)
+    _, entries = read_key(page.parent / "page.key.json")
+    by_model = {from_run(read_run(run)).model: from_run(read_run(run)) for run in runs.values()}
+    return [
+        {
+            "format": "cogbench labels 1",
+            "sample": data["sample"],
+            **{k: unit[k] for k in ("unit", "task", "answers", "item_id", "category", "query")},
+            "label": by_model[entries[unit["answers"]].model].units[(unit["item_id"], unit["category"], unit["query"])][2],
+            "labeller": "ann",
+            "role": "A",
+            "time": "2026-03-01T10:00:00.000Z",
+        }
+        for unit in data["units"]
+    ]
+
+
 @needs_real_data
 def test_each_unit_shows_what_its_judge_saw_and_labels_join_its_verdicts(labelled, tmp_path):
     runs, page, _ = labelled
     data = page_units(page)
     _, entries = read_key(page.parent / "page.key.json")
     by_model = {from_run(read_run(run)).model: from_run(read_run(run)) for run in runs.values()}
-    lines = []
     for unit in data["units"]:
         entry = entries[unit["answers"]]
         judged = by_model[entry.model]
@@ -109,18 +127,7 @@ def test_each_unit_shows_what_its_judge_saw_and_labels_join_its_verdicts(labelle
             )
             query = detail["queries"][int(unit["query"]) - 1]
             assert (unit["answer"], unit["reference"]) == (query["output"], query["answer"])
-        verdict = judged.units[key][2]
-        lines.append(
-            {
-                "format": "cogbench labels 1",
-                "sample": data["sample"],
-                **{k: unit[k] for k in ("unit", "task", "answers", "item_id", "category", "query")},
-                "label": verdict,
-                "labeller": "ann",
-                "role": "A",
-                "time": "2026-03-01T10:00:00.000Z",
-            }
-        )
+    lines = judged_labels(runs, page)
     path = tmp_path / "labels.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     labels = read_labels(path)
@@ -134,6 +141,30 @@ def test_each_unit_shows_what_its_judge_saw_and_labels_join_its_verdicts(labelle
     card = (out / "README.md").read_text()
     assert "path: data/labels.parquet" in card and "seed 11" in card and "**sample**" in card
     assert re.search(rf"\| codis \| {CODIS_MODEL} \| \d+ \| \d+ \| 0 \| 0 \|", card)
+
+
+@needs_real_data
+def test_the_labels_dataset_uploads_to_the_hub_and_loads_back(labelled, hub, api, tmp_path):
+    """docs/labelling.md's upload (``HfApi.upload_folder``, what ``huggingface-cli upload`` calls) of the folder as
+    written, on a real local Hub server; downloaded again, ``load_dataset`` reads the rows the card's config names."""
+    import datasets
+    from huggingface_hub import snapshot_download
+
+    runs, page, _ = labelled
+    path = tmp_path / "labels.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in judged_labels(runs, page)))
+    out = tmp_path / "dataset"
+    write_labels_dataset([path], page, page.parent / "page.key.json", out)
+    api.create_repo("me/labels", repo_type="dataset")
+    api.upload_folder(folder_path=out, repo_id="me/labels", repo_type="dataset")
+    assert sorted(hub.repos["me/labels"].files) == sorted(
+        p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()
+    )
+    for name, data in hub.repos["me/labels"].files.items():
+        assert data == (out / name).read_bytes(), name
+    copy = snapshot_download("me/labels", repo_type="dataset", endpoint=hub.endpoint, local_dir=tmp_path / "copy")
+    rows = datasets.load_dataset(copy, split="train").to_list()
+    assert rows == pq.read_table(out / "data" / "labels.parquet").to_pylist()
 
 
 @needs_real_data
