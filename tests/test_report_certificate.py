@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from conftest import needs_real_data
-from test_judge_certify import _runs, codis_runs  # noqa: F401 (the module-scoped runs fixture)
+from test_judge_certify import _runs, codis_runs, people_labels  # noqa: F401 (the module-scoped runs fixture)
 
 from cogbench.cli import main
 
@@ -154,7 +154,9 @@ def report_html(codis_runs):  # noqa: F811
     tmp_path, runs, _ = codis_runs
     certificate = tmp_path / "judge-b-certificate.json"
     argv = ["judges", "certify", "--reference", *_runs(runs, "reference-judge"), "--candidate"]
-    main([*argv, *_runs(runs, "judge-b"), "--json", str(certificate)])
+    labels, key, _, _ = people_labels(tmp_path, runs, "report")  # anchored on people: the human anchor's bars too
+    anchored = ["--labels", labels, "--key", key, "--resamples", "200"]
+    main([*argv, *_runs(runs, "judge-b"), *anchored, "--json", str(certificate)])
     out = tmp_path / "html-report"
     given = [*_runs(runs, "judge-b"), runs[(0, "rule")]]
     assert main(["report", *given, "--out", str(out), "--allow-mismatch", "--certificate", str(certificate)]) == 0
@@ -206,6 +208,15 @@ def test_the_certificate_section_shows_its_verdict_and_figures_in_the_window(rep
     task = certificate["tasks"][0]
     rows = table.first.locator("tbody tr")
     assert rows.count() == len(task["criteria"])
+    # the human anchor (issue 52): its three bars are rows of the table, its sample a line a person reads
+    assert {"human_kappa", "ac1_margin", "parse_failures"} <= {criterion["name"] for criterion in task["criteria"]}
+    sample = task["human_anchor"]["sample"]
+    anchor = page.locator("#judge-certificate p", has_text="Human anchor: codis: a sample of")
+    assert (
+        anchor.count() == 1
+        and anchor.is_visible()
+        and f"{sample['units_labelled']} labelled units" in anchor.inner_text()
+    )
     for k, criterion in enumerate(task["criteria"]):
         cells = [c.strip() for c in rows.nth(k).locator("td").all_inner_texts()]
         value = criterion["value"]
