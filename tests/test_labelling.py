@@ -98,7 +98,9 @@ def judged_labels(runs, page) -> list[dict]:
             "format": "cogbench labels 1",
             "sample": data["sample"],
             **{k: unit[k] for k in ("unit", "task", "answers", "item_id", "category", "query")},
-            "label": by_model[entries[unit["answers"]].model].units[(unit["item_id"], unit["category"], unit["query"])][2],
+            "label": by_model[entries[unit["answers"]].model].units[(unit["item_id"], unit["category"], unit["query"])][
+                2
+            ],
             "labeller": "ann",
             "role": "A",
             "time": "2026-03-01T10:00:00.000Z",
