@@ -31,6 +31,7 @@ TIER_OF: dict[str, str] = {
     "tests/test_labelling_browser.py": "browser",
     "tests/test_site_panel_browser.py": "browser",
     "tests/test_leak_scan_page.py": "browser",
+    "tests/test_variant_site_browser.py": "browser",
     "tests/test_sweep_board_run.py::test_the_filter_keeps_the_models_complete_on_the_tasks_ticked": "browser",
     "tests/test_rounding.py::test_a_tie_reads_the_same_on_the_command_line_in_report_md_and_on_the_site": "browser",
     "tests/test_report_certificate.py::test_the_certificate_section_shows_its_verdict_and_figures_in_the_window": "browser",
