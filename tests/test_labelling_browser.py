@@ -89,6 +89,7 @@ def test_label_ten_reload_resume_export_and_adjudicate(page_folder, browser, tmp
         page.keyboard.press("1" if number % 3 else "2")
         pressed[units[number]["unit"]] = 1 if number % 3 else 0
     assert "10 labelled" in page.inner_text("#progress") and page.inner_text("#unit-title") == "Unit u0011"
+    assert page.inner_text("#progress").startswith(f"Unit 11 of {len(units)} · ")  # the place, counted from 1
     page.keyboard.press("u")  # undo: u0010's label is gone, and the page is back on it
     assert page.inner_text("#unit-title") == "Unit u0010" and "9 labelled" in page.inner_text("#progress")
     page.keyboard.press("2")
