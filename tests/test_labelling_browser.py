@@ -100,6 +100,11 @@ def test_label_ten_reload_resume_export_and_adjudicate(page_folder, browser, tmp
     assert "10 labelled · labeller ann (role A)" in page.inner_text("#progress")
     page.keyboard.press("ArrowLeft")
     assert page.inner_text("#unit-title") == "Unit u0010" and page.inner_text("#current") == "Your label: no"
+    page.keyboard.press("1")  # a relabel, then its undo: the earlier label comes back, not an empty one
+    assert page.inner_text("#unit-title") == "Unit u0011"
+    page.keyboard.press("u")
+    assert page.inner_text("#unit-title") == "Unit u0010" and page.inner_text("#current") == "Your label: no"
+    assert "10 labelled" in page.inner_text("#progress")
     text = page.inner_text("main")
     assert "Does the answer match" in text or "present in the description" in text or "cause-and-effect" in text
     first = export(page, tmp_path / "ann.jsonl")

@@ -130,6 +130,7 @@
     const unit = units[state.at];
     state.history.push({ unit: unit.unit, at: state.at, before: state.labels[unit.unit] || null });
     state.labels[unit.unit] = { label: label, time: new Date().toISOString() };
+    // The next unlabelled unit after this one (this one is labelled now, so `>=` would find the same).
     const next = units.findIndex((u, i) => i > state.at && !(u.unit in state.labels));
     if (next >= 0) state.at = next;
     else if (state.at < units.length - 1) state.at += 1;
